@@ -1,0 +1,218 @@
+"""Dimensions: a constant (int), a symbol (str) or unknown (None).
+
+Symbols are kept as canonical strings so that the same size written twice
+compares equal: products become sorted `a*b` factors with an integer
+coefficient in front; anything else becomes an opaque expression string.
+An unknown never equals anything and never blocks.
+"""
+
+from __future__ import annotations
+
+from typing import Union
+
+Dim = Union[int, str, None]
+
+
+def is_const(d: Dim) -> bool:
+    return isinstance(d, int) and not isinstance(d, bool)
+
+
+def is_sym(d: Dim) -> bool:
+    return isinstance(d, str)
+
+
+def same(a: Dim, b: Dim) -> bool | None:
+    """True/False when decidable, None when an unknown is involved."""
+    if a is None or b is None:
+        return None
+    if is_const(a) and is_const(b):
+        return a == b
+    if is_sym(a) and is_sym(b):
+        return True if a == b else None
+    # a constant against a symbol: the symbol may take that value
+    return None
+
+
+def differ(a: Dim, b: Dim) -> bool:
+    """Known to be different (safe to block on)."""
+    return is_const(a) and is_const(b) and a != b
+
+
+def _factors(d: str) -> tuple[int, list[str]]:
+    coef = 1
+    syms: list[str] = []
+    if "(" in d or "+" in d or "-" in d[1:] or "/" in d:
+        return 1, [d]
+    for part in d.split("*"):
+        if part.lstrip("-").isdigit():
+            coef *= int(part)
+        else:
+            syms.append(part)
+    return coef, syms
+
+
+def _compose(coef: int, syms: list[str]) -> Dim:
+    if not syms:
+        return coef
+    body = "*".join(sorted(syms))
+    return body if coef == 1 else f"{coef}*{body}"
+
+
+def mul(a: Dim, b: Dim) -> Dim:
+    if a is None or b is None:
+        return None
+    if is_const(a) and is_const(b):
+        return a * b
+    if a == 0 or b == 0:
+        return 0
+    ca, sa = (a, []) if is_const(a) else _factors(a)
+    cb, sb = (b, []) if is_const(b) else _factors(b)
+    return _compose(ca * cb, sa + sb)
+
+
+def prod(dims) -> Dim:
+    out: Dim = 1
+    for d in dims:
+        out = mul(out, d)
+        if out is None:
+            return None
+    return out
+
+
+def add(a: Dim, b: Dim) -> Dim:
+    if a is None or b is None:
+        return None
+    if is_const(a) and is_const(b):
+        return a + b
+    if b == 0:
+        return a
+    if a == 0:
+        return b
+    if is_const(b):
+        return f"({a}+{b})" if b > 0 else f"({a}-{-b})"
+    if is_const(a):
+        return add(b, a)
+    if a == b:
+        return mul(2, a)
+    return f"({'+'.join(sorted([a, b]))})"
+
+
+def sub(a: Dim, b: Dim) -> Dim:
+    if is_const(b):
+        return add(a, -b)
+    if a is None or b is None:
+        return None
+    if a == b:
+        return 0
+    return f"({a}-{b})"
+
+
+def floordiv(a: Dim, b: int) -> Dim:
+    if a is None:
+        return None
+    if is_const(a):
+        return a // b
+    if b == 1:
+        return a
+    coef, syms = _factors(a)
+    if coef % b == 0 and syms != [a]:
+        return _compose(coef // b, syms)
+    # fully parenthesised, so that a later product cannot change its meaning
+    return f"(({a})//{b})"
+
+
+def exact_div(a: Dim, b: Dim) -> Dim:
+    """a / b where the caller knows it divides (a reshape's -1)."""
+    if a is None or b is None:
+        return None
+    if is_const(a) and is_const(b):
+        return a // b if b and a % b == 0 else None
+    ca, sa = (a, []) if is_const(a) else _factors(a)
+    cb, sb = (b, []) if is_const(b) else _factors(b)
+    rest = list(sa)
+    for s in sb:
+        if s in rest:
+            rest.remove(s)
+        else:
+            return None
+    if cb == 0 or ca % cb:
+        return None
+    return _compose(ca // cb, rest)
+
+
+def conv_out(size: Dim, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1) -> Dim:
+    """torch's output length of a convolution or pooling window."""
+    if size is None:
+        return None
+    span = dilation * (kernel - 1) + 1
+    if is_const(size):
+        return (size + 2 * padding - span) // stride + 1
+    off = 2 * padding - span
+    if stride == 1:
+        return add(size, off + 1)
+    return add(floordiv(add(size, off), stride), 1)
+
+
+def fmt(d: Dim) -> str:
+    return "?" if d is None else str(d)
+
+
+def fmt_shape(shape) -> str:
+    if shape is None:
+        return "[?…]"
+    return "[" + ", ".join(fmt(d) for d in shape) + "]"
+
+
+def substitute(d: Dim, env: dict[str, int]) -> Dim:
+    """Replace symbols by sizes (for cost quotes); expressions are evaluated safely."""
+    if not is_sym(d):
+        return d
+    if d in env:
+        return env[d]
+    coef, syms = _factors(d)
+    if syms != [d]:
+        out = coef
+        for s in syms:
+            v = substitute(s, env)
+            if not is_const(v):
+                return None
+            out *= v
+        return out
+    return _eval_expr(d, env)
+
+
+def _eval_expr(expr: str, env: dict[str, int]) -> Dim:
+    import ast
+
+    try:
+        tree = ast.parse(expr, mode="eval")
+    except SyntaxError:
+        return None
+
+    def ev(n):
+        if isinstance(n, ast.Expression):
+            return ev(n.body)
+        if isinstance(n, ast.Constant) and isinstance(n.value, int):
+            return n.value
+        if isinstance(n, ast.Name):
+            if n.id in env:
+                return env[n.id]
+            raise KeyError(n.id)
+        if isinstance(n, ast.BinOp):
+            a, b = ev(n.left), ev(n.right)
+            if isinstance(n.op, ast.Add):
+                return a + b
+            if isinstance(n.op, ast.Sub):
+                return a - b
+            if isinstance(n.op, ast.Mult):
+                return a * b
+            if isinstance(n.op, ast.FloorDiv):
+                return a // b
+        if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
+            return -ev(n.operand)
+        raise ValueError("unsupported")
+
+    try:
+        return int(ev(tree))
+    except (KeyError, ValueError, ZeroDivisionError, TypeError):
+        return None

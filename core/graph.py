@@ -1,0 +1,347 @@
+"""The Design type: one archgraph/1 design, loaded, validated and saved.
+
+Structural faults that a person must fix before anything can be read
+(malformed JSON, missing fields, duplicate ids) raise `DesignError`, a
+one-line message naming the file and the node. Faults of the graph itself
+(dangling references, cycles, unknown ops) are the verifier's findings, so
+`Design` keeps them and `structural_problems()` lists them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable
+
+FORMAT = "archgraph/1"
+ID_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]+$")
+_NODE_KEYS = ("id", "op", "args", "in", "shares")
+_TOP_KEYS = ("format", "name", "inputs", "nodes", "outputs", "train", "meta")
+
+
+class DesignError(ValueError):
+    """A design that cannot be read at all; the message is one line."""
+
+
+def parse_ref(ref: str) -> tuple[str, int]:
+    """`id:N` -> (id, N); a bare id is result 0."""
+    head, sep, tail = ref.rpartition(":")
+    if sep and tail.isdigit() and head:
+        return head, int(tail)
+    return ref, 0
+
+
+@dataclass
+class InputSpec:
+    id: str
+    shape: list
+    dtype: str = "float32"
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"id": self.id, "shape": list(self.shape)}
+        if self._had_dtype:
+            d["dtype"] = self.dtype
+        d.update(self.extra)
+        return d
+
+    _had_dtype: bool = True
+
+
+@dataclass
+class Node:
+    id: str
+    op: str
+    args: dict = field(default_factory=dict)
+    inputs: list = field(default_factory=list)
+    shares: str | None = None
+    extra: dict = field(default_factory=dict)
+    # which optional keys the source carried, so saving gives the same JSON back
+    _present: tuple = ("args", "in")
+
+    def to_dict(self) -> dict:
+        d: dict[str, Any] = {"id": self.id, "op": self.op}
+        if "args" in self._present or self.args:
+            d["args"] = self.args
+        if "in" in self._present or self.inputs:
+            d["in"] = list(self.inputs)
+        if self.shares is not None:
+            d["shares"] = self.shares
+        d.update(self.extra)
+        return d
+
+
+@dataclass
+class Problem:
+    """A structural fault of the graph, reported by the verifier as a finding."""
+
+    kind: str  # dangling | cycle | no-output | dangling-output | bad-shares
+    nodes: list
+    message: str
+
+
+@dataclass
+class Design:
+    name: str
+    inputs: list[InputSpec]
+    nodes: list[Node]
+    outputs: list[str]
+    train: dict | None = None
+    meta: dict | None = None
+    extra: dict = field(default_factory=dict)
+    source: str | None = None
+    _key_order: tuple = _TOP_KEYS
+
+    # ---- construction -------------------------------------------------
+    @classmethod
+    def from_dict(cls, data: Any, source: str | None = None) -> "Design":
+        where = source or "<design>"
+        if not isinstance(data, dict):
+            raise DesignError(f"{where}: a design must be a JSON object, got {type(data).__name__}")
+        fmt = data.get("format")
+        if fmt != FORMAT:
+            raise DesignError(f"{where}: format must be {FORMAT!r}, got {fmt!r}")
+        for key in ("inputs", "nodes", "outputs"):
+            if key not in data:
+                raise DesignError(f"{where}: missing field {key!r}")
+            if not isinstance(data[key], list):
+                raise DesignError(f"{where}: field {key!r} must be a list")
+        name = data.get("name", "")
+        if not isinstance(name, str):
+            raise DesignError(f"{where}: field 'name' must be a string")
+        seen: set[str] = set()
+        inputs: list[InputSpec] = []
+        for i, raw in enumerate(data["inputs"]):
+            if not isinstance(raw, dict) or "id" not in raw or "shape" not in raw:
+                raise DesignError(f"{where}: input #{i} needs 'id' and 'shape'")
+            iid = raw["id"]
+            _check_id(iid, where, f"input #{i}")
+            if iid in seen:
+                raise DesignError(f"{where}: input {iid!r}: duplicate id")
+            seen.add(iid)
+            shape = raw["shape"]
+            if not isinstance(shape, list) or not all(_is_dim(s) for s in shape):
+                raise DesignError(
+                    f"{where}: input {iid!r}: shape must be a list of ints, symbols or null"
+                )
+            spec = InputSpec(
+                id=iid,
+                shape=list(shape),
+                dtype=raw.get("dtype", "float32"),
+                extra={k: v for k, v in raw.items() if k not in ("id", "shape", "dtype")},
+            )
+            spec._had_dtype = "dtype" in raw
+            if not isinstance(spec.dtype, str):
+                raise DesignError(f"{where}: input {iid!r}: dtype must be a string")
+            inputs.append(spec)
+        nodes: list[Node] = []
+        for i, raw in enumerate(data["nodes"]):
+            if not isinstance(raw, dict):
+                raise DesignError(f"{where}: node #{i} must be an object")
+            nid = raw.get("id")
+            label = f"node #{i}" if nid is None else f"node {nid!r}"
+            if nid is None:
+                raise DesignError(f"{where}: node #{i}: missing field 'id'")
+            _check_id(nid, where, label)
+            if nid in seen:
+                raise DesignError(f"{where}: node {nid!r}: duplicate id")
+            seen.add(nid)
+            op = raw.get("op")
+            if not isinstance(op, str) or not op:
+                raise DesignError(f"{where}: node {nid!r}: missing field 'op'")
+            args = raw.get("args", {})
+            if args is None:
+                args = {}
+            if not isinstance(args, dict):
+                raise DesignError(f"{where}: node {nid!r}: 'args' must be an object")
+            ins = raw.get("in", [])
+            if not isinstance(ins, list) or not all(isinstance(r, str) for r in ins):
+                raise DesignError(f"{where}: node {nid!r}: 'in' must be a list of ids")
+            shares = raw.get("shares")
+            if shares is not None and not isinstance(shares, str):
+                raise DesignError(f"{where}: node {nid!r}: 'shares' must be a node id")
+            nodes.append(
+                Node(
+                    id=nid,
+                    op=op,
+                    args=args,
+                    inputs=list(ins),
+                    shares=shares,
+                    extra={k: v for k, v in raw.items() if k not in _NODE_KEYS},
+                    _present=tuple(k for k in ("args", "in") if k in raw),
+                )
+            )
+        outputs = data["outputs"]
+        if not all(isinstance(o, str) for o in outputs):
+            raise DesignError(f"{where}: 'outputs' must be a list of ids")
+        for key in ("train", "meta"):
+            if data.get(key) is not None and not isinstance(data[key], dict):
+                raise DesignError(f"{where}: field {key!r} must be an object")
+        return cls(
+            name=name,
+            inputs=inputs,
+            nodes=nodes,
+            outputs=list(outputs),
+            train=data.get("train"),
+            meta=data.get("meta"),
+            extra={k: v for k, v in data.items() if k not in _TOP_KEYS},
+            source=source,
+            _key_order=tuple(data.keys()),
+        )
+
+    @classmethod
+    def from_json(cls, text: str, source: str | None = None) -> "Design":
+        where = source or "<design>"
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DesignError(
+                f"{where}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+            ) from None
+        return cls.from_dict(data, source=source)
+
+    @classmethod
+    def load(cls, path: str | Path) -> "Design":
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise DesignError(f"{path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DesignError(f"{path}: cannot read: {exc}") from None
+        return cls.from_json(text, source=str(path))
+
+    # ---- saving --------------------------------------------------------
+    def to_dict(self) -> dict:
+        body: dict[str, Any] = {
+            "format": FORMAT,
+            "name": self.name,
+            "inputs": [i.to_dict() for i in self.inputs],
+            "nodes": [n.to_dict() for n in self.nodes],
+            "outputs": list(self.outputs),
+        }
+        if self.train is not None:
+            body["train"] = self.train
+        if self.meta is not None:
+            body["meta"] = self.meta
+        body.update(self.extra)
+        order = [k for k in self._key_order if k in body]
+        order += [k for k in body if k not in order]
+        return {k: body[k] for k in order}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    def save(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json() + "\n", encoding="utf-8")
+
+    # ---- structure -----------------------------------------------------
+    @property
+    def input_ids(self) -> list[str]:
+        return [i.id for i in self.inputs]
+
+    def node_map(self) -> dict[str, Node]:
+        return {n.id: n for n in self.nodes}
+
+    def structural_problems(self) -> list[Problem]:
+        """Dangling references, bad `shares`, cycles, missing outputs."""
+        problems: list[Problem] = []
+        known = set(self.input_ids) | {n.id for n in self.nodes}
+        nodes = self.node_map()
+        for n in self.nodes:
+            for ref in n.inputs:
+                rid, _ = parse_ref(ref)
+                if rid not in known:
+                    problems.append(
+                        Problem("dangling", [n.id], f"node {n.id!r} reads {ref!r}, which no input or node defines")
+                    )
+            if n.shares is not None and n.shares not in nodes:
+                problems.append(
+                    Problem("bad-shares", [n.id], f"node {n.id!r} shares weights with {n.shares!r}, which is not a node")
+                )
+        if not self.outputs:
+            problems.append(Problem("no-output", [], "the design declares no outputs"))
+        for o in self.outputs:
+            oid, _ = parse_ref(o)
+            if oid not in known:
+                problems.append(Problem("dangling-output", [], f"output {o!r} names no input or node"))
+        for cyc in find_cycles(self):
+            problems.append(
+                Problem("cycle", cyc, "cycle: " + " -> ".join(cyc + [cyc[0]]))
+            )
+        return problems
+
+    def topo_order(self) -> list[Node]:
+        """Nodes in dependency order; nodes on a cycle come last, in file order."""
+        order, _ = _kahn(self)
+        return order
+
+
+def _kahn(design: Design) -> tuple[list[Node], list[Node]]:
+    nodes = design.node_map()
+    indeg = {nid: 0 for nid in nodes}
+    users: dict[str, list[str]] = {nid: [] for nid in nodes}
+    for n in design.nodes:
+        deps = {parse_ref(r)[0] for r in n.inputs}
+        for d in deps:
+            if d in nodes:
+                indeg[n.id] += 1
+                users[d].append(n.id)
+    ready = [n.id for n in design.nodes if indeg[n.id] == 0]
+    order: list[Node] = []
+    i = 0
+    while i < len(ready):
+        nid = ready[i]
+        i += 1
+        order.append(nodes[nid])
+        for u in users[nid]:
+            indeg[u] -= 1
+            if indeg[u] == 0:
+                ready.append(u)
+    done = {n.id for n in order}
+    stuck = [n for n in design.nodes if n.id not in done]
+    return order + stuck, stuck
+
+
+def find_cycles(design: Design) -> list[list[str]]:
+    """One representative cycle per strongly connected component of the stuck nodes."""
+    _, stuck = _kahn(design)
+    if not stuck:
+        return []
+    import networkx as nx
+
+    g = nx.DiGraph()
+    stuck_ids = {n.id for n in stuck}
+    for n in stuck:
+        g.add_node(n.id)
+        for r in n.inputs:
+            rid = parse_ref(r)[0]
+            if rid in stuck_ids:
+                g.add_edge(rid, n.id)
+    cycles = []
+    for comp in nx.strongly_connected_components(g):
+        sub = g.subgraph(comp)
+        if len(comp) == 1 and not sub.has_edge(next(iter(comp)), next(iter(comp))):
+            continue
+        cyc = nx.find_cycle(sub)
+        cycles.append([e[0] for e in cyc])
+    return cycles
+
+
+def _check_id(value: Any, where: str, label: str) -> None:
+    if not isinstance(value, str) or not ID_PATTERN.match(value):
+        raise DesignError(
+            f"{where}: {label}: id {value!r} must use letters, digits, '_', '-' and '.'"
+        )
+
+
+def _is_dim(value: Any) -> bool:
+    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def iter_refs(nodes: Iterable[Node]):
+    for n in nodes:
+        for r in n.inputs:
+            yield n, r

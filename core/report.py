@@ -1,0 +1,50 @@
+"""What the verifier answers: findings, the verdict, the cost quote."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+VERIFIER_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    severity: str  # block | warn
+    nodes: tuple
+    message: str
+
+    def to_dict(self) -> dict:
+        return {"rule": self.rule, "severity": self.severity, "nodes": list(self.nodes), "message": self.message}
+
+    @property
+    def key(self) -> str:
+        """Stable identity across re-verification: rule + node ids."""
+        return self.rule + "@" + ",".join(self.nodes)
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    cost: dict = field(default_factory=dict)
+    types: dict = field(default_factory=dict)  # "node" or "node:N" -> TensorType
+    version: str = VERIFIER_VERSION
+
+    @property
+    def verdict(self) -> str:
+        if any(f.severity == "block" for f in self.findings):
+            return "block"
+        if self.findings:
+            return "warn"
+        return "pass"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "verdict": self.verdict,
+            "findings": [f.to_dict() for f in self.findings],
+            "cost": self.cost,
+        }
+
+    def count(self, severity: str) -> int:
+        return sum(1 for f in self.findings if f.severity == severity)
