@@ -1,0 +1,246 @@
+"""Opening the store: one unit of work at a time, with a clear answer when it is busy.
+
+DuckDB lets one *process* hold a database file at a time (even a read-only
+open fails while another process holds it). So nothing keeps the store open:
+every unit of work opens the file, does its work in one transaction and
+closes it, and a second process (an import or a report run while the app is
+open) waits a few seconds for its turn. When it cannot get the file in time
+it raises `StoreBusy`, whose one-line message names the file and the process
+holding it.
+
+Inside one process, connections to the same file share one database
+instance, so worker threads may each open and close their own connection.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from importlib import resources
+from pathlib import Path
+from typing import Iterator, Union
+
+import duckdb
+
+from store.paths import resolve_db_path
+
+DEFAULT_TIMEOUT = float(os.environ.get("ARCHCURATOR_DB_TIMEOUT", "5"))
+
+DB = Union[str, os.PathLike, None, duckdb.DuckDBPyConnection]
+
+_LOCK_RE = re.compile(r"Conflicting lock is held in (?P<prog>.*?) \(PID (?P<pid>\d+)\)")
+_MIGRATION_RE = re.compile(r"^(\d{4})_([A-Za-z0-9_\-]+)\.sql$")
+_migrate_lock = threading.Lock()
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used; the message is one line naming the file."""
+
+
+class StoreBusy(StoreError):
+    """Another process holds the store file. `.pid` / `.holder` name it when DuckDB says."""
+
+    def __init__(self, path: Path, pid: int | None, holder: str | None, waited: float):
+        self.path = path
+        self.pid = pid
+        self.holder = holder
+        self.waited = waited
+        who = f"PID {pid}" if pid is not None else "another process"
+        if holder:
+            who += f" ({holder})"
+        super().__init__(
+            f"{path}: store is busy: held by {who}; gave up after {waited:g}s, try again when it finishes"
+        )
+
+
+def utcnow() -> datetime:
+    """Naive UTC timestamp, the store's time convention."""
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+def _describe_pid(pid: int) -> str | None:
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    parts = [p.decode("utf-8", "replace") for p in raw.split(b"\0") if p]
+    if not parts:
+        return None
+    parts[0] = os.path.basename(parts[0])
+    text = " ".join(parts)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _open(path: Path, timeout: float) -> duckdb.DuckDBPyConnection:
+    deadline = time.monotonic() + max(timeout, 0.0)
+    delay = 0.02
+    start = time.monotonic()
+    while True:
+        try:
+            return duckdb.connect(str(path))
+        except duckdb.IOException as exc:
+            msg = str(exc)
+            if "lock" not in msg.lower():
+                raise StoreError(f"{path}: cannot open the store: {_first_line(msg)}") from None
+            if time.monotonic() >= deadline:
+                m = _LOCK_RE.search(msg)
+                pid = int(m.group("pid")) if m else None
+                holder = (_describe_pid(pid) if pid is not None else None) or (
+                    os.path.basename(m.group("prog")) if m else None
+                )
+                raise StoreBusy(path, pid, holder, round(time.monotonic() - start, 1)) from None
+            time.sleep(delay)
+            delay = min(delay * 1.5, 0.25)
+        except duckdb.Error as exc:
+            raise StoreError(f"{path}: cannot open the store: {_first_line(str(exc))}") from None
+
+
+def _first_line(msg: str) -> str:
+    return " ".join(msg.split())
+
+
+@contextmanager
+def connect(db: str | os.PathLike | None = None, *, timeout: float | None = None,
+            migrate: bool = True) -> Iterator[duckdb.DuckDBPyConnection]:
+    """Open the store for one unit of work; closed (and released) on exit.
+
+    `db` is a path (None: `--db` default / `$ARCHCURATOR_DB`). Retries for
+    `timeout` seconds (default 5, `$ARCHCURATOR_DB_TIMEOUT`) while another
+    process holds the file, then raises `StoreBusy`. Applies pending
+    migrations first. The connection is in auto-commit mode; use
+    `transaction()` for a unit of work that must be all-or-nothing.
+    """
+    path = resolve_db_path(db)
+    if path.exists() and path.is_dir():
+        raise StoreError(f"{path}: is a folder, not a store file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
+    con = _open(path, DEFAULT_TIMEOUT if timeout is None else timeout)
+    try:
+        if migrate:
+            migrate_schema(con)
+        yield con
+    finally:
+        con.close()
+
+
+@contextmanager
+def transaction(db: DB = None, *, timeout: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """One unit of work in one transaction: committed on success, rolled back on error.
+
+    `db` may also be an open connection: then the work joins its transaction
+    if one is open, or runs in a new one on it.
+    """
+    if isinstance(db, duckdb.DuckDBPyConnection):
+        with _tx(db) as con:
+            yield con
+        return
+    with connect(db, timeout=timeout) as con:
+        with _tx(con):
+            yield con
+
+
+@contextmanager
+def _tx(con: duckdb.DuckDBPyConnection) -> Iterator[duckdb.DuckDBPyConnection]:
+    try:
+        con.execute("BEGIN TRANSACTION")
+    except duckdb.TransactionException:
+        # already inside the caller's transaction: it commits or rolls back
+        yield con
+        return
+    try:
+        yield con
+    except BaseException:
+        try:
+            con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass
+        raise
+    con.execute("COMMIT")
+
+
+@contextmanager
+def reading(db: DB = None, *, timeout: float | None = None) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A connection for reading: the given connection, or a fresh one closed after."""
+    if isinstance(db, duckdb.DuckDBPyConnection):
+        yield db
+        return
+    with connect(db, timeout=timeout) as con:
+        yield con
+
+
+# ---- schema -------------------------------------------------------------
+
+def migrations() -> list[tuple[int, str, str]]:
+    """(version, name, sql) of every `store/migrations/NNNN_name.sql`, in order."""
+    out = []
+    folder = resources.files("store") / "migrations"
+    for entry in folder.iterdir():
+        m = _MIGRATION_RE.match(entry.name)
+        if m:
+            out.append((int(m.group(1)), m.group(2), entry.read_text(encoding="utf-8")))
+    out.sort()
+    versions = [v for v, _, _ in out]
+    if len(set(versions)) != len(versions):
+        raise StoreError("store/migrations: two migrations share a number")
+    return out
+
+
+def applied_versions(con: duckdb.DuckDBPyConnection) -> set[int]:
+    has = con.execute(
+        "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
+        " AND schema_name = 'main' AND table_name = 'schema_version'"
+    ).fetchone()[0]
+    if not has:
+        return set()
+    return {r[0] for r in con.execute("SELECT version FROM schema_version").fetchall()}
+
+
+def migrate_schema(con: duckdb.DuckDBPyConnection) -> list[int]:
+    """Apply every migration not yet applied, lowest number first, one transaction each.
+
+    Versions are tracked one by one (not as a high-water mark), so a
+    migration numbered between two applied ones (e.g. a knowledge-base
+    `0100_kb.sql` next to core `0002_...`) is still applied. Returns what ran.
+    """
+    with _migrate_lock:
+        done = applied_versions(con)
+        todo = [m for m in migrations() if m[0] not in done]
+        ran = []
+        for version, name, sql in todo:
+            con.execute("BEGIN TRANSACTION")
+            try:
+                con.execute(
+                    "CREATE TABLE IF NOT EXISTS schema_version ("
+                    " version INTEGER PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMP NOT NULL)"
+                )
+                if version in applied_versions(con):  # another thread got there first
+                    con.execute("ROLLBACK")
+                    continue
+                con.execute(sql)
+                con.execute("INSERT INTO schema_version VALUES (?, ?, ?)", [version, name, utcnow()])
+                con.execute("COMMIT")
+            except BaseException as exc:
+                try:
+                    con.execute("ROLLBACK")
+                except duckdb.Error:
+                    pass
+                if isinstance(exc, duckdb.Error):
+                    raise StoreError(
+                        f"store migration {version:04d}_{name}.sql failed: {_first_line(str(exc))}"
+                    ) from None
+                raise
+            ran.append(version)
+        return ran
+
+
+def schema_version(db: DB = None) -> int:
+    """The highest applied migration number."""
+    with reading(db) as con:
+        return max(applied_versions(con), default=0)

@@ -1,0 +1,534 @@
+"""Importing designs: archgraph files, folders of them, JSONL batches (SPEC §2), `.py` sources.
+
+`import_paths(db, paths, ...) -> ImportResult` is what `archcurator import`
+runs. It happens in two steps:
+
+1. **Plan** (nothing written): every named path is checked. A path that
+   cannot be read at all (missing, unreadable, not UTF-8, a named `.json`
+   that is not a design, an unsupported kind) raises `ImportInputError`
+   with one line naming the file: the command exits 2 and the store is
+   untouched.
+2. **Batches**: each JSONL file is one batch, the loose design files named
+   on the command line are one batch, each folder's design files are one
+   batch. Each line / file is parsed and verified outside the store (in a
+   pool of 2 processes for big batches); then the batch is written in one
+   short transaction. A line whose id is stored adds nothing (skipped); a
+   bad line is rejected with its file and line number while the rest import.
+
+Ids: a batch line's `id`; a design file's `name`, else its file stem; a
+parsed `.py` design's name, else its entry. Authors: a batch line's
+`author`; design files default to `human` (`--author` to change it). A
+batch line without `author` is rejected unless `--author` is given.
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+import os
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator
+
+from store.connection import DB, utcnow
+
+AUTHORS = ("human", "agent", "reference")
+RECORD_FIELDS = ("id", "author", "model", "task_set", "run", "parent", "reference", "graph", "error")
+BATCH_SUFFIXES = (".jsonl", ".ndjson")
+DESIGN_SUFFIXES = (".json",)
+CHUNK = 128
+POOL_THRESHOLD = 400  # designs in a batch before a process pool pays for itself
+POOL_SIZE = 2
+
+
+class ImportInputError(ValueError):
+    """An input that cannot be read at all; the message is one line naming the file."""
+
+
+@dataclass
+class Rejection:
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"{self.file}:{self.line}" if self.line is not None else self.file
+        return f"{where}: rejected: {self.message}"
+
+    def to_dict(self) -> dict:
+        return {"file": self.file, "line": self.line, "message": self.message}
+
+
+@dataclass
+class BatchSummary:
+    label: str
+    imported: int = 0
+    skipped: int = 0
+    rejected: int = 0
+    ungenerated: int = 0
+
+
+@dataclass
+class ImportResult:
+    imported: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    rejected: list[Rejection] = field(default_factory=list)
+    ungenerated: list[str] = field(default_factory=list)  # imported ids that are ungenerated
+    batches: list[BatchSummary] = field(default_factory=list)
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.rejected else 0
+
+    def to_dict(self) -> dict:
+        return {
+            "imported": self.imported,
+            "skipped": self.skipped,
+            "rejected": [r.to_dict() for r in self.rejected],
+            "ungenerated": self.ungenerated,
+            "batches": [b.__dict__ for b in self.batches],
+        }
+
+
+@dataclass
+class Defaults:
+    """Fields a record does not carry itself (command-line flags)."""
+
+    author: str | None = None  # None: batch lines must say; design files: human
+    model: str | None = None
+    task_set: str | None = None
+    run: str | None = None
+
+
+@dataclass
+class PyOptions:
+    entry: str | None = None
+    args: dict | None = None
+    inputs: list[str] = field(default_factory=list)
+
+
+# ---- items: one line or one file, as text -----------------------------------------
+
+@dataclass
+class Item:
+    file: str
+    line: int | None  # None for a whole design file
+    text: str | None = None  # JSON text
+    obj: Any = None  # already-parsed (parsed .py designs)
+
+
+@dataclass
+class Batch:
+    label: str
+    kind: str  # jsonl | files | py
+    path: Path | None = None
+    items: list[Item] = field(default_factory=list)
+    count: int = 0
+
+    def iter_items(self) -> Iterator[Item]:
+        if self.kind != "jsonl":
+            yield from self.items
+            return
+        name = str(self.path)
+        try:
+            with open(self.path, encoding="utf-8") as fh:
+                for n, line in enumerate(fh, 1):
+                    if line.strip():
+                        yield Item(name, n, line)
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ImportInputError(f"{name}: cannot read: {_reason(exc)}") from None
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, UnicodeDecodeError):
+        return f"not UTF-8 text (byte {exc.start})"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc)
+
+
+def _scan_jsonl(path: Path) -> int:
+    """Check that the whole file decodes as UTF-8; count its non-blank lines."""
+    dec = codecs.getincrementaldecoder("utf-8")()
+    count = 0
+    carry = ""
+    offset = 0
+    try:
+        with open(path, "rb") as fh:
+            while True:
+                block = fh.read(1 << 22)
+                try:
+                    text = carry + dec.decode(block, final=not block)
+                except UnicodeDecodeError as exc:
+                    raise ImportInputError(
+                        f"{path}: cannot read: not UTF-8 text (near byte {offset + max(exc.start, 0)})") from None
+                offset += len(block)
+                lines = text.split("\n")
+                carry = lines.pop()
+                count += sum(1 for line in lines if line.strip())
+                if not block:
+                    break
+    except OSError as exc:
+        raise ImportInputError(f"{path}: cannot read: {_reason(exc)}") from None
+    return count + (1 if carry.strip() else 0)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ImportInputError(f"{path}: cannot read: {_reason(exc)}") from None
+
+
+def plan(paths: Iterable[str | os.PathLike], py: PyOptions | None = None) -> list[Batch]:
+    """Check every input and group it in batches; raises ImportInputError (exit 2)."""
+    loose = Batch("files", "files")
+    batches: list[Batch] = []
+    paths = [Path(p) for p in paths]
+    if not paths:
+        raise ImportInputError("import: name at least one file or folder")
+    for path in paths:
+        if not path.exists():
+            raise ImportInputError(f"{path}: no such file or folder")
+        if path.is_dir():
+            batches.extend(_plan_folder(path))
+        elif path.suffix.lower() in BATCH_SUFFIXES:
+            batches.append(Batch(str(path), "jsonl", path, count=_scan_jsonl(path)))
+        elif path.suffix.lower() in DESIGN_SUFFIXES:
+            text = _read_text(path)
+            problem = _design_file_problem(text, path)
+            if problem:
+                raise ImportInputError(problem)
+            loose.items.append(Item(str(path), None, text))
+        elif path.suffix.lower() == ".py":
+            batches.append(_plan_py(path, py or PyOptions()))
+        else:
+            raise ImportInputError(
+                f"{path}: not something import reads (a .json design, a .jsonl batch, a .py file or a folder)")
+    if loose.items:
+        loose.count = len(loose.items)
+        batches.insert(0, loose)
+    return batches
+
+
+def _plan_folder(folder: Path) -> list[Batch]:
+    try:
+        files = sorted(p for p in folder.rglob("*") if p.is_file()
+                       and p.suffix.lower() in DESIGN_SUFFIXES + BATCH_SUFFIXES
+                       and not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    except OSError as exc:
+        raise ImportInputError(f"{folder}: cannot read: {_reason(exc)}") from None
+    if not files:
+        raise ImportInputError(f"{folder}: no .json designs or .jsonl batches in this folder")
+    out = []
+    designs = Batch(str(folder), "files")
+    for p in files:
+        if p.suffix.lower() in BATCH_SUFFIXES:
+            out.append(Batch(str(p), "jsonl", p, count=_scan_jsonl(p)))
+        else:
+            try:
+                text = p.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                # one unreadable member of a folder is a rejection, not the end of the import
+                designs.items.append(Item(str(p), None, None, obj=ImportInputError(_reason(exc))))
+                continue
+            designs.items.append(Item(str(p), None, text))
+    designs.count = len(designs.items)
+    if designs.items:
+        out.insert(0, designs)
+    return out
+
+
+def _design_file_problem(text: str, path: Path) -> str | None:
+    from core.graph import Design, DesignError
+
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+    if isinstance(obj, dict) and "format" not in obj and ("graph" in obj or "error" in obj):
+        return None  # a single batch record in a file: checked like a line
+    try:
+        Design.from_dict(obj, source=str(path))
+    except DesignError as exc:
+        return str(exc)
+    return None
+
+
+def _plan_py(path: Path, py: PyOptions) -> Batch:
+    try:
+        import core.parse as P
+
+        parse_source = P.parse_source
+    except (ImportError, AttributeError):
+        raise ImportInputError(f"{path}: cannot import .py files yet: the static parser is not available") from None
+    if not py.entry:
+        names = []
+        discover = getattr(P, "discover_modules", None)
+        if discover is not None:
+            try:
+                names = [getattr(m, "name", m) for m in discover(path)]
+            except Exception:
+                names = []
+        found = f" (found: {', '.join(map(str, names[:8]))})" if names else ""
+        raise ImportInputError(f"{path}: name the class or builder to import with --entry{found}")
+    try:
+        design = parse_source(path, py.entry, py.args or {}, py.inputs)
+    except Exception as exc:  # the parser's own one-line reason
+        msg = " ".join(str(exc).split()) or type(exc).__name__
+        raise ImportInputError(msg if msg.startswith(str(path)) else f"{path}: {msg}") from None
+    data = design.to_dict() if hasattr(design, "to_dict") else design
+    return Batch(str(path), "py", path, items=[Item(str(path), None, None, obj=data)], count=1)
+
+
+# ---- turning an item into rows (runs in the worker processes) -----------------------
+
+_W: dict = {}
+
+
+def _init_worker(defaults: Defaults, known: frozenset | set, verifier: Callable | None) -> None:
+    _W["defaults"] = defaults
+    _W["known"] = known
+    _W["verifier"] = verifier
+
+
+class _Bad(Exception):
+    pass
+
+
+def _opt_str(obj: dict, name: str, default=None):
+    v = obj.get(name, default)
+    if v is not None and not isinstance(v, str):
+        raise _Bad(f"field {name!r} must be a string or null")
+    return v
+
+
+def _record(item: Item, defaults: Defaults) -> dict:
+    """The SPEC §2 record of a line or a design file (raises _Bad)."""
+    if isinstance(item.obj, ImportInputError):
+        raise _Bad(str(item.obj))
+    if item.obj is not None:
+        obj = item.obj
+    else:
+        try:
+            obj = json.loads(item.text)
+        except json.JSONDecodeError as exc:
+            where = f"column {exc.colno}" if item.line is not None else f"line {exc.lineno} column {exc.colno}"
+            raise _Bad(f"malformed JSON at {where}: {exc.msg}") from None
+    if not isinstance(obj, dict):
+        raise _Bad(f"expected a JSON object, got {type(obj).__name__}")
+    is_record = item.line is not None or ("format" not in obj and ("graph" in obj or "error" in obj))
+    if is_record:
+        rec = dict(obj)
+        did = rec.get("id")
+        if not isinstance(did, str) or not did.strip():
+            raise _Bad("missing field 'id'" if did is None else "field 'id' must be a non-empty string")
+        author = rec.get("author", defaults.author)
+        if author is None:
+            raise _Bad("missing field 'author' (human, agent or reference; or pass --author)")
+        has_graph, has_error = rec.get("graph") is not None, rec.get("error") is not None
+        if has_graph and has_error:
+            raise _Bad("has both 'graph' and 'error'")
+        if not has_graph and not has_error:
+            raise _Bad("needs 'graph' (a design) or 'error' (why it could not be generated)")
+        if has_error and not isinstance(rec["error"], str):
+            raise _Bad("field 'error' must be a string")
+        out = {
+            "id": did, "author": author,
+            "model": _opt_str(rec, "model", defaults.model),
+            "task_set": _opt_str(rec, "task_set", defaults.task_set),
+            "run": _opt_str(rec, "run", defaults.run),
+            "parent": _opt_str(rec, "parent"), "reference": _opt_str(rec, "reference"),
+            "graph": rec.get("graph"), "error": rec.get("error"),
+            "extra": {k: v for k, v in rec.items() if k not in RECORD_FIELDS} or None,
+        }
+    else:
+        name = obj.get("name")
+        stem = Path(item.file).stem
+        out = {
+            "id": name if isinstance(name, str) and name.strip() else stem,
+            "author": defaults.author or "human",
+            "model": defaults.model, "task_set": defaults.task_set, "run": defaults.run,
+            "parent": None, "reference": None, "graph": obj, "error": None, "extra": None,
+        }
+    if out["author"] not in AUTHORS:
+        raise _Bad(f"author must be human, agent or reference, not {out['author']!r}")
+    return out
+
+
+def canonical_hash(graph: Any) -> str:
+    return hashlib.sha256(json.dumps(graph, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def build_rows(rec: dict, source: str, verifier: Callable | None, now=None) -> tuple[dict, list[dict]]:
+    """Design row and finding rows of one record (raises _Bad when the graph is unreadable)."""
+    from core.graph import Design, DesignError
+    from store.verifier import verify_design
+
+    now = now or utcnow()
+    row = {
+        "id": rec["id"], "name": None, "author": rec["author"], "model": rec["model"],
+        "task_set": rec["task_set"], "run": rec["run"], "parent": rec["parent"],
+        "reference": rec["reference"], "source": source, "graph": None, "content_hash": None,
+        "verdict": None, "n_nodes": None, "n_block": 0, "n_warn": 0, "params": None, "flops": None,
+        "quoted_cost_usd": None, "quote_device": None, "cost_a10g_usd": None, "cost": None,
+        "error": rec["error"], "extra": json.dumps(rec["extra"]) if rec.get("extra") else None,
+        "verifier_version": None, "imported_at": now, "verified_at": None,
+    }
+    if rec["graph"] is None:
+        return row, []
+    graph = rec["graph"]
+    try:
+        design = Design.from_dict(graph, source=None)
+    except DesignError as exc:
+        raise _Bad(str(exc).removeprefix("<design>: ")) from None
+    try:
+        v = verify_design(design, verifier)
+    except Exception as exc:
+        raise _Bad(f"the verifier failed: {type(exc).__name__}: {' '.join(str(exc).split())}") from None
+    row.update({
+        "name": design.name or None,
+        "graph": json.dumps(graph, separators=(",", ":"), ensure_ascii=False),
+        "content_hash": canonical_hash(graph),
+        "verdict": v.verdict, "n_nodes": len(design.nodes), "n_block": v.n_block, "n_warn": v.n_warn,
+        "params": v.params, "flops": v.flops, "quoted_cost_usd": v.quoted_cost_usd,
+        "quote_device": v.quote_device, "cost_a10g_usd": v.cost_a10g_usd, "cost": v.cost_json,
+        "verifier_version": v.version, "verified_at": now,
+    })
+    findings = [{
+        "design_id": rec["id"], "key": f["key"], "rule": f["rule"], "severity": f["severity"],
+        "nodes": f["nodes"], "node_list": f["node_list"], "message": f["message"],
+        "verifier_version": v.version, "stale": False, "first_seen": now, "last_seen": now,
+    } for f in v.findings]
+    return row, findings
+
+
+def _process(items: list[Item]) -> list[tuple]:
+    """("ok", file, line, row, findings) | ("skip", file, line, id) | ("bad", file, line, message)."""
+    defaults, known, verifier = _W["defaults"], _W["known"], _W["verifier"]
+    now = utcnow()
+    out = []
+    for it in items:
+        try:
+            rec = _record(it, defaults)
+            if rec["id"] in known:
+                out.append(("skip", it.file, it.line, rec["id"]))
+                continue
+            source = f"{it.file}:{it.line}" if it.line is not None else it.file
+            row, findings = build_rows(rec, source, verifier, now)
+            out.append(("ok", it.file, it.line, row, findings))
+        except _Bad as exc:
+            out.append(("bad", it.file, it.line, str(exc)))
+    return out
+
+
+def _chunks(items: Iterable[Item], size: int) -> Iterator[list[Item]]:
+    buf: list[Item] = []
+    for it in items:
+        buf.append(it)
+        if len(buf) >= size:
+            yield buf
+            buf = []
+    if buf:
+        yield buf
+
+
+# ---- the whole import ---------------------------------------------------------------
+
+def import_paths(db: DB, paths: Iterable[str | os.PathLike], *, defaults: Defaults | None = None,
+                 py: PyOptions | None = None, verifier: Callable | None = None,
+                 workers: int | None = None, progress: Callable[[int, int], None] | None = None,
+                 on_total: Callable[[int], None] | None = None) -> ImportResult:
+    """Import designs from files, folders and batches (see the module doc).
+
+    Raises ImportInputError (nothing written) when an input cannot be read
+    at all. `verifier`: a picklable `design -> Report` (default
+    `core.verify.verify_graph`). `workers`: processes verifying a batch (None:
+    2 for batches of 400+ designs, else in-process; 0: in-process).
+    `on_total(n)` is told the number of designs first, `progress(done, n)` after each chunk.
+    """
+    batches = plan(paths, py)
+    return import_batches(db, batches, defaults=defaults, verifier=verifier, workers=workers,
+                          progress=progress, on_total=on_total)
+
+
+def import_batches(db: DB, batches: list[Batch], *, defaults: Defaults | None = None,
+                   verifier: Callable | None = None, workers: int | None = None,
+                   progress: Callable[[int, int], None] | None = None,
+                   on_total: Callable[[int], None] | None = None) -> ImportResult:
+    from store.designs import insert_designs, stored_ids
+
+    defaults = defaults or Defaults()
+    total = sum(b.count for b in batches)
+    if on_total:
+        on_total(total)
+    known = frozenset(stored_ids(db))
+    result = ImportResult()
+    done = 0
+    pool = None
+    try:
+        for batch in batches:
+            summary = BatchSummary(batch.label)
+            rows: list[dict] = []
+            findings: list[dict] = []
+            seen: dict[str, str] = {}
+            use_pool = (workers if workers is not None else (POOL_SIZE if batch.count >= POOL_THRESHOLD else 0))
+            use_pool = min(use_pool, os.cpu_count() or 1) if use_pool and use_pool > 1 else 0
+            if use_pool and pool is None:
+                import multiprocessing as mp
+
+                pool = ProcessPoolExecutor(use_pool, mp_context=mp.get_context("spawn"),
+                                           initializer=_init_worker, initargs=(defaults, known, verifier))
+            if use_pool:
+                chunk_results = pool.map(_process, _chunks(batch.iter_items(), CHUNK))
+            else:
+                _init_worker(defaults, known, verifier)
+                chunk_results = map(_process, _chunks(batch.iter_items(), CHUNK))
+            for res in chunk_results:
+                for r in res:
+                    kind, file, line = r[0], r[1], r[2]
+                    if kind == "bad":
+                        result.rejected.append(Rejection(file, line, r[3]))
+                        summary.rejected += 1
+                    elif kind == "skip":
+                        result.skipped.append(r[3])
+                        summary.skipped += 1
+                    else:
+                        row = r[3]
+                        if row["id"] in seen:
+                            result.skipped.append(row["id"])
+                            summary.skipped += 1
+                            continue
+                        seen[row["id"]] = row["source"]
+                        rows.append(row)
+                        findings.extend(r[4])
+                done += len(res)
+                if progress:
+                    progress(done, total)
+            inserted, skipped = insert_designs(db, rows, findings)
+            if pool is None:
+                known = known | set(inserted)
+            result.imported.extend(inserted)
+            result.skipped.extend(skipped)
+            summary.imported += len(inserted)
+            summary.skipped += len(skipped)
+            new = set(inserted)
+            ung = [r["id"] for r in rows if r["error"] is not None and r["id"] in new]
+            result.ungenerated.extend(ung)
+            summary.ungenerated = len(ung)
+            result.batches.append(summary)
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
+    return result
+
+
+def import_records(db: DB, records: Iterable[dict], *, label: str = "<records>",
+                   defaults: Defaults | None = None, verifier: Callable | None = None,
+                   workers: int | None = 0) -> ImportResult:
+    """Import SPEC §2 records given as dicts (one batch, one transaction)."""
+    items = [Item(label, i, json.dumps(r)) for i, r in enumerate(records, 1)]
+    batch = Batch(label, "files", items=items, count=len(items))
+    return import_batches(db, [batch], defaults=defaults, verifier=verifier, workers=workers)
