@@ -92,8 +92,10 @@ def add(a: Dim, b: Dim) -> Dim:
         return f"({a}+{b})" if b > 0 else f"({a}-{-b})"
     if is_const(a):
         return add(b, a)
-    if a == b:
-        return mul(2, a)
+    ca, sa = _factors(a)
+    cb, sb = _factors(b)
+    if sorted(sa) == sorted(sb) and len(sa) and not (len(sa) == 1 and sa[0].startswith("(")):
+        return _compose(ca + cb, sa)  # like terms: 3*B + 5*B = 8*B
     return f"({'+'.join(sorted([a, b]))})"
 
 

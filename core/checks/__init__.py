@@ -1,0 +1,32 @@
+"""The check catalogue: every check, its words beside its code.
+
+Importing this package registers them all; `CATALOGUE` maps id -> CheckSpec.
+`catalogue_document()` is what `assets/checks.json` holds (a test keeps the
+shipped file equal to it; `python -m core.checks` rewrites it).
+"""
+
+from __future__ import annotations
+
+from core.checks import connectivity, efficiency, numerics, shape  # noqa: F401  (registration)
+from core.checks.base import CATALOGUE, GRAPH_CHECKS, NODE_CHECKS, CheckCtx, CheckSpec
+from core.ops import OP_TABLE
+
+
+def _ops_raising(rule_id: str) -> list[str]:
+    return sorted(name for name, spec in OP_TABLE.items() if rule_id in spec.rules)
+
+
+def catalogue_document(grounding: dict | None = None) -> dict:
+    grounding = grounding or {}
+    checks = []
+    for cid in sorted(CATALOGUE):
+        spec = CATALOGUE[cid]
+        d = spec.to_dict(grounding.get(cid, ()))
+        if spec.kind == "requirement":
+            d["ops"] = _ops_raising(cid)
+        checks.append(d)
+    return {"format": "archcurator-checks/1", "generated_by": "python -m core.checks", "count": len(checks),
+            "checks": checks}
+
+
+__all__ = ["CATALOGUE", "NODE_CHECKS", "GRAPH_CHECKS", "CheckCtx", "CheckSpec", "catalogue_document"]

@@ -1,0 +1,20 @@
+"""The op table: one `OpSpec` per op of archgraph/1, gathered from the family modules.
+
+Adding an op touches one family module; nothing here changes.
+"""
+
+from __future__ import annotations
+
+from core.ops import activation, attention, conv, linear, norm, pooling, recurrent, tensor
+from core.ops.base import REQUIRED, Arg, InferCtx, OpSpec, TensorType, UNKNOWN
+
+FAMILIES = (linear, conv, norm, attention, recurrent, pooling, activation, tensor)
+
+OP_TABLE: dict[str, OpSpec] = {}
+for _family in FAMILIES:
+    for _spec in _family.OPS:
+        if _spec.name in OP_TABLE:
+            raise RuntimeError(f"op {_spec.name} defined twice")
+        OP_TABLE[_spec.name] = _spec
+
+__all__ = ["OP_TABLE", "OpSpec", "Arg", "REQUIRED", "InferCtx", "TensorType", "UNKNOWN"]

@@ -1,0 +1,206 @@
+"""The ArchitectureIQ question model, in the shape its public code publishes.
+
+A *candidate* is a training recipe: ``model`` + ``optimizer`` + ``loss`` +
+``budget`` (``budget.total_samples_seen = training_steps * batch_size``), with
+the same field names as ArchitectureIQ's ``candidate_spec.json``. A *dataset*
+spec mirrors its ``dataset_spec.json`` (``family``, ``dataset_id``,
+``params``, ``selection_metric``). A *question* mirrors its ``question.json``
+(``type``, ``choices`` with letters, ``correct_letter``, ``significance``,
+``evaluation``) and, because our questions travel as single JSONL lines,
+embeds each choice's candidate spec and executed result.
+
+Everything here is plain dicts and pure Python: no torch, no store.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Iterable
+
+QUESTION_FORMAT = "archcurator-aiq/1"
+SCHEMA_VERSION = "2.0"
+EXECUTOR_VERSION = "core.aiq.execute/1"
+
+FAMILIES = (
+    "univariate_regression",
+    "multivariate_regression",
+    "bigram_lm",
+    "synthetic_tabular_classification",
+)
+# ArchitectureIQ family names we read but whose datasets we do not synthesise.
+READ_ONLY_FAMILIES = ("xor_classification", "spiral_classification")
+
+CATEGORIES = ("optimizer_only", "architecture_only", "mixed")
+# ArchitectureIQ also has loss_only; we read it, we do not generate it.
+ALL_QUESTION_TYPES = CATEGORIES + ("loss_only",)
+
+OPTIMIZERS = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")
+ACTIVATIONS = ("relu", "leaky_relu", "gelu", "silu", "tanh")
+MODEL_TYPES = ("mlp", "transformer_lm")
+LOSSES = ("mse", "mse_l2", "mse_l1", "cross_entropy", "cross_entropy_l2", "cross_entropy_l1")
+
+METRIC_BY_FAMILY = {
+    "univariate_regression": "test_mse",
+    "multivariate_regression": "test_mse",
+    "bigram_lm": "test_ce",
+    "synthetic_tabular_classification": "test_ce",
+    "xor_classification": "test_ce",
+    "spiral_classification": "test_ce",
+}
+TASK_BY_FAMILY = {
+    "univariate_regression": "regression",
+    "multivariate_regression": "regression",
+    "bigram_lm": "language_model",
+    "synthetic_tabular_classification": "classification",
+    "xor_classification": "classification",
+    "spiral_classification": "classification",
+}
+
+
+class SpecError(ValueError):
+    """A question, candidate or dataset spec that does not hold together."""
+
+
+def short_hash(obj: Any, n: int = 6) -> str:
+    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:n]
+
+
+def letters(n: int) -> list[str]:
+    return [chr(ord("A") + i) for i in range(n)]
+
+
+# --------------------------------------------------------------------------- candidates
+
+def recipe_of(candidate: dict) -> dict:
+    """The part of a candidate that is the same across datasets (pairs share it)."""
+    return {k: candidate[k] for k in ("model", "optimizer", "loss", "budget") if k in candidate}
+
+
+def recipe_id(candidate: dict) -> str:
+    model = dict(candidate.get("model", {}))
+    # input/output sizes follow the dataset; the recipe is the rest.
+    for k in ("input_dim", "output_dim", "vocab_size", "context_length"):
+        model.pop(k, None)
+    body = {**recipe_of(candidate), "model": model}
+    return "r_" + short_hash(body, 8)
+
+
+def make_candidate(*, dataset_id: str, family: str, model: dict, optimizer: dict,
+                   loss: dict, batch_size: int, total_samples_seen: int,
+                   device: str = "cpu") -> dict:
+    if total_samples_seen % batch_size:
+        raise SpecError(f"batch size {batch_size} does not divide budget {total_samples_seen}")
+    body = {
+        "schema_version": SCHEMA_VERSION,
+        "dataset_id": dataset_id,
+        "family": family,
+        "budget": {
+            "training_steps": total_samples_seen // batch_size,
+            "batch_size": batch_size,
+            "total_samples_seen": total_samples_seen,
+        },
+        "model": model,
+        "optimizer": optimizer,
+        "loss": loss,
+    }
+    body["candidate_id"] = "c_" + short_hash(body)
+    body["execution"] = {"device": device}
+    return body
+
+
+def validate_candidate(c: dict) -> None:
+    """Raise SpecError naming the first problem; the executor relies on these."""
+    for key in ("budget", "model", "optimizer", "loss"):
+        if not isinstance(c.get(key), dict):
+            raise SpecError(f"candidate {c.get('candidate_id', '?')}: missing '{key}'")
+    b = c["budget"]
+    try:
+        steps, bs, total = int(b["training_steps"]), int(b["batch_size"]), int(b["total_samples_seen"])
+    except (KeyError, TypeError, ValueError) as e:
+        raise SpecError(f"candidate {c.get('candidate_id', '?')}: bad budget ({e})") from None
+    if steps * bs != total:
+        raise SpecError(f"candidate {c.get('candidate_id', '?')}: budget {bs} x {steps} != {total}")
+    m = c["model"]
+    mt = m.get("type")
+    if mt == "mlp":
+        depth = int(m["depth"])
+        if len(m.get("activations", [])) != depth or len(m.get("layer_norm", [])) != depth:
+            raise SpecError(f"candidate {c.get('candidate_id', '?')}: MLP depth does not match activations/layer_norm")
+        for a in m["activations"]:
+            if a not in ACTIVATIONS:
+                raise SpecError(f"candidate {c.get('candidate_id', '?')}: unknown activation {a!r}")
+    elif mt == "transformer_lm":
+        d = int(m.get("d_model", m.get("embed_dim", 0)))
+        if not d or d % int(m["num_heads"]):
+            raise SpecError(f"candidate {c.get('candidate_id', '?')}: d_model must be divisible by num_heads")
+    else:
+        raise SpecError(f"candidate {c.get('candidate_id', '?')}: model type {mt!r} is not supported by our executor")
+    if c["optimizer"].get("type") not in OPTIMIZERS:
+        raise SpecError(f"candidate {c.get('candidate_id', '?')}: optimizer {c['optimizer'].get('type')!r} unknown")
+    if c["loss"].get("loss_id") not in LOSSES:
+        raise SpecError(f"candidate {c.get('candidate_id', '?')}: loss {c['loss'].get('loss_id')!r} unknown")
+
+
+def infer_axes(candidates: list[dict]) -> tuple[list[str], list[str]]:
+    """(invariant, varying) among model / optimizer / loss / budget."""
+    invariant, varying = [], []
+    for axis in ("model", "optimizer", "loss", "budget"):
+        vals = {json.dumps(c.get(axis), sort_keys=True) for c in candidates}
+        (invariant if len(vals) == 1 else varying).append(axis)
+    return invariant, varying
+
+
+def infer_question_type(candidates: list[dict]) -> str:
+    _, varying = infer_axes(candidates)
+    v = set(varying) - {"budget"}
+    if v == {"optimizer"}:
+        return "optimizer_only"
+    if v == {"model"}:
+        return "architecture_only"
+    if v == {"loss"}:
+        return "loss_only"
+    return "mixed"
+
+
+# --------------------------------------------------------------------------- questions
+
+def question_id_for(body: dict) -> str:
+    return "q_" + short_hash(body, 8)
+
+
+def question_candidates(q: dict) -> list[dict]:
+    return [ch["candidate"] for ch in q["choices"]]
+
+
+def winner_choice(q: dict) -> dict:
+    for ch in q["choices"]:
+        if ch["letter"] == q["correct_letter"]:
+            return ch
+    raise SpecError(f"question {q.get('question_id')}: correct_letter {q.get('correct_letter')!r} not among choices")
+
+
+def validate_question(q: dict) -> None:
+    if not isinstance(q, dict):
+        raise SpecError("question is not an object")
+    for key in ("question_id", "family", "choices", "correct_letter"):
+        if key not in q:
+            raise SpecError(f"question {q.get('question_id', '?')}: missing '{key}'")
+    if len(q["choices"]) < 2:
+        raise SpecError(f"question {q['question_id']}: fewer than two choices")
+    for ch in q["choices"]:
+        if not isinstance(ch.get("candidate"), dict):
+            raise SpecError(f"question {q['question_id']}: choice {ch.get('letter')} has no candidate spec")
+    winner_choice(q)
+
+
+def category_of(q: dict) -> str:
+    return q.get("type") or q.get("category") or infer_question_type(question_candidates(q))
+
+
+def iter_jsonl(text: str) -> Iterable[tuple[int, dict]]:
+    for lineno, line in enumerate(text.splitlines(), 1):
+        line = line.strip()
+        if line:
+            yield lineno, json.loads(line)

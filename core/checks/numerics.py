@@ -1,0 +1,299 @@
+"""Numerics and training checks: designs that run but will train badly."""
+
+from __future__ import annotations
+
+from core.checks.base import graph_check, node_check
+from core.graph import parse_ref
+from core.ops.activation import SATURATING
+
+W = "warn"
+WEIGHTED = {"Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
+            "Bilinear"}
+NORMS = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "InstanceNorm2d",
+         "TransformerEncoderLayer", "TransformerDecoderLayer"}
+ACTIVATIONS = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid",
+               "Hardtanh", "Softplus", "Tanh", "Sigmoid", "PReLU"}
+DEEP_NO_NORM = 12
+DEEP_NO_RESIDUAL = 20
+DEEP_SATURATING = 6
+CE_LOSSES = {"cross_entropy", "crossentropy", "ce", "nll"}
+
+
+def weighted_depth(ctx) -> int:
+    """Weighted layers (Linear/Conv/recurrent/attention) on the longest path."""
+    depth: dict = {}
+    for node in ctx.design.topo_order():
+        best = max((depth.get(o, 0) for o in ctx.operands.get(node.id, [])), default=0)
+        depth[node.id] = best + (1 if node.op in WEIGHTED else 0)
+    return max(depth.values(), default=0)
+
+
+@graph_check("numerics.deep-no-norm", W, "numerics", "Deep stack without normalisation",
+             condition=f"At least {DEEP_NO_NORM} weighted layers on one path and no normalisation layer anywhere.",
+             why="Activations and gradients drift in scale with depth; training needs careful init and low learning "
+                 "rates, or diverges.",
+             fix="Add BatchNorm after convolutions or LayerNorm in MLP/Transformer blocks.")
+def _deep_no_norm(ctx):
+    if any(n.op in NORMS for n in ctx.design.nodes):
+        return
+    d = weighted_depth(ctx)
+    if d >= DEEP_NO_NORM:
+        yield [], f"{d} weighted layers deep with no normalisation layer"
+
+
+@graph_check("numerics.deep-no-residual", W, "numerics", "Very deep without residual connections",
+             condition=f"At least {DEEP_NO_RESIDUAL} weighted layers on one path and no Add joining two paths.",
+             why="Plain networks this deep train worse than shallower ones (the degradation problem); gradients "
+                 "vanish through the chain.",
+             fix="Add identity shortcuts around blocks (x + f(x)).")
+def _deep_no_residual(ctx):
+    if any(n.op == "Add" and len(n.inputs) == 2 for n in ctx.design.nodes):
+        return
+    if any(n.op in ("TransformerEncoderLayer", "TransformerDecoderLayer") for n in ctx.design.nodes):
+        return
+    d = weighted_depth(ctx)
+    if d >= DEEP_NO_RESIDUAL:
+        yield [], f"{d} weighted layers deep with no residual Add"
+
+
+def _output_nodes(ctx):
+    for o in ctx.design.outputs:
+        node = ctx.nodes.get(parse_ref(o)[0])
+        if node is not None:
+            yield node
+
+
+@graph_check("numerics.softmax-before-loss", W, "numerics", "Softmax before a loss that applies it",
+             condition="An output is a Softmax/LogSoftmax and the declared loss is cross_entropy (which applies "
+                       "log-softmax itself).",
+             why="Softmax twice flattens the logits: gradients shrink and training stalls.",
+             fix="Output raw logits; apply softmax only at inference.")
+def _softmax_before_loss(ctx):
+    loss = str((ctx.design.train or {}).get("loss", "")).lower()
+    if loss not in {"cross_entropy", "crossentropy", "ce"}:
+        return
+    for node in _output_nodes(ctx):
+        if node.op in ("Softmax", "LogSoftmax"):
+            yield [node.id], f"output {node.id!r} is a {node.op}, but cross_entropy applies log-softmax itself"
+
+
+@graph_check("numerics.sigmoid-before-loss", W, "numerics", "Sigmoid before a loss that applies it",
+             condition="An output is a Sigmoid and the declared loss is bce_with_logits.",
+             why="The sigmoid is applied twice; gradients vanish for confident predictions.",
+             fix="Output logits and keep bce_with_logits, or use plain bce after the Sigmoid.")
+def _sigmoid_before_loss(ctx):
+    loss = str((ctx.design.train or {}).get("loss", "")).lower()
+    if loss not in {"bce_with_logits", "binary_cross_entropy_with_logits", "bcewithlogits"}:
+        return
+    for node in _output_nodes(ctx):
+        if node.op == "Sigmoid":
+            yield [node.id], f"output {node.id!r} is a Sigmoid, but {loss} applies the sigmoid itself"
+
+
+@graph_check("numerics.relu-before-logits", W, "numerics", "ReLU on the logits",
+             condition="An output passes through ReLU/ReLU6 and the declared loss is a classification loss.",
+             why="Negative logits are clipped to 0, so the model cannot express 'not this class'; training "
+                 "stalls on those classes.",
+             fix="Remove the final activation; the last Linear outputs logits.")
+def _relu_before_logits(ctx):
+    loss = str((ctx.design.train or {}).get("loss", "")).lower()
+    if loss not in CE_LOSSES | {"bce_with_logits"}:
+        return
+    for node in _output_nodes(ctx):
+        if node.op in ("ReLU", "ReLU6"):
+            yield [node.id], f"output {node.id!r} is a {node.op}: logits cannot be negative"
+
+
+@node_check("numerics.dropout-before-batchnorm", W, "numerics", "Dropout right before BatchNorm",
+            ops=("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"),
+            condition="A BatchNorm whose input comes straight from a Dropout.",
+            why="Dropout shifts the variance between training and evaluation, so BatchNorm's running statistics "
+                "are wrong at test time (the 'variance shift').",
+            fix="Put Dropout after the BatchNorm (and its activation), or drop it.")
+def _dropout_before_bn(node, ctx):
+    p = ctx.producer(node)
+    if p is not None and p.op.startswith("Dropout") and ctx.args(p).get("p", 0.5) > 0:
+        yield [p.id, node.id], f"{p.op} {p.id!r} feeds {node.op} {node.id!r} directly"
+
+
+@node_check("numerics.bias-before-batchnorm", W, "numerics", "Bias right before BatchNorm",
+            ops=("Conv1d", "Conv2d", "Conv3d", "Linear"),
+            condition="A convolution or Linear with bias=True whose only consumer is a BatchNorm.",
+            why="BatchNorm subtracts the mean, cancelling the bias: parameters and compute for nothing.",
+            fix="Set bias=False on the layer before a BatchNorm.")
+def _bias_before_bn(node, ctx):
+    if not ctx.args(node).get("bias", True):
+        return
+    user = ctx.only_user(node.id)
+    if user is not None and user.op.startswith("BatchNorm"):
+        yield [node.id, user.id], f"{node.op} {node.id!r} has a bias that {user.op} {user.id!r} cancels"
+
+
+@graph_check("numerics.deep-saturating", W, "numerics", "Many saturating activations",
+             condition=f"At least {DEEP_SATURATING} Tanh/Sigmoid/Hardtanh activations in the data path (gates that "
+                       "feed a Mul are not counted) and no normalisation.",
+             why="Saturating activations multiply small derivatives layer after layer: gradients vanish.",
+             fix="Use ReLU/GELU/SiLU in the hidden layers, or normalise before each activation.")
+def _deep_saturating(ctx):
+    if any(n.op in NORMS for n in ctx.design.nodes):
+        return
+    sat = [n.id for n in ctx.design.nodes if n.op in SATURATING
+           and not any(ctx.nodes[u].op == "Mul" for u in ctx.users.get(n.id, []))]
+    if len(sat) >= DEEP_SATURATING:
+        yield sat, f"{len(sat)} saturating activations and no normalisation"
+
+
+def _trace_back(ctx, node, through: set):
+    """Walk up single-operand chains through `through` ops; return visited nodes."""
+    seen = []
+    cur = node
+    while cur is not None and cur.op in through:
+        seen.append(cur)
+        ops = ctx.operands.get(cur.id, [])
+        nxt = None
+        for o in ops:
+            cand = ctx.nodes.get(o)
+            if cand is not None and cand.op not in ("Constant", "Parameter", "Arange"):
+                nxt = cand
+                break
+        cur = nxt
+    return seen, cur
+
+
+@node_check("numerics.attention-no-scale", W, "numerics", "Hand-built attention without 1/sqrt(d) scaling",
+            ops=("Softmax",),
+            condition="A Softmax over a MatMul of two projections (hand-built attention) with no Scale or Div "
+                      "between them or on the query/key.",
+            why="Dot products grow with the head width; unscaled scores saturate the softmax and its gradients "
+                "vanish.",
+            fix="Multiply the scores (or the query) by 1/sqrt(head_dim) with Scale.")
+def _attention_no_scale(node, ctx):
+    chain, src = _trace_back(ctx, ctx.producer(node), {"Add", "Sub", "Masked", "Scale", "Div"})
+    if src is None or src.op != "MatMul":
+        return
+    if any(c.op in ("Scale", "Div") for c in chain):
+        return
+    for o in ctx.operands.get(src.id, []):
+        up, _ = _trace_back(ctx, ctx.nodes.get(o), {"Transpose", "Permute", "Reshape", "Scale", "Div",
+                                                    "Contiguous"})
+        if any(c.op in ("Scale", "Div") for c in up):
+            return
+    yield [src.id, node.id], f"scores {src.id!r} reach Softmax {node.id!r} without 1/sqrt(d) scaling"
+
+
+@node_check("numerics.double-activation", W, "numerics", "Activation applied twice",
+            ops=tuple(ACTIVATIONS),
+            condition="An activation whose input comes straight from another activation.",
+            why="The second one is redundant (ReLU∘ReLU) or squashes twice (Sigmoid∘Tanh): compute for nothing "
+                "or weaker gradients.",
+            fix="Keep one activation between weighted layers.")
+def _double_activation(node, ctx):
+    p = ctx.producer(node)
+    if p is not None and p.op in ACTIVATIONS and len(ctx.users.get(p.id, [])) == 1:
+        yield [p.id, node.id], f"{node.op} {node.id!r} follows {p.op} {p.id!r} directly"
+
+
+@node_check("numerics.linear-collapse", W, "numerics", "Two Linear layers with nothing between",
+            ops=("Linear",),
+            condition="A Linear fed directly by another Linear (no activation, norm or other op between).",
+            why="Two affine maps compose into one: the extra layer adds parameters and FLOPs but no capacity.",
+            fix="Insert a nonlinearity between them, or merge them into one Linear.")
+def _linear_collapse(node, ctx):
+    p = ctx.producer(node)
+    if p is not None and p.op == "Linear" and len(ctx.users.get(p.id, [])) == 1:
+        yield [p.id, node.id], f"Linear {p.id!r} feeds Linear {node.id!r} with no nonlinearity between"
+
+
+@node_check("numerics.high-dropout", W, "numerics", "Dropout rate very high",
+            ops=("Dropout", "Dropout1d", "Dropout2d"),
+            condition="A Dropout with p >= 0.8.",
+            why="Most activations are zeroed each step: the signal is mostly noise and training is slow or stalls.",
+            fix="Use p between 0.1 and 0.5.")
+def _high_dropout(node, ctx):
+    p = ctx.args(node).get("p", 0.5)
+    if isinstance(p, (int, float)) and p >= 0.8:
+        yield f"{node.op} {node.id!r} drops {p:.0%} of its inputs"
+
+
+@node_check("numerics.softmax-implicit-dim", W, "numerics", "Softmax without a dim",
+            ops=("Softmax", "LogSoftmax"),
+            condition="Softmax/LogSoftmax constructed with dim=None.",
+            why="torch then guesses the dimension (deprecated); on a batch of sequences it normalises the wrong "
+                "axis silently.",
+            fix="Pass dim explicitly (usually -1).")
+def _softmax_dim(node, ctx):
+    if ctx.args(node).get("dim") is None:
+        yield f"{node.op} {node.id!r} has no dim; torch will guess one"
+
+
+@graph_check("numerics.batchnorm-batch-one", W, "numerics", "BatchNorm with a batch of one",
+             condition="The design declares train.batch_size = 1 and contains a BatchNorm.",
+             why="Batch statistics over one sample are noise (BatchNorm1d on 2-D input raises in training).",
+             fix="Use a larger batch, or GroupNorm/LayerNorm.")
+def _bn_batch_one(ctx):
+    if (ctx.design.train or {}).get("batch_size") != 1:
+        return
+    bns = [n.id for n in ctx.design.nodes if n.op.startswith("BatchNorm")]
+    if bns:
+        yield bns, f"{len(bns)} BatchNorm layer(s) with batch_size=1"
+
+
+@node_check("numerics.pool-after-global", W, "numerics", "Pooling an already pooled map",
+            ops=("MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+                 "AdaptiveMaxPool2d"),
+            condition="A pooling layer whose input's spatial size is already 1.",
+            why="It does nothing but cost a kernel launch; often a leftover from a changed resolution.",
+            fix="Remove the redundant pooling.")
+def _pool_after_global(node, ctx):
+    if not node.inputs:
+        return
+    t = ctx.inf.type_of(node.inputs[0])
+    if t.shape is None or len(t.shape) < 3:
+        return
+    n = 2 if "2d" in node.op else 1
+    if all(d == 1 for d in t.shape[-n:]):
+        yield f"{node.op} {node.id!r} pools a {'x'.join('1' * n)} map"
+
+
+@graph_check("numerics.no-nonlinearity", W, "numerics", "No nonlinearity anywhere",
+             condition="Two or more weighted layers and no activation, attention, recurrence or gating op at all.",
+             why="The whole network is one affine map however many layers it has.",
+             fix="Add activations between the layers.")
+def _no_nonlinearity(ctx):
+    ops = {n.op for n in ctx.design.nodes}
+    weighted = [n.id for n in ctx.design.nodes if n.op in WEIGHTED]
+    nonlin = ACTIVATIONS | {"Softmax", "LogSoftmax", "MultiheadAttention", "TransformerEncoderLayer",
+                            "TransformerDecoderLayer", "LSTM", "GRU", "RNN", "MaxPool1d", "MaxPool2d", "MaxPool3d",
+                            "Mul", "MatMul", "Div", "AdaptiveMaxPool2d", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
+                            "GroupNorm", "RMSNorm"}
+    if len(weighted) >= 2 and not (ops & nonlin):
+        yield weighted, f"{len(weighted)} weighted layers and no nonlinearity"
+
+
+@graph_check("numerics.loss-output-mismatch", W, "numerics", "Output shape does not suit the declared loss",
+             condition="cross_entropy with an output of width 1 or rank 1, or mse with an integer output.",
+             why="cross_entropy over one class always has zero loss: nothing is learnt.",
+             fix="Give the head one output per class, or choose a loss for regression.")
+def _loss_output(ctx):
+    loss = str((ctx.design.train or {}).get("loss", "")).lower()
+    if loss not in {"cross_entropy", "crossentropy", "ce"}:
+        return
+    for node in _output_nodes(ctx):
+        t = ctx.out_type(node.id)
+        if t is None or t.shape is None:
+            continue
+        if len(t.shape) < 2 or t.shape[-1] == 1:
+            yield [node.id], f"output {node.id!r} {list(t.shape)} has one class for cross_entropy"
+
+
+@node_check("numerics.attention-no-position", W, "numerics", "Attention over embeddings with no position",
+            ops=("TransformerEncoderLayer", "MultiheadAttention", "TransformerDecoderLayer"),
+            condition="An attention layer fed straight from an Embedding (through dropout/norm only), with no "
+                      "positional term added.",
+            why="Self-attention is permutation-invariant: without positions the model cannot tell word order.",
+            fix="Add a learned position table (Parameter) or sinusoidal positions to the token embeddings.")
+def _attention_no_position(node, ctx):
+    chain, src = _trace_back(ctx, ctx.producer(node), {"Dropout", "LayerNorm", "Scale", "Identity",
+                                                      "Transpose", "Permute"})
+    if src is not None and src.op == "Embedding":
+        yield [src.id, node.id], f"{node.op} {node.id!r} reads Embedding {src.id!r} with no position added"

@@ -1,0 +1,211 @@
+"""Shape and dtype checks.
+
+Most are requirements of the op table (raised by each op's shape rule,
+which already knows the shapes); their words live here. The rest read the
+inferred types.
+"""
+
+from __future__ import annotations
+
+from core import dims as D
+from core.checks.base import declare, node_check
+
+B, W = "block", "warn"
+
+declare("shape.linear-width", B, "shape", "Linear width does not match its input",
+        condition="A Linear's in_features differs from the last dimension of its input.",
+        why="torch raises a matmul shape error on the first forward; nothing trains.",
+        fix="Set in_features to the input's last dimension, or fix the layer that feeds it.")
+declare("shape.flatten-linear-width", B, "shape", "Flattened size does not match the Linear after it",
+        condition="A Linear after a Flatten/Reshape expects a width other than the flattened size.",
+        why="The classic CNN-head slip: the forward crashes at the first batch.",
+        fix="Set in_features to channels x height x width at that point, or add adaptive pooling first.")
+declare("shape.rank", B, "shape", "Input has the wrong number of dimensions",
+        condition="An op receives a tensor of a rank it does not accept (e.g. 2-D into Conv2d).",
+        why="torch refuses the call; the forward pass fails.",
+        fix="Reshape, unsqueeze or flatten so the op gets the rank it expects.")
+declare("shape.conv-channels", B, "shape", "Convolution channels do not match",
+        condition="A convolution's in_channels differs from the channel dimension of its input.",
+        why="torch raises a channel mismatch on the first forward.",
+        fix="Set in_channels to the input's channel count, or fix the layer before it.")
+declare("shape.conv-groups", B, "shape", "Channels not divisible by groups",
+        condition="in_channels or out_channels of a convolution is not a multiple of groups.",
+        why="torch.nn refuses to construct the layer.",
+        fix="Choose groups that divide both channel counts (depthwise: groups = in_channels = out_channels).")
+declare("shape.kernel-too-large", B, "shape", "Kernel larger than its input",
+        condition="A convolution's (dilated) kernel spans more than the padded input.",
+        why="torch raises 'Kernel size can't be greater than actual input size'.",
+        fix="Use a smaller kernel, pad, or downsample less before this layer.")
+declare("shape.spatial-collapse", B, "shape", "Spatial size reaches zero",
+        condition="A pooling or transposed convolution produces a spatial size of 0 or less.",
+        why="torch raises 'output size is too small'; the network is too deep for its input resolution.",
+        fix="Remove a downsampling stage, use a larger input, or use adaptive pooling.")
+declare("shape.pool-padding", B, "shape", "Pooling padding larger than half its window",
+        condition="A pooling layer's padding exceeds half of its kernel size.",
+        why="torch refuses: 'pad should be at most half of effective kernel size'.",
+        fix="Use padding <= kernel_size // 2.")
+declare("shape.norm-features", B, "shape", "Normalisation feature count does not match",
+        condition="BatchNorm num_features, GroupNorm num_channels or LayerNorm normalized_shape differs from "
+                  "the input's channels / trailing dimensions.",
+        why="torch raises a size mismatch on the first forward.",
+        fix="Set the feature count to the input's channel count (BatchNorm/GroupNorm) or trailing size (LayerNorm).")
+declare("shape.groupnorm-divisibility", B, "shape", "GroupNorm channels not divisible by groups",
+        condition="GroupNorm's num_channels is not a multiple of num_groups.",
+        why="torch.nn refuses to construct the layer.",
+        fix="Choose num_groups that divides num_channels (32 and 8 are common).")
+declare("shape.heads-divisibility", B, "shape", "Embedding width not divisible by heads",
+        condition="An attention layer's embed_dim (d_model) is not a multiple of num_heads (nhead).",
+        why="torch.nn refuses to construct the layer: each head needs an equal slice.",
+        fix="Choose a head count that divides the width (e.g. 8 heads of 64 for 512).")
+declare("shape.attention-width", B, "shape", "Attention input width does not match",
+        condition="Query, key or value width differs from embed_dim / kdim / vdim (or d_model of a "
+                  "Transformer layer).",
+        why="The input projection's matmul fails on the first forward.",
+        fix="Project inputs to the attention width first, or set kdim / vdim.")
+declare("shape.rnn-input-size", B, "shape", "RNN input size does not match",
+        condition="An RNN/LSTM/GRU's input_size differs from its input's last dimension.",
+        why="torch raises 'input.size(-1) must be equal to input_size'.",
+        fix="Set input_size to the feature width of the sequence fed in.")
+declare("shape.broadcast", B, "shape", "Element-wise operands cannot broadcast",
+        condition="An Add/Sub/Mul/Div (a residual, typically) or a batched MatMul combines shapes that do not "
+                  "broadcast.",
+        why="torch raises a size mismatch; usually a residual whose branch changed width or resolution.",
+        fix="Project the shortcut (1x1 conv + BatchNorm, or Linear) to the branch's shape.")
+declare("shape.matmul-inner", B, "shape", "Matrix product inner sizes differ",
+        condition="MatMul operands whose inner dimensions differ.",
+        why="torch raises 'mat1 and mat2 shapes cannot be multiplied'.",
+        fix="Transpose one operand, or fix the width that feeds it.")
+declare("shape.concat-sizes", B, "shape", "Joined tensors differ off the joined dimension",
+        condition="Concat/Stack operands differ in rank or in any size but the joined one (Stack: any size).",
+        why="torch raises 'Sizes of tensors must match except in dimension'.",
+        fix="Resize or project branches so they agree on every other dimension.")
+declare("shape.split-sizes", B, "shape", "Split sections do not add up",
+        condition="Split with a list of sections whose sum differs from the split dimension.",
+        why="torch raises 'split_with_sizes expects split_sizes to sum exactly to'.",
+        fix="Make the sections sum to the dimension's size.")
+declare("shape.reshape-product", B, "shape", "Reshape changes the number of elements",
+        condition="Reshape/Unflatten to a shape whose product differs from the input's.",
+        why="torch raises 'shape is invalid for input of size'.",
+        fix="Make the target's product equal the input's, or use -1 for one dimension.")
+declare("shape.dim-range", B, "shape", "Dimension argument out of range",
+        condition="A dim / dims argument names a dimension the input does not have (or is no permutation).",
+        why="torch raises 'Dimension out of range'.",
+        fix="Use a dim within the input's rank; negative dims count from the end.")
+declare("shape.index-range", B, "shape", "Index out of range",
+        condition="Select picks an index beyond the size of its dimension.",
+        why="torch raises an IndexError.",
+        fix="Select an index below the size, e.g. 0 for a class token.")
+declare("shape.expand", B, "shape", "Expand of a non-singleton dimension",
+        condition="Expand to a size that differs from a dimension that is not 1.",
+        why="torch raises 'The expanded size of the tensor must match the existing size'.",
+        fix="Expand only size-1 dimensions; use repeat for the others.")
+declare("shape.arity", B, "shape", "Wrong number of operands",
+        condition="A node lists more or fewer operands in `in` than its op takes.",
+        why="The op cannot be called with those operands.",
+        fix="List exactly the operands the op takes, in order.")
+declare("shape.shares-mismatch", B, "shape", "Shared weights of different shapes",
+        condition="A node that `shares` another uses different arguments (same op) or a weight of another "
+                  "shape (weight tying).",
+        why="A module called twice has one set of arguments; tied weights must have one shape.",
+        fix="Give the sharing node the same arguments, or tie only weights of equal shape "
+            "(Linear(d, V) with Embedding(V, d)).")
+declare("dtype.int-into-float", B, "dtype", "Integer values into a float layer",
+        condition="Integer tensors (e.g. token ids) reach a Linear, convolution, normalisation, attention or "
+                  "RNN.",
+        why="torch's kernels raise a dtype error; integer ids need an Embedding first.",
+        fix="Insert an Embedding for ids, or declare the input as float.")
+declare("dtype.float-into-embedding", B, "dtype", "Float values into an Embedding",
+        condition="An Embedding receives floating-point values.",
+        why="torch raises: Embedding indices must be integers.",
+        fix="Feed integer token ids (int64), or use a Linear for dense features.")
+declare("dtype.index-range", B, "dtype", "Vocabulary larger than the embedding table",
+        condition="The design declares train.vocab_size larger than an Embedding's num_embeddings.",
+        why="Token ids past the table raise 'index out of range in self' on the first batch that has one.",
+        fix="Set num_embeddings to at least vocab_size.")
+declare("connectivity.unknown-op", B, "connectivity", "Unknown op",
+        condition="A node's op is neither a torch.nn class nor a tensor op of archgraph/1.",
+        why="The design cannot be built.",
+        fix="Use an op of the table (README lists them), or compose it from known ops.")
+declare("connectivity.missing-arg", B, "connectivity", "Missing required argument",
+        condition="A node leaves out an argument its constructor requires.",
+        why="The design cannot be built.",
+        fix="Add the argument; the op table lists every required one.")
+declare("connectivity.bad-arg", B, "connectivity", "Argument the op does not take",
+        condition="A node passes an argument its torch.nn constructor does not accept, or one of the wrong type.",
+        why="torch raises TypeError at construction; the design cannot be built.",
+        fix="Use the constructor's own argument names and types.")
+declare("connectivity.bad-result", B, "connectivity", "Reference to a result that does not exist",
+        condition="`id:N` names a result index the node does not produce.",
+        why="The design cannot be built.",
+        fix="Use 0 for a single-result op; LSTM has 0..2, GRU/RNN 0..1, MultiheadAttention 0..1.")
+declare("connectivity.dangling", B, "connectivity", "Dangling reference",
+        condition="A node reads an id that no input or node defines, or shares weights with no node.",
+        why="The design cannot be built.",
+        fix="Point `in` / `shares` at an existing id.", kind="structure")
+declare("connectivity.cycle", B, "connectivity", "Cycle",
+        condition="Nodes feed each other in a loop.",
+        why="A feed-forward graph with a cycle has no order to run in; it cannot be built.",
+        fix="Break the loop; recurrence belongs inside an RNN/LSTM/GRU op.", kind="structure")
+declare("connectivity.no-output", B, "connectivity", "No output",
+        condition="The design declares no outputs, or an output names no node.",
+        why="Nothing can be trained or evaluated; the design cannot be built.",
+        fix="List the final node(s) in `outputs`.", kind="structure")
+
+
+@node_check("shape.silent-broadcast", W, "shape", "Residual that broadcasts silently",
+            ops=("Add", "Sub", "Mul", "Div"),
+            condition="An element-wise op broadcasts one operand along a dimension of size >1 while the other has "
+                      "size 1 there, or adds rank, and neither side is a scalar-like gate.",
+            why="It runs, but a residual that broadcasts is almost always a wiring slip: the sum is not what the "
+                "block meant and the output grows unexpectedly.",
+            fix="Make both operands the same shape (project the shortcut), or state the broadcast on purpose "
+                "with Expand.")
+def _silent_broadcast(node, ctx):
+    if node.id not in ctx.inf.ok or len(node.inputs) != 2:
+        return
+    a, b = (ctx.inf.type_of(r) for r in node.inputs)
+    if a.shape is None or b.shape is None:
+        return
+    out = ctx.out_type(node.id)
+    if out is None or out.shape is None:
+        return
+    if node.op == "Mul":
+        # gates (squeeze-excitation, attention masks) broadcast on purpose: only flag grown results
+        small = [t for t in (a, b) if D.prod(t.shape) != D.prod(out.shape)]
+        if len(small) == 1 and len(small[0].shape) == len(out.shape):
+            return
+    for t in (a, b):
+        if len(t.shape) < len(out.shape) and len(t.shape) > 1:
+            yield (f"{node.op} {node.id!r}: {D.fmt_shape(t.shape)} is broadcast up to {D.fmt_shape(out.shape)}; "
+                   "both operands should have the same rank")
+            return
+        if len(t.shape) == len(out.shape):
+            grown = [i for i, (u, v) in enumerate(zip(t.shape, out.shape)) if u == 1 and D.is_const(v) and v > 1]
+            if grown and D.prod(t.shape) != 1 and (a.shape != b.shape):
+                other = b if t is a else a
+                if all(other.shape[i] != 1 for i in grown):
+                    yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} broadcast to "
+                           f"{D.fmt_shape(out.shape)} along dim(s) {grown}")
+                    return
+
+
+@node_check("shape.unknown-dim", W, "shape", "A size could not be followed",
+            ops=("Linear", "Conv1d", "Conv2d", "Conv3d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
+                 "MultiheadAttention", "LSTM", "GRU", "RNN", "TransformerEncoderLayer", "Embedding"),
+            condition="A layer whose requirement reads a size that is unknown (null, or lost upstream).",
+            why="The verifier cannot tell whether it will run; an unknown never blocks, so a crash can hide here.",
+            fix="Declare the size (an int or a symbol) in the inputs, or give the op that lost it a known shape.")
+def _unknown_dim(node, ctx):
+    if not node.inputs:
+        return
+    t = ctx.inf.type_of(node.inputs[0])
+    feeding = ctx.producer(node)
+    if feeding is not None and feeding.id not in ctx.inf.ok:
+        return  # the fault upstream is already reported
+    if t.shape is None:
+        yield f"{node.op} {node.id!r}: the rank and sizes of its input are unknown; its requirements were not checked"
+    elif t.shape and t.shape[-1] is None and node.op in ("Linear", "LayerNorm", "MultiheadAttention", "LSTM",
+                                                        "GRU", "RNN", "TransformerEncoderLayer"):
+        yield f"{node.op} {node.id!r}: the width of its input is unknown; the width requirement was not checked"
+    elif len(t.shape) > 1 and t.shape[1] is None and node.op.startswith(("Conv", "BatchNorm", "GroupNorm")):
+        yield f"{node.op} {node.id!r}: the channel count of its input is unknown; it was not checked"

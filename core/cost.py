@@ -1,0 +1,134 @@
+"""The cost of a design: parameters, FLOPs, memory, and a dollar quote for one run.
+
+Every figure that rests on an assumption says which one in `assumptions`,
+so a quote can be read without this file open.
+"""
+
+from __future__ import annotations
+
+from core import dims as D
+from core.assets import gpu_prices
+from core.graph import Design
+
+# Documented defaults for a design whose `train` block leaves a field out (README: "Cost defaults").
+DEFAULTS = {
+    "steps": 1000,
+    "batch_size": 32,
+    "seq_len": 128,
+    "optimizer": "adam",
+    "bytes_per_value": 4,
+    "other_symbol": 8,
+}
+OPTIMIZER_STATES = {"adam": 2, "adamw": 2, "sgd": 1, "rmsprop": 1, "adagrad": 1, "sgd-nomomentum": 0}
+# forward + backward ~ 3x forward (backward computes grads w.r.t. inputs and weights)
+TRAIN_FLOPS_FACTOR = 3
+
+
+def cost_env(design: Design, batch: int = 1) -> tuple[dict, list[str]]:
+    """Sizes for the symbols: the batch symbol(s) -> `batch`, the second dim of a
+    sequence input -> seq_len, anything else -> a documented default."""
+    train = design.train or {}
+    env: dict = {}
+    notes: list[str] = []
+    seq = train.get("seq_len")
+    for spec in design.inputs:
+        for i, d in enumerate(spec.shape):
+            if not isinstance(d, str) or d in env:
+                continue
+            if i == 0:
+                env[d] = batch
+            elif i == 1 and len(spec.shape) <= 3:
+                env[d] = int(seq) if isinstance(seq, int) else DEFAULTS["seq_len"]
+                if not isinstance(seq, int):
+                    notes.append(f"{d}={DEFAULTS['seq_len']} (default seq_len)")
+            else:
+                env[d] = DEFAULTS["other_symbol"]
+                notes.append(f"{d}={DEFAULTS['other_symbol']} (default size of a free symbol)")
+    return env, notes
+
+
+def compute_cost(design: Design, inf) -> dict:
+    train = design.train or {}
+    prices = gpu_prices()
+    assumptions: list[str] = []
+    params = sum(inf.params.values())
+    env, notes = cost_env(design, 1)
+    assumptions += notes
+    flops: int | None = 0
+    unknown_nodes = []
+    for node in design.nodes:
+        f = inf.flops.get(node.id, 0 if node.id not in inf.ok else None)
+        v = D.substitute(f, env) if f is not None else None
+        if v is None or not D.is_const(v):
+            unknown_nodes.append(node.id)
+            continue
+        flops += v
+    if unknown_nodes:
+        assumptions.append(f"FLOPs of {len(unknown_nodes)} node(s) unknown and left out "
+                           f"(first: {unknown_nodes[0]})")
+    act_values = 0
+    for node in design.nodes:
+        for t in inf.types.get(node.id, []):
+            if t.shape is None:
+                continue
+            n = D.substitute(D.prod(t.shape), env)
+            if D.is_const(n):
+                act_values += n
+
+    def field(name):
+        v = train.get(name)
+        if v is None:
+            assumptions.append(f"{name}={DEFAULTS[name]} (default)")
+            return DEFAULTS[name]
+        return v
+
+    steps = field("steps")
+    batch = field("batch_size")
+    optimizer = str(train.get("optimizer", DEFAULTS["optimizer"])).lower()
+    bpv = DEFAULTS["bytes_per_value"]
+    device_name = train.get("device") or prices["default"]
+    device = prices["devices"].get(device_name)
+    if device is None:
+        assumptions.append(f"device {device_name!r} not in the price table; quoted on {prices['default']}")
+        device_name = prices["default"]
+        device = prices["devices"][device_name]
+    util = float(train.get("utilisation", prices["default_utilisation"]))
+    train_flops_per_step = TRAIN_FLOPS_FACTOR * flops * batch
+    total_flops = train_flops_per_step * steps
+    seconds = total_flops / (device["peak_tflops"] * 1e12 * util) if total_flops else 0.0
+    hours = seconds / 3600
+    usd = hours * device["price_per_hour"]
+    memory = {
+        "params_bytes": params * bpv,
+        "grads_bytes": params * bpv,
+        "optimizer_bytes": params * bpv * OPTIMIZER_STATES.get(optimizer, 2),
+        "activations_bytes": act_values * bpv * batch,
+    }
+    memory["total_bytes"] = sum(memory.values())
+    return {
+        "params": params,
+        "flops_per_sample": flops,
+        "train_flops_per_step": train_flops_per_step,
+        "memory": memory,
+        "quote": {
+            "usd": round(usd, 6),
+            "device": device_name,
+            "price_per_hour": device["price_per_hour"],
+            "peak_tflops": device["peak_tflops"],
+            "utilisation": util,
+            "hours": hours,
+            "steps": steps,
+            "batch_size": batch,
+            "price_date": prices["date"],
+        },
+        "assumptions": assumptions,
+    }
+
+
+def quote_on(cost: dict, device_name: str | None = None) -> float:
+    """Re-price a cost dict on another GPU of the table (the report's default GPU)."""
+    prices = gpu_prices()
+    dev = prices["devices"][device_name or prices["default"]]
+    q = cost["quote"]
+    total = cost["train_flops_per_step"] * q["steps"]
+    return total / (dev["peak_tflops"] * 1e12 * q["utilisation"]) / 3600 * dev["price_per_hour"]

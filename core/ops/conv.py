@@ -1,0 +1,134 @@
+"""Convolutions: Conv1d/2d/3d and ConvTranspose1d/2d/3d."""
+
+from __future__ import annotations
+
+from math import prod
+
+from core import dims as D
+from core.ops.base import Arg, InferCtx, OpSpec, TensorType, UNKNOWN, pair
+from core.ops import torch_build as tb
+
+CONV_RULES = ("shape.conv-channels", "shape.conv-groups", "shape.kernel-too-large",
+              "shape.spatial-collapse", "shape.rank", "dtype.int-into-float")
+
+
+def _conv_args(transposed: bool):
+    base = [Arg("in_channels"), Arg("out_channels"), Arg("kernel_size"), Arg("stride", 1), Arg("padding", 0)]
+    if transposed:
+        base += [Arg("output_padding", 0), Arg("groups", 1), Arg("bias", True), Arg("dilation", 1),
+                 Arg("padding_mode", "zeros")]
+    else:
+        base += [Arg("dilation", 1), Arg("groups", 1), Arg("bias", True), Arg("padding_mode", "zeros")]
+    return tuple(base)
+
+
+def _check_common(ctx: InferCtx, n: int, op: str):
+    x, a = ctx.x, ctx.args
+    ctx.require(not x.is_int, "dtype.int-into-float",
+                f"{op} {ctx.node.id!r} receives integer {x.dtype} values; convolutions need floats — cast the input")
+    g = a["groups"]
+    ctx.require(a["in_channels"] % g == 0, "shape.conv-groups",
+                f"{op} {ctx.node.id!r}: in_channels={a['in_channels']} is not divisible by groups={g}")
+    ctx.require(a["out_channels"] % g == 0, "shape.conv-groups",
+                f"{op} {ctx.node.id!r}: out_channels={a['out_channels']} is not divisible by groups={g}")
+    if x.shape is None:
+        return None
+    if not ctx.need_rank(x, (n + 1, n + 2)):
+        return None
+    ch = x.shape[-n - 1]
+    ctx.require(not D.differ(ch, a["in_channels"]), "shape.conv-channels",
+                f"{op} {ctx.node.id!r} expects {a['in_channels']} input channels but its input "
+                f"{D.fmt_shape(x.shape)} has {ch}; set in_channels={ch} or fix the layer before it")
+    return x.shape
+
+
+def _conv_infer(n: int):
+    def infer(ctx: InferCtx):
+        op = ctx.node.op
+        shape = _check_common(ctx, n, op)
+        if shape is None:
+            return [UNKNOWN]
+        a = ctx.args
+        k, s, d = pair(a["kernel_size"], n), pair(a["stride"], n), pair(a["dilation"], n)
+        pad = a["padding"]
+        spatial = shape[-n:]
+        out = []
+        collapsed = False
+        for i in range(n):
+            size = spatial[i]
+            if pad == "same":
+                out.append(size)
+                continue
+            p = 0 if pad == "valid" else pair(pad, n)[i]
+            span = d[i] * (k[i] - 1) + 1
+            if D.is_const(size) and size + 2 * p < span:
+                ctx.require(False, "shape.kernel-too-large",
+                            f"{op} {ctx.node.id!r}: kernel {k[i]} (dilation {d[i]}) spans {span} but the padded "
+                            f"input is only {size + 2 * p} wide at spatial dim {i}; shrink the kernel, pad more, "
+                            "or downsample less before it")
+                collapsed = True
+                out.append(None)
+                continue
+            out.append(D.conv_out(size, k[i], s[i], p, d[i]))
+        if collapsed:
+            return [UNKNOWN]
+        return [TensorType(shape[:-n - 1] + (a["out_channels"],) + tuple(out), ctx.x.dtype)]
+
+    return infer
+
+
+def _convT_infer(n: int):
+    def infer(ctx: InferCtx):
+        op = ctx.node.op
+        shape = _check_common(ctx, n, op)
+        if shape is None:
+            return [UNKNOWN]
+        a = ctx.args
+        k, s, d = pair(a["kernel_size"], n), pair(a["stride"], n), pair(a["dilation"], n)
+        p, op_ = pair(a["padding"], n), pair(a["output_padding"], n)
+        out = []
+        for i, size in enumerate(shape[-n:]):
+            # (L-1)*s - 2p + d*(k-1) + output_padding + 1
+            grow = d[i] * (k[i] - 1) + op_[i] + 1 - 2 * p[i]
+            v = D.add(D.mul(D.sub(size, 1), s[i]), grow)
+            if D.is_const(v) and v <= 0:
+                ctx.require(False, "shape.spatial-collapse",
+                            f"{op} {ctx.node.id!r}: output size {v} at spatial dim {i}; reduce padding")
+                return [UNKNOWN]
+            out.append(v)
+        return [TensorType(shape[:-n - 1] + (a["out_channels"],) + tuple(out), ctx.x.dtype)]
+
+    return infer
+
+
+def _conv_params(n: int):
+    def params(a):
+        k = prod(pair(a["kernel_size"], n))
+        return a["out_channels"] * (a["in_channels"] // a["groups"]) * k + (a["out_channels"] if a["bias"] else 0)
+
+    return params
+
+
+def _conv_flops(n: int, transposed: bool = False):
+    def flops(ctx, outs):
+        a = ctx.args
+        out = outs[0].shape if outs and outs[0].shape is not None else None
+        x = ctx.x.shape
+        if out is None or x is None:
+            return None
+        k = prod(pair(a["kernel_size"], n))
+        spatial = (x if transposed else out)[-n:]
+        batch = x[0] if len(x) == n + 2 else 1
+        per = 2 * a["out_channels"] * (a["in_channels"] // a["groups"]) * k
+        return D.mul(D.mul(batch, D.prod(spatial)), per)
+
+    return flops
+
+
+OPS = []
+for _n in (1, 2, 3):
+    OPS.append(OpSpec(f"Conv{_n}d", "conv", _conv_args(False), _conv_infer(_n), tb.module(f"Conv{_n}d"),
+                      params=_conv_params(_n), flops=_conv_flops(_n), rules=CONV_RULES))
+    OPS.append(OpSpec(f"ConvTranspose{_n}d", "conv", _conv_args(True), _convT_infer(_n),
+                      tb.module(f"ConvTranspose{_n}d"),
+                      params=_conv_params(_n), flops=_conv_flops(_n, transposed=True), rules=CONV_RULES))

@@ -1,0 +1,96 @@
+"""Pooling: MaxPool/AvgPool 1d/2d/3d and their adaptive forms."""
+
+from __future__ import annotations
+
+import math
+
+from core import dims as D
+from core.ops.base import Arg, InferCtx, OpSpec, TensorType, UNKNOWN, pair
+from core.ops import torch_build as tb
+
+POOL_RULES = ("shape.kernel-too-large", "shape.spatial-collapse", "shape.pool-padding", "shape.rank")
+
+
+def _pool_out(size, k, s, p, d, ceil):
+    if not D.is_const(size):
+        return D.conv_out(size, k, s, p, d) if not ceil else (size if (k, s, p, d) == (1, 1, 0, 1) else
+                                                               f"ceil(({size}+{2 * p}-{d * (k - 1) + 1})/{s})+1")
+    span = d * (k - 1) + 1
+    if ceil:
+        out = math.ceil((size + 2 * p - span) / s) + 1
+        # torch drops a last window that starts in the right padding
+        if (out - 1) * s >= size + p:
+            out -= 1
+        return out
+    return (size + 2 * p - span) // s + 1
+
+
+def _pool_infer(n: int, kind: str):
+    def infer(ctx: InferCtx):
+        x, a = ctx.x, ctx.args
+        op = ctx.node.op
+        if x.shape is None:
+            return [x]
+        if not ctx.need_rank(x, (n + 1, n + 2)):
+            return [UNKNOWN]
+        k = pair(a["kernel_size"], n)
+        s = pair(a["stride"] if a["stride"] not in (None, []) else a["kernel_size"], n)
+        p = pair(a["padding"], n)
+        d = pair(a.get("dilation", 1), n)
+        for i in range(n):
+            if p[i] * 2 > k[i]:
+                ctx.require(False, "shape.pool-padding",
+                            f"{op} {ctx.node.id!r}: padding {p[i]} is more than half the kernel {k[i]}; "
+                            f"use padding <= {k[i] // 2}")
+                return [UNKNOWN]
+        out = []
+        for i, size in enumerate(x.shape[-n:]):
+            v = _pool_out(size, k[i], s[i], p[i], d[i], a.get("ceil_mode", False))
+            if D.is_const(v) and v <= 0:
+                ctx.require(False, "shape.spatial-collapse",
+                            f"{op} {ctx.node.id!r}: a window of {k[i]} on size {size} leaves output size {v} at "
+                            "spatial dim {i}; the feature map has collapsed — downsample less before it".replace("{i}", str(i)))
+                return [UNKNOWN]
+            out.append(v)
+        return [TensorType(x.shape[:-n] + tuple(out), x.dtype)]
+
+    return infer
+
+
+def _adaptive_infer(n: int):
+    def infer(ctx: InferCtx):
+        x = ctx.x
+        if x.shape is None:
+            return [x]
+        if not ctx.need_rank(x, (n + 1, n + 2)):
+            return [UNKNOWN]
+        osz = pair(ctx.args["output_size"], n)
+        out = tuple(x.shape[-n + i] if v is None else v for i, v in enumerate(osz))
+        return [TensorType(x.shape[:-n] + out, x.dtype)]
+
+    return infer
+
+
+def _max_args():
+    return (Arg("kernel_size"), Arg("stride", None), Arg("padding", 0), Arg("dilation", 1),
+            Arg("return_indices", False), Arg("ceil_mode", False))
+
+
+def _avg_args(n):
+    base = [Arg("kernel_size"), Arg("stride", None), Arg("padding", 0), Arg("ceil_mode", False),
+            Arg("count_include_pad", True)]
+    if n > 1:
+        base.append(Arg("divisor_override", None))
+    return tuple(base)
+
+
+OPS = []
+for _n in (1, 2, 3):
+    OPS.append(OpSpec(f"MaxPool{_n}d", "pooling", _max_args(), _pool_infer(_n, "max"), tb.module(f"MaxPool{_n}d"),
+                      rules=POOL_RULES))
+    OPS.append(OpSpec(f"AvgPool{_n}d", "pooling", _avg_args(_n), _pool_infer(_n, "avg"), tb.module(f"AvgPool{_n}d"),
+                      rules=POOL_RULES))
+    OPS.append(OpSpec(f"AdaptiveAvgPool{_n}d", "pooling", (Arg("output_size"),), _adaptive_infer(_n),
+                      tb.module(f"AdaptiveAvgPool{_n}d"), rules=("shape.rank",)))
+    OPS.append(OpSpec(f"AdaptiveMaxPool{_n}d", "pooling", (Arg("output_size"), Arg("return_indices", False)),
+                      _adaptive_infer(_n), tb.module(f"AdaptiveMaxPool{_n}d"), rules=("shape.rank",)))

@@ -1,0 +1,166 @@
+"""Reading source files: parsing, lazy top-level namespaces, import resolution.
+
+Files are only read and parsed with :mod:`ast`; nothing is imported or executed.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+
+_MISSING = object()
+
+
+class SourceModule:
+    """One parsed file.  Top-level names are evaluated lazily, on first lookup."""
+
+    def __init__(self, path, tree, dotted=None):
+        self.path = path
+        self.tree = tree
+        self.dotted = dotted
+        self.values = {}
+        self.defs = {}
+        self.star = []  # ImportFrom nodes with '*'
+        self.evaluating = set()
+        self.is_package = os.path.basename(path) == "__init__.py"
+        self.values["__name__"] = dotted or os.path.splitext(os.path.basename(path))[0]
+        self.values["__file__"] = None
+        for st in tree.body:
+            self._collect(st)
+
+    def __repr__(self):
+        return f"<module {self.path}>"
+
+    def _add(self, name, st):
+        self.defs.setdefault(name, []).append(st)
+
+    def _collect(self, st):
+        if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            self._add(st.name, st)
+        elif isinstance(st, ast.Assign):
+            for t in st.targets:
+                for n in _target_names(t):
+                    self._add(n, st)
+        elif isinstance(st, (ast.AnnAssign, ast.AugAssign)):
+            if isinstance(st.target, ast.Name) and (not isinstance(st, ast.AnnAssign) or st.value is not None):
+                self._add(st.target.id, st)
+        elif isinstance(st, ast.Import):
+            for a in st.names:
+                self._add(a.asname or a.name.split(".")[0], st)
+        elif isinstance(st, ast.ImportFrom):
+            for a in st.names:
+                if a.name == "*":
+                    self.star.append(st)
+                else:
+                    self._add(a.asname or a.name, st)
+        elif isinstance(st, ast.If):
+            for s in st.body:
+                self._collect(s)
+            for s in st.orelse:
+                self._collect(s)
+        elif isinstance(st, ast.Try) or type(st).__name__ == "TryStar":
+            for s in st.body:
+                self._collect(s)
+            for h in st.handlers:
+                for s in h.body:
+                    self._collect(s)
+            for s in st.orelse + st.finalbody:
+                self._collect(s)
+        elif isinstance(st, ast.With):
+            for s in st.body:
+                self._collect(s)
+
+    def top_level_names(self):
+        return list(self.defs)
+
+
+def _target_names(t):
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        out = []
+        for e in t.elts:
+            out += _target_names(e.value if isinstance(e, ast.Starred) else e)
+        return out
+    return []
+
+
+class Loader:
+    """Finds and parses the files of the entry's package (cached per path)."""
+
+    MAX_BYTES = 4_000_000
+
+    def __init__(self):
+        self.cache = {}
+
+    def load(self, path):
+        path = os.path.abspath(path)
+        m = self.cache.get(path)
+        if m is not None:
+            return m
+        st = os.stat(path)
+        if st.st_size > self.MAX_BYTES:
+            raise OSError(f"file too large ({st.st_size} bytes)")
+        with open(path, "rb") as f:
+            data = f.read()
+        tree = ast.parse(data, filename=path)
+        m = SourceModule(path, tree, self.dotted_name(path))
+        self.cache[path] = m
+        return m
+
+    @staticmethod
+    def package_root(path):
+        """The directory holding the top-level package of path (or path's own dir)."""
+        d = os.path.dirname(os.path.abspath(path))
+        top = None
+        while os.path.isfile(os.path.join(d, "__init__.py")):
+            top = d
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        if top is None:
+            return os.path.dirname(os.path.abspath(path))
+        return os.path.dirname(top)
+
+    def dotted_name(self, path):
+        root = self.package_root(path)
+        rel = os.path.relpath(os.path.abspath(path), root)
+        parts = rel[:-3].split(os.sep) if rel.endswith(".py") else rel.split(os.sep)
+        if parts and parts[-1] == "__init__":
+            parts = parts[:-1]
+        return ".".join(parts)
+
+    @staticmethod
+    def _module_file(base_dir, parts):
+        p = os.path.join(base_dir, *parts) if parts else base_dir
+        if parts and os.path.isfile(p + ".py"):
+            return p + ".py"
+        if os.path.isfile(os.path.join(p, "__init__.py")):
+            return os.path.join(p, "__init__.py")
+        return None
+
+    def resolve(self, from_path, module, level):
+        """File for an import of ``module`` (dotted, may be '') at ``level`` from from_path, or None."""
+        parts = module.split(".") if module else []
+        if level:
+            d = os.path.dirname(os.path.abspath(from_path))
+            for _ in range(level - 1):
+                d = os.path.dirname(d)
+            return self._module_file(d, parts)
+        if not parts:
+            return None
+        # absolute: the file's own package tree, then a sibling file next to it
+        root = self.package_root(from_path)
+        f = self._module_file(root, parts)
+        if f:
+            return f
+        here = os.path.dirname(os.path.abspath(from_path))
+        if here != root:
+            return self._module_file(here, parts)
+        return None
+
+    def submodule_file(self, pkg_module, name):
+        if not pkg_module.is_package:
+            return None
+        return self._module_file(os.path.dirname(pkg_module.path), [name])

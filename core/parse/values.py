@@ -1,0 +1,273 @@
+"""Abstract values of the static interpreter.
+
+Plain Python data (int, float, str, bool, None, tuple, list, dict, set) stands
+for itself.  Everything else the interpreter meets is one of these classes;
+none of them wraps a live object of the user's code.
+"""
+
+from __future__ import annotations
+
+
+class Unknown:
+    """A value the interpreter cannot know (its reason is kept for messages)."""
+
+    __slots__ = ("why",)
+
+    def __init__(self, why: str = ""):
+        self.why = why
+
+    def __repr__(self):
+        return f"<unknown {self.why}>" if self.why else "<unknown>"
+
+
+UNKNOWN = Unknown()
+
+
+class InterpError(Exception):
+    """Something the interpreter cannot follow: becomes a warning at file:line."""
+
+
+class UserRaise(Exception):
+    """The interpreted code executes a ``raise``."""
+
+    def __init__(self, exc_name, message, where):
+        super().__init__(message)
+        self.exc_name = exc_name
+        self.message = message
+        self.where = where
+
+
+class ReturnSignal(Exception):
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+class BreakSignal(Exception):
+    pass
+
+
+class ContinueSignal(Exception):
+    pass
+
+
+class ParamInfo:
+    """Identity of a learned tensor: the module that owns it and its name."""
+
+    __slots__ = ("owner", "name", "qname", "leaf")
+
+    def __init__(self, owner=None, name=None, leaf=False):
+        self.owner = owner
+        self.name = name
+        self.qname = None
+        self.leaf = leaf  # the weight/bias of a torch.nn leaf module
+
+
+class TensorVal:
+    """A tensor: in the graph (ref is a node reference) or constant (ref None)."""
+
+    __slots__ = ("ref", "shape", "dtype", "values", "param", "pending", "origin")
+
+    def __init__(self, ref=None, shape=None, dtype="float32", values=None, param=None):
+        self.ref = ref
+        self.shape = shape
+        self.dtype = dtype
+        self.values = values  # flat list for small constant tensors
+        self.param = param
+        self.pending = False  # input whose shape is inferred from its first consumer
+        self.origin = None  # source line of a constant tensor
+
+    def __repr__(self):
+        return f"<tensor {self.ref} {self.shape}>"
+
+    @property
+    def is_const(self):
+        return self.ref is None and self.param is None
+
+
+class FuncVal:
+    __slots__ = ("node", "closure", "module", "name", "defaults", "kwdefaults", "kind", "owner_class",
+                 "is_lambda")
+
+    def __init__(self, node, closure, module, name, defaults, kwdefaults, kind="function", is_lambda=False):
+        self.node = node
+        self.closure = closure
+        self.module = module
+        self.name = name
+        self.defaults = defaults
+        self.kwdefaults = kwdefaults
+        self.kind = kind  # function | staticmethod | classmethod | property
+        self.owner_class = None
+        self.is_lambda = is_lambda
+
+    def __repr__(self):
+        return f"<function {self.name}>"
+
+
+class BoundMethod:
+    __slots__ = ("func", "obj")
+
+    def __init__(self, func, obj):
+        self.func = func
+        self.obj = obj
+
+
+class PartialVal:
+    __slots__ = ("func", "args", "kwargs")
+
+    def __init__(self, func, args, kwargs):
+        self.func = func
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+
+
+class ExtVal:
+    """A name from outside the parsed source (torch, math, typing …) by dotted path."""
+
+    __slots__ = ("path",)
+
+    def __init__(self, path):
+        self.path = path
+
+    def __repr__(self):
+        return f"<ext {self.path}>"
+
+    def __eq__(self, other):
+        return isinstance(other, ExtVal) and other.path == self.path
+
+    def __hash__(self):
+        return hash(("ext", self.path))
+
+
+class TorchClass:
+    """A torch.nn module class (leaf op, container or nn.Module itself)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"<nn.{self.name}>"
+
+    def __eq__(self, other):
+        return isinstance(other, TorchClass) and other.name == self.name
+
+    def __hash__(self):
+        return hash(("nn", self.name))
+
+
+class ClassVal:
+    __slots__ = ("name", "bases", "node", "module", "closure", "ns", "lazy", "mro", "dataclass_fields",
+                 "nt_fields", "nt_defaults", "line")
+
+    def __init__(self, name, bases, node, module, closure):
+        self.name = name
+        self.bases = bases
+        self.node = node
+        self.module = module
+        self.closure = closure
+        self.ns = {}
+        self.lazy = {}
+        self.mro = None
+        self.dataclass_fields = None
+        self.nt_fields = None
+        self.nt_defaults = None
+        self.line = node.lineno if node is not None else 0
+
+    def __repr__(self):
+        return f"<class {self.name}>"
+
+
+class NTupleClass:
+    __slots__ = ("name", "fields", "defaults")
+
+    def __init__(self, name, fields, defaults=None):
+        self.name = name
+        self.fields = list(fields)
+        self.defaults = defaults or {}
+
+
+class NTuple(tuple):
+    """A namedtuple instance (a real tuple with field names)."""
+
+    _ntclass = None
+
+    def __new__(cls, items, ntclass):
+        t = super().__new__(cls, items)
+        t._ntclass = ntclass
+        return t
+
+
+class InstanceVal:
+    """An object built by the interpreted code: an nn.Module or a plain object."""
+
+    __slots__ = ("cls", "attrs", "modules", "params", "buffers", "op", "args", "kind", "qname", "torch_base",
+                 "line", "file", "unregistered", "__weakref__")
+
+    def __init__(self, cls, kind="object", torch_base=None):
+        self.cls = cls
+        self.attrs = {}
+        self.modules = {}
+        self.params = {}
+        self.buffers = {}
+        self.op = None
+        self.args = None
+        self.kind = kind  # object | module
+        self.torch_base = torch_base  # name of the torch.nn class in the MRO
+        self.qname = None
+        self.line = 0
+        self.file = None
+        self.unregistered = False
+
+    @property
+    def cls_name(self):
+        return self.cls.name
+
+    def __repr__(self):
+        return f"<{self.cls.name} {self.qname}>"
+
+
+class SuperVal:
+    __slots__ = ("cls", "obj")
+
+    def __init__(self, cls, obj):
+        self.cls = cls
+        self.obj = obj
+
+
+class BuiltinFn:
+    __slots__ = ("name", "impl")
+
+    def __init__(self, name, impl):
+        self.name = name
+        self.impl = impl
+
+    def __repr__(self):
+        return f"<builtin {self.name}>"
+
+
+class PyMethod:
+    """A method of a plain Python value (str.join, list.append …)."""
+
+    __slots__ = ("obj", "name")
+
+    def __init__(self, obj, name):
+        self.obj = obj
+        self.name = name
+
+
+class TensorMethod:
+    __slots__ = ("tensor", "name")
+
+    def __init__(self, tensor, name):
+        self.tensor = tensor
+        self.name = name
+
+
+class ExcClass:
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name

@@ -1,0 +1,262 @@
+"""The child process of a run: ``python -m core.runs.child [SPEC.json | -]``
+or ``python -m core.runs.child --spec-z64 DATA``.
+
+It reads a `RunSpec` (a JSON file, stdin with ``-``, or the compact form of
+`RunSpec.to_z64()`), runs it, and writes its events as JSON lines on
+stdout, each line starting with `EVENT_PREFIX`; the last one is the result.
+Anything else that writes to stdout (a print in user code, torch's C++
+warnings) is sent to stderr, so stdout carries events only. The exit code is
+0 whenever a result was written.
+
+The child never touches the store; the launching process records results.
+Memory limits are applied here, after torch is imported (see
+`MemoryGuard`), so they mean the same whether the child was started by the
+local backend or as a Ray job.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import threading
+import time
+import traceback
+
+from core.runs.spec import RunResult, RunSpec, SpecError, encode_event_line
+
+MESSAGE_MAX = 2000
+MB = 1 << 20
+
+
+class Emitter:
+    """Writes events to the private event channel (the original stdout)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.lock = threading.Lock()
+        self.result_sent = False
+
+    def send(self, d: dict) -> None:
+        data = encode_event_line(d).encode()
+        with self.lock:
+            if self.result_sent:
+                return
+            if d.get("type") == "result":
+                self.result_sent = True
+            view = memoryview(data)
+            while view:
+                n = os.write(self.fd, view)
+                view = view[n:]
+
+    def progress(self, stage: str, message: str = "", step=None, total=None, **info) -> None:
+        self.send({"type": "progress", "stage": stage, "message": message,
+                   "step": step, "total": total, "info": info, "t": time.time()})
+
+    def metric(self, name: str, value, step=None) -> None:
+        self.send({"type": "metric", "name": name, "value": value, "step": step, "t": time.time()})
+
+    def log(self, message: str, level: str = "info") -> None:
+        self.send({"type": "log", "message": message, "level": level, "stream": "child",
+                   "t": time.time()})
+
+    def result(self, result: RunResult) -> None:
+        self.send({"type": "result", "result": result.to_dict(), "t": time.time()})
+
+
+# ---- memory ------------------------------------------------------------------
+
+
+def _proc_status_kb(field: str) -> int | None:
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        return None
+    return None
+
+
+class MemoryGuard:
+    """The run's memory limit, counted on top of what the child holds once
+    the interpreter, torch and its thread pool are up.
+
+    CPU: lowers the soft RLIMIT_AS to (address space now + limit), never
+    above the hard limit the local backend's preexec_fn set as a backstop;
+    an allocation past it fails (MemoryError / torch's "can't allocate
+    memory"), which `classify` reports as ``killed``.
+    CUDA: RLIMIT_AS cannot be used (the driver reserves huge address ranges),
+    so the device allocator is capped with
+    ``torch.cuda.set_per_process_memory_fraction`` and a watchdog thread ends
+    the child, with a ``killed`` result, when its resident memory grows past
+    the limit.
+    """
+
+    def __init__(self, limit_mb: int | None, emit: Emitter) -> None:
+        self.limit_mb = limit_mb
+        self.emit = emit
+        self.armed = False
+
+    def arm(self, device, torch) -> None:
+        if not self.limit_mb:
+            return
+        limit = int(self.limit_mb * MB)
+        if device.type == "cuda":
+            total = torch.cuda.get_device_properties(device).total_memory
+            torch.cuda.set_per_process_memory_fraction(min(1.0, limit / total), device)
+            base_kb = _proc_status_kb("VmRSS") or 0
+            t = threading.Thread(target=self._watch_rss, args=(base_kb * 1024 + limit,), daemon=True)
+            t.start()
+        else:
+            vm_kb = _proc_status_kb("VmSize")
+            if vm_kb is None:
+                return
+            soft = vm_kb * 1024 + limit
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            if hard != resource.RLIM_INFINITY:
+                soft = min(soft, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+        self.armed = True
+
+    def _watch_rss(self, ceiling: int) -> None:
+        while True:
+            rss_kb = _proc_status_kb("VmRSS")
+            if rss_kb is not None and rss_kb * 1024 > ceiling:
+                self.emit.result(RunResult(
+                    status="killed", exception=None,
+                    message=f"memory limit of {self.limit_mb} MB exceeded "
+                            f"(resident memory reached {rss_kb // 1024} MB)",
+                    device=_DEVICE_NAME[0]))
+                os._exit(137)
+            time.sleep(0.05)
+
+
+_DEVICE_NAME = ["cpu"]
+
+_OOM_TEXT = ("can't allocate memory", "out of memory", "std::bad_alloc", "cannot allocate memory")
+
+
+def _is_oom(exc: BaseException) -> bool:
+    if isinstance(exc, MemoryError) or type(exc).__name__ == "OutOfMemoryError":
+        return True
+    text = str(exc).lower()
+    return any(t in text for t in _OOM_TEXT)
+
+
+def _chain(exc: BaseException):
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
+
+
+def _first_line(text: str) -> str:
+    text = text.strip()
+    return text[:MESSAGE_MAX]
+
+
+def classify(exc: BaseException, limit_mb: int | None) -> tuple[str, str | None, str]:
+    """(status, exception class name, message) for an exception that ended a
+    run. Running out of memory is ``killed`` with the reason; anything else is
+    ``failed`` with the exception's class (``BuildError`` for a design the
+    builder cannot build)."""
+    for e in _chain(exc):
+        if _is_oom(e):
+            what = f"{type(e).__name__}: {_first_line(str(e))[:500]}"
+            if limit_mb:
+                return "killed", type(e).__name__, f"memory limit of {limit_mb} MB exceeded ({what})"
+            return "killed", type(e).__name__, f"out of memory ({what})"
+    msg = _first_line(str(exc)) or type(exc).__name__
+    return "failed", type(exc).__name__, msg
+
+
+# ---- main ------------------------------------------------------------------------
+
+
+def _read_spec(args) -> RunSpec:
+    if args.spec_z64:
+        return RunSpec.from_z64(args.spec_z64)
+    if args.spec in (None, "-"):
+        return RunSpec.from_json(sys.stdin.read())
+    try:
+        with open(args.spec, encoding="utf-8") as fh:
+            return RunSpec.from_json(fh.read())
+    except OSError as exc:
+        raise SpecError(f"{args.spec}: {exc.strerror or exc}") from None
+
+
+def resolve_device(want: str, torch, emit: Emitter):
+    """CUDA when it is available and `want` is auto or cuda, else CPU."""
+    if want in ("auto", "cuda") and torch.cuda.is_available():
+        dev = torch.device("cuda", 0)
+        return dev, torch.cuda.get_device_name(dev)
+    if want == "cuda":
+        emit.log("CUDA was asked for but is not available here; running on CPU", level="warning")
+    return torch.device("cpu"), "cpu"
+
+
+def _warm_threads(torch) -> None:
+    """Start torch's intra-op thread pool before the memory limit is taken,
+    so its stacks count as the runtime's, not the run's."""
+    a = torch.ones(256, 256)
+    (a @ a).sum().item()
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m core.runs.child")
+    ap.add_argument("spec", nargs="?", help="run spec JSON file, or - for stdin")
+    ap.add_argument("--spec-z64", help="the spec in RunSpec.to_z64() form")
+    args = ap.parse_args(argv)
+
+    # stdout becomes the private event channel; fd 1 now points at stderr
+    event_fd = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        sys.stdout.reconfigure(line_buffering=True)
+    except Exception:  # noqa: BLE001
+        pass
+    emit = Emitter(event_fd)
+    t0 = time.monotonic()
+    spec = None
+    guard = None
+    try:
+        spec = _read_spec(args)
+        guard = MemoryGuard(spec.memory_limit_mb, emit)
+        emit.progress("import", "importing torch")
+        import torch  # noqa: PLC0415 - the child is where torch belongs
+
+        torch.manual_seed(spec.seed)
+        device, name = resolve_device(spec.device, torch, emit)
+        _DEVICE_NAME[0] = name
+        emit.progress("device", name, device=name)
+        _warm_threads(torch)
+        guard.arm(device, torch)
+
+        from core.runs import kinds  # noqa: PLC0415
+
+        metrics = kinds.run(spec, device, torch, emit)
+        result = RunResult(status="ok", message="", device=name, metrics=metrics or {})
+    except BaseException as exc:  # noqa: BLE001 - every ending is reported
+        if isinstance(exc, SpecError):
+            status, exc_name, msg = "failed", "SpecError", str(exc)
+        else:
+            status, exc_name, msg = classify(exc, spec.memory_limit_mb if spec else None)
+            # drop references held by the traceback before printing (frees memory)
+            traceback.print_exception(exc, file=sys.stderr)
+        result = RunResult(status=status, exception=exc_name, message=msg, device=_DEVICE_NAME[0])
+    result.seconds = time.monotonic() - t0
+    if spec is not None:
+        result.kind = spec.kind
+    try:
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001
+        pass
+    emit.result(result)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

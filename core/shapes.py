@@ -1,0 +1,145 @@
+"""The inference walk: every node's result types, in topological order.
+
+The walk keeps going past the first error: a node whose requirement fails
+yields unknown results, and unknowns never block, so one fault is reported
+once, where it happens, instead of cascading downstream.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from core.dims import Dim
+from core.graph import Design, Node, parse_ref
+from core.ops import OP_TABLE
+from core.ops.base import InferCtx, TensorType, UNKNOWN, Violation
+
+SOURCE_ARITY = (0, 0)
+
+
+@dataclass
+class Inference:
+    types: dict = field(default_factory=dict)  # node/input id -> list[TensorType]
+    violations: list = field(default_factory=list)
+    flops: dict = field(default_factory=dict)  # node id -> Dim (FLOPs for the whole batch)
+    params: dict = field(default_factory=dict)  # node id -> int (0 for a node that shares)
+    args: dict = field(default_factory=dict)  # node id -> args with torch's defaults
+    ok: set = field(default_factory=set)  # node ids whose own requirements all held
+
+    def type_of(self, ref: str) -> TensorType:
+        rid, idx = parse_ref(ref)
+        results = self.types.get(rid)
+        if not results or idx >= len(results):
+            return UNKNOWN
+        return results[idx]
+
+
+def infer_design(design: Design) -> Inference:
+    inf = Inference()
+    train = design.train or {}
+    for spec in design.inputs:
+        inf.types[spec.id] = [TensorType(tuple(spec.shape), spec.dtype)]
+    nodes = design.node_map()
+    for node in design.topo_order():
+        _infer_node(node, nodes, inf, train)
+    return inf
+
+
+def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 1) -> None:
+    inf.violations.append(Violation(rule, message, [node.id]))
+    inf.types[node.id] = [UNKNOWN] * n_results
+
+
+def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict) -> None:
+    spec = OP_TABLE.get(node.op)
+    if spec is None:
+        _fail(inf, node, "connectivity.unknown-op",
+              f"node {node.id!r} uses op {node.op!r}, which the op table does not know; "
+              "use a torch.nn class name or a tensor op of archgraph/1")
+        return
+    args, missing, unknown = spec.resolve_args(node.args)
+    inf.args[node.id] = args
+    if missing:
+        _fail(inf, node, "connectivity.missing-arg",
+              f"{node.op} {node.id!r} is missing required argument(s) {', '.join(missing)}")
+        return
+    if unknown:
+        _fail(inf, node, "connectivity.bad-arg",
+              f"{node.op} {node.id!r} has argument(s) {', '.join(unknown)} that torch.nn.{node.op} does not take")
+        return
+    lo, hi = spec.arity
+    n = len(node.inputs)
+    if n < lo or (hi is not None and n > hi):
+        want = f"{lo}" if lo == hi else (f"{lo}..{hi}" if hi is not None else f"at least {lo}")
+        _fail(inf, node, "shape.arity", f"{node.op} {node.id!r} takes {want} operand(s), got {n}")
+        return
+    in_types: list[TensorType] = []
+    producers: list = []
+    for ref in node.inputs:
+        rid, idx = parse_ref(ref)
+        results = inf.types.get(rid)
+        if results is not None and idx >= len(results) and results != [UNKNOWN]:
+            _fail(inf, node, "connectivity.bad-result",
+                  f"node {node.id!r} reads {ref!r}, but {rid!r} has only {len(results)} result(s)")
+            return
+        in_types.append(inf.type_of(ref))
+        producers.append(nodes[rid].op if rid in nodes else None)
+    ctx = InferCtx(node, args, in_types, producers, train)
+    try:
+        outs = spec.infer(ctx)
+    except (TypeError, ValueError, ZeroDivisionError, IndexError, KeyError) as exc:
+        _fail(inf, node, "connectivity.bad-arg",
+              f"{node.op} {node.id!r}: its arguments cannot be read ({type(exc).__name__}: {exc})")
+        return
+    if ctx.violations:
+        inf.violations.extend(ctx.violations)
+    if not any(v.severity == "block" for v in ctx.violations):
+        inf.ok.add(node.id)
+    inf.types[node.id] = outs
+    if node.shares is not None:
+        _check_shares(node, nodes, inf)
+        inf.params[node.id] = 0
+    else:
+        try:
+            inf.params[node.id] = spec.params(args)
+        except (TypeError, ValueError, KeyError):
+            inf.params[node.id] = 0
+    if node.id in inf.ok:
+        try:
+            inf.flops[node.id] = spec.flops(ctx, outs)
+        except (TypeError, ValueError, KeyError, IndexError):
+            inf.flops[node.id] = None
+
+
+def weight_shape(op: str, args: dict):
+    """The main weight's shape, for checking that tied weights agree."""
+    if op == "Embedding":
+        return (args["num_embeddings"], args["embedding_dim"])
+    if op == "Linear":
+        return (args["out_features"], args["in_features"])
+    return None
+
+
+def _check_shares(node: Node, nodes: dict, inf: Inference) -> None:
+    other = nodes.get(node.shares)
+    if other is None or other.id == node.id:
+        return  # reported by the structural pass
+    mine, theirs = inf.args.get(node.id), inf.args.get(other.id)
+    if mine is None or theirs is None:
+        return
+    if other.op == node.op:
+        if mine != theirs:
+            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+            inf.violations.append(Violation(
+                "shape.shares-mismatch",
+                f"{node.op} {node.id!r} shares {other.id!r} but their arguments differ ({', '.join(diff)}); "
+                "a module called twice has one set of arguments",
+                [node.id, other.id]))
+        return
+    a, b = weight_shape(node.op, mine), weight_shape(other.op, theirs)
+    if a is None or b is None or a != b:
+        inf.violations.append(Violation(
+            "shape.shares-mismatch",
+            f"{node.op} {node.id!r} ties its weight to {other.op} {other.id!r}, but the weights' shapes "
+            f"{a} and {b} differ; tied weights must have the same shape",
+            [node.id, other.id]))

@@ -1,0 +1,66 @@
+"""verify_graph(design) -> Report: the only entry the rest of the code needs."""
+
+from __future__ import annotations
+
+from core.checks import CATALOGUE, GRAPH_CHECKS, NODE_CHECKS, CheckCtx
+from core.cost import compute_cost
+from core.graph import Design, parse_ref
+from core.report import Finding, Report
+from core.shapes import infer_design
+
+_STRUCTURE_RULES = {"dangling": "connectivity.dangling", "bad-shares": "connectivity.dangling",
+                    "cycle": "connectivity.cycle", "no-output": "connectivity.no-output",
+                    "dangling-output": "connectivity.no-output"}
+
+
+def verify_graph(design: Design, with_cost: bool = True) -> Report:
+    findings: list[Finding] = []
+    for p in design.structural_problems():
+        findings.append(Finding(_STRUCTURE_RULES[p.kind], "block", tuple(p.nodes), p.message))
+    inf = infer_design(design)
+    for v in inf.violations:
+        findings.append(Finding(v.rule, v.severity, tuple(v.nodes), v.message))
+    cost = compute_cost(design, inf) if with_cost else {}
+    ctx = _check_ctx(design, inf, cost)
+    for node in design.nodes:
+        for spec, fn in NODE_CHECKS.get(node.op, ()):
+            for item in fn(node, ctx) or ():
+                findings.append(_finding(spec, item, node.id))
+    for spec, fn in GRAPH_CHECKS:
+        for item in fn(ctx) or ():
+            findings.append(_finding(spec, item, None))
+    return Report(findings=_dedupe(findings), cost=cost, types=inf.types)
+
+
+def _check_ctx(design: Design, inf, cost: dict) -> CheckCtx:
+    nodes = design.node_map()
+    users: dict = {}
+    operands: dict = {}
+    for n in design.nodes:
+        ids = [parse_ref(r)[0] for r in n.inputs]
+        operands[n.id] = ids
+        for rid in dict.fromkeys(ids):
+            users.setdefault(rid, []).append(n.id)
+    return CheckCtx(design=design, inf=inf, cost=cost, nodes=nodes, users=users, operands=operands)
+
+
+def _finding(spec, item, node_id) -> Finding:
+    if isinstance(item, str):
+        return Finding(spec.id, spec.severity, (node_id,) if node_id else (), item)
+    nodes, message = item
+    return Finding(spec.id, spec.severity, tuple(nodes), message)
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    seen = set()
+    out = []
+    for f in findings:
+        if f.key in seen:
+            continue
+        seen.add(f.key)
+        out.append(f)
+    return out
+
+
+def rule_spec(rule_id: str):
+    return CATALOGUE.get(rule_id)

@@ -1,0 +1,62 @@
+"""`archcurator verify FILE.json [--json]`: the verifier's answer for one design."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+
+def register(sub) -> None:
+    p = sub.add_parser("verify", help="verify one archgraph/1 design (verdict, findings, cost)")
+    p.add_argument("file", help="an archgraph/1 JSON file")
+    p.add_argument("--json", action="store_true", help="print the SPEC §4 JSON answer")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from core.graph import Design, DesignError
+    from core.verify import verify_graph
+
+    try:
+        design = Design.load(args.file)
+    except DesignError as exc:
+        print(f"archcurator verify: {exc}", file=sys.stderr)
+        return 2
+    report = verify_graph(design)
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2))
+        return 0
+    print_report(design, report)
+    return 0
+
+
+def print_report(design, report) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    colour = {"pass": "green", "warn": "yellow", "block": "red"}[report.verdict]
+    console.print(f"[bold]{design.name or design.source}[/]  verdict: [bold {colour}]{report.verdict.upper()}[/]  "
+                  f"({report.count('block')} block, {report.count('warn')} warn)")
+    if report.findings:
+        table = Table(show_lines=False, expand=True)
+        table.add_column("severity", no_wrap=True)
+        table.add_column("rule", no_wrap=True)
+        table.add_column("nodes", overflow="fold")
+        table.add_column("message", overflow="fold", ratio=3)
+        for f in sorted(report.findings, key=lambda f: (f.severity != "block", f.rule)):
+            sev = "[red]block[/]" if f.severity == "block" else "[yellow]warn[/]"
+            table.add_row(sev, f.rule, ", ".join(f.nodes), f.message)
+        console.print(table)
+    c = report.cost
+    if c:
+        q = c["quote"]
+        flops = c["flops_per_sample"]
+        console.print(
+            f"params {c['params']:,}   forward {flops / 1e9:.3f} GFLOPs/sample   "
+            f"train memory {c['memory']['total_bytes'] / 1024 ** 3:.2f} GiB\n"
+            f"one run: ${q['usd']:,.4f} on {q['device']} (${q['price_per_hour']}/h, {q['peak_tflops']} TFLOP/s peak at "
+            f"{q['utilisation']:.0%} utilisation, {q['steps']} steps x batch {q['batch_size']}, prices of {q['price_date']})"
+        )
+        for a in c.get("assumptions", []):
+            console.print(f"  [dim]assumed: {a}[/]")
