@@ -98,7 +98,7 @@ def cifar_cnn() -> dict:
         for _ in range(2):
             x = conv(b, f"features.{i}", x, cin, cout, 3, p=1, bias=False)
             x = bn(b, f"features.{i + 1}", x, cout)
-            x = b.node(f"features.{i + 2}", "ReLU", x, inplace=True)
+            x = b.node(f"features.{i + 2}", "ReLU", x)
             cin, i = cout, i + 3
         x = b.node(f"features.{i}", "MaxPool2d", x, kernel_size=2, stride=2)
         i += 1
@@ -116,26 +116,26 @@ def alexnet() -> dict:
                                gmacs=0.714, module=_M))
     x = b.input("x", ["B", 3, 224, 224])
     x = conv(b, "features.0", x, 3, 64, 11, 4, 2)
-    x = b.node("features.1", "ReLU", x, inplace=True)
+    x = b.node("features.1", "ReLU", x)
     x = b.node("features.2", "MaxPool2d", x, kernel_size=3, stride=2)
     x = conv(b, "features.3", x, 64, 192, 5, p=2)
-    x = b.node("features.4", "ReLU", x, inplace=True)
+    x = b.node("features.4", "ReLU", x)
     x = b.node("features.5", "MaxPool2d", x, kernel_size=3, stride=2)
     x = conv(b, "features.6", x, 192, 384, 3, p=1)
-    x = b.node("features.7", "ReLU", x, inplace=True)
+    x = b.node("features.7", "ReLU", x)
     x = conv(b, "features.8", x, 384, 256, 3, p=1)
-    x = b.node("features.9", "ReLU", x, inplace=True)
+    x = b.node("features.9", "ReLU", x)
     x = conv(b, "features.10", x, 256, 256, 3, p=1)
-    x = b.node("features.11", "ReLU", x, inplace=True)
+    x = b.node("features.11", "ReLU", x)
     x = b.node("features.12", "MaxPool2d", x, kernel_size=3, stride=2)
     x = b.node("avgpool", "AdaptiveAvgPool2d", x, output_size=[6, 6])
     x = b.node("flatten", "Flatten", x, start_dim=1)
     x = b.node("classifier.0", "Dropout", x, p=0.5)
     x = linear(b, "classifier.1", x, 256 * 6 * 6, 4096)
-    x = b.node("classifier.2", "ReLU", x, inplace=True)
+    x = b.node("classifier.2", "ReLU", x)
     x = b.node("classifier.3", "Dropout", x, p=0.5)
     x = linear(b, "classifier.4", x, 4096, 4096)
-    x = b.node("classifier.5", "ReLU", x, inplace=True)
+    x = b.node("classifier.5", "ReLU", x)
     x = linear(b, "classifier.6", x, 4096, 1000)
     b.output(x)
     return b.design()
@@ -174,16 +174,16 @@ def vgg(name: str, cfg: str, batch_norm: bool) -> dict:
         if batch_norm:
             x = bn(b, f"features.{i}", x, v)
             i += 1
-        x = b.node(f"features.{i}", "ReLU", x, inplace=True)
+        x = b.node(f"features.{i}", "ReLU", x)
         i += 1
         cin = v
     x = b.node("avgpool", "AdaptiveAvgPool2d", x, output_size=[7, 7])
     x = b.node("flatten", "Flatten", x, start_dim=1)
     x = linear(b, "classifier.0", x, 512 * 7 * 7, 4096)
-    x = b.node("classifier.1", "ReLU", x, inplace=True)
+    x = b.node("classifier.1", "ReLU", x)
     x = b.node("classifier.2", "Dropout", x, p=0.5)
     x = linear(b, "classifier.3", x, 4096, 4096)
-    x = b.node("classifier.4", "ReLU", x, inplace=True)
+    x = b.node("classifier.4", "ReLU", x)
     x = b.node("classifier.5", "Dropout", x, p=0.5)
     x = linear(b, "classifier.6", x, 4096, 1000)
     b.output(x)
@@ -192,11 +192,11 @@ def vgg(name: str, cfg: str, batch_norm: bool) -> dict:
 
 def _fire(b: GraphBuilder, p: str, x: str, cin: int, sq: int, e1: int, e3: int) -> str:
     s = conv(b, f"{p}.squeeze", x, cin, sq, 1)
-    s = b.node(f"{p}.squeeze_activation", "ReLU", s, inplace=True)
+    s = b.node(f"{p}.squeeze_activation", "ReLU", s)
     a = conv(b, f"{p}.expand1x1", s, sq, e1, 1)
-    a = b.node(f"{p}.expand1x1_activation", "ReLU", a, inplace=True)
+    a = b.node(f"{p}.expand1x1_activation", "ReLU", a)
     c = conv(b, f"{p}.expand3x3", s, sq, e3, 3, p=1)
-    c = b.node(f"{p}.expand3x3_activation", "ReLU", c, inplace=True)
+    c = b.node(f"{p}.expand3x3_activation", "ReLU", c)
     return b.node(f"{p}.cat", "Concat", [a, c], dim=1)
 
 
@@ -210,14 +210,14 @@ def squeezenet(version: str) -> dict:
     pool = dict(kernel_size=3, stride=2, ceil_mode=True)
     if version == "1_0":
         x = conv(b, "features.0", x, 3, 96, 7, 2)
-        x = b.node("features.1", "ReLU", x, inplace=True)
+        x = b.node("features.1", "ReLU", x)
         x = b.node("features.2", "MaxPool2d", x, **pool)
         plan = [(96, 16, 64, 64), (128, 16, 64, 64), (128, 32, 128, 128), "M",
                 (256, 32, 128, 128), (256, 48, 192, 192), (384, 48, 192, 192),
                 (384, 64, 256, 256), "M", (512, 64, 256, 256)]
     else:
         x = conv(b, "features.0", x, 3, 64, 3, 2)
-        x = b.node("features.1", "ReLU", x, inplace=True)
+        x = b.node("features.1", "ReLU", x)
         x = b.node("features.2", "MaxPool2d", x, **pool)
         plan = [(64, 16, 64, 64), (128, 16, 64, 64), "M", (128, 32, 128, 128),
                 (256, 32, 128, 128), "M", (256, 48, 192, 192), (384, 48, 192, 192),
@@ -229,7 +229,7 @@ def squeezenet(version: str) -> dict:
             x = _fire(b, f"features.{i}", x, *item)
     x = b.node("classifier.0", "Dropout", x, p=0.5)
     x = conv(b, "classifier.1", x, 512, 1000, 1)
-    x = b.node("classifier.2", "ReLU", x, inplace=True)
+    x = b.node("classifier.2", "ReLU", x)
     x = b.node("classifier.3", "AdaptiveAvgPool2d", x, output_size=[1, 1])
     x = b.node("flatten", "Flatten", x, start_dim=1)
     b.output(x)

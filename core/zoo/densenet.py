@@ -25,7 +25,7 @@ def densenet(name: str, bn_size: int = 4) -> dict:
     x = b.input("x", ["B", 3, 224, 224])
     x = conv(b, "features.conv0", x, 3, init, 7, 2, 3, bias=False)
     x = bn(b, "features.norm0", x, init)
-    x = b.node("features.relu0", "ReLU", x, inplace=True)
+    x = b.node("features.relu0", "ReLU", x)
     x = b.node("features.pool0", "MaxPool2d", x, kernel_size=3, stride=2, padding=1)
     c = init
     for bi, n in enumerate(blocks, start=1):
@@ -36,10 +36,10 @@ def densenet(name: str, bn_size: int = 4) -> dict:
             cin = c + (li - 1) * growth
             h = feats[0] if len(feats) == 1 else b.node(f"{p}.cat", "Concat", list(feats), dim=1)
             h = bn(b, f"{p}.norm1", h, cin)
-            h = b.node(f"{p}.relu1", "ReLU", h, inplace=True)
+            h = b.node(f"{p}.relu1", "ReLU", h)
             h = conv(b, f"{p}.conv1", h, cin, bn_size * growth, 1, bias=False)
             h = bn(b, f"{p}.norm2", h, bn_size * growth)
-            h = b.node(f"{p}.relu2", "ReLU", h, inplace=True)
+            h = b.node(f"{p}.relu2", "ReLU", h)
             h = conv(b, f"{p}.conv2", h, bn_size * growth, growth, 3, 1, 1, bias=False)
             feats.append(h)
         x = b.node(f"{blk}.cat", "Concat", feats, dim=1)
@@ -47,12 +47,12 @@ def densenet(name: str, bn_size: int = 4) -> dict:
         if bi != len(blocks):
             t = f"features.transition{bi}"
             x = bn(b, f"{t}.norm", x, c)
-            x = b.node(f"{t}.relu", "ReLU", x, inplace=True)
+            x = b.node(f"{t}.relu", "ReLU", x)
             x = conv(b, f"{t}.conv", x, c, c // 2, 1, bias=False)
             x = b.node(f"{t}.pool", "AvgPool2d", x, kernel_size=2, stride=2)
             c //= 2
     x = bn(b, "features.norm5", x, c)
-    x = b.node("relu", "ReLU", x, inplace=True)
+    x = b.node("relu", "ReLU", x)
     x = b.node("adaptive_avg_pool2d", "AdaptiveAvgPool2d", x, output_size=[1, 1])
     x = b.node("flatten", "Flatten", x, start_dim=1)
     x = linear(b, "classifier", x, c, 1000)

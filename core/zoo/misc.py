@@ -110,10 +110,10 @@ def vae_encoder() -> dict:
 def _double_conv(b: GraphBuilder, p: str, x: str, cin: int, cout: int) -> str:
     x = conv(b, f"{p}.double_conv.0", x, cin, cout, 3, 1, 1, bias=False)
     x = bn(b, f"{p}.double_conv.1", x, cout)
-    x = b.node(f"{p}.double_conv.2", "ReLU", x, inplace=True)
+    x = b.node(f"{p}.double_conv.2", "ReLU", x)
     x = conv(b, f"{p}.double_conv.3", x, cout, cout, 3, 1, 1, bias=False)
     x = bn(b, f"{p}.double_conv.4", x, cout)
-    return b.node(f"{p}.double_conv.5", "ReLU", x, inplace=True)
+    return b.node(f"{p}.double_conv.5", "ReLU", x)
 
 
 def unet() -> dict:

@@ -19,7 +19,7 @@ def _cna(b: GraphBuilder, p: str, x: str, cin: int, cout: int, k: int, s: int = 
     x = conv(b, f"{p}.0", x, cin, cout, k, s, pad, groups=groups, bias=False, dilation=dilation)
     x = bn(b, f"{p}.1", x, cout, eps=eps, momentum=momentum)
     if act is not None:
-        x = b.node(f"{p}.2", act, x, inplace=True)
+        x = b.node(f"{p}.2", act, x)
     return x
 
 
@@ -122,8 +122,8 @@ def mobilenet_v3(size: str) -> dict:
     x = b.node("avgpool", "AdaptiveAvgPool2d", x, output_size=1)
     x = b.node("flatten", "Flatten", x, start_dim=1)
     x = linear(b, "classifier.0", x, lastconv, last_channel)
-    x = b.node("classifier.1", "Hardswish", x, inplace=True)
-    x = b.node("classifier.2", "Dropout", x, p=0.2, inplace=True)
+    x = b.node("classifier.1", "Hardswish", x)
+    x = b.node("classifier.2", "Dropout", x, p=0.2)
     x = linear(b, "classifier.3", x, last_channel, 1000)
     b.output(x)
     return b.design()
@@ -182,7 +182,7 @@ def efficientnet(name: str) -> dict:
     x = _cna(b, "features.8", x, last_in, lastconv, 1, act="SiLU", **nb)
     x = b.node("avgpool", "AdaptiveAvgPool2d", x, output_size=1)
     x = b.node("flatten", "Flatten", x, start_dim=1)
-    x = b.node("classifier.0", "Dropout", x, p=dropout, inplace=True)
+    x = b.node("classifier.0", "Dropout", x, p=dropout)
     x = linear(b, "classifier.1", x, lastconv, 1000)
     b.output(x)
     return b.design()
@@ -203,19 +203,19 @@ def _shuffle_unit(b: GraphBuilder, p: str, x: str, inp: int, oup: int, stride: i
         b1 = bn(b, f"{p}.branch1.1", b1, inp)
         b1 = conv(b, f"{p}.branch1.2", b1, inp, bf, 1, bias=False)
         b1 = bn(b, f"{p}.branch1.3", b1, bf)
-        b1 = b.node(f"{p}.branch1.4", "ReLU", b1, inplace=True)
+        b1 = b.node(f"{p}.branch1.4", "ReLU", b1)
         src, cin2 = x, inp
     else:
         chunks = b.node(f"{p}.chunk", "Split", x, split_size_or_sections=inp // 2, dim=1)
         b1, src, cin2 = f"{chunks}:0", f"{chunks}:1", bf
     b2 = conv(b, f"{p}.branch2.0", src, cin2, bf, 1, bias=False)
     b2 = bn(b, f"{p}.branch2.1", b2, bf)
-    b2 = b.node(f"{p}.branch2.2", "ReLU", b2, inplace=True)
+    b2 = b.node(f"{p}.branch2.2", "ReLU", b2)
     b2 = conv(b, f"{p}.branch2.3", b2, bf, bf, 3, stride, 1, groups=bf, bias=False)
     b2 = bn(b, f"{p}.branch2.4", b2, bf)
     b2 = conv(b, f"{p}.branch2.5", b2, bf, bf, 1, bias=False)
     b2 = bn(b, f"{p}.branch2.6", b2, bf)
-    b2 = b.node(f"{p}.branch2.7", "ReLU", b2, inplace=True)
+    b2 = b.node(f"{p}.branch2.7", "ReLU", b2)
     out = b.node(f"{p}.cat", "Concat", [b1, b2], dim=1)
     # channel_shuffle(out, 2): view(B, 2, C/2, H, W) -> transpose(1, 2) -> view(B, C, H, W)
     out = b.node(f"{p}.view", "Unflatten", out, dim=1, unflattened_size=[2, oup // 2])
@@ -231,7 +231,7 @@ def shufflenet_v2(name: str) -> dict:
     x = b.input("x", ["B", 3, 224, 224])
     x = conv(b, "conv1.0", x, 3, chans[0], 3, 2, 1, bias=False)
     x = bn(b, "conv1.1", x, chans[0])
-    x = b.node("conv1.2", "ReLU", x, inplace=True)
+    x = b.node("conv1.2", "ReLU", x)
     x = b.node("maxpool", "MaxPool2d", x, kernel_size=3, stride=2, padding=1)
     cin = chans[0]
     for si, (reps, cout) in enumerate(zip([4, 8, 4], chans[1:4]), start=2):
@@ -241,7 +241,7 @@ def shufflenet_v2(name: str) -> dict:
         cin = cout
     x = conv(b, "conv5.0", x, cin, chans[4], 1, bias=False)
     x = bn(b, "conv5.1", x, chans[4])
-    x = b.node("conv5.2", "ReLU", x, inplace=True)
+    x = b.node("conv5.2", "ReLU", x)
     x = b.node("mean", "Mean", x, dim=[2, 3])
     x = linear(b, "fc", x, chans[4], 1000)
     b.output(x)
@@ -268,10 +268,10 @@ def mnasnet(name: str) -> dict:
     x = b.input("x", ["B", 3, 224, 224])
     x = conv(b, "layers.0", x, 3, depths[0], 3, 2, 1, bias=False)
     x = bn(b, "layers.1", x, depths[0], momentum=mom)
-    x = b.node("layers.2", "ReLU", x, inplace=True)
+    x = b.node("layers.2", "ReLU", x)
     x = conv(b, "layers.3", x, depths[0], depths[0], 3, 1, 1, groups=depths[0], bias=False)
     x = bn(b, "layers.4", x, depths[0], momentum=mom)
-    x = b.node("layers.5", "ReLU", x, inplace=True)
+    x = b.node("layers.5", "ReLU", x)
     x = conv(b, "layers.6", x, depths[0], depths[1], 1, bias=False)
     x = bn(b, "layers.7", x, depths[1], momentum=mom)
     stacks = [(depths[1], depths[2], 3, 2, 3, 3), (depths[2], depths[3], 5, 2, 3, 3),
@@ -285,10 +285,10 @@ def mnasnet(name: str) -> dict:
             p = f"layers.{li}.{j}.layers"
             h = conv(b, f"{p}.0", x, i_c, mid, 1, bias=False)
             h = bn(b, f"{p}.1", h, mid, momentum=mom)
-            h = b.node(f"{p}.2", "ReLU", h, inplace=True)
+            h = b.node(f"{p}.2", "ReLU", h)
             h = conv(b, f"{p}.3", h, mid, mid, k, s, k // 2, groups=mid, bias=False)
             h = bn(b, f"{p}.4", h, mid, momentum=mom)
-            h = b.node(f"{p}.5", "ReLU", h, inplace=True)
+            h = b.node(f"{p}.5", "ReLU", h)
             h = conv(b, f"{p}.6", h, mid, cout, 1, bias=False)
             h = bn(b, f"{p}.7", h, cout, momentum=mom)
             if i_c == cout and s == 1:
@@ -296,9 +296,9 @@ def mnasnet(name: str) -> dict:
             x = h
     x = conv(b, "layers.14", x, depths[7], 1280, 1, bias=False)
     x = bn(b, "layers.15", x, 1280, momentum=mom)
-    x = b.node("layers.16", "ReLU", x, inplace=True)
+    x = b.node("layers.16", "ReLU", x)
     x = b.node("mean", "Mean", x, dim=[2, 3])
-    x = b.node("classifier.0", "Dropout", x, p=0.2, inplace=True)
+    x = b.node("classifier.0", "Dropout", x, p=0.2)
     x = linear(b, "classifier.1", x, 1280, 1000)
     b.output(x)
     return b.design()

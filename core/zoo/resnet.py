@@ -25,7 +25,7 @@ _CONFIGS = {
 def _basic(b: GraphBuilder, p: str, x: str, inplanes: int, planes: int, stride: int) -> str:
     out = conv(b, f"{p}.conv1", x, inplanes, planes, 3, stride, 1, bias=False)
     out = bn(b, f"{p}.bn1", out, planes)
-    out = b.node(f"{p}.relu", "ReLU", out, inplace=True)
+    out = b.node(f"{p}.relu", "ReLU", out)
     out = conv(b, f"{p}.conv2", out, planes, planes, 3, 1, 1, bias=False)
     out = bn(b, f"{p}.bn2", out, planes)
     identity = x
@@ -33,7 +33,7 @@ def _basic(b: GraphBuilder, p: str, x: str, inplanes: int, planes: int, stride: 
         identity = conv(b, f"{p}.downsample.0", x, inplanes, planes, 1, stride, bias=False)
         identity = bn(b, f"{p}.downsample.1", identity, planes)
     out = b.node(f"{p}.add", "Add", [out, identity])
-    return b.node(f"{p}.relu_1", "ReLU", out, inplace=True)
+    return b.node(f"{p}.relu_1", "ReLU", out)
 
 
 def _bottleneck(b: GraphBuilder, p: str, x: str, inplanes: int, planes: int, stride: int,
@@ -42,10 +42,10 @@ def _bottleneck(b: GraphBuilder, p: str, x: str, inplanes: int, planes: int, str
     outc = planes * 4
     out = conv(b, f"{p}.conv1", x, inplanes, width, 1, bias=False)
     out = bn(b, f"{p}.bn1", out, width)
-    out = b.node(f"{p}.relu", "ReLU", out, inplace=True)
+    out = b.node(f"{p}.relu", "ReLU", out)
     out = conv(b, f"{p}.conv2", out, width, width, 3, stride, 1, groups=groups, bias=False)
     out = bn(b, f"{p}.bn2", out, width)
-    out = b.node(f"{p}.relu_1", "ReLU", out, inplace=True)
+    out = b.node(f"{p}.relu_1", "ReLU", out)
     out = conv(b, f"{p}.conv3", out, width, outc, 1, bias=False)
     out = bn(b, f"{p}.bn3", out, outc)
     identity = x
@@ -53,7 +53,7 @@ def _bottleneck(b: GraphBuilder, p: str, x: str, inplanes: int, planes: int, str
         identity = conv(b, f"{p}.downsample.0", x, inplanes, outc, 1, stride, bias=False)
         identity = bn(b, f"{p}.downsample.1", identity, outc)
     out = b.node(f"{p}.add", "Add", [out, identity])
-    return b.node(f"{p}.relu_2", "ReLU", out, inplace=True)
+    return b.node(f"{p}.relu_2", "ReLU", out)
 
 
 def resnet(name: str) -> dict:
@@ -64,7 +64,7 @@ def resnet(name: str) -> dict:
     x = b.input("x", ["B", 3, 224, 224])
     x = conv(b, "conv1", x, 3, 64, 7, 2, 3, bias=False)
     x = bn(b, "bn1", x, 64)
-    x = b.node("relu", "ReLU", x, inplace=True)
+    x = b.node("relu", "ReLU", x)
     x = b.node("maxpool", "MaxPool2d", x, kernel_size=3, stride=2, padding=1)
     inplanes = 64
     expansion = 1 if block == "basic" else 4
@@ -93,7 +93,7 @@ def resnet20_cifar() -> dict:
     x = b.input("x", ["B", 3, 32, 32])
     x = conv(b, "conv1", x, 3, 16, 3, 1, 1, bias=False)
     x = bn(b, "bn1", x, 16)
-    x = b.node("relu", "ReLU", x, inplace=True)
+    x = b.node("relu", "ReLU", x)
     inplanes = 16
     for li, planes in enumerate((16, 32, 64), start=1):
         for bi in range(3):
