@@ -163,12 +163,13 @@ def classify(exc: BaseException, limit_mb: int | None) -> tuple[str, str | None,
     run. Running out of memory is ``killed`` with the reason; anything else is
     ``failed`` with the exception's class (``BuildError`` for a design the
     builder cannot build)."""
-    for e in _chain(exc):
-        if _is_oom(e):
-            what = f"{type(e).__name__}: {_first_line(str(e))[:500]}"
-            if limit_mb:
-                return "killed", type(e).__name__, f"memory limit of {limit_mb} MB exceeded ({what})"
-            return "killed", type(e).__name__, f"out of memory ({what})"
+    ooms = [e for e in _chain(exc) if _is_oom(e)]
+    if ooms:
+        e = ooms[-1]  # the root cause, not a wrapper such as BuildError
+        what = f"{type(e).__name__}: {_first_line(str(e))[:500]}"
+        if limit_mb:
+            return "killed", type(e).__name__, f"memory limit of {limit_mb} MB exceeded ({what})"
+        return "killed", type(e).__name__, f"out of memory ({what})"
     msg = _first_line(str(exc)) or type(exc).__name__
     return "failed", type(exc).__name__, msg
 
