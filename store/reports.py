@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from store.connection import DB, reading
-from store.verifier import DEFAULT_GPU
+from store.verifier import default_gpu
 
 Z95 = 1.959963984540054
 
@@ -52,6 +52,7 @@ def refusal_report(db: DB) -> dict:
     for a, m, t, rule, n in rules:
         by_rules.setdefault(_key(a, m, t), []).append((rule, n))
     out = []
+    gpu = default_gpu()
     order = {"reference": 0, "human": 1, "agent": 2}
     for a, m, t, returned, blocked, ungenerated, med in sorted(
             groups, key=lambda g: (order.get(g[0], 9), g[0], g[1] or "", g[1] is not None, g[2] or "")):
@@ -69,7 +70,7 @@ def refusal_report(db: DB) -> dict:
             "ruleIds": {rule: n for rule, n in rule_counts},
             "medianQuotedCost": None if med is None else float(med),
             "runs": nruns,
-            "costDevice": DEFAULT_GPU,
+            "costDevice": gpu,
         })
     return {"rows": out}
 

@@ -97,40 +97,37 @@ def verify_design(design, verifier: Callable | None = None) -> Verified:
     )
 
 
-def default_gpu_usd(cost: dict) -> float | None:
-    """USD of one training run on the default GPU (A10G).
+def default_gpu() -> str:
+    """The GPU price table's default device (A10G)."""
+    try:
+        from core.assets import gpu_prices
 
-    The quote itself when it was made for the A10G; otherwise
-    `core.cost.quote_usd(cost, device)` if the cost module offers it, else the
-    same work re-priced from the quote's own figures (FLOPs of the run at the
-    A10G's peak, utilisation and hourly price from `core.cost`'s table).
+        return gpu_prices().get("default") or DEFAULT_GPU
+    except Exception:
+        return DEFAULT_GPU
+
+
+def default_gpu_usd(cost: dict) -> float | None:
+    """USD of one training run on the default GPU (A10G), whatever device the design declares.
+
+    `core.cost.quote_on(cost)` re-prices the quote on the table's default
+    GPU; without it, the quote itself counts only when it was made for that GPU.
     """
     quote = cost.get("quote") if isinstance(cost, dict) else None
     if not isinstance(quote, dict):
         return None
-    device = quote.get("device")
-    if device in (None, DEFAULT_GPU):
-        return _num(quote.get("usd"))
     try:
-        import core.cost as C  # type: ignore
-    except Exception:
-        return None
-    fn = getattr(C, "quote_usd", None)
-    if callable(fn):
+        from core.cost import quote_on
+    except ImportError:
+        quote_on = None
+    if quote_on is not None:
         try:
-            return _num(fn(cost, DEFAULT_GPU))
+            return _num(quote_on(cost, None))
         except Exception:
-            return None
-    table = getattr(C, "GPU_TABLE", None) or getattr(C, "GPU_PRICES", None)
-    row = table.get(DEFAULT_GPU) if isinstance(table, dict) else None
-    hours, peak, util = _num(quote.get("hours")), _num(quote.get("peak_tflops")), _num(quote.get("utilisation"))
-    if not isinstance(row, dict) or None in (hours, peak, util):
-        return None
-    a_peak = _num(row.get("peak_tflops"))
-    a_price = _num(row.get("price_per_hour"))
-    if not a_peak or a_price is None:
-        return None
-    return hours * peak / a_peak * a_price
+            pass
+    if quote.get("device") in (None, default_gpu()):
+        return _num(quote.get("usd"))
+    return None
 
 
 def _num(v) -> float | None:

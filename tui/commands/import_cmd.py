@@ -1,0 +1,108 @@
+"""`archcurator import PATH…`: store designs from archgraph files, folders, JSONL batches and .py sources.
+
+Exit 0 when nothing was rejected, 1 when some lines were rejected (the rest
+imported), 2 when an input could not be read at all (nothing is written) or
+the store could not be opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+PROGRESS_MIN = 200  # designs before a progress bar is worth showing
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "import",
+        help="store designs from archgraph files, folders, JSONL batches or .py files",
+        description=(
+            "Verify and store designs. PATH is an archgraph/1 .json file, a folder of them (and of "
+            ".jsonl batches), a .jsonl batch (one design a line, SPEC §2) or a .py file (with --entry). "
+            "A design whose id is already stored adds nothing. Design files get their id from their "
+            "'name' (else the file name) and author 'human' unless --author says otherwise."),
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--author", choices=("human", "agent", "reference"),
+                   help="author of design files (default human) and of batch lines that do not say")
+    p.add_argument("--model", help="model of design files / batch lines that do not say")
+    p.add_argument("--task-set", dest="task_set", help="task set of design files / batch lines that do not say")
+    p.add_argument("--run", dest="run_name", metavar="RUN",
+                   help="recorded run of design files / batch lines that do not say")
+    p.add_argument("--entry", help=".py files: the class or builder function to read")
+    p.add_argument("--args", dest="py_args", metavar="JSON", help=".py files: keyword arguments of the entry")
+    p.add_argument("--input", dest="py_inputs", action="append", default=[], metavar="SHAPE[:DTYPE]",
+                   help=".py files: one per forward argument, e.g. 2,3,32,32 or 2,16:int64")
+    p.add_argument("--workers", type=int, default=None,
+                   help="processes verifying a big batch (default: 2 from 400 designs on)")
+    p.add_argument("--json", action="store_true", help="print what happened as JSON")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    p.set_defaults(func=run)
+    return p
+
+
+def _err(line: str) -> None:
+    print(line, file=sys.stderr)
+
+
+def run(args) -> int:
+    from store.connection import StoreError
+    from store.importers import Defaults, ImportInputError, PyOptions, import_batches, plan
+
+    py_args = None
+    if getattr(args, "py_args", None):
+        try:
+            py_args = json.loads(args.py_args)
+        except json.JSONDecodeError as exc:
+            _err(f"--args: not JSON: {exc.msg}")
+            return 2
+        if not isinstance(py_args, dict):
+            _err("--args: must be a JSON object of keyword arguments")
+            return 2
+    defaults = Defaults(author=args.author, model=args.model, task_set=args.task_set, run=args.run_name)
+    py = PyOptions(entry=args.entry, args=py_args, inputs=list(args.py_inputs or []))
+    db = getattr(args, "db", None)
+    try:
+        batches = plan(args.paths, py)
+    except ImportInputError as exc:
+        _err(str(exc))
+        return 2
+    total = sum(b.count for b in batches)
+    show = not args.quiet and not args.json and (sys.stderr.isatty() or total >= 10 * PROGRESS_MIN) \
+        and total >= PROGRESS_MIN
+    bar = None
+    try:
+        if show:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            bar = Progress(TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                           console=Console(stderr=True), transient=True)
+            bar.start()
+            task = bar.add_task("import", total=total)
+            progress = lambda done, n: bar.update(task, completed=done)  # noqa: E731
+        else:
+            progress = None
+        result = import_batches(db, batches, defaults=defaults, workers=args.workers, progress=progress)
+    except (ImportInputError, StoreError) as exc:
+        if bar:
+            bar.stop()
+        _err(str(exc))
+        return 2
+    finally:
+        if bar:
+            bar.stop()
+    for rej in result.rejected:
+        _err(str(rej))
+    if args.json:
+        print(json.dumps(result.to_dict(), indent=2, default=str))
+        return result.exit_code
+    ung = len(result.ungenerated)
+    print(f"imported {len(result.imported)}" + (f" ({ung} ungenerated)" if ung else "")
+          + f", skipped {len(result.skipped)} (already stored), rejected {len(result.rejected)}")
+    if len(result.batches) > 1:
+        for b in result.batches:
+            print(f"  {b.label}: imported {b.imported}, skipped {b.skipped}, rejected {b.rejected}")
+    return result.exit_code

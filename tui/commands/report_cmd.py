@@ -1,0 +1,104 @@
+"""`archcurator report refusals|rules|agreement`: rich tables, or `--json`."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser("report", help="refusals by author, rule precision/recall, curator agreement",
+                              description="Reports over the store. Rich tables by default; --json for scripts.")
+    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+    sub = p.add_subparsers(dest="report", metavar="REPORT", required=True)
+
+    def common(sp):
+        sp.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+        # also accepted after the report's name (cli.py adds --db to `report` itself)
+        sp.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH", help="the store file")
+        sp.set_defaults(func=run)
+
+    common(sub.add_parser("refusals", help="per author, model and task set: returned, blocked, share, rules, cost",
+                          description="SPEC §4: one row per author, model and task set."))
+    rules = sub.add_parser("rules", help="per rule: firings, judgments, precision (Wilson 95%% lower), recall")
+    rules.add_argument("--curator", help="use this curator's verdicts only (default: the majority verdict)")
+    common(rules)
+    agree = sub.add_parser("agreement", help="Cohen's kappa between two curators on findings both judged")
+    agree.add_argument("--a", required=True, metavar="NAME")
+    agree.add_argument("--b", required=True, metavar="NAME")
+    common(agree)
+    p.set_defaults(func=run)
+    return p
+
+
+def _fmt(v, pct=False, money=False) -> str:
+    if v is None:
+        return "—"
+    if pct:
+        return f"{100 * v:.1f}%"
+    if money:
+        return f"${v:,.2f}"
+    if isinstance(v, float):
+        return f"{v:.3f}"
+    return str(v)
+
+
+def run(args) -> int:
+    from store.connection import StoreError
+    from store.reports import agreement_report, refusal_report, rules_report
+
+    db = getattr(args, "db", None)
+    try:
+        if args.report == "refusals":
+            data = refusal_report(db)
+        elif args.report == "rules":
+            data = rules_report(db, curator=getattr(args, "curator", None))
+        else:
+            data = agreement_report(db, args.a, args.b)
+    except StoreError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    if getattr(args, "json", False):
+        print(json.dumps(data, indent=2, default=str))
+        return 0
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    if args.report == "refusals":
+        t = Table(title="Refusals by author, model and task set")
+        for c in ("author", "model", "task set", "returned", "blocked", "share", "range over runs",
+                  "ungenerated", "top rules", "median cost (A10G)"):
+            t.add_column(c, justify="right" if c in ("returned", "blocked", "share", "ungenerated") else "left")
+        for r in data["rows"]:
+            lo, hi = r["blockedShareRange"]
+            rules = ", ".join(f"{k} {v}" for k, v in list(r["ruleIds"].items())[:3])
+            t.add_row(r["author"], r["model"] or "—", r["taskSet"]["label"] or "—", str(r["returned"]),
+                      str(r["blocked"]), _fmt(r["blockedShare"], pct=True),
+                      f"{_fmt(lo, pct=True)}–{_fmt(hi, pct=True)}" if lo is not None else "—",
+                      str(r["ungenerated"]), rules or "—", _fmt(r["medianQuotedCost"], money=True))
+        console.print(t if data["rows"] else "no designs in the store")
+    elif args.report == "rules":
+        t = Table(title="Rules" + (f" (verdicts of {data['curator']})" if data.get("curator") else ""))
+        for c in ("rule", "firings", "designs", "real", "false alarm", "unsure", "unjudged", "precision",
+                  "≥ (Wilson 95%)", "missed", "recall", "stale"):
+            t.add_column(c, justify="left" if c == "rule" else "right")
+        for r in data["rows"]:
+            t.add_row(r["rule"], str(r["firings"]), str(r["designs"]), str(r["real"]), str(r["false_alarm"]),
+                      str(r["unsure"]), str(r["unjudged"]), _fmt(r["precision"], pct=True),
+                      _fmt(r["precisionLower"], pct=True), str(r["missed"]), _fmt(r["recall"], pct=True),
+                      str(r["stale"]))
+        console.print(t if data["rows"] else "no findings in the store")
+    else:
+        cats = data["categories"]
+        t = Table(title=f"{data['a']} (rows) vs {data['b']} (columns): {data['n']} findings both judged")
+        t.add_column("")
+        for c in cats:
+            t.add_column(c, justify="right")
+        for a in cats:
+            t.add_row(a, *[str(data["matrix"][a][b]) for b in cats])
+        console.print(t)
+        console.print(f"observed agreement {_fmt(data['observed'], pct=True)}, "
+                      f"chance {_fmt(data['expected'], pct=True)}, Cohen's kappa {_fmt(data['kappa'])}")
+    return 0
