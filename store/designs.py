@@ -322,8 +322,8 @@ def list_designs(db: DB, filters: dict | None = None, sort=None, offset: int = 0
                  limit: int | None = 100) -> list[dict]:
     """One page of designs (no graphs), for a virtualised list.
 
-    filters: `author`, `model`, `task_set`, `run` (a value or a list; None
-    matches null), `verdict` (pass | warn | block | ungenerated, or a list),
+    filters (a key set to None is no filter): `author`, `model`, `task_set`,
+    `run` (a value or a list; a list holding None matches null), `verdict` (pass | warn | block | ungenerated, or a list),
     `rule` (designs on which that rule fires now), `judged` (unjudged |
     partly | judged, counted over live findings; a design without findings
     is judged once marked clean; ungenerated designs have no judged state),
