@@ -22,14 +22,17 @@ def module_key(node_id: str) -> str:
     return node_id.replace(".", _KEY_DOT)
 
 
-def build_module(design: Design, device: str = "cpu"):
+def build_module(design: Design, device: str = "cpu", sizes: dict | None = None):
+    """Build the design; `sizes` gives the symbols' sizes for ops that make tensors
+    from nothing (Arange, Constant, Parameter) — by default `symbol_env(design)`."""
     import torch
 
     problems = design.structural_problems()
     if problems:
         raise BuildError(problems[0].message)
+    sizes = symbol_env(design) if sizes is None else sizes
     with torch.device(device):
-        return _graph_module_class()(design)
+        return _graph_module_class()(design, sizes)
 
 
 def _graph_module_class():
@@ -45,7 +48,7 @@ def _graph_module_class():
     class GraphModule(nn.Module):  # noqa: F811 - defined once, lazily
         """Runs the design's nodes in topological order."""
 
-        def __init__(self, design: Design):
+        def __init__(self, design: Design, sizes: dict):
             super().__init__()
             self.design_name = design.name
             self.input_ids = [i.id for i in design.inputs]
@@ -58,6 +61,8 @@ def _graph_module_class():
                 if spec is None:
                     raise BuildError(f"node {node.id!r}: unknown op {node.op!r}")
                 args, missing, unknown = spec.resolve_args(node.args)
+                if spec.arity == (0, 0):
+                    args = _concrete(args, sizes)
                 if missing:
                     raise BuildError(f"node {node.id!r}: {node.op} is missing {', '.join(missing)}")
                 if unknown:
@@ -121,6 +126,18 @@ def _graph_module_class():
     return GraphModule
 
 
+def _concrete(args: dict, sizes: dict) -> dict:
+    """Symbols in a source op's sizes -> ints (a source op has no input to take them from)."""
+    def fix(v):
+        if isinstance(v, str):
+            return sizes.get(v, DEFAULT_SYMBOL_SIZE)
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        return v
+
+    return {k: (fix(v) if k in ("shape", "end") else v) for k, v in args.items()}
+
+
 def _flatten(out) -> tuple:
     if isinstance(out, (tuple, list)):
         flat = []
@@ -165,11 +182,6 @@ def example_inputs(design: Design, batch: int = 2, device: str = "cpu", env: dic
 
     sizes = symbol_env(design, batch, env)
     gen = torch.Generator().manual_seed(seed)
-    train = design.train or {}
-    vocab = train.get("vocab_size")
-    if not isinstance(vocab, int):
-        vocab = next((n.args.get("num_embeddings") for n in design.nodes if n.op == "Embedding"
-                      and isinstance(n.args.get("num_embeddings"), int)), 16)
     out = []
     for spec in design.inputs:
         shape = [d if isinstance(d, int) else sizes.get(d, DEFAULT_SYMBOL_SIZE) if isinstance(d, str)
@@ -182,6 +194,7 @@ def example_inputs(design: Design, batch: int = 2, device: str = "cpu", env: dic
         elif dtype == torch.bool:
             t = torch.randint(0, 2, shape, generator=gen).bool()
         else:
+            vocab = id_range(design, spec.id)
             t = torch.randint(0, max(1, vocab), shape, generator=gen, dtype=dtype)
             if t.numel():
                 t.view(-1)[-1] = max(0, vocab - 1)
@@ -190,3 +203,31 @@ def example_inputs(design: Design, batch: int = 2, device: str = "cpu", env: dic
 
 
 _TORCH_DTYPES = {"float": "float32", "long": "int64", "int": "int32"}
+
+
+def declared_id_range(design: Design, input_id: str) -> int | None:
+    """The declared number of distinct ids an integer input carries: the input's own
+    `vocab_size`, else train.vocab_size for the design's first integer input."""
+    spec = next((i for i in design.inputs if i.id == input_id), None)
+    if spec is None:
+        return None
+    own = spec.extra.get("vocab_size")
+    if isinstance(own, int):
+        return own
+    first_int = next((i.id for i in design.inputs if not str(i.dtype).startswith(("float", "bfloat"))), None)
+    vocab = (design.train or {}).get("vocab_size")
+    if input_id == first_int and isinstance(vocab, int):
+        return vocab
+    return None
+
+
+def id_range(design: Design, input_id: str) -> int:
+    """Ids to draw for an integer input: the declared range, else the smallest
+    table it feeds, else 16."""
+    declared = declared_id_range(design, input_id)
+    if declared is not None:
+        return declared
+    rows = [n.args.get("num_embeddings") for n in design.nodes
+            if n.op == "Embedding" and n.inputs and n.inputs[0] == input_id
+            and isinstance(n.args.get("num_embeddings"), int)]
+    return min(rows) if rows else 16

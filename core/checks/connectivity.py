@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from core.checks.base import graph_check, node_check
 from core.graph import parse_ref
-from core.ops import OP_TABLE
 
 W = "warn"
 SOURCE_OPS = {"Parameter", "Constant", "Arange"}
@@ -46,27 +45,20 @@ def _unused_inputs(ctx):
             yield [spec.id], f"input {spec.id!r} is never read"
 
 
-@graph_check("connectivity.unreachable", W, "connectivity", "Node not fed by any input",
-             condition="A node (other than a learned Parameter, Constant or Arange) with no path from any input.",
-             why="It computes the same value for every sample: wasted work, and usually a severed connection.",
-             fix="Feed it from the data path, or replace it with a Parameter/Constant.")
+@graph_check("connectivity.unreachable", W, "connectivity", "Output not reached from any input",
+             condition="An output computed only from learned or constant tensors (Parameter, Constant, Arange), "
+                       "with no path from any input.",
+             why="It is the same for every sample: the model ignores its data there, usually a severed "
+                 "connection.",
+             fix="Feed the branch from the data path.")
 def _unreachable(ctx):
     fed: set = set(ctx.design.input_ids)
     for node in ctx.design.topo_order():
-        ops = ctx.operands.get(node.id, [])
-        if any(o in fed for o in ops):
+        if any(o in fed for o in ctx.operands.get(node.id, [])):
             fed.add(node.id)
-    for node in ctx.design.nodes:
-        if node.id in fed or node.op in SOURCE_OPS:
-            continue
-        spec = OP_TABLE.get(node.op)
-        if spec is None or not node.inputs:
-            continue
-        # only the first node of an unfed stretch is worth naming
-        if any(ctx.nodes.get(o) is not None and ctx.nodes[o].op not in SOURCE_OPS and o not in fed
-               for o in ctx.operands.get(node.id, [])):
-            continue
-        yield [node.id], f"{node.op} {node.id!r} is computed only from learned or constant tensors, never from an input"
+    for o in dict.fromkeys(parse_ref(o)[0] for o in ctx.design.outputs):
+        if o in ctx.nodes and o not in fed:
+            yield [o], f"output {o!r} does not depend on any input"
 
 
 @node_check("connectivity.shared-running-stats", W, "connectivity", "Normalisation with running statistics shared",

@@ -16,6 +16,8 @@ ACTIVATIONS = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mis
 DEEP_NO_NORM = 12
 DEEP_NO_RESIDUAL = 20
 DEEP_SATURATING = 6
+VIEW_OPS = {"Transpose", "Permute", "Reshape", "Unflatten", "Flatten", "Select", "Slice", "Squeeze", "Unsqueeze",
+            "Split", "Dropout", "Identity"}
 CE_LOSSES = {"cross_entropy", "crossentropy", "ce", "nll"}
 
 
@@ -42,13 +44,14 @@ def _deep_no_norm(ctx):
 
 
 @graph_check("numerics.deep-no-residual", W, "numerics", "Very deep without residual connections",
-             condition=f"At least {DEEP_NO_RESIDUAL} weighted layers on one path and no Add joining two paths.",
+             condition=f"At least {DEEP_NO_RESIDUAL} weighted layers on one path and no Add or Concat joining two "
+                       "paths.",
              why="Plain networks this deep train worse than shallower ones (the degradation problem); gradients "
                  "vanish through the chain.",
              fix="Add identity shortcuts around blocks (x + f(x)).")
 def _deep_no_residual(ctx):
-    if any(n.op == "Add" and len(n.inputs) == 2 for n in ctx.design.nodes):
-        return
+    if any(n.op in ("Add", "Concat") and len(set(n.inputs)) >= 2 for n in ctx.design.nodes):
+        return  # identity shortcuts, or dense / U-Net style concatenated skips
     if any(n.op in ("TransformerEncoderLayer", "TransformerDecoderLayer") for n in ctx.design.nodes):
         return
     d = weighted_depth(ctx)
@@ -174,8 +177,7 @@ def _attention_no_scale(node, ctx):
     if any(c.op in ("Scale", "Div") for c in chain):
         return
     for o in ctx.operands.get(src.id, []):
-        up, _ = _trace_back(ctx, ctx.nodes.get(o), {"Transpose", "Permute", "Reshape", "Scale", "Div",
-                                                    "Contiguous"})
+        up, _ = _trace_back(ctx, ctx.nodes.get(o), VIEW_OPS | {"Scale", "Div"})
         if any(c.op in ("Scale", "Div") for c in up):
             return
     yield [src.id, node.id], f"scores {src.id!r} reach Softmax {node.id!r} without 1/sqrt(d) scaling"

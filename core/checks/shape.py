@@ -118,10 +118,6 @@ declare("dtype.float-into-embedding", B, "dtype", "Float values into an Embeddin
         condition="An Embedding receives floating-point values.",
         why="torch raises: Embedding indices must be integers.",
         fix="Feed integer token ids (int64), or use a Linear for dense features.")
-declare("dtype.index-range", B, "dtype", "Vocabulary larger than the embedding table",
-        condition="The design declares train.vocab_size larger than an Embedding's num_embeddings.",
-        why="Token ids past the table raise 'index out of range in self' on the first batch that has one.",
-        fix="Set num_embeddings to at least vocab_size.")
 declare("connectivity.unknown-op", B, "connectivity", "Unknown op",
         condition="A node's op is neither a torch.nn class nor a tensor op of archgraph/1.",
         why="The design cannot be built.",
@@ -152,41 +148,36 @@ declare("connectivity.no-output", B, "connectivity", "No output",
         fix="List the final node(s) in `outputs`.", kind="structure")
 
 
+LEARNED_TABLES = {"Parameter", "Embedding", "Constant", "Arange", "Expand"}
+
+
 @node_check("shape.silent-broadcast", W, "shape", "Residual that broadcasts silently",
-            ops=("Add", "Sub", "Mul", "Div"),
-            condition="An element-wise op broadcasts one operand along a dimension of size >1 while the other has "
-                      "size 1 there, or adds rank, and neither side is a scalar-like gate.",
+            ops=("Add", "Sub"),
+            condition="An Add/Sub of two computed tensors (not a learned table such as a position embedding or a "
+                      "bias Parameter) broadcasts: one operand has fewer dims, or size 1 where the other is larger.",
             why="It runs, but a residual that broadcasts is almost always a wiring slip: the sum is not what the "
-                "block meant and the output grows unexpectedly.",
-            fix="Make both operands the same shape (project the shortcut), or state the broadcast on purpose "
-                "with Expand.")
+                "block meant and the result grows silently.",
+            fix="Make both operands the same shape (project or pool the shortcut), or state the broadcast on "
+                "purpose with Expand.")
 def _silent_broadcast(node, ctx):
     if node.id not in ctx.inf.ok or len(node.inputs) != 2:
         return
+    feeders = [ctx.nodes.get(o) for o in ctx.operands.get(node.id, [])]
+    if any(f is not None and f.op in LEARNED_TABLES for f in feeders):
+        return
     a, b = (ctx.inf.type_of(r) for r in node.inputs)
-    if a.shape is None or b.shape is None:
+    if a.shape is None or b.shape is None or a.shape == b.shape:
         return
-    out = ctx.out_type(node.id)
-    if out is None or out.shape is None:
+    if len(a.shape) != len(b.shape):
+        if min(len(a.shape), len(b.shape)) > 0 and D.prod(a.shape) != 1 and D.prod(b.shape) != 1:
+            yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} have different ranks "
+                   "and broadcast")
         return
-    if node.op == "Mul":
-        # gates (squeeze-excitation, attention masks) broadcast on purpose: only flag grown results
-        small = [t for t in (a, b) if D.prod(t.shape) != D.prod(out.shape)]
-        if len(small) == 1 and len(small[0].shape) == len(out.shape):
-            return
-    for t in (a, b):
-        if len(t.shape) < len(out.shape) and len(t.shape) > 1:
-            yield (f"{node.op} {node.id!r}: {D.fmt_shape(t.shape)} is broadcast up to {D.fmt_shape(out.shape)}; "
-                   "both operands should have the same rank")
-            return
-        if len(t.shape) == len(out.shape):
-            grown = [i for i, (u, v) in enumerate(zip(t.shape, out.shape)) if u == 1 and D.is_const(v) and v > 1]
-            if grown and D.prod(t.shape) != 1 and (a.shape != b.shape):
-                other = b if t is a else a
-                if all(other.shape[i] != 1 for i in grown):
-                    yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} broadcast to "
-                           f"{D.fmt_shape(out.shape)} along dim(s) {grown}")
-                    return
+    grown = [i for i, (u, v) in enumerate(zip(a.shape, b.shape))
+             if (u == 1 and v != 1) or (v == 1 and u != 1)]
+    if grown:
+        yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} broadcast along "
+               f"dim(s) {grown}")
 
 
 @node_check("shape.unknown-dim", W, "shape", "A size could not be followed",
@@ -209,3 +200,22 @@ def _unknown_dim(node, ctx):
         yield f"{node.op} {node.id!r}: the width of its input is unknown; the width requirement was not checked"
     elif len(t.shape) > 1 and t.shape[1] is None and node.op.startswith(("Conv", "BatchNorm", "GroupNorm")):
         yield f"{node.op} {node.id!r}: the channel count of its input is unknown; it was not checked"
+
+
+@node_check("dtype.index-range", B, "dtype", "Vocabulary larger than the embedding table",
+            ops=("Embedding",),
+            condition="An Embedding reads ids straight from an input whose declared range (the input's own "
+                      "`vocab_size`, else train.vocab_size for the first integer input) exceeds num_embeddings.",
+            why="Token ids past the table raise 'index out of range in self' on the first batch that has one.",
+            fix="Set num_embeddings to at least the vocabulary size.")
+def _index_range(node, ctx):
+    from core.build import declared_id_range
+
+    ops = ctx.operands.get(node.id, [])
+    if not ops or ops[0] not in ctx.design.input_ids:
+        return
+    vocab = declared_id_range(ctx.design, ops[0])
+    rows = ctx.args(node).get("num_embeddings")
+    if isinstance(vocab, int) and isinstance(rows, int) and vocab > rows:
+        yield (f"Embedding {node.id!r} has {rows} rows but input {ops[0]!r} carries ids up to {vocab - 1} "
+               f"(vocab_size={vocab}); set num_embeddings>={vocab}")
