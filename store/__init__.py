@@ -24,7 +24,7 @@ _LAZY = {
     "list_missed_defects": "store.missed",
     "record_run": "store.runs", "update_run": "store.runs", "get_run": "store.runs", "list_runs": "store.runs",
     "refusal_report": "store.reports", "rules_report": "store.reports", "agreement_report": "store.reports",
-    "export": "store.export", "ExportError": "store.export",
+    "export": "store.exports", "ExportError": "store.exports",
     "import_paths": "store.importers", "import_records": "store.importers", "ImportResult": "store.importers",
     "ImportInputError": "store.importers", "Defaults": "store.importers",
     "seed_demo": "store.demo", "ensure_demo": "store.demo",

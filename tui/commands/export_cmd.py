@@ -21,7 +21,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 def run(args) -> int:
     from store.connection import StoreError
-    from store.export import ExportError, export, export_tables
+    from store.exports import ExportError, export, export_tables
 
     db = getattr(args, "db", None)
     try:
