@@ -1,0 +1,411 @@
+"""Static parser: reads human-written PyTorch model code and produces archgraph/1
+designs *without importing or executing it*.
+
+Public API
+----------
+``parse_source(path, entry, args=None, inputs=None) -> ParseResult``
+    ``entry`` names a class (an ``nn.Module`` subclass) or a builder function in
+    the file; ``args`` are its keyword arguments; ``inputs`` is one
+    ``(shape, dtype)`` per forward argument (shape entries are ints or symbol
+    names).  Without ``inputs`` the inputs are symbolic: dim 0 is ``"B"``, and
+    the rest is inferred from the first layer that consumes the input
+    (``Conv2d`` -> ``["B", C, "H", "W"]``, ``Conv1d`` -> ``["B", C, "L"]``,
+    ``Linear`` -> ``["B", F]``, ``Embedding`` -> ``["B", "T"]`` int64,
+    recurrent / attention layers -> ``["B", "T", F]`` (batch_first) or
+    ``["T", "B", F]``).
+``discover_modules(path) -> list[str]``
+    ``nn.Module`` subclasses whose constructor needs no argument.  For a file:
+    class names.  For a folder: ``"relative/file.py:ClassName"`` entries.
+``ParseResult`` (``.design``, ``.warnings``), ``ParseWarning`` (``file``,
+``line``, ``message``), ``ParseFailure`` (one line naming the file and reason).
+
+What could not be followed is a warning naming ``file:line``; it is also kept
+in ``design["meta"]["parser_warnings"]`` as ``{"line": "file:line",
+"message": ...}`` for the verifier's ``parse.unfollowed`` finding.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+from dataclasses import dataclass, field
+
+from .dims import Sym, is_int
+from .graph import Graph
+from .interp import Interp
+from .source import Loader, _MISSING
+from .values import (
+    ClassVal, FuncVal, InstanceVal, InterpError, NTuple, PartialVal, TensorVal, TorchClass, Unknown, UserRaise,
+)
+from . import torchlib
+
+__all__ = ["parse_source", "discover_modules", "ParseResult", "ParseWarning", "ParseFailure", "design_params"]
+
+IGNORED_BUILDER_ARGS = ("weights", "progress", "pretrained", "pretrained_backbone", "weights_backbone")
+
+
+class ParseFailure(Exception):
+    """NAME not found, the file unreadable, or nothing of NAME recognised."""
+
+
+@dataclass
+class ParseWarning:
+    file: str
+    line: int
+    message: str
+
+    def __str__(self):
+        return f"{self.file}:{self.line}: {self.message}"
+
+
+@dataclass
+class ParseResult:
+    design: dict
+    warnings: list = field(default_factory=list)
+
+
+def design_params(design):
+    """Parameter count of a design (shared weights once); None when a size is unknown.
+
+    A stop-gap until core.verify's cost exists."""
+    from .nnops import param_count
+    total = 0
+    for n in design.get("nodes", []):
+        if n.get("shares"):
+            continue
+        c = param_count(n["op"], n.get("args") or {})
+        if c is None:
+            return None
+        total += c
+    return total
+
+
+def _display_fn(given):
+    given_dir = os.path.dirname(given)
+    abs_dir = os.path.dirname(os.path.abspath(given))
+
+    def display(p):
+        if os.path.abspath(p) == os.path.abspath(given):
+            return given
+        rel = os.path.relpath(os.path.abspath(p), abs_dir)
+        return os.path.normpath(os.path.join(given_dir, rel)) if given_dir else os.path.normpath(rel)
+    return display
+
+
+def _load_entry_module(path):
+    loader = Loader()
+    if not os.path.isfile(path):
+        raise ParseFailure(f"{path}: no such file")
+    try:
+        mod = loader.load(path)
+    except SyntaxError as e:
+        raise ParseFailure(f"{path}:{e.lineno}: cannot parse: {e.msg}")
+    except (OSError, ValueError) as e:
+        raise ParseFailure(f"{path}: cannot read: {e}")
+    return loader, mod
+
+
+def parse_source(path, entry: str, args: dict | None = None, inputs: list | None = None) -> ParseResult:
+    path = str(path)
+    loader, mod = _load_entry_module(path)
+    display = _display_fn(path)
+    it = Interp(loader, display)
+    it.settled = []
+    if entry not in mod.defs:
+        raise ParseFailure(f"{path}: no class or function named '{entry}'")
+    try:
+        target = it.mod_lookup(mod, entry)
+    except (InterpError, RecursionError) as e:
+        raise ParseFailure(f"{path}: '{entry}' could not be read: {e}")
+    defline = mod.defs[entry][-1].lineno
+    if not isinstance(target, (ClassVal, FuncVal, PartialVal, TorchClass)):
+        raise ParseFailure(f"{path}:{defline}: '{entry}' is not a class or builder function")
+    kwargs = dict(args or {})
+    if isinstance(target, FuncVal):
+        for k in IGNORED_BUILDER_ARGS:
+            if k in kwargs:
+                kwargs.pop(k)
+                it.warn(f"argument '{k}' ignored: weights are never loaded", (mod, defline))
+    it.loc = (mod, defline)
+    try:
+        model = it.call(target, [], kwargs)
+    except UserRaise as e:
+        raise ParseFailure(f"{e.where}: building '{entry}' raises {e.exc_name}"
+                           + (f": {e.message}" if e.message else ""))
+    except InterpError as e:
+        raise ParseFailure(f"{it.where()}: '{entry}' could not be built: {e}")
+    except RecursionError:
+        raise ParseFailure(f"{path}:{defline}: '{entry}' nests too deep to follow")
+    if not (isinstance(model, InstanceVal) and model.kind == "module"):
+        why = model.why if isinstance(model, Unknown) and model.why else it.describe(model)
+        first = f" ({it.warnings[0][0]}:{it.warnings[0][1]}: {it.warnings[0][2]})" if it.warnings else ""
+        raise ParseFailure(f"{path}:{defline}: '{entry}' did not build a recognised nn.Module "
+                           f"(got {why}){first}")
+    design = _walk(it, model, entry, inputs, mod, defline, display(path))
+    if not design["nodes"]:
+        first = f": {it.warnings[0][0]}:{it.warnings[0][1]}: {it.warnings[0][2]}" if it.warnings else ""
+        raise ParseFailure(f"{path}:{defline}: nothing of '{entry}' recognised{first}")
+    warnings = [ParseWarning(f, line, msg) for f, line, msg in it.warnings]
+    design["meta"]["parser_warnings"] = [{"line": f"{w.file}:{w.line}", "message": w.message} for w in warnings]
+    return ParseResult(design, warnings)
+
+
+def _assign_names(root):
+    reserved = set()
+    for q, m in torchlib.named_modules(root):
+        m.qname = q
+        if q:
+            reserved.add(q)
+        for pname, p in m.params.items():
+            if p is not None and p.param is not None and p.param.qname is None:
+                p.param.qname = (q + "." if q else "") + pname
+                reserved.add(p.param.qname)
+    return reserved
+
+
+def _forward_signature(it, model):
+    f = torchlib._user_method(it, model, "forward")
+    if f is None:
+        if model.op == "MultiheadAttention":
+            return ["query", "key", "value"], 3, None
+        if model.op in ("TransformerDecoderLayer", "Bilinear", "Transformer"):
+            return ["x", "x1"], 2, None
+        return ["x"], 1, None
+    a = f.node.args
+    pos = [p.arg for p in a.posonlyargs + a.args][1:]
+    ndef = len(f.defaults)
+    required = len(pos) - ndef
+    return pos, max(required, 0), f
+
+
+def _walk(it, model, entry, inputs, mod, defline, shown_path):
+    reserved = _assign_names(model)
+    names, required, f = _forward_signature(it, model)
+    n_in = len(inputs) if inputs is not None else required
+    if inputs is not None and len(inputs) < required:
+        it.warn(f"forward takes {required} tensor argument(s) but {len(inputs)} input shape(s) were given; "
+                f"the rest are symbolic", (mod, defline))
+        n_in = required
+    if inputs is not None and len(inputs) > len(names) and not (f is not None and f.node.args.vararg):
+        raise ParseFailure(f"{shown_path}:{defline}: {len(inputs)} inputs given but forward of '{entry}' takes "
+                           f"{len(names)}")
+    ids = []
+    for i in range(n_in):
+        nm = names[i] if i < len(names) else f"x{i}"
+        nm = torchlib.nnops_snake(nm) if False else nm
+        if nm in reserved or nm in ids:
+            nm = f"{nm}_in"
+        ids.append(nm)
+    given = list(inputs or [])
+    concrete = bool(given) and all(all(is_int(d) for d in shape) for shape, _ in given) and len(given) >= n_in
+    it.symbolic = not concrete
+    batch = None
+    if concrete and given and given[0][0]:
+        batch = given[0][0][0]
+        it.batch_env = {"B": batch}
+    B = Sym.named("B")
+
+    def make_inputs(settled):
+        vals = []
+        for i, nm in enumerate(ids):
+            if i < len(given):
+                shape, dtype = given[i]
+                internal = []
+                for j, d in enumerate(shape):
+                    if isinstance(d, str):
+                        internal.append(Sym.named(d))
+                    elif j == 0 and is_int(d) and (batch is None or d == batch) and concrete:
+                        internal.append(B)
+                    else:
+                        internal.append(d)
+                t = TensorVal(nm, internal, dtype or "float32")
+            elif nm in settled:
+                shape, dtype = settled[nm]
+                t = TensorVal(nm, list(shape), dtype)
+            else:
+                t = TensorVal(nm, None, "float32")
+                t.pending = True
+            vals.append(t)
+        return vals
+
+    nwarn = len(it.warnings)
+    wseen = set(it._wseen)
+    out, g, ins = _run_forward(it, model, make_inputs({}), reserved, ids)
+    if any(t.pending is False and t.shape is not None and i >= len(given) for i, t in enumerate(ins)) and \
+            len(given) < len(ids):
+        settled = {t.ref: (t.shape, t.dtype) for i, t in enumerate(ins) if i >= len(given) and t.shape is not None}
+        del it.warnings[nwarn:]
+        it._wseen = wseen
+        out, g, ins = _run_forward(it, model, make_inputs(settled), reserved, ids)
+    # inputs of the design
+    design_inputs = []
+    for i, t in enumerate(ins):
+        if i < len(given):
+            shape = [d if (is_int(d) or isinstance(d, str)) else None for d in given[i][0]]
+        elif t.shape is not None:
+            shape = [_dim_json(d) for d in t.shape]
+        else:
+            it.warn(f"shape of input '{t.ref}' could not be inferred from its first use; rank unknown",
+                    (mod, defline))
+            shape = ["B", None]
+        design_inputs.append({"id": t.ref, "shape": shape, "dtype": t.dtype})
+    outputs = []
+    _collect_outputs(it, out, outputs, g)
+    _report_unreached(it, model, g, mod, defline)
+    return {
+        "format": "archgraph/1",
+        "name": entry,
+        "inputs": design_inputs,
+        "nodes": g.nodes,
+        "outputs": outputs,
+        "meta": {"source": f"{shown_path}:{defline}", "entry": entry, "parser": "archcurator.parse",
+                 "parser_warnings": []},
+    }
+
+
+def _dim_json(d):
+    if is_int(d):
+        return d
+    if isinstance(d, Sym) and d.single_symbol():
+        return d.single_symbol()
+    return None
+
+
+def _run_forward(it, model, ins, reserved, ids):
+    g = Graph(reserved | set(ids))
+    g.ids.update(ids)
+    it.graph = g
+    out = None
+    try:
+        out = torchlib.call_module(it, model, list(ins), {})
+    except UserRaise as e:
+        it.warn(f"forward raises {e.exc_name}" + (f": {e.message}" if e.message else "") + "; walk stopped")
+    except InterpError as e:
+        it.warn(str(e) + "; walk stopped")
+    except RecursionError:
+        it.warn("forward nests too deep to follow; walk stopped")
+    return out, g, ins
+
+
+def _collect_outputs(it, v, out, g):
+    if isinstance(v, TensorVal):
+        r = torchlib.ref_of(it, v)
+        if r not in out:
+            out.append(r)
+    elif isinstance(v, (tuple, list)):
+        for x in v:
+            _collect_outputs(it, x, out, g)
+    elif isinstance(v, dict):
+        for x in v.values():
+            _collect_outputs(it, x, out, g)
+    elif v is None:
+        return
+    else:
+        it.warn(f"forward returns {it.describe(v)}; not a tensor output")
+
+
+def _report_unreached(it, model, g, mod, defline):
+    from .nnops import param_count
+
+    def subtree(m, seen):
+        """(params in subtree not reached, any reached)"""
+        if id(m) in seen:
+            return 0, True
+        seen.add(id(m))
+        missing = 0
+        reached = id(m) in g.called
+        if m.op:
+            if not reached:
+                missing += param_count(m.op, m.args or {}) or 0
+        else:
+            for k, p in m.params.items():
+                if p is not None and p.param is not None and id(p.param) not in _param_ids(g):
+                    n = 1
+                    for d in p.shape or []:
+                        n = n * d if is_int(d) else n
+                    missing += n
+        for c in m.modules.values():
+            if c is not None:
+                mm, rr = subtree(c, seen)
+                missing += mm
+                reached = reached or rr
+        return missing, reached
+
+    def walk(m, seen):
+        missing, reached = subtree(m, set(seen))
+        if missing == 0:
+            return
+        if not reached or m.op:
+            it.warn(f"'{m.qname or m.cls.name}' ({missing} parameters) is built but never reached by forward; "
+                    f"its parameters are not in the design", (m.file or mod, m.line or defline))
+            return
+        own = 0
+        for k, p in m.params.items():
+            if p is not None and p.param is not None and not m.op and id(p.param) not in _param_ids(g):
+                it.warn(f"parameter '{p.param.qname}' is never used by forward; not in the design",
+                        (m.file or mod, m.line or defline))
+        for c in m.modules.values():
+            if c is not None and id(c) not in seen:
+                seen.add(id(c))
+                walk(c, seen)
+
+    walk(model, {id(model)})
+
+
+def _param_ids(g):
+    cache = getattr(g, "_pids", None)
+    if cache is None:
+        cache = {k for k in g.param_refs}
+        g._pids = cache
+    return cache
+
+
+# ------------------------------------------------------------------ discovery
+def discover_modules(path) -> list:
+    path = str(path)
+    if os.path.isdir(path):
+        out = []
+        for root, dirs, files in os.walk(path):
+            dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d != "__pycache__")
+            for fn in sorted(files):
+                if fn.endswith(".py"):
+                    fp = os.path.join(root, fn)
+                    rel = os.path.relpath(fp, path)
+                    try:
+                        for name in _discover_file(fp):
+                            out.append(f"{rel}:{name}")
+                    except ParseFailure:
+                        continue
+        return out
+    return _discover_file(path)
+
+
+def _discover_file(path):
+    loader, mod = _load_entry_module(path)
+    it = Interp(loader, _display_fn(path))
+    it.settled = []
+    out = []
+    for st in mod.tree.body:
+        if not isinstance(st, ast.ClassDef):
+            continue
+        try:
+            cls = it.mod_lookup(mod, st.name)
+        except InterpError:
+            continue
+        if not isinstance(cls, ClassVal) or it.torch_base(cls) is None:
+            continue
+        tb = it.torch_base(cls)
+        if tb not in ("Module", "Sequential", "ModuleList", "ModuleDict"):
+            continue
+        init, owner = it.class_attr(cls, "__init__")
+        if isinstance(init, FuncVal):
+            a = init.node.args
+            pos = [p.arg for p in a.posonlyargs + a.args][1:]
+            if len(pos) - len(init.defaults) > 0:
+                continue
+            if any(p.arg not in init.kwdefaults for p in a.kwonlyargs):
+                continue
+        if tb in ("ModuleList", "ModuleDict") and not isinstance(init, FuncVal):
+            continue
+        out.append(st.name)
+    return out

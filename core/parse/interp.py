@@ -1,0 +1,1558 @@
+"""The abstract interpreter: a safe subset of Python evaluated over the AST.
+
+Only :mod:`ast` is used to read user code; no user code is compiled, imported
+or executed.  Values are plain Python data or the abstract values of
+:mod:`core.parse.values`.  What cannot be followed raises :class:`InterpError`,
+which the statement executor turns into a warning naming ``file:line`` before
+it carries on with the next statement.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy as _copy
+import math
+import operator
+import os
+
+from . import torchlib
+from .dims import Sym, dim_add, dim_mul, dim_floordiv, dim_truediv, dim_eq, is_int
+from .graph import Graph
+from .source import Loader, SourceModule, _MISSING
+from .values import (
+    UNKNOWN, BoundMethod, BreakSignal, BuiltinFn, ClassVal, ContinueSignal, ExcClass, ExtVal, FuncVal,
+    InstanceVal, InterpError, NTuple, NTupleClass, ParamInfo, PartialVal, PyMethod, ReturnSignal, SuperVal,
+    TensorMethod, TensorVal, TorchClass, Unknown, UserRaise,
+)
+
+MAX_STEPS = 3_000_000
+MAX_DEPTH = 120
+MAX_SEQ = 1_000_000
+
+PLAIN = (int, float, str, bool, type(None), tuple, list, dict, set, frozenset, bytes, range)
+PY_TYPES = {int, float, str, bool, list, tuple, dict, set, frozenset, object, slice, type}
+
+_BINOPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitOr: operator.or_,
+    ast.BitAnd: operator.and_, ast.BitXor: operator.xor, ast.MatMult: operator.matmul,
+}
+_CMP = {
+    ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+    ast.Gt: operator.gt, ast.GtE: operator.ge,
+}
+# methods of plain values that are safe to call for real (no I/O, no callbacks)
+_SAFE_METHODS = {
+    str: {"startswith", "endswith", "replace", "join", "split", "rsplit", "lower", "upper", "strip", "lstrip",
+          "rstrip", "format", "isdigit", "isalpha", "find", "rfind", "count", "partition", "rpartition",
+          "capitalize", "title", "zfill", "ljust", "rjust", "center", "splitlines", "index", "isidentifier",
+          "casefold", "removeprefix", "removesuffix", "isupper", "islower", "encode", "isnumeric"},
+    list: {"append", "extend", "insert", "pop", "remove", "index", "count", "reverse", "copy", "clear", "sort"},
+    tuple: {"index", "count"},
+    dict: {"get", "items", "keys", "values", "pop", "update", "setdefault", "copy", "clear", "popitem",
+           "fromkeys"},
+    set: {"add", "update", "discard", "remove", "pop", "union", "intersection", "difference", "copy",
+          "issubset", "issuperset", "clear"},
+    frozenset: {"union", "intersection", "difference", "issubset", "issuperset", "copy"},
+    int: {"bit_length", "to_bytes", "conjugate"},
+    float: {"is_integer", "conjugate", "hex"},
+}
+
+
+class Frame:
+    __slots__ = ("vars", "parent", "module", "func", "cls_scope", "args0")
+
+    def __init__(self, vars, parent, module, func=None, cls_scope=None):
+        self.vars = vars
+        self.parent = parent
+        self.module = module
+        self.func = func
+        self.cls_scope = cls_scope
+        self.args0 = _MISSING
+
+
+def _is_plain(v):
+    if isinstance(v, (int, float, str, bool, type(None))):
+        return True
+    if isinstance(v, (tuple, list, set, frozenset)):
+        return all(_is_plain(x) for x in v)
+    if isinstance(v, dict):
+        return all(_is_plain(k) and _is_plain(x) for k, x in v.items())
+    return False
+
+
+def _has_unknown(v):
+    if isinstance(v, Unknown):
+        return True
+    if isinstance(v, (tuple, list)):
+        return any(_has_unknown(x) for x in v)
+    return False
+
+
+class Interp:
+    def __init__(self, loader=None, display=None):
+        self.loader = loader or Loader()
+        self.display = display or (lambda p: p)
+        self.warnings = []
+        self._wseen = set()
+        self.graph = None
+        self.loc = (None, 0)
+        self.steps = 0
+        self.depth = 0
+        self.symbolic = True  # inputs have symbolic sizes (design shape args keep symbols)
+        self.batch_env = {}  # symbol -> int given on the command line
+        self.fwd_modules = []  # module-instance stack during the forward walk
+        self._mod_frames = {}
+        from .builtins import make_builtins
+        self.builtins = make_builtins(self)
+
+    # ------------------------------------------------------------ warnings
+    def where(self):
+        mod, line = self.loc
+        path = self.display(mod.path) if mod is not None else "?"
+        return f"{path}:{line}"
+
+    def warn(self, message, loc=None):
+        mod, line = loc or self.loc
+        path = self.display(mod.path) if mod is not None else "?"
+        key = (path, line, message)
+        if key in self._wseen:
+            return
+        self._wseen.add(key)
+        self.warnings.append(key)
+
+    # ------------------------------------------------------------ modules
+    def module_frame(self, mod):
+        fr = self._mod_frames.get(id(mod))
+        if fr is None:
+            fr = Frame(mod.values, None, mod)
+            self._mod_frames[id(mod)] = fr
+        return fr
+
+    def load(self, path):
+        return self.loader.load(path)
+
+    def mod_lookup(self, mod, name):
+        if name in mod.values:
+            return mod.values[name]
+        stmts = mod.defs.get(name)
+        if stmts is None:
+            for st in mod.star:
+                target = self._import_target(mod, st)
+                if isinstance(target, SourceModule):
+                    v = self.mod_lookup(target, name)
+                    if v is not _MISSING:
+                        return v
+            if mod.is_package:
+                f = self.loader.submodule_file(mod, name)
+                if f:
+                    return self._safe_load(f)
+            return _MISSING
+        if name in mod.evaluating:
+            return Unknown(f"circular definition of {name}")
+        mod.evaluating.add(name)
+        saved = self.loc
+        try:
+            fr = self.module_frame(mod)
+            for st in stmts:
+                self._exec_top(mod, st, name, fr)
+        finally:
+            mod.evaluating.discard(name)
+            self.loc = saved
+        return mod.values.get(name, Unknown(f"{name} could not be evaluated"))
+
+    def _safe_load(self, f):
+        try:
+            return self.load(f)
+        except (OSError, SyntaxError, ValueError) as e:
+            raise InterpError(f"cannot read {self.display(f)}: {e}")
+
+    def _import_target(self, mod, st):
+        f = self.loader.resolve(mod.path, st.module or "", st.level)
+        if f:
+            return self._safe_load(f)
+        return None
+
+    def _exec_top(self, mod, st, name, fr):
+        self.loc = (mod, st.lineno)
+        try:
+            if isinstance(st, ast.ImportFrom):
+                for a in st.names:
+                    if (a.asname or a.name) == name:
+                        mod.values[name] = self.import_from(mod, st, a.name)
+            elif isinstance(st, ast.Import):
+                for a in st.names:
+                    if (a.asname or a.name.split(".")[0]) == name:
+                        mod.values[name] = self.import_name(mod, a)
+            else:
+                self.exec_stmt(st, fr)
+        except InterpError as e:
+            self.warn(str(e))
+            mod.values.setdefault(name, Unknown(str(e)))
+
+    def import_from(self, mod, st, name):
+        f = self.loader.resolve(mod.path, st.module or "", st.level)
+        if f:
+            target = self._safe_load(f)
+            v = self.mod_lookup(target, name)
+            if v is not _MISSING:
+                return v
+            sub = self.loader.submodule_file(target, name)
+            if sub:
+                return self._safe_load(sub)
+            return Unknown(f"{name} not found in {self.display(f)}")
+        if st.level:
+            return Unknown(f"relative import {'.' * st.level}{st.module or ''} not found")
+        return torchlib.ext(st.module + "." + name)
+
+    def import_name(self, mod, alias):
+        full = alias.name
+        if alias.asname:
+            f = self.loader.resolve(mod.path, full, 0)
+            if f:
+                return self._safe_load(f)
+            return torchlib.ext(full)
+        top = full.split(".")[0]
+        f = self.loader.resolve(mod.path, top, 0)
+        if f:
+            return self._safe_load(f)
+        return torchlib.ext(top)
+
+    # ------------------------------------------------------------ statements
+    def exec_block(self, stmts, fr):
+        for st in stmts:
+            self.exec_stmt(st, fr)
+
+    def exec_stmt(self, st, fr):
+        self.loc = (fr.module, st.lineno)
+        self.steps += 1
+        if self.steps > MAX_STEPS:
+            raise UserRaise("Abort", "too many steps (the code loops too long to follow)", self.where())
+        h = self._STMT.get(type(st))
+        if h is None:
+            self.warn(f"statement {type(st).__name__} not followed")
+            return
+        try:
+            h(self, st, fr)
+        except InterpError as e:
+            self.warn(str(e))
+            self._poison(st, fr)
+
+    def _poison(self, st, fr):
+        """After a failed statement, names it would bind become unknown."""
+        targets = []
+        if isinstance(st, ast.Assign):
+            targets = st.targets
+        elif isinstance(st, (ast.AnnAssign, ast.AugAssign)):
+            targets = [st.target]
+        for t in targets:
+            for n in ast.walk(t):
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
+                    fr.vars[n.id] = Unknown("not followed")
+
+    def s_Expr(self, st, fr):
+        self.eval(st.value, fr)
+
+    def s_Pass(self, st, fr):
+        pass
+
+    def s_Assign(self, st, fr):
+        v = self.eval(st.value, fr)
+        for t in st.targets:
+            self.assign(t, v, fr)
+
+    def s_AnnAssign(self, st, fr):
+        if st.value is not None:
+            self.assign(st.target, self.eval(st.value, fr), fr)
+
+    def s_AugAssign(self, st, fr):
+        t = st.target
+        if isinstance(t, ast.Name):
+            cur = self.lookup(t.id, fr)
+        elif isinstance(t, ast.Attribute):
+            obj = self.eval(t.value, fr)
+            cur = self.getattr(obj, t.attr)
+        elif isinstance(t, ast.Subscript):
+            obj = self.eval(t.value, fr)
+            idx = self.eval(t.slice, fr)
+            cur = self.getitem(obj, idx)
+        else:
+            raise InterpError("augmented assignment target not followed")
+        v = self.binop(type(st.op), cur, self.eval(st.value, fr), inplace=True)
+        if isinstance(t, ast.Name):
+            fr.vars[t.id] = v
+        elif isinstance(t, ast.Attribute):
+            self.setattr(obj, t.attr, v)
+        else:
+            self.setitem(obj, idx, v)
+
+    def s_Return(self, st, fr):
+        if st.value is None:
+            raise ReturnSignal(None)
+        try:
+            v = self.eval(st.value, fr)
+        except InterpError as e:
+            self.warn(str(e))
+            v = Unknown(str(e))
+        raise ReturnSignal(v)
+
+    def s_If(self, st, fr):
+        c = self.truth(self.eval(st.test, fr))
+        if c is True:
+            self.exec_block(st.body, fr)
+        elif c is False:
+            self.exec_block(st.orelse, fr)
+        else:
+            self.unknown_branch(st, st.body, st.orelse, fr)
+
+    def unknown_branch(self, st, body, orelse, fr):
+        line = (fr.module, st.lineno)
+        b_raises, o_raises = _always_raises(body), _always_raises(orelse)
+        if b_raises and not o_raises:
+            self.exec_block(orelse, fr)
+            return
+        if o_raises and not b_raises:
+            self.exec_block(body, fr)
+            return
+        if ast.dump(ast.Module(body=body, type_ignores=[])) == ast.dump(ast.Module(body=orelse, type_ignores=[])):
+            self.exec_block(body, fr)
+            return
+        src = _src(st.test) if isinstance(st, (ast.If, ast.While)) else "condition"
+        g = self.graph
+        if g is None:
+            self.warn(f"`if {src}` depends on a value not known when reading the source; first branch taken",
+                      line)
+            self.exec_block(body, fr)
+            return
+        # forward: dry-run the other branch and compare what both build
+        snap = g.snapshot()
+        nwarn = len(self.warnings)
+        saved_vars = {k: (_copy.copy(v) if isinstance(v, (list, dict)) else v) for k, v in fr.vars.items()}
+        dry = Frame(dict(saved_vars), fr.parent, fr.module, fr.func, fr.cls_scope)
+        dry.args0 = fr.args0
+        other = None
+        try:
+            self.exec_block(orelse, dry)
+            other = g.signature(snap[0])
+        except (ReturnSignal, BreakSignal, ContinueSignal, UserRaise):
+            other = None
+        g.restore(snap)
+        del self.warnings[nwarn:]
+        self._wseen = {(w[0], w[1], w[2]) for w in self.warnings}
+        start = len(g.nodes)
+        try:
+            self.exec_block(body, fr)
+        finally:
+            mine = g.signature(start)
+            if other is None or mine != other:
+                self.warn(f"`if {src}` depends on a value not known when reading the source and its branches "
+                          f"differ; first branch taken", line)
+
+    def s_For(self, st, fr):
+        it = self.eval(st.iter, fr)
+        items = self.iterate(it)
+        for item in items:
+            self.assign(st.target, item, fr)
+            try:
+                self.exec_block(st.body, fr)
+            except BreakSignal:
+                break
+            except ContinueSignal:
+                continue
+        else:
+            self.exec_block(st.orelse, fr)
+
+    def s_While(self, st, fr):
+        n = 0
+        while True:
+            c = self.truth(self.eval(st.test, fr))
+            if c is None:
+                raise InterpError(f"`while {_src(st.test)}` depends on an unknown value; loop not followed")
+            if not c:
+                self.exec_block(st.orelse, fr)
+                break
+            n += 1
+            if n > 100_000:
+                raise InterpError("while loop runs too long to follow")
+            try:
+                self.exec_block(st.body, fr)
+            except BreakSignal:
+                break
+            except ContinueSignal:
+                continue
+
+    def s_Break(self, st, fr):
+        raise BreakSignal()
+
+    def s_Continue(self, st, fr):
+        raise ContinueSignal()
+
+    def s_Raise(self, st, fr):
+        name, msg = "Exception", ""
+        if st.exc is not None:
+            try:
+                e = self.eval(st.exc, fr)
+            except InterpError:
+                e = None
+            if isinstance(e, tuple) and len(e) == 3 and e[0] == "__exc__":
+                name, msg = e[1], e[2]
+            elif isinstance(e, ExcClass):
+                name = e.name
+        raise UserRaise(name, msg, self.where())
+
+    def s_Assert(self, st, fr):
+        pass
+
+    def s_Delete(self, st, fr):
+        for t in st.targets:
+            if isinstance(t, ast.Name):
+                fr.vars.pop(t.id, None)
+            elif isinstance(t, ast.Subscript):
+                obj = self.eval(t.value, fr)
+                idx = self.eval(t.slice, fr)
+                if isinstance(obj, (dict, list)) and _is_plain(idx):
+                    try:
+                        del obj[idx]
+                    except (KeyError, IndexError, TypeError):
+                        pass
+            elif isinstance(t, ast.Attribute):
+                obj = self.eval(t.value, fr)
+                if isinstance(obj, InstanceVal):
+                    for d in (obj.attrs, obj.modules, obj.params, obj.buffers):
+                        d.pop(t.attr, None)
+
+    def s_Global(self, st, fr):
+        pass
+
+    s_Nonlocal = s_Global
+
+    def s_FunctionDef(self, st, fr):
+        fr.vars[st.name] = self.make_function(st, fr)
+
+    s_AsyncFunctionDef = s_FunctionDef
+
+    def s_ClassDef(self, st, fr):
+        fr.vars[st.name] = self.make_class(st, fr)
+
+    def s_Import(self, st, fr):
+        for a in st.names:
+            fr.vars[a.asname or a.name.split(".")[0]] = self.import_name(fr.module, a)
+
+    def s_ImportFrom(self, st, fr):
+        for a in st.names:
+            if a.name == "*":
+                continue
+            fr.vars[a.asname or a.name] = self.import_from(fr.module, st, a.name)
+
+    def s_With(self, st, fr):
+        for item in st.items:
+            v = self.eval(item.context_expr, fr)
+            if item.optional_vars is not None:
+                self.assign(item.optional_vars, Unknown("context manager"), fr)
+        self.exec_block(st.body, fr)
+
+    def s_Try(self, st, fr):
+        try:
+            self.exec_block(st.body, fr)
+        except UserRaise as e:
+            handled = False
+            for h in st.handlers:
+                if h.name:
+                    fr.vars[h.name] = ("__exc__", e.exc_name, e.message)
+                self.exec_block(h.body, fr)
+                handled = True
+                break
+            if not handled:
+                raise
+        else:
+            self.exec_block(st.orelse, fr)
+        finally:
+            self.exec_block(st.finalbody, fr)
+
+    _STMT = {}
+
+    # ------------------------------------------------------------ assignment
+    def assign(self, t, v, fr):
+        tt = type(t)
+        if tt is ast.Name:
+            fr.vars[t.id] = v
+        elif tt in (ast.Tuple, ast.List):
+            items = self.unpack(v, len(t.elts), any(isinstance(e, ast.Starred) for e in t.elts))
+            if any(isinstance(e, ast.Starred) for e in t.elts):
+                si = next(i for i, e in enumerate(t.elts) if isinstance(e, ast.Starred))
+                nafter = len(t.elts) - si - 1
+                if isinstance(items, Unknown):
+                    for e in t.elts:
+                        self.assign(e.value if isinstance(e, ast.Starred) else e, items, fr)
+                    return
+                head, mid, tail = items[:si], items[si:len(items) - nafter], items[len(items) - nafter:]
+                for e, x in zip(t.elts[:si], head):
+                    self.assign(e, x, fr)
+                self.assign(t.elts[si].value, list(mid), fr)
+                for e, x in zip(t.elts[si + 1:], tail):
+                    self.assign(e, x, fr)
+                return
+            if isinstance(items, Unknown):
+                for e in t.elts:
+                    self.assign(e, items, fr)
+                return
+            if len(items) != len(t.elts):
+                raise InterpError(f"cannot unpack {len(items)} values into {len(t.elts)} names")
+            for e, x in zip(t.elts, items):
+                self.assign(e, x, fr)
+        elif tt is ast.Attribute:
+            obj = self.eval(t.value, fr)
+            self.setattr(obj, t.attr, v)
+        elif tt is ast.Subscript:
+            obj = self.eval(t.value, fr)
+            idx = self.eval(t.slice, fr)
+            self.setitem(obj, idx, v)
+        elif tt is ast.Starred:
+            self.assign(t.value, v, fr)
+        else:
+            raise InterpError(f"assignment to {tt.__name__} not followed")
+
+    def unpack(self, v, n, starred=False):
+        if isinstance(v, Unknown):
+            return v
+        if isinstance(v, TensorVal):
+            return torchlib.tensor_unpack(self, v, n)
+        return list(self.iterate(v))
+
+    # ------------------------------------------------------------ expressions
+    def eval(self, node, fr):
+        h = self._EXPR.get(type(node))
+        if h is None:
+            raise InterpError(f"expression {type(node).__name__} not followed")
+        return h(self, node, fr)
+
+    def e_Constant(self, n, fr):
+        return n.value
+
+    def e_Name(self, n, fr):
+        return self.lookup(n.id, fr)
+
+    def lookup(self, name, fr):
+        f = fr
+        while f is not None:
+            v = f.vars.get(name, _MISSING)
+            if v is not _MISSING:
+                return v
+            if f.cls_scope is not None:
+                v = self.class_own(f.cls_scope, name)
+                if v is not _MISSING:
+                    return v
+            f = f.parent
+        v = self.mod_lookup(fr.module, name)
+        if v is not _MISSING:
+            return v
+        b = self.builtins.get(name, _MISSING)
+        if b is not _MISSING:
+            return b
+        raise InterpError(f"name '{name}' is not defined")
+
+    def e_Attribute(self, n, fr):
+        return self.getattr(self.eval(n.value, fr), n.attr)
+
+    def e_Tuple(self, n, fr):
+        return tuple(self._elts(n.elts, fr))
+
+    def e_List(self, n, fr):
+        return self._elts(n.elts, fr)
+
+    def e_Set(self, n, fr):
+        try:
+            return set(self._elts(n.elts, fr))
+        except TypeError:
+            return Unknown("set")
+
+    def _elts(self, elts, fr):
+        out = []
+        for e in elts:
+            if isinstance(e, ast.Starred):
+                v = self.eval(e.value, fr)
+                if isinstance(v, Unknown):
+                    raise InterpError(f"`*{_src(e.value)}` is not known")
+                out.extend(self.iterate(v))
+            else:
+                out.append(self.eval(e, fr))
+        return out
+
+    def e_Dict(self, n, fr):
+        out = {}
+        for k, v in zip(n.keys, n.values):
+            if k is None:
+                d = self.eval(v, fr)
+                if isinstance(d, dict):
+                    out.update(d)
+                elif isinstance(d, Unknown):
+                    raise InterpError(f"`**{_src(v)}` is not known")
+                else:
+                    raise InterpError("`**` of a non-dict")
+            else:
+                key = self.eval(k, fr)
+                try:
+                    out[key] = self.eval(v, fr)
+                except TypeError:
+                    raise InterpError("unhashable dict key")
+        return out
+
+    def e_JoinedStr(self, n, fr):
+        parts = []
+        for v in n.values:
+            if isinstance(v, ast.Constant):
+                parts.append(str(v.value))
+            else:
+                x = self.eval(v.value, fr)
+                spec = ""
+                if v.format_spec is not None:
+                    spec = self.e_JoinedStr(v.format_spec, fr)
+                    if isinstance(spec, Unknown):
+                        return spec
+                if isinstance(x, Unknown):
+                    return Unknown("f-string of unknown value")
+                if not _is_plain(x):
+                    x = self.describe(x)
+                if v.conversion == ord("r"):
+                    x = repr(x)
+                elif v.conversion == ord("s"):
+                    x = str(x)
+                try:
+                    parts.append(format(x, spec))
+                except (ValueError, TypeError):
+                    parts.append(str(x))
+        return "".join(parts)
+
+    def e_FormattedValue(self, n, fr):
+        return self.e_JoinedStr(ast.JoinedStr(values=[n]), fr)
+
+    def e_BinOp(self, n, fr):
+        return self.binop(type(n.op), self.eval(n.left, fr), self.eval(n.right, fr))
+
+    def e_UnaryOp(self, n, fr):
+        v = self.eval(n.operand, fr)
+        op = type(n.op)
+        if op is ast.Not:
+            t = self.truth(v)
+            return Unknown("not of unknown") if t is None else (not t)
+        if isinstance(v, TensorVal):
+            return torchlib.tensor_unary(self, op, v)
+        if isinstance(v, Unknown):
+            return v
+        if isinstance(v, Sym):
+            if op is ast.USub:
+                return dim_mul(v, -1)
+            if op is ast.UAdd:
+                return v
+            return Unknown("unary op on size")
+        try:
+            if op is ast.USub:
+                return -v
+            if op is ast.UAdd:
+                return +v
+            if op is ast.Invert:
+                return ~v
+        except TypeError:
+            raise InterpError(f"unary {op.__name__} on {self.describe(v)}")
+        raise InterpError("unary op not followed")
+
+    def e_BoolOp(self, n, fr):
+        is_and = isinstance(n.op, ast.And)
+        result = None
+        unknown = False
+        for i, e in enumerate(n.values):
+            v = self.eval(e, fr)
+            t = self.truth(v)
+            if t is None:
+                unknown = True
+                result = v
+                continue
+            if is_and and not t:
+                return v
+            if not is_and and t:
+                return v
+            result = v
+        return Unknown("boolean of unknown") if unknown else result
+
+    def e_Compare(self, n, fr):
+        left = self.eval(n.left, fr)
+        result = True
+        for op, rn in zip(n.ops, n.comparators):
+            right = self.eval(rn, fr)
+            r = self.compare(type(op), left, right)
+            if isinstance(r, TensorVal):
+                if len(n.ops) == 1:
+                    return r
+                return Unknown("tensor comparison")
+            if r is False:
+                return False
+            if not (r is True):
+                result = Unknown("comparison of unknown")
+            left = right
+        return result
+
+    def e_IfExp(self, n, fr):
+        c = self.truth(self.eval(n.test, fr))
+        if c is True:
+            return self.eval(n.body, fr)
+        if c is False:
+            return self.eval(n.orelse, fr)
+        a = self.eval(n.body, fr)
+        b = self.eval(n.orelse, fr)
+        if _is_plain(a) and _is_plain(b) and a == b:
+            return a
+        if isinstance(a, Unknown) or isinstance(b, Unknown):
+            return Unknown("conditional of unknown")
+        self.warn(f"`{_src(n.test)}` is not known when reading the source; first alternative taken")
+        return a
+
+    def e_Subscript(self, n, fr):
+        return self.getitem(self.eval(n.value, fr), self.eval(n.slice, fr))
+
+    def e_Slice(self, n, fr):
+        lo = self.eval(n.lower, fr) if n.lower is not None else None
+        hi = self.eval(n.upper, fr) if n.upper is not None else None
+        st = self.eval(n.step, fr) if n.step is not None else None
+        return slice(lo, hi, st)
+
+    def e_Index(self, n, fr):  # py<3.9
+        return self.eval(n.value, fr)
+
+    def e_Starred(self, n, fr):
+        raise InterpError("starred expression here not followed")
+
+    def e_Lambda(self, n, fr):
+        return self.make_function(n, fr, is_lambda=True)
+
+    def e_NamedExpr(self, n, fr):
+        v = self.eval(n.value, fr)
+        self.assign(n.target, v, fr)
+        return v
+
+    def _comp(self, n, fr, kind):
+        inner = Frame({}, fr, fr.module, fr.func, None)
+        inner.args0 = fr.args0
+        out = [] if kind != "dict" else {}
+
+        def rec(gi):
+            if gi == len(n.generators):
+                if kind == "dict":
+                    out[self.eval(n.key, inner)] = self.eval(n.value, inner)
+                else:
+                    out.append(self.eval(n.elt, inner))
+                return
+            g = n.generators[gi]
+            it = self.eval(g.iter, inner if gi else fr)
+            for item in self.iterate(it):
+                self.assign(g.target, item, inner)
+                ok = True
+                for cond in g.ifs:
+                    c = self.truth(self.eval(cond, inner))
+                    if c is None:
+                        raise InterpError(f"comprehension filter `{_src(cond)}` is not known")
+                    if not c:
+                        ok = False
+                        break
+                if ok:
+                    rec(gi + 1)
+        rec(0)
+        if kind == "set":
+            try:
+                return set(out)
+            except TypeError:
+                return Unknown("set")
+        return out
+
+    def e_ListComp(self, n, fr):
+        return self._comp(n, fr, "list")
+
+    def e_GeneratorExp(self, n, fr):
+        return self._comp(n, fr, "list")
+
+    def e_SetComp(self, n, fr):
+        return self._comp(n, fr, "set")
+
+    def e_DictComp(self, n, fr):
+        return self._comp(n, fr, "dict")
+
+    def e_Call(self, n, fr):
+        self.loc = (fr.module, n.lineno)
+        func_node = n.func
+        # super() with no arguments needs the frame
+        if isinstance(func_node, ast.Name) and func_node.id == "super" and not n.args:
+            if "super" not in fr.vars:
+                return self.zero_arg_super(fr)
+        fn = self.eval(func_node, fr)
+        args = []
+        for a in n.args:
+            if isinstance(a, ast.Starred):
+                v = self.eval(a.value, fr)
+                if isinstance(v, Unknown):
+                    raise InterpError(f"`*{_src(a.value)}` is not known")
+                args.extend(self.iterate(v))
+            else:
+                args.append(self.eval(a, fr))
+        kwargs = {}
+        for k in n.keywords:
+            if k.arg is None:
+                d = self.eval(k.value, fr)
+                if isinstance(d, dict):
+                    kwargs.update(d)
+                elif isinstance(d, Unknown):
+                    raise InterpError(f"`**{_src(k.value)}` is not known")
+                else:
+                    raise InterpError(f"`**{_src(k.value)}` is not a dict")
+            else:
+                kwargs[k.arg] = self.eval(k.value, fr)
+        self.loc = (fr.module, n.lineno)
+        return self.call(fn, args, kwargs, n)
+
+    _EXPR = {}
+
+    # ------------------------------------------------------------ functions & classes
+    def make_function(self, node, fr, is_lambda=False, kind="function"):
+        a = node.args
+        defaults = [self.eval(d, fr) for d in a.defaults]
+        kwdefaults = {}
+        for arg, d in zip(a.kwonlyargs, a.kw_defaults):
+            if d is not None:
+                kwdefaults[arg.arg] = self.eval(d, fr)
+        if not is_lambda:
+            for d in node.decorator_list:
+                dn = _src(d)
+                if dn.endswith("staticmethod"):
+                    kind = "staticmethod"
+                elif dn.endswith("classmethod"):
+                    kind = "classmethod"
+                elif dn.endswith("property") or dn.endswith("cached_property"):
+                    kind = "property"
+                elif dn.endswith(".setter") or dn.endswith(".deleter"):
+                    kind = "setter"
+        name = "<lambda>" if is_lambda else node.name
+        return FuncVal(node, fr, fr.module, name, defaults, kwdefaults, kind, is_lambda)
+
+    def make_class(self, node, fr):
+        bases = []
+        for b in node.bases:
+            try:
+                bases.append(self.eval(b, fr))
+            except InterpError:
+                bases.append(Unknown("base"))
+        cls = ClassVal(node.name, bases, node, fr.module, fr)
+        annotations = []
+        for st in node.body:
+            if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if isinstance(st, ast.FunctionDef) and any(_src(d).endswith("_overload_method") or
+                                                           _src(d).endswith("overload") for d in st.decorator_list):
+                    continue
+                cls.lazy.setdefault(st.name, []).append(st)
+            elif isinstance(st, ast.Assign):
+                for t in st.targets:
+                    for nm in _names(t):
+                        cls.lazy.setdefault(nm, []).append(st)
+            elif isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name):
+                annotations.append((st.target.id, st.value))
+                if st.value is not None:
+                    cls.lazy.setdefault(st.target.id, []).append(st)
+        for d in node.decorator_list:
+            dn = _src(d.func if isinstance(d, ast.Call) else d)
+            if dn.endswith("dataclass"):
+                fields = []
+                for base in self.mro(cls)[1:]:
+                    if isinstance(base, ClassVal) and base.dataclass_fields:
+                        fields += [f for f in base.dataclass_fields if f[0] not in [x[0] for x in annotations]]
+                cls.dataclass_fields = fields + [(nm, v) for nm, v in annotations]
+        if any(isinstance(b, ExtVal) and b.path.endswith("NamedTuple") for b in bases):
+            cls.nt_fields = [nm for nm, _ in annotations]
+            cls.nt_defaults = {nm: v for nm, v in annotations if v is not None}
+        return cls
+
+    def class_own(self, cls, name):
+        if name in cls.ns:
+            return cls.ns[name]
+        stmts = cls.lazy.get(name)
+        if not stmts:
+            return _MISSING
+        fr = Frame(cls.ns, cls.closure, cls.module, None, cls)
+        saved = self.loc
+        try:
+            del cls.lazy[name]
+            for st in stmts:
+                self.loc = (cls.module, st.lineno)
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    f = self.make_function(st, cls.closure)
+                    f.owner_class = cls
+                    cls.ns[name] = f
+                elif isinstance(st, ast.ClassDef):
+                    cls.ns[name] = self.make_class(st, cls.closure)
+                else:
+                    try:
+                        self.exec_stmt(st, fr)
+                    except InterpError:
+                        pass
+        finally:
+            self.loc = saved
+        return cls.ns.get(name, _MISSING)
+
+    def mro(self, cls):
+        if isinstance(cls, TorchClass):
+            return [cls] if cls.name == "Module" else [cls, TorchClass("Module")]
+        if not isinstance(cls, ClassVal):
+            return [cls]
+        if cls.mro is not None:
+            return cls.mro
+        cls.mro = [cls]  # guard against cycles
+        seqs = [list(self.mro(b)) for b in cls.bases if not isinstance(b, Unknown)]
+        seqs.append([b for b in cls.bases if not isinstance(b, Unknown)])
+        out = [cls]
+        seqs = [s for s in seqs if s]
+        while seqs:
+            for s in seqs:
+                head = s[0]
+                if not any(head in t[1:] for t in seqs):
+                    break
+            else:
+                # inconsistent: fall back to depth-first order
+                for s in seqs:
+                    for c in s:
+                        if c not in out:
+                            out.append(c)
+                break
+            out.append(head)
+            seqs = [[c for c in s if c != head] for s in seqs]
+            seqs = [s for s in seqs if s]
+        cls.mro = out
+        return out
+
+    def torch_base(self, cls):
+        for c in self.mro(cls):
+            if isinstance(c, TorchClass):
+                return c.name
+            if isinstance(c, ExtVal) and c.path in ("torch.nn.Module", "torch.nn.modules.module.Module"):
+                return "Module"
+        return None
+
+    def class_attr(self, cls, name, start_after=None):
+        """(value, defining class) of a class attribute through the MRO."""
+        seq = self.mro(cls)
+        if start_after is not None:
+            try:
+                seq = seq[seq.index(start_after) + 1:]
+            except ValueError:
+                seq = []
+        for c in seq:
+            if isinstance(c, ClassVal):
+                v = self.class_own(c, name)
+                if v is not _MISSING:
+                    return v, c
+            elif isinstance(c, TorchClass):
+                return _MISSING, c
+        return _MISSING, None
+
+    # ------------------------------------------------------------ calls
+    def call(self, fn, args, kwargs, node=None):
+        t = type(fn)
+        if t is FuncVal:
+            return self.call_func(fn, args, kwargs)
+        if t is BoundMethod:
+            f = fn.func
+            if isinstance(f, FuncVal):
+                return self.call_func(f, [fn.obj] + list(args), kwargs)
+            return self.call(f, [fn.obj] + list(args), kwargs, node)
+        if t is ClassVal:
+            return self.instantiate(fn, args, kwargs)
+        if t is TorchClass:
+            return torchlib.make_torch_module(self, fn.name, args, kwargs)
+        if t is PartialVal:
+            kw = dict(fn.kwargs)
+            kw.update(kwargs)
+            return self.call(fn.func, fn.args + list(args), kw, node)
+        if t is ExtVal:
+            return torchlib.call_ext(self, fn.path, args, kwargs)
+        if t is BuiltinFn:
+            return fn.impl(args, kwargs)
+        if t is PyMethod:
+            return self.call_pymethod(fn, args, kwargs)
+        if t is TensorMethod:
+            return torchlib.tensor_method(self, fn.tensor, fn.name, args, kwargs)
+        if t is InstanceVal:
+            return self.call_instance(fn, args, kwargs)
+        if t is NTupleClass:
+            return self.make_ntuple(fn, args, kwargs)
+        if t is ExcClass:
+            msg = args[0] if args and isinstance(args[0], str) else ""
+            return ("__exc__", fn.name, msg)
+        if t is SuperVal:
+            raise InterpError("calling super object")
+        if fn in PY_TYPES if isinstance(fn, type) else False:
+            return self.builtins["__convert__"](fn, args, kwargs)
+        if isinstance(fn, Unknown):
+            return torchlib.unknown_call(self, fn.why or "an unknown function", args, kwargs)
+        raise InterpError(f"cannot call {self.describe(fn)}")
+
+    def call_func(self, fn, args, kwargs):
+        self.depth += 1
+        saved = self.loc
+        if self.depth > MAX_DEPTH:
+            self.depth -= 1
+            raise InterpError(f"calls nested too deep in {fn.name}")
+        try:
+            fr = Frame({}, fn.closure, fn.module, fn)
+            self.bind_args(fn, args, kwargs, fr)
+            if fn.is_lambda:
+                return self.eval(fn.node.body, fr)
+            try:
+                self.exec_block(fn.node.body, fr)
+            except ReturnSignal as r:
+                return r.value
+            return None
+        finally:
+            self.depth -= 1
+            self.loc = saved
+
+    def bind_args(self, fn, args, kwargs, fr):
+        a = fn.node.args
+        pos = [p.arg for p in a.posonlyargs] + [p.arg for p in a.args]
+        v = fr.vars
+        nd = len(fn.defaults)
+        first_default = len(pos) - nd
+        args = list(args)
+        for i, name in enumerate(pos):
+            if i < len(args):
+                v[name] = args[i]
+            elif name in kwargs:
+                v[name] = kwargs.pop(name) if False else kwargs[name]
+            elif i >= first_default:
+                v[name] = fn.defaults[i - first_default]
+            else:
+                v[name] = Unknown(f"argument {name}")
+                self.warn(f"{fn.name}() called without argument '{name}'")
+        if pos:
+            fr.args0 = v.get(pos[0], _MISSING)
+        extra = args[len(pos):]
+        if a.vararg:
+            v[a.vararg.arg] = tuple(extra)
+        elif extra:
+            self.warn(f"{fn.name}() given {len(extra)} extra positional argument(s)")
+        used = set(pos[:len(args)]) | set(pos)
+        for p in a.kwonlyargs:
+            if p.arg in kwargs:
+                v[p.arg] = kwargs[p.arg]
+            elif p.arg in fn.kwdefaults:
+                v[p.arg] = fn.kwdefaults[p.arg]
+            else:
+                v[p.arg] = Unknown(f"argument {p.arg}")
+                self.warn(f"{fn.name}() called without keyword argument '{p.arg}'")
+            used.add(p.arg)
+        rest = {k: x for k, x in kwargs.items() if k not in used}
+        if a.kwarg:
+            v[a.kwarg.arg] = rest
+        elif rest:
+            self.warn(f"{fn.name}() got unexpected keyword argument(s) {', '.join(sorted(rest))}")
+
+    def zero_arg_super(self, fr):
+        f = fr
+        while f is not None and f.func is None:
+            f = f.parent
+        if f is None or f.func.owner_class is None:
+            raise InterpError("super() outside a method")
+        obj = f.args0
+        if obj is _MISSING:
+            raise InterpError("super() without self")
+        return SuperVal(f.func.owner_class, obj)
+
+    def instantiate(self, cls, args, kwargs):
+        if cls.nt_fields is not None:
+            return self.make_ntuple(NTupleClass(cls.name, cls.nt_fields, {}), args, kwargs, cls)
+        tb = self.torch_base(cls)
+        kind = "module" if tb is not None else "object"
+        inst = InstanceVal(cls, kind, tb)
+        inst.line = self.loc[1]
+        inst.file = self.loc[0]
+        if tb is not None:
+            torchlib.init_module_state(self, inst)
+        init, owner = self.class_attr(cls, "__init__")
+        if isinstance(init, FuncVal):
+            self.call_func(init, [inst] + list(args), dict(kwargs))
+        elif isinstance(owner, TorchClass) and owner.name != "Module":
+            torchlib.torch_init(self, inst, owner.name, list(args), dict(kwargs))
+        elif cls.dataclass_fields is not None or self._inherited_dataclass(cls):
+            self.dataclass_init(inst, args, kwargs)
+        return inst
+
+    def _inherited_dataclass(self, cls):
+        for c in self.mro(cls):
+            if isinstance(c, ClassVal) and c.dataclass_fields is not None:
+                return True
+        return False
+
+    def dataclass_init(self, inst, args, kwargs):
+        fields = None
+        for c in self.mro(inst.cls):
+            if isinstance(c, ClassVal) and c.dataclass_fields is not None:
+                fields = c.dataclass_fields
+                break
+        for i, (name, default) in enumerate(fields or []):
+            if i < len(args):
+                inst.attrs[name] = args[i]
+            elif name in kwargs:
+                inst.attrs[name] = kwargs[name]
+            elif default is not None:
+                inst.attrs[name] = self.eval(default, Frame({}, inst.cls.closure, inst.cls.module))
+            else:
+                inst.attrs[name] = Unknown(f"field {name}")
+
+    def make_ntuple(self, ntc, args, kwargs, cls=None):
+        vals = list(args)
+        for f in ntc.fields[len(vals):]:
+            if f in kwargs:
+                vals.append(kwargs[f])
+            elif cls is not None and f in (cls.nt_defaults or {}):
+                vals.append(self.eval(cls.nt_defaults[f], Frame({}, cls.closure, cls.module)))
+            elif f in ntc.defaults:
+                vals.append(ntc.defaults[f])
+            else:
+                vals.append(None)
+        return NTuple(vals, ntc)
+
+    def call_instance(self, inst, args, kwargs):
+        if inst.kind != "module":
+            f, _ = self.class_attr(inst.cls, "__call__")
+            if isinstance(f, FuncVal):
+                return self.call_func(f, [inst] + list(args), kwargs)
+            raise InterpError(f"{inst.cls.name} object is not callable")
+        return torchlib.call_module(self, inst, list(args), dict(kwargs))
+
+    def call_pymethod(self, m, args, kwargs):
+        obj, name = m.obj, m.name
+        if isinstance(obj, list) and name == "sort":
+            key = kwargs.get("key")
+            rev = bool(kwargs.get("reverse", False))
+            if key is None and _is_plain(obj):
+                obj.sort(reverse=rev)
+                return None
+            keys = [self.call(key, [x], {}) if key is not None else x for x in obj]
+            if not _is_plain(keys):
+                raise InterpError("sort by unknown key")
+            order = sorted(range(len(obj)), key=lambda i: keys[i], reverse=rev)
+            obj[:] = [obj[i] for i in order]
+            return None
+        if name == "format" and isinstance(obj, str):
+            if not all(_is_plain(a) for a in args) or not all(_is_plain(v) for v in kwargs.values()):
+                return Unknown("format of unknown values")
+            if "." in obj.replace("{:.", "").replace(":.", "") and "{" in obj and _fmt_has_attr(obj):
+                return Unknown("format with attribute access")
+        for a in list(args) + list(kwargs.values()):
+            if isinstance(a, (FuncVal, BoundMethod, PartialVal, BuiltinFn)):
+                raise InterpError(f"{type(obj).__name__}.{name} with a callable argument not followed")
+        try:
+            r = getattr(obj, name)(*args, **kwargs)
+        except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
+            raise InterpError(f"{type(obj).__name__}.{name}: {e}")
+        if isinstance(r, (type({}.items()), type({}.keys()), type({}.values()))):
+            return list(r)
+        return r
+
+    # ------------------------------------------------------------ attributes
+    def getattr(self, obj, name):
+        t = type(obj)
+        if t is InstanceVal:
+            return self.inst_getattr(obj, name)
+        if t is TensorVal:
+            return torchlib.tensor_getattr(self, obj, name)
+        if t is ExtVal:
+            return torchlib.ext_getattr(self, obj, name)
+        if t is SourceModule:
+            v = self.mod_lookup(obj, name)
+            if v is _MISSING:
+                raise InterpError(f"module {self.display(obj.path)} has no attribute {name}")
+            return v
+        if t is ClassVal:
+            if name == "__name__":
+                return obj.name
+            v, owner = self.class_attr(obj, name)
+            if v is _MISSING:
+                if isinstance(owner, TorchClass):
+                    return torchlib.torch_class_attr(self, owner, name)
+                if name in ("__init__", "__module__", "__qualname__", "__doc__"):
+                    return Unknown(name)
+                return Unknown(f"{obj.name}.{name}")
+            if isinstance(v, FuncVal):
+                if v.kind == "classmethod":
+                    return BoundMethod(v, obj)
+            return v
+        if t is TorchClass:
+            return torchlib.torch_class_attr(self, obj, name)
+        if t is SuperVal:
+            return self.super_getattr(obj, name)
+        if isinstance(obj, Unknown):
+            return obj
+        if isinstance(obj, NTuple):
+            if name in obj._ntclass.fields:
+                return obj[obj._ntclass.fields.index(name)]
+            if name == "_fields":
+                return tuple(obj._ntclass.fields)
+        if isinstance(obj, Sym):
+            raise InterpError(f"attribute {name} of a size")
+        if t is FuncVal:
+            if name == "__name__":
+                return obj.name
+            return Unknown(f"function attribute {name}")
+        if t is PartialVal:
+            if name == "func":
+                return obj.func
+            if name == "args":
+                return tuple(obj.args)
+            if name == "keywords":
+                return dict(obj.kwargs)
+        if t is BoundMethod and name == "__func__":
+            return obj.func
+        if isinstance(obj, tuple) and len(obj) == 3 and obj and obj[0] == "__exc__":
+            return Unknown("exception attribute")
+        if not name.startswith("_"):
+            for typ, names in _SAFE_METHODS.items():
+                if type(obj) is typ or (isinstance(obj, typ) and typ not in (int,)):
+                    if name in names:
+                        return PyMethod(obj, name)
+            if isinstance(obj, (int, float)) and name in ("real", "imag"):
+                return getattr(obj, name)
+        if name == "__class__":
+            return type(obj) if _is_plain(obj) else Unknown("class")
+        if name == "__name__" and isinstance(obj, (TorchClass,)):
+            return obj.name
+        raise InterpError(f"attribute '{name}' of {self.describe(obj)} not followed")
+
+    def inst_getattr(self, inst, name):
+        v = inst.attrs.get(name, _MISSING)
+        if v is not _MISSING:
+            return v
+        if name == "__class__":
+            return inst.cls
+        if name == "__dict__":
+            return dict(inst.attrs)
+        cv, owner = self.class_attr(inst.cls, name)
+        if cv is not _MISSING:
+            if isinstance(cv, FuncVal):
+                if cv.kind == "staticmethod":
+                    return cv
+                if cv.kind == "classmethod":
+                    return BoundMethod(cv, inst.cls)
+                if cv.kind == "property":
+                    return self.call_func(cv, [inst], {})
+                return BoundMethod(cv, inst)
+            return cv
+        if inst.kind == "module":
+            for d in (inst.params, inst.buffers, inst.modules):
+                v = d.get(name, _MISSING)
+                if v is not _MISSING:
+                    return v
+            return torchlib.module_builtin_attr(self, inst, name)
+        raise InterpError(f"'{inst.cls.name}' object has no attribute '{name}'")
+
+    def super_getattr(self, sv, name):
+        obj = sv.obj
+        cls = obj.cls if isinstance(obj, InstanceVal) else obj
+        v, owner = self.class_attr(cls, name, start_after=sv.cls)
+        if v is not _MISSING:
+            if isinstance(v, FuncVal):
+                if v.kind == "staticmethod":
+                    return v
+                if v.kind == "classmethod":
+                    return BoundMethod(v, cls)
+                if v.kind == "property":
+                    return self.call_func(v, [obj], {})
+                return BoundMethod(v, obj)
+            return v
+        if isinstance(owner, TorchClass) and isinstance(obj, InstanceVal):
+            return torchlib.torch_super_method(self, obj, owner.name, name)
+        if name == "__init__" and isinstance(obj, InstanceVal):
+            if self._inherited_dataclass(obj.cls):
+                return BuiltinFn("dataclass.__init__", lambda a, k: self.dataclass_init(obj, a, k))
+            return BuiltinFn("object.__init__", lambda a, k: None)
+        return Unknown(f"super().{name}")
+
+    def setattr(self, obj, name, value):
+        if isinstance(obj, InstanceVal):
+            if obj.kind == "module":
+                torchlib.module_setattr(self, obj, name, value)
+            else:
+                obj.attrs[name] = value
+            return
+        if isinstance(obj, ClassVal):
+            obj.ns[name] = value
+            return
+        if isinstance(obj, (Unknown, TensorVal, ExtVal, FuncVal)):
+            return
+        raise InterpError(f"setting attribute {name} of {self.describe(obj)} not followed")
+
+    # ------------------------------------------------------------ items
+    def getitem(self, obj, idx):
+        if isinstance(obj, TensorVal):
+            return torchlib.tensor_getitem(self, obj, idx)
+        if isinstance(obj, Unknown):
+            return obj
+        if isinstance(obj, InstanceVal):
+            return torchlib.module_getitem(self, obj, idx)
+        if isinstance(obj, (ExtVal, ClassVal, TorchClass)):
+            return Unknown("subscripted type")
+        if isinstance(obj, (list, tuple, str, dict, range)):
+            if isinstance(idx, Unknown) or isinstance(idx, Sym):
+                return Unknown("index not known")
+            if isinstance(idx, slice):
+                if any(isinstance(x, (Unknown, Sym)) for x in (idx.start, idx.stop, idx.step)):
+                    return Unknown("slice not known")
+            try:
+                r = obj[idx]
+            except (IndexError, KeyError, TypeError) as e:
+                raise InterpError(f"indexing failed: {type(e).__name__} {e}")
+            if isinstance(obj, NTuple) and isinstance(idx, slice):
+                return tuple(r)
+            return r
+        raise InterpError(f"indexing {self.describe(obj)} not followed")
+
+    def setitem(self, obj, idx, value):
+        if isinstance(obj, (list, dict)):
+            if isinstance(idx, (Unknown, Sym)):
+                raise InterpError("assignment at an unknown index")
+            try:
+                obj[idx] = value
+            except (IndexError, TypeError) as e:
+                raise InterpError(f"item assignment failed: {e}")
+            return
+        if isinstance(obj, TensorVal):
+            return torchlib.tensor_setitem(self, obj, idx, value)
+        if isinstance(obj, InstanceVal):
+            return torchlib.module_setitem(self, obj, idx, value)
+        if isinstance(obj, Unknown):
+            return
+        raise InterpError(f"item assignment on {self.describe(obj)} not followed")
+
+    # ------------------------------------------------------------ iteration / truth
+    def iterate(self, v):
+        if isinstance(v, (list, tuple, str, range)):
+            if isinstance(v, range) and len(v) > MAX_SEQ:
+                raise InterpError("range too long to follow")
+            return list(v)
+        if isinstance(v, dict):
+            return list(v.keys())
+        if isinstance(v, (set, frozenset)):
+            try:
+                return sorted(v)
+            except TypeError:
+                return list(v)
+        if isinstance(v, InstanceVal):
+            return torchlib.module_iter(self, v)
+        if isinstance(v, TensorVal):
+            return torchlib.tensor_iter(self, v)
+        if isinstance(v, Unknown):
+            raise InterpError(f"iteration over a value not known when reading the source"
+                              + (f" ({v.why})" if v.why else ""))
+        if isinstance(v, (type({}.items()), type({}.keys()), type({}.values()))):
+            return list(v)
+        raise InterpError(f"iteration over {self.describe(v)} not followed")
+
+    def truth(self, v):
+        if v is None or v is False:
+            return False
+        if v is True:
+            return True
+        t = type(v)
+        if t in (int, float, str, list, tuple, dict, set, frozenset, range):
+            return bool(v)
+        if isinstance(v, Unknown):
+            return None
+        if isinstance(v, Sym):
+            return None
+        if t is InstanceVal:
+            if v.kind == "module" and v.torch_base in ("Sequential", "ModuleList", "ModuleDict"):
+                return bool(v.modules)
+            f, _ = self.class_attr(v.cls, "__len__")
+            if isinstance(f, FuncVal):
+                return self.truth(self.call_func(f, [v], {}))
+            return True
+        if t is TensorVal:
+            if v.values is not None and len(v.values) == 1:
+                return bool(v.values[0])
+            return None
+        return True
+
+    # ------------------------------------------------------------ operators
+    def binop(self, op, a, b, inplace=False):
+        if isinstance(a, TensorVal) or isinstance(b, TensorVal):
+            return torchlib.tensor_binop(self, op, a, b, inplace)
+        if isinstance(a, Unknown):
+            return a
+        if isinstance(b, Unknown):
+            return b
+        if isinstance(a, Sym) or isinstance(b, Sym):
+            return _sym_binop(op, a, b)
+        if isinstance(a, InstanceVal) and op is ast.Add:
+            return torchlib.module_add(self, a, b, inplace)
+        if not (_is_simple(a) and _is_simple(b)):
+            if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and op is ast.Add:
+                if inplace and isinstance(a, list):
+                    a.extend(b)
+                    return a
+                return a + b if type(a) is type(b) else Unknown("list+tuple")
+            if isinstance(a, (list, tuple)) and isinstance(b, int) and op is ast.Mult:
+                if len(a) * b > MAX_SEQ:
+                    raise InterpError("sequence too long")
+                return a * b
+            if isinstance(a, dict) and isinstance(b, dict) and op is ast.BitOr:
+                return {**a, **b}
+            raise InterpError(f"operator {op.__name__} on {self.describe(a)} and {self.describe(b)} not followed")
+        f = _BINOPS.get(op)
+        if op is ast.Pow and isinstance(b, (int, float)) and abs(b) > 4096 and isinstance(a, int) and abs(a) > 1:
+            raise InterpError("power too large")
+        if op is ast.Mult and ((isinstance(a, (str, list, tuple, bytes)) and isinstance(b, int) and len(a) * b > MAX_SEQ)
+                               or (isinstance(b, (str, list, tuple, bytes)) and isinstance(a, int) and len(b) * a > MAX_SEQ)):
+            raise InterpError("sequence too long")
+        if op is ast.LShift and isinstance(b, int) and b > 4096:
+            raise InterpError("shift too large")
+        try:
+            if inplace and isinstance(a, list) and op is ast.Add:
+                a.extend(b)
+                return a
+            return f(a, b)
+        except (TypeError, ZeroDivisionError, ValueError, OverflowError) as e:
+            raise InterpError(f"{op.__name__}: {e}")
+
+    def compare(self, op, a, b):
+        if op is ast.Is or op is ast.IsNot:
+            if isinstance(a, Unknown) or isinstance(b, Unknown):
+                if (a is None or b is None) and not (isinstance(a, Unknown) and isinstance(b, Unknown)):
+                    return Unknown("is None of unknown")
+                return Unknown("identity of unknown")
+            r = a is b or (isinstance(a, (TorchClass, ExtVal)) and a == b)
+            return r if op is ast.Is else (not r)
+        if op is ast.In or op is ast.NotIn:
+            if isinstance(b, Unknown) or isinstance(a, Unknown):
+                return Unknown("membership of unknown")
+            if isinstance(b, InstanceVal):
+                r = a in b.modules
+            elif isinstance(b, (list, tuple, set, frozenset, dict, str, range)):
+                try:
+                    r = a in b
+                except TypeError:
+                    return Unknown("membership")
+            else:
+                return Unknown("membership")
+            return r if op is ast.In else (not r)
+        if isinstance(a, TensorVal) or isinstance(b, TensorVal):
+            return torchlib.tensor_compare(self, op, a, b)
+        if isinstance(a, Unknown) or isinstance(b, Unknown):
+            return Unknown("comparison")
+        if isinstance(a, Sym) or isinstance(b, Sym):
+            if op in (ast.Eq, ast.NotEq):
+                r = dim_eq(a, b)
+                if r is None:
+                    return Unknown("size comparison")
+                return r if op is ast.Eq else (not r)
+            d = dim_add(a, b, -1)
+            if is_int(d):
+                return _CMP[op](d, 0)
+            return Unknown("size comparison")
+        if op in (ast.Eq, ast.NotEq):
+            if _is_plain(a) or _is_plain(b):
+                if _has_unknown(a) or _has_unknown(b):
+                    return Unknown("comparison")
+                r = a == b
+            else:
+                r = a is b or (isinstance(a, (TorchClass, ExtVal)) and a == b)
+            return r if op is ast.Eq else (not r)
+        try:
+            return _CMP[op](a, b)
+        except TypeError as e:
+            raise InterpError(f"comparison: {e}")
+
+    # ------------------------------------------------------------ misc
+    def describe(self, v):
+        if isinstance(v, InstanceVal):
+            return f"{v.cls.name} object"
+        if isinstance(v, (ClassVal, TorchClass)):
+            return f"class {v.name}"
+        if isinstance(v, FuncVal):
+            return f"function {v.name}"
+        if isinstance(v, ExtVal):
+            return v.path
+        if isinstance(v, TensorVal):
+            return "tensor"
+        if isinstance(v, Unknown):
+            return "unknown value"
+        if isinstance(v, Sym):
+            return "size"
+        return type(v).__name__
+
+
+def _is_simple(v):
+    return isinstance(v, (int, float, str, bool, type(None), bytes)) or (
+        isinstance(v, (tuple, list, set, frozenset, dict)) and _is_plain(v))
+
+
+def _sym_binop(op, a, b):
+    if op is ast.Add:
+        r = dim_add(a, b)
+    elif op is ast.Sub:
+        r = dim_add(a, b, -1)
+    elif op is ast.Mult:
+        if isinstance(a, float) or isinstance(b, float):
+            fa = a if not isinstance(a, float) else (int(a) if a.is_integer() else None)
+            fb = b if not isinstance(b, float) else (int(b) if b.is_integer() else None)
+            r = dim_mul(fa, fb) if fa is not None and fb is not None else None
+        else:
+            r = dim_mul(a, b)
+    elif op is ast.FloorDiv:
+        r = dim_floordiv(a, b)
+    elif op is ast.Div:
+        r = dim_truediv(a, b)
+    else:
+        r = None
+    return Unknown("size expression") if r is None else r
+
+
+def _names(t):
+    if isinstance(t, ast.Name):
+        return [t.id]
+    if isinstance(t, (ast.Tuple, ast.List)):
+        out = []
+        for e in t.elts:
+            out += _names(e)
+        return out
+    return []
+
+
+def _always_raises(stmts):
+    if not stmts:
+        return False
+    last = stmts[-1]
+    return isinstance(last, ast.Raise)
+
+
+def _fmt_has_attr(s):
+    import string
+    try:
+        for _, field, _, _ in string.Formatter().parse(s):
+            if field and ("." in field or "[" in field):
+                return True
+    except ValueError:
+        return True
+    return False
+
+
+def _src(node):
+    try:
+        s = ast.unparse(node)
+    except Exception:  # noqa: BLE001 - unparse of odd nodes
+        return "?"
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+for _k in list(vars(Interp)):
+    if _k.startswith("s_"):
+        Interp._STMT[getattr(ast, _k[2:], None)] = getattr(Interp, _k)
+    elif _k.startswith("e_"):
+        _n = getattr(ast, _k[2:], None)
+        if _n is not None:
+            Interp._EXPR[_n] = getattr(Interp, _k)
+Interp._STMT.pop(None, None)
