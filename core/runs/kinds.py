@@ -12,7 +12,8 @@
   a regression (MSE against the teacher's output). Classes are always the
   last dimension. Adam, lr `train.lr` (default 1e-3). One ``metric`` event
   (name ``loss``) per step when there are at most `METRIC_POINTS` steps,
-  else one every ceil(steps / METRIC_POINTS) steps and the last.
+  else one every ceil(steps / METRIC_POINTS) steps, the first and the last,
+  and at least one every `METRIC_EVERY_S` seconds.
 - ``aiq``: `core.aiq.execute.run_candidate(payload, ...)`, imported lazily.
 """
 
@@ -24,6 +25,8 @@ import resource
 import time
 
 METRIC_POINTS = 2000
+#: On long runs, a loss point at least this often (seconds) for a live plot.
+METRIC_EVERY_S = 0.5
 CURVE_POINTS = 500
 N_BATCHES = 4
 
@@ -235,8 +238,9 @@ def train(spec, device, torch, emit) -> dict:
     model.train()
     every = max(1, math.ceil(steps / METRIC_POINTS))
     emit.progress("train", f"{steps} steps, loss {loss_name}, Adam lr {lr:g}", step=0, total=steps)
-    losses: list[float] = []
-    t0 = time.perf_counter()
+    losses: list[float] = []  # the emitted points (every step on short runs)
+    first, lowest = None, math.inf
+    t0 = last_emit = time.perf_counter()
     for step in range(1, steps + 1):
         i = (step - 1) % n
         opt.zero_grad(set_to_none=True)
@@ -247,8 +251,12 @@ def train(spec, device, torch, emit) -> dict:
         value = float(loss.detach())
         if not math.isfinite(value):
             raise FloatingPointError(f"training loss became {value} at step {step}")
-        losses.append(value)
-        if step % every == 0 or step == steps:
+        first = value if first is None else first
+        lowest = min(lowest, value)
+        now = time.perf_counter()
+        if step % every == 0 or step in (1, steps) or now - last_emit >= METRIC_EVERY_S:
+            last_emit = now
+            losses.append(value)
             emit.metric("loss", value, step=step)
             emit.progress("train", "", step=step, total=steps)
     _sync(device, torch)
@@ -258,9 +266,9 @@ def train(spec, device, torch, emit) -> dict:
         "loss": loss_name,
         "lr": lr,
         "batch_size": spec.batch_size,
-        "loss_first": losses[0],
-        "loss_last": losses[-1],
-        "loss_min": min(losses),
+        "loss_first": first,
+        "loss_last": value,
+        "loss_min": lowest,
         "loss_curve": _downsample(losses, CURVE_POINTS),
         "params": _param_count(model),
         "steps_per_s": round(steps / secs, 3) if secs > 0 else None,

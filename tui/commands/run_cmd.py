@@ -1,0 +1,201 @@
+"""`archcurator run FILE.json --check forward|train [--json]`: run a design for
+real, in a child process (locally, or as a Ray job with --cluster), through
+the same runner the app uses, and record the outcome in the store.
+
+The answer (SPEC §4): {"status", "exception", "message", "device",
+"seconds"} plus kind, backend, run_id, metrics and the store's run id.
+Exit 0 when the answer was produced (whatever the status), 2 when the file
+cannot be read, 1 when no run could be made (e.g. Ray missing).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+PROG = "archcurator run"
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "run", help="run a design for real: a forward check or a short training",
+        description="Builds the design as a torch module and runs it in a child process "
+                    "(CUDA when available, else CPU; or as a job on a Ray cluster).")
+    p.add_argument("file", help="an archgraph/1 JSON file (or one JSONL batch record with a graph)")
+    p.add_argument("--check", choices=("forward", "train"), default="forward",
+                   help="forward: one forward pass; train: a short training on a synthetic task")
+    p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
+                   help="auto (default): CUDA when available, else CPU")
+    p.add_argument("--batch", type=int, default=None,
+                   help="batch size (default 2 for forward, 16 for train)")
+    p.add_argument("--steps", type=int, default=None, help="training steps (default 50)")
+    p.add_argument("--time-limit", type=float, default=300.0, metavar="S",
+                   help="wall-time limit of the child in seconds (default 300)")
+    p.add_argument("--memory-limit", type=int, default=None, metavar="MB",
+                   help="memory the run may take on top of python and torch")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--cluster", default=None, metavar="URL",
+                   help="Ray dashboard address, e.g. http://HEAD:8265 "
+                        "(default: $RAY_API_SERVER_ADDRESS; unset: run on this machine)")
+    p.add_argument("--design-id", default=None,
+                   help="the store's id of this design (default: found by content, else file:PATH)")
+    p.add_argument("--no-record", action="store_true", help="do not write the outcome to the store")
+    p.add_argument("--json", action="store_true", help="print the SPEC §4 JSON answer")
+    p.set_defaults(func=run)
+
+
+def _fail_input(path, problem: str) -> int:
+    print(f"{PROG}: {path}: {problem}", file=sys.stderr)
+    return 2
+
+
+def read_design(path: str) -> tuple[dict, str | None]:
+    """(archgraph dict, record id) of FILE; raises ValueError with a one-line reason."""
+    from core.graph import Design, DesignError
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ValueError("not UTF-8 text") from None
+    except OSError as exc:
+        raise ValueError(exc.strerror or str(exc)) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+    record_id = None
+    if isinstance(data, dict) and "format" not in data and isinstance(data.get("graph"), dict):
+        record_id = data.get("id") if isinstance(data.get("id"), str) else None
+        data = data["graph"]
+    try:
+        Design.from_dict(data, source=str(path))
+    except DesignError as exc:
+        msg = str(exc)
+        prefix = f"{path}: "
+        raise ValueError(msg[len(prefix):] if msg.startswith(prefix) else msg) from None
+    return data, record_id
+
+
+def run(args) -> int:
+    from core.runs import RunSpec, SpecError, get_runner
+
+    path = args.file
+    try:
+        design, record_id = read_design(path)
+    except ValueError as exc:
+        return _fail_input(path, str(exc))
+    batch = args.batch or (16 if args.check == "train" else 2)
+    design_id = args.design_id or record_id
+    try:
+        spec = RunSpec(kind=args.check, design=design, batch_size=batch, device=args.device,
+                       steps=args.steps, time_limit_s=args.time_limit,
+                       memory_limit_mb=args.memory_limit, seed=args.seed,
+                       tags={"source": str(Path(path).resolve()),
+                             **({"design_id": design_id} if design_id else {})})
+    except SpecError as exc:
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 2
+    try:
+        runner = get_runner(args.cluster)
+    except Exception as exc:  # noqa: BLE001 - RayUnavailable and friends: no run was made
+        print(f"{PROG}: {exc}", file=sys.stderr)
+        return 1
+    handle = runner.submit(spec)
+    try:
+        for ev in handle.events():
+            if not args.json:
+                _print_live(ev)
+        result = handle.wait()
+    except KeyboardInterrupt:
+        handle.cancel()
+        result = handle.wait(30)
+        if result is None:
+            print(f"{PROG}: interrupted", file=sys.stderr)
+            return 130
+    answer = result.to_answer()
+    if not args.no_record:
+        try:
+            answer["store_run_id"] = persist_result(getattr(args, "db", None), spec, result)
+        except Exception as exc:  # noqa: BLE001 - the answer stands even if the store is busy
+            print(f"{PROG}: the outcome was not recorded in the store: {exc}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(answer, indent=2, default=str))
+    else:
+        _print_summary(result)
+    return 0
+
+
+# ---- the store ----------------------------------------------------------------------
+
+
+def stored_design_id(db, graph: dict) -> str | None:
+    """The id of a stored design with the same content, if any."""
+    from store.connection import reading
+    from store.importers import canonical_hash
+
+    with reading(db) as con:
+        row = con.execute("SELECT id FROM designs WHERE content_hash = ? ORDER BY id LIMIT 1",
+                          [canonical_hash(graph)]).fetchone()
+    return row[0] if row else None
+
+
+def persist_result(db, spec, result, *, design_id: str | None = None,
+                   question_id: str | None = None) -> int:
+    """Record a finished run in the store (`store.runs.record_run`); returns
+    the store's run id. The launching process calls this (the CLI here, the
+    app for runs it launched); the child never touches the store.
+
+    design_id / question_id default to `spec.tags["design_id"]` /
+    `spec.tags["question_id"]`; for a design with neither, the stored design
+    with the same content, else ``file:<path>`` from `spec.tags["source"]`.
+    The stored spec leaves the design out (it is the design's row).
+    """
+    from store.connection import utcnow
+    from store.runs import record_run
+
+    tags = spec.tags or {}
+    design_id = design_id or tags.get("design_id")
+    question_id = question_id or tags.get("question_id")
+    if design_id is None and question_id is None:
+        if spec.design is not None:
+            try:
+                design_id = stored_design_id(db, spec.design)
+            except Exception:  # noqa: BLE001 - an empty or older store has no match
+                design_id = None
+        if design_id is None:
+            design_id = f"file:{tags.get('source') or (spec.design or {}).get('name') or '?'}"
+    ended = utcnow()
+    stored_spec = {k: v for k, v in spec.to_dict().items() if k != "design"}
+    return record_run(
+        db, kind=spec.kind, design_id=design_id, question_id=question_id,
+        backend=result.backend, device=result.device, status=result.status,
+        started_at=ended - timedelta(seconds=result.seconds or 0), spec=stored_spec,
+        ended_at=ended, seconds=result.seconds, exception=result.exception,
+        message=result.message, log_tail=result.log_tail, metrics=result.metrics)
+
+
+# ---- human output ------------------------------------------------------------------
+
+
+def _print_live(ev) -> None:
+    if ev.type == "metric" and ev.name == "loss" and ev.step is not None:
+        if ev.step == 1 or ev.step % 10 == 0:
+            print(f"  step {ev.step:>5}  loss {ev.value:.4f}", file=sys.stderr, flush=True)
+    elif ev.type == "status" and ev.status == "queued":
+        print(f"{ev.run_id}: queued", file=sys.stderr, flush=True)
+
+
+def _print_summary(result) -> None:
+    head = f"{result.kind}: {result.status}"
+    if result.exception:
+        head += f" ({result.exception})"
+    print(f"{head} on {result.device} in {result.seconds:.2f} s")
+    if result.message:
+        print(f"  {result.message}")
+    m = result.metrics or {}
+    if result.kind == "train" and "loss_first" in m:
+        print(f"  loss {m['loss_first']:.4f} -> {m['loss_last']:.4f} over {m['steps']} steps ({m['loss']})")
+    elif result.kind == "forward" and "output_shapes" in m:
+        print(f"  outputs {m['output_shapes']}, {m.get('params', 0):,} params, {m.get('forward_ms')} ms")
