@@ -54,7 +54,7 @@ def lenet5_mnist() -> dict:
 
 def mnist_cnn() -> dict:
     """pytorch/examples mnist `Net` (two convs, dropout, two linears, log-softmax)."""
-    b = GraphBuilder("mnist_cnn", train=MNIST,
+    b = GraphBuilder("mnist_cnn", train={**MNIST, "loss": "nll"},
                      meta=meta("small-cnn", "pytorch/examples mnist/main.py Net",
                                params=1_199_882, module=_M))
     x = b.input("x", ["B", 1, 28, 28])

@@ -59,6 +59,7 @@ def mlp_autoencoder() -> dict:
     h = linear(b, "encoder.2", h, 256, 64)
     h = b.node("encoder.3", "ReLU", h)
     h = linear(b, "encoder.4", h, 64, 32)
+    h = b.node("encoder.5", "ReLU", h)
     h = linear(b, "decoder.0", h, 32, 64)
     h = b.node("decoder.1", "ReLU", h)
     h = linear(b, "decoder.2", h, 64, 256)

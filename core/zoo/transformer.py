@@ -5,7 +5,8 @@ encoder-decoder and small language models.
 Hand-built attention follows the reference code step by step: project,
 split the heads (Unflatten + Permute), Q @ K^T, Scale(1/sqrt(d_head)),
 Softmax(dim=-1), dropout, @ V, merge the heads (Permute + Flatten), project.
-Position ids are `Arange(end=T)` feeding a position Embedding.
+Position ids are `Arange(end=T)` -> `Unsqueeze(0)` feeding a position
+Embedding, as HF computes them.
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def gpt(name: str, d: int, layers: int, heads: int, vocab: int, n_pos: int, *,
     ids = b.input("input_ids", ["B", "T"], "int64")
     tok = b.node("transformer.wte", "Embedding", ids, num_embeddings=vocab, embedding_dim=d)
     pos_ids = b.node("transformer.arange", "Arange", [], end="T")
+    pos_ids = b.node("transformer.unsqueeze", "Unsqueeze", pos_ids, dim=0)
     pos = b.node("transformer.wpe", "Embedding", pos_ids, num_embeddings=n_pos, embedding_dim=d)
     x = b.node("transformer.add", "Add", [tok, pos])
     x = b.node("transformer.drop", "Dropout", x, p=0.1)
@@ -94,15 +96,16 @@ def bert_base_uncased() -> dict:
     b = GraphBuilder("bert-base-uncased", train=lm_train(512, vocab, batch=32, steps=1_000_000),
                      meta=meta("bert", "transformers.BertModel (bert-base-uncased, with pooler)",
                                params=109_482_240, module=_M,
-                               note="token_type_ids are all zero: the token-type table is read at "
-                                    "Arange(end=1) = [0] and broadcast"))
+                               note="token_type_ids are all zero (HF's default buffer): a [1, 1] "
+                                    "Constant 0 whose embedding broadcasts over [B, T]"))
     ids = b.input("input_ids", ["B", "T"], "int64")
     e = "embeddings"
     w = b.node(f"{e}.word_embeddings", "Embedding", ids, num_embeddings=vocab, embedding_dim=d)
-    tt_ids = b.node(f"{e}.token_type_ids", "Arange", [], end=1)
+    tt_ids = b.node(f"{e}.token_type_ids", "Constant", [], shape=[1, 1], value=0)
     tt = b.node(f"{e}.token_type_embeddings", "Embedding", tt_ids, num_embeddings=2, embedding_dim=d)
     x = b.node(f"{e}.add", "Add", [w, tt])
     pos_ids = b.node(f"{e}.position_ids", "Arange", [], end="T")
+    pos_ids = b.node(f"{e}.unsqueeze", "Unsqueeze", pos_ids, dim=0)
     pos = b.node(f"{e}.position_embeddings", "Embedding", pos_ids, num_embeddings=n_pos,
                  embedding_dim=d)
     x = b.node(f"{e}.add_1", "Add", [x, pos])
@@ -141,6 +144,7 @@ def distilbert_base_uncased() -> dict:
     e = "embeddings"
     w = b.node(f"{e}.word_embeddings", "Embedding", ids, num_embeddings=vocab, embedding_dim=d)
     pos_ids = b.node(f"{e}.position_ids", "Arange", [], end="T")
+    pos_ids = b.node(f"{e}.unsqueeze", "Unsqueeze", pos_ids, dim=0)
     pos = b.node(f"{e}.position_embeddings", "Embedding", pos_ids, num_embeddings=n_pos,
                  embedding_dim=d)
     x = b.node(f"{e}.add", "Add", [w, pos])
@@ -272,6 +276,7 @@ def transformer_seq2seq() -> dict:
     s = b.node("src_tok_emb", "Embedding", src, num_embeddings=vocab, embedding_dim=d)
     s = b.node("src_scale", "Scale", s, value=math.sqrt(d))
     sp = b.node("src_positions", "Arange", [], end="S")
+    sp = b.node("src_unsqueeze", "Unsqueeze", sp, dim=0)
     sp = b.node("pos_emb", "Embedding", sp, num_embeddings=max_len, embedding_dim=d)
     s = b.node("src_add", "Add", [s, sp])
     s = b.node("src_dropout", "Dropout", s, p=0.1)
@@ -282,6 +287,7 @@ def transformer_seq2seq() -> dict:
                embedding_dim=d)
     t = b.node("tgt_scale", "Scale", t, value=math.sqrt(d))
     tp = b.node("tgt_positions", "Arange", [], end="T")
+    tp = b.node("tgt_unsqueeze", "Unsqueeze", tp, dim=0)
     tp = b.node("tgt_pos_emb", "Embedding", tp, shares="pos_emb", num_embeddings=max_len,
                 embedding_dim=d)
     t = b.node("tgt_add", "Add", [t, tp])
@@ -303,6 +309,7 @@ def tiny_transformer_lm() -> dict:
     ids = b.input("input_ids", ["B", "T"], "int64")
     x = b.node("tok_emb", "Embedding", ids, num_embeddings=vocab, embedding_dim=d)
     pos = b.node("positions", "Arange", [], end="T")
+    pos = b.node("unsqueeze", "Unsqueeze", pos, dim=0)
     pos = b.node("pos_emb", "Embedding", pos, num_embeddings=seq, embedding_dim=d)
     x = b.node("add", "Add", [x, pos])
     x = b.node("drop", "Dropout", x, p=0.1)
