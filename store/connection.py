@@ -71,7 +71,7 @@ def _describe_pid(pid: int) -> str | None:
     if not parts:
         return None
     parts[0] = os.path.basename(parts[0])
-    text = " ".join(parts)
+    text = " ".join(" ".join(parts).split())
     return text if len(text) <= 80 else text[:77] + "..."
 
 
