@@ -27,6 +27,7 @@ in ``design["meta"]["parser_warnings"]`` as ``{"line": "file:line",
 from __future__ import annotations
 
 import ast
+import gc
 import os
 from dataclasses import dataclass, field
 
@@ -106,6 +107,16 @@ def _load_entry_module(path):
 
 
 def parse_source(path, entry: str, args: dict | None = None, inputs: list | None = None) -> ParseResult:
+    gc_was = gc.isenabled()
+    gc.disable()  # many short-lived objects; collecting them mid-walk costs more than it saves
+    try:
+        return _parse_source(path, entry, args, inputs)
+    finally:
+        if gc_was:
+            gc.enable()
+
+
+def _parse_source(path, entry, args, inputs):
     path = str(path)
     loader, mod = _load_entry_module(path)
     display = _display_fn(path)

@@ -337,6 +337,9 @@ def _missing():
 
 
 def isinstance_(it, v, target):
+    if type(target) is TorchClass and type(v) is InstanceVal and type(v.cls) is TorchClass:
+        tn = target.name
+        return v.op == tn or v.torch_base == tn or tn == "Module"
     if isinstance(target, tuple):
         res = [isinstance_(it, v, t) for t in target]
         if any(r is True for r in res):
@@ -375,13 +378,20 @@ def isinstance_(it, v, target):
             return isinstance(v, PartialVal)
         if p == "torch.nn.Module":
             return isinstance(v, InstanceVal) and v.kind == "module"
+        if p in ("types.FunctionType", "types.LambdaType", "types.MethodType", "types.BuiltinFunctionType"):
+            return isinstance(v, (FuncVal, BoundMethod))
         return Unknown("isinstance of external class")
-    if isinstance(target, TorchClass):
-        if not isinstance(v, InstanceVal):
+    if type(target) is TorchClass:
+        if type(v) is not InstanceVal:
             return False
-        if target.name == "Module":
+        tn = target.name
+        if tn == "Module":
             return v.kind == "module"
-        return target in it.mro(v.cls) or v.op == target.name or v.torch_base == target.name
+        if v.op == tn or v.torch_base == tn:
+            return True
+        if type(v.cls) is ClassVal:
+            return target in it.mro(v.cls)
+        return False
     if isinstance(target, ClassVal):
         if isinstance(v, InstanceVal):
             return target in it.mro(v.cls)

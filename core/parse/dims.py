@@ -96,6 +96,8 @@ def _norm(s: Sym):
 
 
 def dim_add(a, b, sign=1):
+    if type(a) is int and type(b) is int:
+        return a + sign * b
     sa, sb = as_sym(a), as_sym(b)
     if sa is None or sb is None:
         return None
@@ -106,6 +108,8 @@ def dim_add(a, b, sign=1):
 
 
 def dim_mul(a, b):
+    if type(a) is int and type(b) is int:
+        return a * b
     sa, sb = as_sym(a), as_sym(b)
     if sa is None or sb is None:
         return None
@@ -135,6 +139,10 @@ def _div_exact(sa: Sym, sb: Sym):
 
 
 def dim_truediv(a, b):
+    if type(a) is int and type(b) is int:
+        if b == 0:
+            return None
+        return a // b if a % b == 0 else None
     sa, sb = as_sym(a), as_sym(b)
     if sa is None or sb is None:
         return None
@@ -143,6 +151,10 @@ def dim_truediv(a, b):
 
 
 def dim_floordiv(a, b):
+    if type(a) is int and type(b) is int:
+        if b == 0:
+            return None
+        return a // b
     sa, sb = as_sym(a), as_sym(b)
     if sa is None or sb is None:
         return None
@@ -156,6 +168,8 @@ def dim_floordiv(a, b):
 
 def dim_eq(a, b):
     """True / False / None (undecidable)."""
+    if type(a) is int and type(b) is int:
+        return a == b
     if a is None or b is None:
         return None
     sa, sb = as_sym(a), as_sym(b)

@@ -29,6 +29,7 @@ MAX_STEPS = 3_000_000
 MAX_DEPTH = 120
 MAX_SEQ = 1_000_000
 
+_TRUTHY_TYPES = frozenset((int, float, str, list, tuple, dict, set, frozenset, range))
 PLAIN = (int, float, str, bool, type(None), tuple, list, dict, set, frozenset, bytes, range)
 PY_TYPES = {int, float, str, bool, list, tuple, dict, set, frozenset, object, slice, type}
 
@@ -104,6 +105,7 @@ class Interp:
         self.batch_env = {}  # symbol -> int given on the command line
         self.fwd_modules = []  # module-instance stack during the forward walk
         self._mod_frames = {}
+        self._acache = {}
         from .builtins import make_builtins
         self.builtins = make_builtins(self)
 
@@ -252,7 +254,17 @@ class Interp:
                     fr.vars[n.id] = Unknown("not followed")
 
     def s_Expr(self, st, fr):
-        self.eval(st.value, fr)
+        v = st.value
+        if self.graph is not None and isinstance(v, ast.Call) and isinstance(v.func, ast.Attribute) and \
+                v.func.attr.endswith("_") and not isinstance(v.func.value, ast.Name):
+            # in-place change of part of a tensor (`t[a:b].zero_()`): values only, nothing to build
+            snap = self.graph.snapshot()
+            r = self.eval(v, fr)
+            self.graph.restore(snap)
+            if isinstance(r, TensorVal) and not r.is_const:
+                self.warn(f"in-place change `{_src(v)}` of a tensor's values is not followed")
+            return
+        self.eval(v, fr)
 
     def s_Pass(self, st, fr):
         pass
@@ -350,6 +362,8 @@ class Interp:
                           f"differ; first branch taken", line)
 
     def s_For(self, st, fr):
+        if _is_init_loop(st):
+            return  # a weight-initialisation loop: builds nothing
         it = self.eval(st.iter, fr)
         items = self.iterate(it)
         for item in items:
@@ -522,7 +536,14 @@ class Interp:
 
     # ------------------------------------------------------------ expressions
     def eval(self, node, fr):
-        h = self._EXPR.get(type(node))
+        t = type(node)
+        if t is ast.Name:
+            return self.lookup(node.id, fr)
+        if t is ast.Constant:
+            return node.value
+        if t is ast.Attribute:
+            return self.getattr(self.eval(node.value, fr), node.attr)
+        h = self._EXPR.get(t)
         if h is None:
             raise InterpError(f"expression {type(node).__name__} not followed")
         return h(self, node, fr)
@@ -935,6 +956,15 @@ class Interp:
 
     def class_attr(self, cls, name, start_after=None):
         """(value, defining class) of a class attribute through the MRO."""
+        if start_after is None and type(cls) is ClassVal:
+            key = (id(cls), name)
+            r = self._acache.get(key)
+            if r is None:
+                r = self._acache[key] = self._class_attr(cls, name, None)
+            return r
+        return self._class_attr(cls, name, start_after)
+
+    def _class_attr(self, cls, name, start_after):
         seq = self.mro(cls)
         if start_after is not None:
             try:
@@ -992,6 +1022,8 @@ class Interp:
         raise InterpError(f"cannot call {self.describe(fn)}")
 
     def call_func(self, fn, args, kwargs):
+        if fn.name in _TELEMETRY:
+            return None
         self.depth += 1
         saved = self.loc
         if self.depth > MAX_DEPTH:
@@ -1143,9 +1175,6 @@ class Interp:
                 return Unknown("format of unknown values")
             if "." in obj.replace("{:.", "").replace(":.", "") and "{" in obj and _fmt_has_attr(obj):
                 return Unknown("format with attribute access")
-        for a in list(args) + list(kwargs.values()):
-            if isinstance(a, (FuncVal, BoundMethod, PartialVal, BuiltinFn)):
-                raise InterpError(f"{type(obj).__name__}.{name} with a callable argument not followed")
         try:
             r = getattr(obj, name)(*args, **kwargs)
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
@@ -1169,8 +1198,10 @@ class Interp:
                 raise InterpError(f"module {self.display(obj.path)} has no attribute {name}")
             return v
         if t is ClassVal:
-            if name == "__name__":
+            if name in ("__name__", "__qualname__"):
                 return obj.name
+            if name == "__module__":
+                return obj.module.values.get("__name__")
             v, owner = self.class_attr(obj, name)
             if v is _MISSING:
                 if isinstance(owner, TorchClass):
@@ -1229,6 +1260,8 @@ class Interp:
             return v
         if name == "__class__":
             return inst.cls
+        if name == "__module__":
+            return inst.cls.module.values.get("__name__") if isinstance(inst.cls, ClassVal) else "torch.nn"
         if name == "__dict__":
             return dict(inst.attrs)
         cv, owner = self.class_attr(inst.cls, name)
@@ -1281,6 +1314,7 @@ class Interp:
             return
         if isinstance(obj, ClassVal):
             obj.ns[name] = value
+            self._acache.clear()
             return
         if isinstance(obj, (Unknown, TensorVal, ExtVal, FuncVal)):
             return
@@ -1358,7 +1392,7 @@ class Interp:
         if v is True:
             return True
         t = type(v)
-        if t in (int, float, str, list, tuple, dict, set, frozenset, range):
+        if t in _TRUTHY_TYPES:
             return bool(v)
         if isinstance(v, Unknown):
             return None
@@ -1527,6 +1561,50 @@ def _always_raises(stmts):
         return False
     last = stmts[-1]
     return isinstance(last, ast.Raise)
+
+
+# library telemetry / logging helpers that build nothing (torchvision calls one in every constructor)
+_TELEMETRY = frozenset(("_log_api_usage_once", "log_api_usage_once"))
+_INIT_LOOP_CACHE = {}
+_MODULE_ITERS = ("modules", "named_modules", "children", "named_children", "parameters", "named_parameters")
+
+
+def _is_init_loop(st):
+    key = id(st)
+    r = _INIT_LOOP_CACHE.get(key)
+    if r is None or r[0] is not st:
+        it = st.iter
+        ok = (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in _MODULE_ITERS
+              and not st.orelse and _init_only(st.body))
+        r = _INIT_LOOP_CACHE[key] = (st, ok)
+    return r[1]
+
+
+def _init_only(stmts):
+    for s in stmts:
+        if isinstance(s, ast.If):
+            if not (_init_only(s.body) and _init_only(s.orelse)):
+                return False
+        elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Call):
+            f = s.value.func
+            src = _src(f)
+            if not (isinstance(f, ast.Attribute) and (f.attr.endswith("_") or ".init." in "." + src or
+                                                       src.startswith("init."))):
+                return False
+        elif isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant):
+            continue
+        elif isinstance(s, (ast.Assign, ast.AnnAssign)):
+            targets = s.targets if isinstance(s, ast.Assign) else [s.target]
+            if not all(isinstance(t, ast.Name) for t in targets):
+                return False
+        elif isinstance(s, (ast.Pass, ast.Continue)):
+            continue
+        elif isinstance(s, ast.With):
+            if not _init_only(s.body):
+                return False
+        else:
+            return False
+    return True
 
 
 def _fmt_has_attr(s):

@@ -29,15 +29,19 @@ SHAPE_KEEP = {
 MULTI_RESULT = {"LSTM", "GRU", "RNN", "MultiheadAttention", "Split"}
 
 
+_DEFAULTS = {}
+
+
 def defaults(op):
-    sig = SIGS.get(op)
-    if not sig:
-        return {}
-    return {name: d for name, d, req in sig if not req}
+    d = _DEFAULTS.get(op)
+    if d is None:
+        sig = SIGS.get(op) or []
+        d = _DEFAULTS[op] = {name: d for name, d, req in sig if not req}
+    return d
 
 
 def full_args(op, args):
-    out = defaults(op)
+    out = dict(defaults(op))
     out.update(args or {})
     return out
 
@@ -48,11 +52,19 @@ def _tup(v, n):
     return [v] * n
 
 
+_CONV_DIMS = {}
+
+
 def _conv_dims(op):
-    for n in (1, 2, 3):
-        if op.endswith(f"{n}d"):
-            return n
-    return 2
+    n = _CONV_DIMS.get(op)
+    if n is None:
+        n = 2
+        for k in (1, 2, 3):
+            if op.endswith(f"{k}d"):
+                n = k
+                break
+        _CONV_DIMS[op] = n
+    return n
 
 
 # ---------------------------------------------------------------- parameters

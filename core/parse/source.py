@@ -85,8 +85,14 @@ def _target_names(t):
     return []
 
 
+_AST_CACHE = {}
+
+
 class Loader:
-    """Finds and parses the files of the entry's package (cached per path)."""
+    """Finds and parses the files of the entry's package (cached per path).
+
+    Parsed trees are shared between loaders while the file is unchanged
+    (same size and mtime); evaluated namespaces never are."""
 
     MAX_BYTES = 4_000_000
 
@@ -101,9 +107,15 @@ class Loader:
         st = os.stat(path)
         if st.st_size > self.MAX_BYTES:
             raise OSError(f"file too large ({st.st_size} bytes)")
-        with open(path, "rb") as f:
-            data = f.read()
-        tree = ast.parse(data, filename=path)
+        key = (path, st.st_size, st.st_mtime_ns)
+        tree = _AST_CACHE.get(key)
+        if tree is None:
+            with open(path, "rb") as f:
+                data = f.read()
+            tree = ast.parse(data, filename=path)
+            if len(_AST_CACHE) > 512:
+                _AST_CACHE.clear()
+            _AST_CACHE[key] = tree
         m = SourceModule(path, tree, self.dotted_name(path))
         self.cache[path] = m
         return m

@@ -63,7 +63,17 @@ def canon(path):
     return path
 
 
+_EXT_CACHE = {}
+
+
 def ext(path):
+    v = _EXT_CACHE.get(path)
+    if v is None:
+        v = _EXT_CACHE[path] = _ext(path)
+    return v
+
+
+def _ext(path):
     path = canon(path)
     if path.startswith("torch.nn.") and path.count(".") == 2:
         name = path.rsplit(".", 1)[-1]
@@ -163,7 +173,9 @@ def torch_init(it, inst, name, args, kwargs):
     if sig is None:
         raise InterpError(f"nn.{name} is not known to the parser")
     given = {}
-    names = [s[0] for s in sig]
+    names = _SIG_NAMES.get(name)
+    if names is None:
+        names = _SIG_NAMES[name] = [s[0] for s in sig]
     for i, v in enumerate(args):
         if i < len(names):
             given[names[i]] = v
@@ -177,7 +189,7 @@ def torch_init(it, inst, name, args, kwargs):
         elif name != "Identity":
             it.warn(f"nn.{name} has no argument '{k}'; ignored")
     for n_, d, req in sig:
-        if req and n_ not in given:
+        if req and n_ not in given and name != "Identity":
             it.warn(f"nn.{name} is missing its argument '{n_}'")
             given[n_] = Unknown(f"missing {n_}")
     if name == "Identity":
@@ -188,8 +200,6 @@ def torch_init(it, inst, name, args, kwargs):
     inst.op = name
     inst.args = given
     full = nnops.full_args(name, given)
-    for k, v in full.items():
-        inst.attrs[k] = _attr_view(name, k, v)
     # parameters of the leaf
     for pname, shape in nnops.param_shapes(name, given):
         if "." in pname:
@@ -201,6 +211,12 @@ def torch_init(it, inst, name, args, kwargs):
     if name in ("LayerNorm", "RMSNorm", "GroupNorm") or name.startswith("BatchNorm") or name.startswith("InstanceNorm"):
         for pn in ("weight", "bias"):
             inst.params.setdefault(pn, None)
+    for k, v in full.items():
+        if k not in inst.params:
+            inst.attrs[k] = _attr_view(name, k, v)
+
+
+_SIG_NAMES = {}
 
 
 def _dimv(d):
@@ -1435,7 +1451,20 @@ def _f32vals(vals, fn):
         return None
 
 
+_INPLACE_GRAPH = {"add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_", "clamp_", "unsqueeze_",
+                  "squeeze_", "transpose_", "t_", "masked_fill_", "pow_", "exp_", "neg_", "abs_", "sqrt_",
+                  "hardtanh_", "fill_", "zero_", "copy_", "normal_", "uniform_", "bernoulli_"}
+
+
 def tensor_method(it, t, name, args, kwargs):
+    if name in _INPLACE_GRAPH and not t.is_const and t.param is None and it.graph is not None:
+        if name in ("fill_", "zero_", "copy_", "normal_", "uniform_", "bernoulli_"):
+            it.warn(f"in-place .{name}() on a tensor in forward is not followed")
+            return t
+        r = tensor_method(it, t, name[:-1], args, kwargs)
+        if isinstance(r, TensorVal) and r.ref is not None:
+            t.ref, t.shape, t.dtype = r.ref, r.shape, r.dtype
+        return t
     if name in _IDENTITY_METHODS:
         if name in ("float", "half", "double", "bfloat16"):
             dt = {"float": "float32", "half": "float16", "double": "float64", "bfloat16": "bfloat16"}[name]
