@@ -28,10 +28,14 @@ import sys, time
 sys.path[:0] = sys.argv[3:]
 import store
 from fake_verifier import verify
+import os
 db, n = sys.argv[1], int(sys.argv[2])
+stop = db + ".stop"
 print("ready", flush=True)
 verdicts = ["real", "false_alarm", "unsure"]
 for i in range(n):
+    if os.path.exists(stop):
+        break
     store.list_designs(db, {"judged": "unjudged"}, limit=50)
     d = store.get_design(db, "s-%d" % (i % 20), curator="app")
     eid = store.record_judgment(db, d["id"], d["findings"][0]["key"], "app", verdicts[i % 3])
@@ -92,7 +96,7 @@ def test_waits_for_a_short_holder(db):
 
 def test_import_and_report_from_a_second_process_while_the_app_works(judged_store, tmp_path):
     db = judged_store
-    app = _spawn(APP, db, 150)
+    app = _spawn(APP, db, 2000)   # works until told to stop
     try:
         assert app.stdout.readline().strip() == "ready"
         batch = write_jsonl(tmp_path / "b.jsonl", [record(f"n-{i}", ["Bad"] if i % 2 else ["Linear"])
@@ -105,6 +109,7 @@ def test_import_and_report_from_a_second_process_while_the_app_works(judged_stor
         row = json.loads(p.stdout)["rows"][0]
         assert row["returned"] == 120 and row["blocked"] == 70
         assert app.poll() is None, "the app should still be working"
+        (db.parent / (db.name + ".stop")).touch()
         out, err = app.communicate(timeout=120)
     finally:
         if app.poll() is None:
@@ -112,7 +117,7 @@ def test_import_and_report_from_a_second_process_while_the_app_works(judged_stor
             app.wait()
     assert app.returncode == 0, err
     ids = [int(x) for x in out.split()]
-    assert len(ids) == 150
+    assert len(ids) >= 5
     events = {e["id"] for e in store.judgment_events(db, curator="app")}
     assert set(ids) <= events
 
