@@ -40,7 +40,8 @@ from .values import (
 )
 from . import torchlib
 
-__all__ = ["parse_source", "discover_modules", "ParseResult", "ParseWarning", "ParseFailure", "design_params"]
+__all__ = ["parse_source", "discover_modules", "ParseResult", "ParseWarning", "ParseFailure", "design_params",
+           "parse_input_spec"]
 
 IGNORED_BUILDER_ARGS = ("weights", "progress", "pretrained", "pretrained_backbone", "weights_backbone")
 
@@ -64,17 +65,70 @@ class ParseResult:
     design: dict
     warnings: list = field(default_factory=list)
 
+    def to_dict(self) -> dict:
+        return self.design
+
+
+_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "float64": "float64",
+           "int64": "int64", "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
+           "float": "float32", "long": "int64", "int": "int32", "double": "float64", "half": "float16"}
+
+
+def parse_input_spec(spec) -> tuple:
+    """``"2,3,32,32"`` / ``"2,16:int64"`` / ``"B,3,H,W"`` -> (shape, dtype); tuples pass through."""
+    if isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[0], (list, tuple)):
+        shape, dtype = spec
+        return [d if isinstance(d, str) else int(d) for d in shape], str(dtype or "float32")
+    if not isinstance(spec, str):
+        raise ParseFailure(f"input shape {spec!r} is not SHAPE[:DTYPE]")
+    text, _, dtype = spec.strip().partition(":")
+    dtype = dtype.strip() or "float32"
+    if dtype not in _DTYPES:
+        raise ParseFailure(f"input {spec!r}: unknown dtype {dtype!r}")
+    dtype = _DTYPES[dtype]
+    shape = []
+    for part in text.replace("x", ",").split(","):
+        part = part.strip()
+        if not part:
+            continue
+        if part.lstrip("-").isdigit():
+            v = int(part)
+            if v < 0:
+                raise ParseFailure(f"input {spec!r}: negative size {v}")
+            shape.append(v)
+        elif part.isidentifier():
+            shape.append(part)
+        else:
+            raise ParseFailure(f"input {spec!r}: size {part!r} is neither an integer nor a symbol")
+    if not shape:
+        raise ParseFailure(f"input {spec!r}: no sizes")
+    return shape, dtype
+
 
 def design_params(design):
     """Parameter count of a design (shared weights once); None when a size is unknown.
 
-    A stop-gap until core.verify's cost exists."""
-    from .nnops import param_count
+    The parser's own count, from its op table (core.verify's cost is the
+    project's).  A node that shares another node's weight counts only what it
+    does not share: all of it when both are the same op, else everything but
+    its ``weight`` (a tied LM head keeps its own bias)."""
+    from .nnops import param_count, param_shapes
+    from .dims import prod
+    ops = {n["id"]: n["op"] for n in design.get("nodes", [])}
     total = 0
     for n in design.get("nodes", []):
+        args = n.get("args") or {}
         if n.get("shares"):
+            if ops.get(n["shares"]) == n["op"]:
+                continue
+            for name, shape in param_shapes(n["op"], args):
+                if name != "weight":
+                    c = prod(shape)
+                    if not isinstance(c, int):
+                        return None
+                    total += c
             continue
-        c = param_count(n["op"], n.get("args") or {})
+        c = param_count(n["op"], args)
         if c is None:
             return None
         total += c
@@ -118,6 +172,10 @@ def parse_source(path, entry: str, args: dict | None = None, inputs: list | None
 
 def _parse_source(path, entry, args, inputs):
     path = str(path)
+    if inputs is not None:
+        inputs = [parse_input_spec(x) for x in inputs] or None
+    if args is not None and not isinstance(args, dict):
+        raise ParseFailure(f"{path}: --args must be a JSON object of keyword arguments")
     loader, mod = _load_entry_module(path)
     display = _display_fn(path)
     it = Interp(loader, display)
@@ -343,7 +401,7 @@ def _report_unreached(it, model, g, mod, defline):
         return missing, reached
 
     def walk(m, seen):
-        missing, reached = subtree(m, set(seen))
+        missing, reached = subtree(m, set())
         if missing == 0:
             return
         if not reached or m.op:

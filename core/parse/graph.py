@@ -27,6 +27,7 @@ class Graph:
         self.param_refs = {}  # id(TensorVal or ParamInfo) -> ref
         self.called = set()  # ids of module instances emitted at least once
         self.scope = []  # qualified names of modules whose forward is running
+        self.keep = []  # objects whose id() is a key above: kept alive so ids are not reused
 
     # -- ids -------------------------------------------------------------
     def _free(self, base):

@@ -310,7 +310,11 @@ class Interp:
         raise ReturnSignal(v)
 
     def s_If(self, st, fr):
+        g = self.graph
+        snap = g.snapshot() if g is not None else None
         c = self.truth(self.eval(st.test, fr))
+        if c is None and g is not None:
+            g.restore(snap)  # tensor ops that only fed the condition build nothing
         if c is True:
             self.exec_block(st.body, fr)
         elif c is False:

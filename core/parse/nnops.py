@@ -512,6 +512,23 @@ def _infer(op, a, shapes, x):
         dims = dim if isinstance(dim, (list, tuple)) else [dim]
         dims = {_norm_dim(d, len(x)) for d in dims}
         return [1 if i in dims else v for i, v in enumerate(x) if keep or i not in dims]
+    if op == "Unsqueeze":
+        if x is None:
+            return None
+        d = a.get("dim")
+        r = len(x) + 1
+        d = d + r if d < 0 else d
+        return list(x[:d]) + [1] + list(x[d:])
+    if op == "Squeeze":
+        if x is None:
+            return None
+        d = a.get("dim")
+        if d is None:
+            return [v for v in x if not (is_int(v) and v == 1)]
+        d = _norm_dim(d, len(x))
+        if is_int(x[d]) and x[d] == 1:
+            return list(x[:d]) + list(x[d + 1:])
+        return list(x)
     if op == "Select":
         if x is None:
             return None

@@ -692,6 +692,7 @@ def emit_module(it, inst, args, kwargs, op_override=None):
     else:
         nid = g.claim(inst.qname)
         shares = first
+    g.keep.append(inst)
     tie = inst.attrs.get("__tie__")
     if tie is not None and shares is None:
         shares = g.calls.get(id(tie)) or tie.qname
@@ -785,7 +786,7 @@ def ref_of(it, t):
         key = id(t.param)
         r = g.param_refs.get(key)
         if r:
-            return r
+            return r[1]
         qn = t.param.qname
         if qn is None:
             it.warn("a learned tensor that is not registered on a module is used")
@@ -795,7 +796,7 @@ def ref_of(it, t):
         if t.param.leaf:
             it.warn(f"weight {qn} of a torch.nn module is used directly; it is counted as its own Parameter")
         g.add(nid, "Parameter", {"shape": shape_arg(it, t.shape, "Parameter")}, [])
-        g.param_refs[key] = nid
+        g.param_refs[key] = (t.param, nid)  # the object is kept alive so that its id stays unique
         owner = t.param.owner
         if owner is not None:
             g.called.add(("param", id(t.param)))
@@ -803,7 +804,7 @@ def ref_of(it, t):
     key = id(t)
     r = g.param_refs.get(key)
     if r:
-        return r
+        return r[1]
     if t.values is not None and len(t.values) > 1 and t.shape is not None and len(t.shape) == 1 and \
             t.values == list(range(len(t.values))):
         nid = g.fresh("Arange")
@@ -818,7 +819,7 @@ def ref_of(it, t):
             it.warn("a constant tensor built in forward enters the graph; its values are not recorded")
         nid = g.fresh("Constant")
         g.add(nid, "Constant", {"shape": shape_arg(it, t.shape or [], "Constant"), "value": val}, [])
-    g.param_refs[key] = nid
+    g.param_refs[key] = (t, nid)
     return nid
 
 
@@ -1016,7 +1017,9 @@ def unsqueeze(it, t, d):
     new = list(t.shape[:d]) + [1] + list(t.shape[d:])
     if t.is_const or it.graph is None:
         return TensorVal(None, new, t.dtype, values=t.values)
-    return emit_op(it, "Reshape", {"shape": shape_arg(it, new, "Reshape", minus1=True)}, [t], {"shape": new})
+    r = emit_op(it, "Unsqueeze", {"dim": d}, [t])
+    r.shape = new
+    return r
 
 
 def squeeze(it, t, d=None):
@@ -1033,7 +1036,9 @@ def squeeze(it, t, d=None):
             return t
     if t.is_const or it.graph is None:
         return TensorVal(None, new, t.dtype, values=t.values)
-    return emit_op(it, "Reshape", {"shape": shape_arg(it, new, "Reshape", minus1=True)}, [t], {"shape": new})
+    r = emit_op(it, "Squeeze", {"dim": d} if d is not None else {}, [t])
+    r.shape = new
+    return r
 
 
 def expand(it, t, sizes):
@@ -1110,7 +1115,13 @@ def select(it, t, dim, index):
 
 
 def slice_op(it, t, dim, start, end, step):
-    return emit_op(it, "Slice", {"dim": dim, "start": start, "end": end, "step": step}, [t])
+    args = {"dim": dim, "start": start}
+    if end is not None:
+        args["end"] = end
+    if step != 1:
+        args["step"] = step
+    full = {"dim": dim, "start": start, "end": end, "step": step}
+    return emit_op(it, "Slice", args, [t], full)
 
 
 def concat(it, ts, dim=0, op="Concat"):
@@ -1276,13 +1287,15 @@ def tensor_compare(it, op, a, b):
     if t.is_const and (not isinstance(other, TensorVal) or other.is_const):
         sh = nnops.broadcast(t.shape, other.shape if isinstance(other, TensorVal) else [])
         return TensorVal(None, sh, "bool")
-    it.warn("comparison of tensors has no archgraph op; result treated as unknown")
-    return TensorVal(None, t.shape, "bool")
+    return TensorVal(None, t.shape, "bool")  # a run-time value: any `if` on it warns
 
 
 # ---------------------------------------------------------------- indexing
 def tensor_getitem(it, t, idx):
     items = list(idx) if isinstance(idx, tuple) else [idx]
+    if isinstance(idx, TensorVal) and idx.is_const and idx.dtype.startswith("int") and idx.shape is not None \
+            and t.shape and not t.is_const and it.graph is not None:
+        return _gather_rows(it, t, idx)
     if any(isinstance(x, (TensorVal, list)) for x in items):
         return passthrough(it, "indexing with a tensor or list", t, keep_shape=False)
     if any(isinstance(x, Unknown) for x in items):
@@ -1331,6 +1344,26 @@ def tensor_getitem(it, t, idx):
     return cur
 
 
+def _gather_rows(it, t, idx):
+    """t[idx] for a constant integer index tensor: a one-hot matrix times t (exact
+    in shape, parameters and result; the index values themselves are not kept)."""
+    n = prod(idx.shape)
+    rows = t.shape[0]
+    if not (is_int(n) and is_int(rows)):
+        return passthrough(it, "indexing with a tensor", t, keep_shape=False)
+    it.warn("indexing by a constant index tensor is written as a one-hot MatMul; the index values are not "
+            "recorded")
+    onehot = TensorVal(None, [n, rows], "float32")
+    flat = t
+    rest = list(t.shape[1:])
+    if len(t.shape) > 2:
+        flat = reshape(it, t, [rows, -1])
+    y = tensor_binop(it, ast.MatMult, onehot, flat)
+    if len(idx.shape) != 1 or len(t.shape) > 2:
+        y = reshape(it, y, list(idx.shape) + rest)
+    return y
+
+
 def _index_one(it, t, d, x):
     if isinstance(x, Sym):
         raise InterpError("index depends on an input size")
@@ -1354,8 +1387,6 @@ def _index_one(it, t, d, x):
         if (st0 == 0 and sp == 1 and (en is None or (is_int(L) and is_int(en) and en >= L) or
                                       (L is not None and not is_int(en) and dim_eq(en, L)))):
             return t
-        if en is None:
-            en = L if is_int(L) else INT64_MAX
         if t.is_const and t.values is not None and t.shape and len(t.shape) == 1 and d == 0:
             vals = t.values[slice(st0, en, sp)]
             return TensorVal(None, [len(vals)], t.dtype, values=vals)

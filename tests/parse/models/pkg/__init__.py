@@ -1,0 +1,1 @@
+"""A package whose model imports its blocks relatively."""
