@@ -46,7 +46,10 @@ from core.runs.spec import (
     event_from_dict,
 )
 
-POLL_S = 0.5
+POLL_S = 0.25
+#: How long to wait for the log stream to close once the job has ended.
+ENDED_LOG_GRACE_S = 15.0
+STOPPED_LOG_GRACE_S = 0.5
 LINE_MAX = 4000
 #: Longest inline spec (characters) before it travels as a file instead.
 INLINE_SPEC_MAX = 100_000
@@ -215,19 +218,24 @@ class RayHandle(BaseHandle):
                 return
         self._emit(LogEvent(message=f"submitted Ray job {self.job_id} to {self.runner.address}",
                             stream="launcher"))
-        watcher = threading.Thread(target=self._watch, daemon=True)
-        watcher.start()
-        try:
-            asyncio.run(self._tail())
-        except Exception as exc:  # noqa: BLE001 - the log stream broke; the status still tells
-            self._emit(LogEvent(message=f"log stream ended: {exc}", level="warning", stream="launcher"))
-        watcher.join()
+        tail = threading.Thread(target=self._tail_thread, daemon=True)
+        tail.start()
+        self._watch()  # returns once the job has ended
+        # the log stream closes a few seconds after the job ends; a stopped
+        # job's result does not depend on it, a finished one's last line does
+        tail.join(STOPPED_LOG_GRACE_S if self._stop_reason else ENDED_LOG_GRACE_S)
         if self._child_result is None:
             self._scan_full_log()
         self._finish(self._outcome())
 
     def _device_guess(self) -> str:
         return self.device_hint or ("cuda" if self.spec.device == "cuda" else "cpu")
+
+    def _tail_thread(self) -> None:
+        try:
+            asyncio.run(self._tail())
+        except Exception as exc:  # noqa: BLE001 - the log stream broke; the status still tells
+            self._emit(LogEvent(message=f"log stream ended: {exc}", level="warning", stream="launcher"))
 
     async def _tail(self) -> None:
         async for chunk in self.runner.client.tail_job_logs(self.job_id):
