@@ -206,6 +206,20 @@ def _warm_threads(torch) -> None:
     (a @ a).sum().item()
 
 
+def _exit_when_orphaned(poll_s: float = 0.5) -> None:
+    """End the child when its launcher dies (it lives in its own session, so
+    nothing else would): a run must never outlive the app that watches it."""
+    parent = os.getppid()
+
+    def watch() -> None:
+        while True:
+            time.sleep(poll_s)
+            if os.getppid() != parent:
+                os._exit(143)
+
+    threading.Thread(target=watch, name="orphan-watch", daemon=True).start()
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m core.runs.child")
     ap.add_argument("spec", nargs="?", help="run spec JSON file, or - for stdin")
@@ -220,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception:  # noqa: BLE001
         pass
     emit = Emitter(event_fd)
+    _exit_when_orphaned()
     t0 = time.monotonic()
     spec = None
     guard = None

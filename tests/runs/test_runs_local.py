@@ -26,11 +26,12 @@ def _wait_for_metric(handle, timeout=60.0):
 
 
 def _gone(pid: int) -> bool:
+    """No such process, or only its zombie (an orphan's reaper may be slow)."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except (FileNotFoundError, ProcessLookupError):
         return True
-    return False
 
 
 def test_forward_ok_on_a_clean_design(runner, design):
@@ -196,3 +197,29 @@ def test_child_stdout_carries_only_events(tmp_path, design):
     assert lines and all(line.startswith(EVENT_PREFIX) for line in lines)
     assert '"type":"result"' in lines[-1] and '"RuntimeError"' in lines[-1]
     assert "Traceback" in out.stderr
+
+
+def test_child_ends_when_its_launcher_dies(tmp_path):
+    """A launcher (the app) that dies takes its runs with it."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    design_file = Path(__file__).parent / "designs" / "mlp.json"
+    script = f"""
+import json, os, sys
+from core.runs import RunSpec, MetricEvent
+from core.runs.local import LocalRunner
+h = LocalRunner().submit(RunSpec(kind="train", design=json.load(open({str(design_file)!r})), steps={FOREVER}))
+for ev in h.events(timeout=120):
+    if isinstance(ev, MetricEvent):
+        print(h.pid, flush=True)
+        os._exit(0)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=180,
+                         cwd=Path(__file__).resolve().parents[2])
+    pid = int(out.stdout.strip())
+    deadline = time.monotonic() + 5
+    while not _gone(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _gone(pid)
