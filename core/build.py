@@ -61,7 +61,9 @@ def _graph_module_class():
                 if spec is None:
                     raise BuildError(f"node {node.id!r}: unknown op {node.op!r}")
                 args, missing, unknown = spec.resolve_args(node.args)
-                if spec.arity == (0, 0):
+                if spec.arity == (0, 0) or node.op == "Expand":
+                    # Expand's target is not read off its input: a symbol there (the batch of a
+                    # class token expanded over the batch) needs its size too
                     args = _concrete(args, sizes)
                 if missing:
                     raise BuildError(f"node {node.id!r}: {node.op} is missing {', '.join(missing)}")

@@ -1,0 +1,223 @@
+"""The child of `archcurator ground`: ``python -m core.ground_child CASES.jsonl [--timeout S] [--device D]``.
+
+Reads the study's cases (one JSON object a line, each with "case" and
+"graph"), runs every graph in torch, one after the other in this one process,
+and writes one JSON line per graph on stdout as soon as it is known:
+
+    {"case": ..., "status": "ok" | "failed" | "timeout", "exception": "RuntimeError" | null,
+     "message": ..., "stage": "build" | "meta" | "replay", "device": ..., "seconds": ...}
+
+A ``{"start": case}`` line goes out before each graph, so the parent knows
+which graph was in flight if this process dies.
+
+How a graph is run (what catches the most for the least time):
+
+1. **build** on the meta device (``core.build.build_module``): a design the
+   builder refuses fails here with class ``BuildError``; torch's own
+   constructors (head counts, groups) fail here too.
+2. **meta** forward at batch 2 (other symbols 8), in training mode: every
+   shape error torch checks without data, at any size, in milliseconds.
+   (Eval mode: the same shape checks; BatchNorm's batch statistics are slow
+   on meta and check nothing more.)
+3. **replay**: what meta cannot see, run for real on the CPU (the GPU when
+   one is present), node by node, in training mode, with the sizes the meta
+   forward gave each node:
+   - the integer-valued part of the graph (token ids from the example
+     inputs, positions from Arange, and what views them) is computed for
+     real, so every node that reads integers gets the real values: an
+     Embedding meets the real largest id (index range), a float layer meets
+     real integers (dtype);
+   - the ops whose meta kernels skip a check (Softmax / LogSoftmax: their
+     dim; transposed convolutions: their channels) run on random floats of
+     their meta sizes.
+   Weights are allocated, not initialised (``to_empty``): whether a kernel
+   raises does not depend on their values.
+
+``--full`` replaces the replay by a forward of the whole graph on the device
+(slow on a CPU: it is how the fast protocol above is itself checked).
+
+Each graph runs under its own alarm (``signal.setitimer``): one that hangs is
+recorded as ``timeout`` and the next graph starts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+
+from core.graph import Design, parse_ref
+
+# ops whose meta kernels skip a check their CPU kernels make (found by the study itself, and by
+# `archcurator ground --full`, which runs every graph for real): Softmax / LogSoftmax do not check
+# their dim, transposed convolutions do not check their input channels
+META_BLIND_OPS = {"Softmax", "LogSoftmax", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"}
+MESSAGE_MAX = 300
+BATCH = 2
+SYMBOL_SIZE = 8
+
+
+class GraphTimeout(BaseException):
+    """Raised by the alarm; a BaseException so that no `except Exception` swallows it."""
+
+
+def _alarm(signum, frame):
+    raise GraphTimeout()
+
+
+def sizes_for(design: Design) -> dict:
+    """Batch symbols (dim 0) -> 2, every other symbol -> 8."""
+    out: dict = {}
+    for spec in design.inputs:
+        for i, d in enumerate(spec.shape):
+            if isinstance(d, str) and d not in out:
+                out[d] = BATCH if i == 0 else SYMBOL_SIZE
+    return out
+
+
+def has_int_input(design: Design) -> bool:
+    return any(not str(i.dtype).startswith(("float", "bfloat")) for i in design.inputs)
+
+
+def observe(graph: dict, device: str, full: bool = False) -> dict:
+    """Run one graph; the observation (status, exception class, stage)."""
+    import torch
+
+    from core.build import BuildError, build_module, example_inputs
+
+    stage = "build"
+    try:
+        design = Design.from_dict(graph)
+        sizes = sizes_for(design)
+        model = build_module(design, "meta", sizes=sizes)
+        stage = "meta"
+        # eval mode: the same shape checks, without BatchNorm's batch statistics (slow on meta)
+        model.eval()
+        inputs = example_inputs(design, batch=BATCH, device="meta", env=sizes)
+        with torch.no_grad():
+            values = model.forward_all(*inputs)
+            if full:
+                # the slow check of the fast protocol: the whole graph for real
+                stage = "forward"
+                model = model.to_empty(device=device).train()
+                model(*[t.to(device) for t in example_inputs(design, batch=BATCH, device="cpu", env=sizes)])
+            else:
+                stage = "replay"
+                _replay(design, model, values, example_inputs(design, batch=BATCH, device="cpu", env=sizes),
+                        device)
+        return {"status": "ok", "exception": None, "message": "", "stage": stage}
+    except GraphTimeout:
+        raise
+    except BuildError as exc:
+        return {"status": "failed", "exception": "BuildError", "message": str(exc)[:MESSAGE_MAX], "stage": "build"}
+    except Exception as exc:  # what torch raises is the observation
+        return {"status": "failed", "exception": type(exc).__name__, "message": str(exc)[:MESSAGE_MAX],
+                "stage": stage}
+
+
+def _is_int(t) -> bool:
+    return not (t.is_floating_point() or t.is_complex())
+
+
+def _replay(design: Design, model, values: dict, cpu_inputs: list, device: str) -> None:
+    """Run for real, in training mode, what meta cannot see: every node that reads integer
+    values (with the real values, computed along the integer-valued part of the graph from the
+    example inputs: ids, positions) and the meta-blind ops (on random floats of the sizes meta
+    gave them)."""
+    import copy
+
+    import torch
+
+    from core.build import module_key
+
+    real: dict = {}  # node/input id -> tuple of real integer results
+    for spec, t in zip(design.inputs, cpu_inputs):
+        if _is_int(t):
+            real[spec.id] = (t.to(device),)
+    nodes = design.node_map()
+    for node in design.topo_order():
+        metas = []
+        for ref in node.inputs:
+            rid, idx = parse_ref(ref)
+            metas.append((rid, idx, values[rid][idx]))
+        outs = values.get(node.id, ())
+        reads_int = any(_is_int(t) for _, _, t in metas)
+        makes_int = not node.inputs and any(_is_int(t) for t in outs)
+        if not (reads_int or makes_int or node.op in META_BLIND_OPS):
+            continue
+        key = node.id
+        if node.shares is not None and nodes[node.shares].op == node.op:
+            key = node.shares
+        mod = copy.deepcopy(model.layers[module_key(key)]).to_empty(device=device).train()
+        args = []
+        for rid, idx, t in metas:
+            if rid in real and idx < len(real[rid]):
+                args.append(real[rid][idx])
+            elif t.is_floating_point():
+                args.append(torch.randn(t.shape, dtype=t.dtype, device=device))
+            else:
+                args.append(torch.zeros(t.shape, dtype=t.dtype, device=device))
+        res = mod(*args)
+        res = tuple(res) if isinstance(res, (tuple, list)) else (res,)
+        if any(_is_int(r) for r in res):
+            real[node.id] = res
+
+
+def pick_device(wanted: str) -> str:
+    if wanted != "auto":
+        return wanted
+    import torch
+
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m core.ground_child")
+    ap.add_argument("cases", help="JSONL file of cases ({'case', 'graph'}), or - for stdin")
+    ap.add_argument("--timeout", type=float, default=20.0, help="seconds per graph")
+    ap.add_argument("--device", default="auto", help="device for what meta cannot see: auto | cpu | cuda")
+    ap.add_argument("--full", action="store_true",
+                    help="after meta, run every whole graph for real on the device (slow; checks the fast protocol)")
+    ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    args = ap.parse_args(argv)
+
+    # stdout carries our lines only: anything else written there goes to stderr
+    out = os.fdopen(os.dup(sys.stdout.fileno()), "w", buffering=1)
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+
+    import warnings
+
+    import torch
+
+    warnings.filterwarnings("ignore")
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    device = pick_device(args.device)
+    signal.signal(signal.SIGALRM, _alarm)
+    src = sys.stdin if args.cases == "-" else open(args.cases, encoding="utf-8")
+    with src:
+        for line in src:
+            if not line.strip():
+                continue
+            case = json.loads(line)
+            cid = case["case"]
+            out.write(json.dumps({"start": cid}) + "\n")
+            t0 = time.perf_counter()
+            signal.setitimer(signal.ITIMER_REAL, args.timeout)
+            try:
+                obs = observe(case["graph"], device, args.full)
+            except GraphTimeout:
+                obs = {"status": "timeout", "exception": None, "message": f"ran past {args.timeout:g} s",
+                       "stage": "timeout"}
+            finally:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+            obs.update(case=cid, device=device, seconds=round(time.perf_counter() - t0, 4))
+            out.write(json.dumps(obs) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
