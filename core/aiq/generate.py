@@ -49,7 +49,7 @@ from core.aiq.spec import (
 )
 
 NUM_CHOICES = 3
-POOL_SIZE = 6
+POOL_SIZE = 7
 
 LRS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2]
 WDS = [0.0, 0.0, 1e-4, 1e-3]
@@ -121,22 +121,29 @@ def _model_sampler(family: str, ds: dict):
 
 
 def dataset_pair(family: str, seed: int) -> tuple[dict, dict]:
+    """Two datasets of one family and shape that pull recipes different ways.
+
+    One side is clean and plentiful, the other small and noisy or rough (an
+    overfitting regime) or, for the bigram LM, a flat vs a peaked table.
+    """
     rng = random.Random(f"pair:{family}:{seed}")
-    if family == "univariate_regression":
-        a = ds_mod.sample_dataset_spec(family, seed * 2, rough=False, noise_std=rng.choice([0.0, 0.1]))
-        b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, rough=True, noise_std=rng.choice([0.0, 0.3]))
-    elif family == "multivariate_regression":
-        d = rng.choice([2, 3, 4, 8])
-        a = ds_mod.sample_dataset_spec(family, seed * 2, input_dim=d, rough=False, noise_std=rng.choice([0.0, 0.1]))
-        b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, input_dim=d, rough=True, noise_std=rng.choice([0.0, 0.3]))
+    if family in ("univariate_regression", "multivariate_regression"):
+        d = {"input_dim": rng.choice([2, 3, 4, 8])} if family == "multivariate_regression" else {}
+        a = ds_mod.sample_dataset_spec(family, seed * 2, rough=False, noise_std=0.0, **d)
+        if rng.random() < 0.5:
+            b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, rough=True, noise_std=0.1, **d)
+        else:
+            b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, rough=rng.random() < 0.5, noise_std=0.5,
+                                           train_size=64, **d)
     elif family == "bigram_lm":
-        a = ds_mod.sample_dataset_spec(family, seed * 2, alpha=0.5)
-        b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, alpha=3.0)
+        a = ds_mod.sample_dataset_spec(family, seed * 2, alpha=0.3)
+        b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, alpha=3.0, train_size=rng.choice([96, 384]))
     else:
         d = rng.choice([2, 4, 8])
         r1, r2 = rng.sample(["smooth_additive", "sparse_interaction", "piecewise_boundary", "xor"], 2)
         a = ds_mod.sample_dataset_spec(family, seed * 2, input_dim=d, rule_family=r1, noise_std=0.05)
-        b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, input_dim=d, rule_family=r2, noise_std=0.3)
+        b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, input_dim=d, rule_family=r2, noise_std=0.5,
+                                       train_size=128)
     if rng.random() < 0.5:
         a, b = b, a
     return a, b
