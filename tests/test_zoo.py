@@ -237,3 +237,21 @@ def test_batch_of_two_forwards(name, zoo):
         out = module(*example_inputs(design, batch=2, device="meta"))
     outs = out if isinstance(out, tuple) else (out,)
     assert all(o.shape[0] == 2 for o in outs)
+
+
+def test_gpt_attention_is_causal(zoo):
+    """Changing a later token leaves every earlier position's logits alone."""
+    torch = pytest.importorskip("torch")
+    from core.build import build_module, example_inputs
+
+    design = Design.from_dict(zoo["gpt-nano"])
+    torch.manual_seed(0)
+    module = build_module(design)
+    module.eval()
+    (ids,) = example_inputs(design, batch=1)
+    changed = ids.clone()
+    changed[0, 100] = (changed[0, 100] + 1) % 65
+    with torch.no_grad():
+        a, b = module(ids), module(changed)
+    assert torch.allclose(a[0, :100], b[0, :100], atol=1e-5)
+    assert not torch.allclose(a[0, 100:], b[0, 100:])

@@ -18,14 +18,32 @@ from core.zoo.common import IMAGENET, lm_train, meta
 
 _M = "transformer"
 
-CAUSAL_NOTE = ("causal mask not drawn: archgraph/1 has no op for it; it holds no parameters "
-               "and no matmul FLOPs, so counts and FLOPs are unaffected")
+CAUSAL_NOTE = ("causal mask not drawn: TransformerEncoderLayer/DecoderLayer take it as a forward "
+               "argument, which archgraph/1 cannot pass; it holds no parameters and no matmul FLOPs")
+
+
+def causal_mask(b: GraphBuilder, p: str, sym: str = "T", neg: float = -1e4) -> str:
+    """An additive causal mask [1, 1, T, T]: 0 where key j <= query i, `neg` above the
+    diagonal, from ops archgraph/1 has: clamp(j - i, 0, 1) * neg. Built once, read
+    by every layer; it holds no parameters and no matmul FLOPs. The final Expand
+    states the broadcast over batch and heads on purpose."""
+    rows = b.node(f"{p}.rows", "Arange", [], end=sym)
+    rows = b.node(f"{p}.unsqueeze", "Unsqueeze", rows, dim=1)          # i: [T, 1]
+    cols = b.node(f"{p}.cols", "Arange", [], end=sym)                   # j: [T]
+    ahead = b.node(f"{p}.sub", "Sub", [cols, rows])                     # j - i: [T, T] int64
+    one = b.node(f"{p}.one", "Constant", [], shape=[1], value=1)
+    ahead = b.node(f"{p}.div", "Div", [ahead, one])                     # as float
+    future = b.node(f"{p}.clamp", "Hardtanh", ahead, min_val=0.0, max_val=1.0)  # 1 above the diagonal
+    m = b.node(f"{p}.scale", "Scale", future, value=neg)
+    return b.node(f"{p}.expand", "Expand", m, shape=[1, 1, -1, -1])     # [1, 1, T, T]
 
 
 def hand_attention(b: GraphBuilder, p: str, q: str, k: str, v: str, heads: int, head_dim: int,
-                   *, dropout_id: str | None, dropout: float = 0.1, scale_query: bool = False) -> str:
-    """Multi-head scaled dot-product attention on [B, T, heads*head_dim] projections.
-    Returns the merged [B, T, heads*head_dim] context (before the output projection)."""
+                   *, dropout_id: str | None, dropout: float = 0.1, scale_query: bool = False,
+                   mask: str | None = None) -> str:
+    """Multi-head scaled dot-product attention on [B, T, heads*head_dim] projections,
+    with an optional additive mask on the scores. Returns the merged
+    [B, T, heads*head_dim] context (before the output projection)."""
     scale = 1.0 / math.sqrt(head_dim)
     if scale_query:  # DistilBERT scales q before the product
         q = b.node(b.fresh(f"{p}.div"), "Scale", q, value=scale)
@@ -36,6 +54,8 @@ def hand_attention(b: GraphBuilder, p: str, q: str, k: str, v: str, heads: int, 
     v = b.node(b.fresh(f"{p}.view"), "Unflatten", v, dim=2, unflattened_size=[heads, head_dim])
     v = b.node(b.fresh(f"{p}.permute"), "Permute", v, dims=[0, 2, 1, 3])
     s = b.node(b.fresh(f"{p}.matmul"), "MatMul", [q, k])
+    if mask is not None:  # added before the scaling: -1e4 * 1/sqrt(d) still zeroes the softmax
+        s = b.node(b.fresh(f"{p}.add"), "Add", [s, mask])
     if not scale_query:
         s = b.node(b.fresh(f"{p}.div"), "Scale", s, value=scale)
     s = b.node(b.fresh(f"{p}.softmax"), "Softmax", s, dim=-1)
@@ -57,7 +77,8 @@ _GPT2 = {  # n_embd, n_layer, n_head, vocab, n_positions, published params (tied
 def gpt(name: str, d: int, layers: int, heads: int, vocab: int, n_pos: int, *,
         params: int | None, origin: str, tied: bool = True, seq_len: int | None = None,
         train: dict | None = None) -> dict:
-    note = CAUSAL_NOTE + "; Conv1D layers are written as Linear (same weights and FLOPs)"
+    note = ("Conv1D layers are written as Linear (same weights and FLOPs); the causal mask is "
+            "additive (-1e4 above the diagonal), built once from Arange/Sub/Hardtanh")
     b = GraphBuilder(name, train=train or lm_train(seq_len or n_pos, vocab, batch=8),
                      meta=meta("gpt", origin, params=params, module=_M, note=note))
     ids = b.input("input_ids", ["B", "T"], "int64")
@@ -67,13 +88,14 @@ def gpt(name: str, d: int, layers: int, heads: int, vocab: int, n_pos: int, *,
     pos = b.node("transformer.wpe", "Embedding", pos_ids, num_embeddings=n_pos, embedding_dim=d)
     x = b.node("transformer.add", "Add", [tok, pos])
     x = b.node("transformer.drop", "Dropout", x, p=0.1)
+    mask = causal_mask(b, "transformer.causal_mask")
     for i in range(layers):
         p = f"transformer.h.{i}"
         h = layer_norm(b, f"{p}.ln_1", x, d)
         qkv = linear(b, f"{p}.attn.c_attn", h, d, 3 * d)
         sp = b.node(f"{p}.attn.split", "Split", qkv, split_size_or_sections=d, dim=2)
         a = hand_attention(b, f"{p}.attn", f"{sp}:0", f"{sp}:1", f"{sp}:2", heads, d // heads,
-                           dropout_id=f"{p}.attn.attn_dropout")
+                           dropout_id=f"{p}.attn.attn_dropout", mask=mask)
         a = linear(b, f"{p}.attn.c_proj", a, d, d)
         a = b.node(f"{p}.attn.resid_dropout", "Dropout", a, p=0.1)
         x = b.node(f"{p}.add", "Add", [a, x])
@@ -269,7 +291,8 @@ def transformer_seq2seq() -> dict:
                      meta=meta("transformer", "torch.nn.Transformer, Vaswani et al. 2017 base",
                                module=_M,
                                note="learned positions instead of the sinusoidal table (a buffer); "
-                                    "target causal mask not drawn (no op for it)"))
+                                    "the target causal mask is not drawn: TransformerDecoderLayer takes "
+                                    "tgt_mask as a forward argument, which archgraph/1 cannot pass"))
     src = b.input("src", ["B", "S"], "int64")
     tgt = b.input("tgt", ["B", "T"], "int64")
     lay = dict(d_model=d, nhead=heads, dim_feedforward=ff, dropout=0.1, batch_first=True)
