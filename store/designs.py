@@ -38,6 +38,11 @@ _SQL_TYPES = {
     "last_seen": "TIMESTAMP", "stale": "BOOLEAN", "node_list": "VARCHAR[]",
 }
 
+_INSERT_EXPR = {
+    "graph": "CAST(json(graph) AS VARCHAR)",
+    "content_hash": "coalesce(content_hash, sha256(CAST(json(graph) AS VARCHAR)))",
+}
+
 # columns the list view returns (never the graph: a list of 100k rows must stay light)
 LIST_COLUMNS = (
     "id", "name", "author", "model", "task_set", "run", "parent", "reference", "verdict",
@@ -104,8 +109,10 @@ def insert_designs(db: DB, designs: list[dict], findings: Iterable[dict] = ()) -
             stored = {r[0] for r in con.execute(
                 "SELECT s.id FROM _stage_designs s JOIN designs d ON d.id = s.id").fetchall()}
             cols = ", ".join(DESIGN_COLUMNS)
+            # the graph is stored minified (DuckDB's json()), content_hash = sha256 of that text
+            exprs = ", ".join(_INSERT_EXPR.get(c, c) for c in DESIGN_COLUMNS)
             con.execute(
-                f"INSERT INTO designs ({cols}) SELECT {cols} FROM _stage_designs s"
+                f"INSERT INTO designs ({cols}) SELECT {exprs} FROM _stage_designs s"
                 " WHERE s.id NOT IN (SELECT id FROM designs)"
             )
         finally:

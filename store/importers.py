@@ -24,9 +24,9 @@ batch line without `author` is rejected unless `--author` is given.
 from __future__ import annotations
 
 import codecs
-import hashlib
 import json
 import os
+import re
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -309,11 +309,12 @@ def _record(item: Item, defaults: Defaults) -> dict:
     """The SPEC §2 record of a line or a design file (raises _Bad)."""
     if isinstance(item.obj, ImportInputError):
         raise _Bad(str(item.obj))
+    span = None
     if item.obj is not None:
         obj = item.obj
     else:
         try:
-            obj = json.loads(item.text)
+            obj, span = loads_with_span(item.text) if item.line is not None else (json.loads(item.text), None)
         except json.JSONDecodeError as exc:
             where = f"column {exc.colno}" if item.line is not None else f"line {exc.lineno} column {exc.colno}"
             raise _Bad(f"malformed JSON at {where}: {exc.msg}") from None
@@ -342,6 +343,7 @@ def _record(item: Item, defaults: Defaults) -> dict:
             "run": _opt_str(rec, "run", defaults.run),
             "parent": _opt_str(rec, "parent"), "reference": _opt_str(rec, "reference"),
             "graph": rec.get("graph"), "error": rec.get("error"),
+            "graph_text": item.text[span[0]:span[1]] if span and has_graph else None,
             "extra": {k: v for k, v in rec.items() if k not in RECORD_FIELDS} or None,
         }
     else:
@@ -358,8 +360,54 @@ def _record(item: Item, defaults: Defaults) -> dict:
     return out
 
 
-def canonical_hash(graph: Any) -> str:
-    return hashlib.sha256(json.dumps(graph, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+_DEC = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def loads_with_span(text: str, key: str = "graph") -> tuple[Any, tuple[int, int] | None]:
+    """`json.loads(text)`, plus where the value of the top-level object's `key` lies in `text`,
+    so a batch line's graph is stored from its own text instead of being serialised again.
+    Anything unusual falls back to `json.loads` (and its error)."""
+    try:
+        return _scan_top(text, key)
+    except (ValueError, StopIteration, IndexError):
+        return json.loads(text), None
+
+
+def _scan_top(s: str, key: str):
+    i = _WS.match(s, 0).end()
+    if s[i:i + 1] != "{":
+        raise ValueError
+    obj: dict = {}
+    span = None
+    i = _WS.match(s, i + 1).end()
+    if s[i:i + 1] == "}":
+        i += 1
+    else:
+        while True:
+            if s[i:i + 1] != '"':
+                raise ValueError
+            k, i = _DEC.scan_once(s, i)
+            i = _WS.match(s, i).end()
+            if s[i:i + 1] != ":":
+                raise ValueError
+            i = _WS.match(s, i + 1).end()
+            v, j = _DEC.scan_once(s, i)
+            if k == key:
+                span = (i, j)
+            obj[k] = v
+            i = _WS.match(s, j).end()
+            c = s[i:i + 1]
+            if c == ",":
+                i = _WS.match(s, i + 1).end()
+                continue
+            if c == "}":
+                i += 1
+                break
+            raise ValueError
+    if _WS.match(s, i).end() != len(s):
+        raise ValueError
+    return obj, span
 
 
 def build_rows(rec: dict, source: str, verifier: Callable | None, now=None) -> tuple[dict, list[dict]]:
@@ -388,10 +436,11 @@ def build_rows(rec: dict, source: str, verifier: Callable | None, now=None) -> t
         v = verify_design(design, verifier)
     except Exception as exc:
         raise _Bad(f"the verifier failed: {type(exc).__name__}: {' '.join(str(exc).split())}") from None
+    # stored minified by DuckDB, which also computes content_hash (see designs.insert_designs)
+    text = rec.get("graph_text") or json.dumps(graph, separators=(",", ":"), ensure_ascii=False)
     row.update({
         "name": design.name or None,
-        "graph": json.dumps(graph, separators=(",", ":"), ensure_ascii=False),
-        "content_hash": canonical_hash(graph),
+        "graph": text,
         "verdict": v.verdict, "n_nodes": len(design.nodes), "n_block": v.n_block, "n_warn": v.n_warn,
         "params": v.params, "flops": v.flops, "quoted_cost_usd": v.quoted_cost_usd,
         "quote_device": v.quote_device, "cost_a10g_usd": v.cost_a10g_usd, "cost": v.cost_json,

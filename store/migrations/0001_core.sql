@@ -12,7 +12,7 @@ CREATE TABLE designs (
     reference        VARCHAR,            -- a reference architecture to compare against
     source           VARCHAR,            -- file (and line) it was imported from
     graph            VARCHAR,            -- archgraph/1 JSON; NULL when ungenerated
-    content_hash     VARCHAR,            -- sha256 of the graph's canonical JSON (sorted keys)
+    content_hash     VARCHAR,            -- sha256 of the stored compact graph JSON
     verdict          VARCHAR CHECK (verdict IN ('pass', 'warn', 'block')),  -- NULL when ungenerated
     n_nodes          INTEGER,
     n_block          INTEGER NOT NULL DEFAULT 0,   -- live (non-stale) findings by severity

@@ -194,3 +194,45 @@ def test_cli_author_flag_for_files(db, tmp_path):
     p = cli("import", "--author", "reference", f, db=db)
     assert p.returncode == 0, p.stderr
     assert store.get_design(db, "mine")["author"] == "reference"
+
+
+@pytest.mark.parametrize("text", [
+    '{"id": "a", "graph": {"x": [1, 2, {"y": "é\\u00e9"}]}, "z": null}',
+    '  {"graph":{"a":1},"graph":{"b":2}}  ',
+    '{}',
+    '{"id": "a"}',
+])
+def test_loads_with_span_matches_json_loads(text):
+    from store.importers import loads_with_span
+
+    obj, span = loads_with_span(text)
+    assert obj == json.loads(text)
+    if span:
+        assert json.loads(text[span[0]:span[1]]) == json.loads(text)["graph"]
+
+
+@pytest.mark.parametrize("text", ['{"id": "a",}', '{"id" "a"}', '[1]', '{"a": 1} x', '{"a": tru}'])
+def test_loads_with_span_errors_are_json_loads_errors(text):
+    from store.importers import loads_with_span
+
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        with pytest.raises(json.JSONDecodeError) as mine:
+            loads_with_span(text)
+        assert str(mine.value) == str(exc)
+    else:
+        assert loads_with_span(text)[0] == json.loads(text)
+
+
+def test_graph_stored_minified_with_its_hash(db, tmp_path, fake):
+    import hashlib
+
+    line = '{"id": "w-1", "author": "agent",   "graph": ' + json.dumps(graph(["Bad"]), indent=3) \
+        .replace("\n", " ") + '}'
+    write_jsonl(tmp_path / "w.jsonl", [line])
+    import_paths(db, [tmp_path / "w.jsonl"], verifier=fake)
+    with store.connect(db) as con:
+        text, h = con.execute("SELECT graph, content_hash FROM designs").fetchone()
+    assert text == json.dumps(graph(["Bad"]), separators=(",", ":"))
+    assert h == hashlib.sha256(text.encode()).hexdigest()
