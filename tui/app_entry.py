@@ -1,0 +1,40 @@
+"""`archcurator` with no command: open the curator's app on a store.
+
+A new store (never seeded, no designs) gets the shipped demo first
+(`store.demo.ensure_demo`), so a new machine opens on something to judge.
+Textual is imported here, not by the command line's other commands.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+
+def open_app(db_path: str | os.PathLike | None = None, *, config_path: str | os.PathLike | None = None) -> int:
+    """Seed the demo on first start, then run the app until the curator quits; the exit code."""
+    from store.connection import StoreError
+    from store.paths import resolve_db_path
+
+    path = resolve_db_path(db_path)
+    try:
+        from store.demo import ensure_demo, is_seeded
+
+        new = not path.exists() or not is_seeded(path)
+        if new:
+            result = ensure_demo(path)
+            if result is not None and result.imported:
+                print(f"archcurator: first start: loaded {len(result.imported)} demo designs into {path}",
+                      file=sys.stderr)
+    except StoreError as exc:
+        print(str(exc), file=sys.stderr)
+        return 2
+    from tui.config import load_config
+
+    config = load_config(config_path)
+    from tui.app import CuratorApp
+
+    app = CuratorApp(Path(path), config)
+    code = app.run()
+    return int(code or 0) if app.return_code is None else int(app.return_code)

@@ -1,0 +1,78 @@
+"""What the app's workers send back: one Message per result (errors go through Worker.StateChanged)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.message import Message
+
+
+class QueueLoaded(Message):
+    def __init__(self, model, generation: int, ids: list[str], select: str | None = None) -> None:
+        super().__init__()
+        self.model = model
+        self.generation = generation
+        self.ids = ids
+        self.select = select
+
+
+class RowsLoaded(Message):
+    def __init__(self, model, generation: int, rows: dict) -> None:
+        super().__init__()
+        self.model = model
+        self.generation = generation
+        self.rows = rows
+
+
+class FacetsLoaded(Message):
+    def __init__(self, facets: dict) -> None:
+        super().__init__()
+        self.facets = facets
+
+
+class ProgressLoaded(Message):
+    def __init__(self, progress: dict) -> None:
+        super().__init__()
+        self.progress = progress
+
+
+class DesignLoaded(Message):
+    """A design's view (`tui.screens.design.DesignView`), or None when it is not in the store."""
+
+    def __init__(self, design_id: str, view: Any, request: int) -> None:
+        super().__init__()
+        self.design_id = design_id
+        self.view = view
+        self.request = request
+
+
+class NextFound(Message):
+    """The next design (queue index) still to judge, or None."""
+
+    def __init__(self, index: int | None, request: int) -> None:
+        super().__init__()
+        self.index = index
+        self.request = request
+
+
+class WriteDone(Message):
+    def __init__(self, op: Any, result: Any) -> None:
+        super().__init__()
+        self.op = op
+        self.result = result
+
+
+class DiffReady(Message):
+    def __init__(self, diff: Any, base_label: str, b_label: str, request: int) -> None:
+        super().__init__()
+        self.diff = diff
+        self.base_label = base_label
+        self.b_label = b_label
+        self.request = request
+
+
+class ReportsLoaded(Message):
+    def __init__(self, refusals: dict, rules: dict) -> None:
+        super().__init__()
+        self.refusals = refusals
+        self.rules = rules
