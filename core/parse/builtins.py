@@ -185,7 +185,7 @@ def make_builtins(it):
             if name in obj.attrs or name in obj.modules or name in obj.params or name in obj.buffers:
                 return True
             v, owner = it.class_attr(obj.cls, name)
-            if v is not None and not (v is _missing()):
+            if v is not _missing():
                 return True
             if obj.kind == "module" and obj.op is not None:
                 from .nnops import full_args

@@ -28,6 +28,25 @@ class Graph:
         self.called = set()  # ids of module instances emitted at least once
         self.scope = []  # qualified names of modules whose forward is running
         self.keep = []  # objects whose id() is a key above: kept alive so ids are not reused
+        self.log = []  # undo log of insertions into ids / calls / param_refs / called
+
+    # -- insert-only updates, journaled for rollback ---------------------
+    def _add_id(self, nid):
+        self.ids.add(nid)
+        self.log.append((self.ids, nid))
+
+    def set_call(self, key, nid):
+        self.calls[key] = nid
+        self.log.append((self.calls, key))
+
+    def set_param_ref(self, key, value):
+        self.param_refs[key] = value
+        self.log.append((self.param_refs, key))
+
+    def mark_called(self, key):
+        if key not in self.called:
+            self.called.add(key)
+            self.log.append((self.called, key))
 
     # -- ids -------------------------------------------------------------
     def _free(self, base):
@@ -42,10 +61,10 @@ class Graph:
         """Id for a module call: its qualified name the first time."""
         qname = sanitize(qname)
         if qname not in self.ids:
-            self.ids.add(qname)
+            self._add_id(qname)
             return qname
         nid = self._free(qname)
-        self.ids.add(nid)
+        self._add_id(nid)
         return nid
 
     def fresh(self, op):
@@ -55,7 +74,7 @@ class Graph:
                 prefix = s + "."
                 break
         nid = self._free(sanitize(prefix + snake(op)))
-        self.ids.add(nid)
+        self._add_id(nid)
         return nid
 
     def add(self, nid, op, args, ins, shares=None):
@@ -70,16 +89,17 @@ class Graph:
 
     # -- rollback (dry runs of the other branch of an unknown `if`) ----
     def snapshot(self):
-        return (len(self.nodes), set(self.ids), dict(self.calls), dict(self.param_refs), set(self.called),
-                list(self.scope))
+        return (len(self.nodes), len(self.log), list(self.scope))
 
     def restore(self, snap):
-        n, ids, calls, prefs, called, scope = snap
+        n, nlog, scope = snap
         del self.nodes[n:]
-        self.ids = ids
-        self.calls = calls
-        self.param_refs = prefs
-        self.called = called
+        while len(self.log) > nlog:
+            container, key = self.log.pop()
+            if isinstance(container, dict):
+                container.pop(key, None)
+            else:
+                container.discard(key)
         self.scope = scope
 
     def signature(self, start):

@@ -39,6 +39,10 @@ _BINOPS = {
     ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.BitOr: operator.or_,
     ast.BitAnd: operator.and_, ast.BitXor: operator.xor, ast.MatMult: operator.matmul,
 }
+_FAST_OPS = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+}
 _CMP = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
     ast.Gt: operator.gt, ast.GtE: operator.ge,
@@ -106,6 +110,7 @@ class Interp:
         self.fwd_modules = []  # module-instance stack during the forward walk
         self._mod_frames = {}
         self._acache = {}
+        self._memo = {}
         from .builtins import make_builtins
         self.builtins = make_builtins(self)
 
@@ -809,6 +814,8 @@ class Interp:
             if "super" not in fr.vars:
                 return self.zero_arg_super(fr)
         fn = self.eval(func_node, fr)
+        if type(fn) is ExtVal and fn.path in _NOOP_CALLS:
+            return None
         args = []
         for a in n.args:
             if isinstance(a, ast.Starred):
@@ -1103,6 +1110,18 @@ class Interp:
             return self.make_ntuple(NTupleClass(cls.name, cls.nt_fields, {}), args, kwargs, cls)
         tb = self.torch_base(cls)
         kind = "module" if tb is not None else "object"
+        key = _memo_key((cls, tuple(args), tuple(sorted(kwargs.items())))) if tb is not None else None
+        if key is not None:
+            hit = self._memo.get(key)
+            if hit is not None:
+                # the same module class built from the same plain arguments: copy the first build
+                return torchlib.clone_module(hit[1])
+        inst = self._instantiate(cls, tb, kind, args, kwargs)
+        if key is not None:
+            self._memo[key] = ((cls, args, kwargs), torchlib.clone_module(inst))
+        return inst
+
+    def _instantiate(self, cls, tb, kind, args, kwargs):
         inst = InstanceVal(cls, kind, tb)
         inst.line = self.loc[1]
         inst.file = self.loc[0]
@@ -1326,6 +1345,14 @@ class Interp:
 
     # ------------------------------------------------------------ items
     def getitem(self, obj, idx):
+        to = type(obj)
+        if (to is list or to is tuple) and type(idx) is int:
+            try:
+                return obj[idx]
+            except IndexError:
+                raise InterpError(f"index {idx} out of range")
+        if to is dict and type(idx) is str and idx in obj:
+            return obj[idx]
         if isinstance(obj, TensorVal):
             return torchlib.tensor_getitem(self, obj, idx)
         if isinstance(obj, Unknown):
@@ -1417,6 +1444,12 @@ class Interp:
 
     # ------------------------------------------------------------ operators
     def binop(self, op, a, b, inplace=False):
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float) and (tb is int or tb is float) and op in _FAST_OPS:
+            try:
+                return _FAST_OPS[op](a, b)
+            except (ZeroDivisionError, OverflowError, ValueError) as e:
+                raise InterpError(f"{op.__name__}: {e}")
         if isinstance(a, TensorVal) or isinstance(b, TensorVal):
             return torchlib.tensor_binop(self, op, a, b, inplace)
         if isinstance(a, Unknown):
@@ -1457,6 +1490,9 @@ class Interp:
             raise InterpError(f"{op.__name__}: {e}")
 
     def compare(self, op, a, b):
+        ta, tb = type(a), type(b)
+        if (ta is int or ta is float or ta is str) and ta is tb and op in _CMP:
+            return _CMP[op](a, b)
         if op is ast.Is or op is ast.IsNot:
             if isinstance(a, Unknown) or isinstance(b, Unknown):
                 if (a is None or b is None) and not (isinstance(a, Unknown) and isinstance(b, Unknown)):
@@ -1523,6 +1559,37 @@ class Interp:
         return type(v).__name__
 
 
+class _NoMemo(Exception):
+    pass
+
+
+def _memo_key(v):
+    """A hashable key for constructor arguments made only of immutable values
+    (numbers, strings, tuples, classes, functions, partials of those); None otherwise."""
+    try:
+        return _mk(v)
+    except _NoMemo:
+        return None
+
+
+def _mk(v):
+    t = type(v)
+    if v is None or t is bool or t is int or t is str:
+        return (t.__name__, v)
+    if t is float:
+        return ("float", repr(v))
+    if t is tuple or t is list:
+        return (t.__name__,) + tuple(_mk(x) for x in v)
+    if t is ClassVal or t is FuncVal or t is TorchClass or t is ExtVal:
+        return ("obj", id(v))
+    if t is PartialVal:
+        return ("partial", _mk(v.func), tuple(_mk(x) for x in v.args), tuple(sorted((k, _mk(x)) for k, x in
+                                                                                      v.kwargs.items())))
+    if t is str:
+        return ("str", v)
+    raise _NoMemo()
+
+
 def _is_simple(v):
     return isinstance(v, (int, float, str, bool, type(None), bytes)) or (
         isinstance(v, (tuple, list, set, frozenset, dict)) and _is_plain(v))
@@ -1567,6 +1634,7 @@ def _always_raises(stmts):
     return isinstance(last, ast.Raise)
 
 
+_NOOP_CALLS = frozenset(("torch._assert", "warnings.warn", "torch._C._log_api_usage_once", "print"))
 # library telemetry / logging helpers that build nothing (torchvision calls one in every constructor)
 _TELEMETRY = frozenset(("_log_api_usage_once", "log_api_usage_once"))
 _INIT_LOOP_CACHE = {}

@@ -260,6 +260,8 @@ def _add_child(it, inst, name, m):
 
 
 def clone_module(m, memo=None):
+    """A deep copy of a module tree (new parameters); plain containers in attributes
+    are copied too, so no two clones share a submodule."""
     if memo is None:
         memo = {}
     if id(m) in memo:
@@ -267,19 +269,35 @@ def clone_module(m, memo=None):
     c = InstanceVal(m.cls, m.kind, m.torch_base)
     memo[id(m)] = c
     c.op, c.args, c.line, c.file = m.op, dict(m.args) if m.args else m.args, m.line, m.file
-    for k, v in m.attrs.items():
-        c.attrs[k] = v
     for k, v in m.modules.items():
         c.modules[k] = clone_module(v, memo) if v is not None else None
+    for k, v in m.attrs.items():
+        c.attrs[k] = _clone_value(v, memo)
     for k, p in m.params.items():
         if p is None:
             c.params[k] = None
+        elif p.param is not None and p.param.owner is not None and p.param.owner is not m and \
+                id(p.param.owner) not in memo:
+            c.params[k] = p  # a tensor owned outside this tree (tied weight): still that one
         else:
             c.params[k] = TensorVal(None, list(p.shape) if p.shape is not None else None, p.dtype,
                                     param=ParamInfo(c, k, leaf=p.param.leaf if p.param else False))
     for k, b in m.buffers.items():
         c.buffers[k] = b
     return c
+
+
+def _clone_value(v, memo):
+    t = type(v)
+    if t is InstanceVal:
+        return memo.get(id(v), v)  # a module of the copied tree, else the same outside object
+    if t is list:
+        return [_clone_value(x, memo) for x in v]
+    if t is dict:
+        return {k: _clone_value(x, memo) for k, x in v.items()}
+    if t is tuple:
+        return tuple(_clone_value(x, memo) for x in v)
+    return v
 
 
 def make_parameter(it, args, kwargs):
@@ -665,8 +683,11 @@ def emit_module(it, inst, args, kwargs, op_override=None):
         if not isinstance(t, TensorVal):
             raise InterpError(f"nn.{op} called on {it.describe(t)}")
     g = it.graph
-    margs = {} if op_override else dict(inst.args or {})
-    full = nnops.full_args(op, margs)
+    cache = inst.cache
+    if cache is None or cache[0] != op:
+        margs = {} if op_override else dict(inst.args or {})
+        cache = inst.cache = (op, margs, nnops.full_args(op, margs), None)
+    _, margs, full, jd = cache
     for t in ins:
         if t.pending:
             settle_pending(it, t, op, full)
@@ -697,9 +718,12 @@ def emit_module(it, inst, args, kwargs, op_override=None):
     if tie is not None and shares is None:
         shares = g.calls.get(id(tie)) or tie.qname
     if first is None:
-        g.calls[key] = nid
-    g.called.add(key)
-    g.add(nid, op, jargs(it, op, margs), refs, shares)
+        g.set_call(key, nid)
+    g.mark_called(key)
+    if jd is None:
+        jd = jargs(it, op, margs)
+        inst.cache = (op, margs, full, jd)
+    g.add(nid, op, dict(jd), refs, shares)
     return _results(op, nid, shapes, extra, ins)
 
 
@@ -796,10 +820,10 @@ def ref_of(it, t):
         if t.param.leaf:
             it.warn(f"weight {qn} of a torch.nn module is used directly; it is counted as its own Parameter")
         g.add(nid, "Parameter", {"shape": shape_arg(it, t.shape, "Parameter")}, [])
-        g.param_refs[key] = (t.param, nid)  # the object is kept alive so that its id stays unique
+        g.set_param_ref(key, (t.param, nid))  # the object is kept alive so that its id stays unique
         owner = t.param.owner
         if owner is not None:
-            g.called.add(("param", id(t.param)))
+            g.mark_called(("param", id(t.param)))
         return nid
     key = id(t)
     r = g.param_refs.get(key)
@@ -819,7 +843,7 @@ def ref_of(it, t):
             it.warn("a constant tensor built in forward enters the graph; its values are not recorded")
         nid = g.fresh("Constant")
         g.add(nid, "Constant", {"shape": shape_arg(it, t.shape or [], "Constant"), "value": val}, [])
-    g.param_refs[key] = (t, nid)
+    g.set_param_ref(key, (t, nid))
     return nid
 
 

@@ -204,7 +204,7 @@ class InstanceVal:
     """An object built by the interpreted code: an nn.Module or a plain object."""
 
     __slots__ = ("cls", "attrs", "modules", "params", "buffers", "op", "args", "kind", "qname", "torch_base",
-                 "line", "file", "unregistered", "__weakref__")
+                 "line", "file", "unregistered", "cache", "__weakref__")
 
     def __init__(self, cls, kind="object", torch_base=None):
         self.cls = cls
@@ -220,6 +220,7 @@ class InstanceVal:
         self.line = 0
         self.file = None
         self.unregistered = False
+        self.cache = None  # (full args, design args) once emitted
 
     @property
     def cls_name(self):
