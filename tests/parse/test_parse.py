@@ -79,6 +79,9 @@ CLEAN = [
     ("styles.py", "MLPNet", {}, [([2, 20], "float32")]),
     ("styles.py", "DictNet", {}, [([2, 3, 16, 16], "float32")]),
     ("styles.py", "SharedBlock", {}, [([2, 8], "float32")]),
+    ("classic.py", "MnistNet", {}, [([2, 1, 28, 28], "float32")]),
+    ("classic.py", "Generator", {}, [([2, 16, 1, 1], "float32")]),
+    ("classic.py", "UNet", {}, [([2, 3, 32, 32], "float32")]),
 ]
 IDS = [f"{f}:{n}" for f, n, _, _ in CLEAN]
 
@@ -108,6 +111,26 @@ def test_clean_model_matches_real_torch(relpath, name, args, inputs):
         built.eval()
         got = _shapes(built(*xs))
     assert got == expected
+
+
+def test_einops_mixer_without_einops():
+    """einops.rearrange is followed (the package need not be installed); DropPath is an identity."""
+    from core.build import build_module
+    from core.graph import Design
+
+    r = parse_source(MODELS / "einops_mixer.py", "PatchMixer", {}, [([2, 3, 16, 16], "float32")])
+    ops = [n["op"] for n in r.design["nodes"]]
+    assert ops[:2] == ["Reshape", "Permute"] and ops.count("Identity") == 2
+    assert [n["args"]["shape"] for n in r.design["nodes"] if n["op"] == "Reshape"] == [[-1, 3, 4, 4, 4, 4],
+                                                                                        [-1, 16, 48]]
+    nn_equivalent = torch.nn.ModuleList([
+        torch.nn.Linear(48, 32), torch.nn.Embedding(16, 32),
+        torch.nn.LayerNorm(32), torch.nn.Linear(32, 32), torch.nn.LayerNorm(32), torch.nn.Linear(32, 32),
+        torch.nn.Linear(32, 5)])
+    assert _verify(r.design).cost["params"] == sum(p.numel() for p in nn_equivalent.parameters())
+    built = build_module(Design.from_dict(r.design))
+    with torch.no_grad():
+        assert tuple(built(torch.randn(2, 3, 16, 16)).shape) == (2, 5)
 
 
 @pytest.mark.xfail(reason="core.cost counts nothing of a node that shares a weight, so a tied LM head's own "
@@ -192,6 +215,19 @@ def test_unknown_branch_warns_with_line():
     assert any(f.rule == "parse.unfollowed" for f in findings)
 
 
+def test_unknown_branch_with_same_structure_is_followed_once():
+    r = parse_source(MODELS / "styles.py", "SameBranches", {}, [([2, 8], "float32")])
+    assert r.warnings == []
+    assert [n["op"] for n in r.design["nodes"]] == ["Linear", "Dropout"]
+
+
+def test_builder_weights_argument_is_ignored():
+    r = parse_source(MODELS / "resnet_small.py", "resnet_small", {"weights": "IMAGENET", "num_classes": 3},
+                     [([1, 3, 32, 32], "float32")])
+    assert r.design["nodes"][-1]["args"]["out_features"] == 3
+    assert any("'weights' ignored" in w.message for w in r.warnings)
+
+
 def test_missing_entry_and_bad_files(tmp_path):
     with pytest.raises(ParseFailure) as e:
         parse_source(MODELS / "tiny_cnn.py", "NoSuchNet")
@@ -208,7 +244,7 @@ def test_missing_entry_and_bad_files(tmp_path):
 
 def test_discover_modules(tmp_path):
     names = discover_modules(MODELS / "styles.py")
-    assert names == ["MLPNet", "Gated", "DictNet", "SharedBlock", "Branchy"]
+    assert names == ["MLPNet", "Gated", "DictNet", "SharedBlock", "Branchy", "SameBranches"]
     found = discover_modules(MODELS)
     assert "pkg/net.py:PkgNet" in found and "lstm_lm.py:TiedLM" in found
     assert not any(f.endswith(":BasicBlock") for f in found)  # needs constructor arguments

@@ -104,3 +104,19 @@ class Branchy(nn.Module):
         else:
             x = F.relu(self.b(x))
         return x
+
+
+class SameBranches(nn.Module):
+    """An `if` on self.training whose branches build the same thing: followed once, no warning."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = self.fc(x)
+        if self.training:
+            x = F.dropout(x, p=0.25, training=True)
+        else:
+            x = F.dropout(x, p=0.25, training=False)
+        return x
