@@ -223,3 +223,12 @@ for ev in h.events(timeout=120):
     while not _gone(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _gone(pid)
+
+
+def test_aiq_run_reports_the_executors_error(runner):
+    """The aiq kind hands its payload to core.aiq.execute.run_candidate in the
+    child; a payload it cannot use is a clean failure with the error's class."""
+    res = runner.submit(RunSpec(kind="aiq", payload={"not": "a candidate"})).wait(120)
+    assert res.status == "failed", res
+    assert res.exception in ("KeyError", "SpecError", "ImportError", "ModuleNotFoundError")
+    assert res.kind == "aiq"
