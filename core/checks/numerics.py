@@ -184,7 +184,7 @@ def _attention_no_scale(node, ctx):
 
 
 @node_check("numerics.double-activation", W, "numerics", "Activation applied twice",
-            ops=tuple(ACTIVATIONS),
+            ops=tuple(sorted(ACTIVATIONS)),
             condition="An activation whose input comes straight from another activation.",
             why="The second one is redundant (ReLU∘ReLU) or squashes twice (Sigmoid∘Tanh): compute for nothing "
                 "or weaker gradients.",
