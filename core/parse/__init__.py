@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import gc
 import os
+import sys
 from dataclasses import dataclass, field
 
 from .dims import Sym, is_int
@@ -155,6 +156,8 @@ def _load_entry_module(path):
         mod = loader.load(path)
     except SyntaxError as e:
         raise ParseFailure(f"{path}:{e.lineno}: cannot parse: {e.msg}")
+    except (RecursionError, MemoryError):
+        raise ParseFailure(f"{path}: cannot parse: nested too deep")
     except (OSError, ValueError) as e:
         raise ParseFailure(f"{path}: cannot read: {e}")
     return loader, mod
@@ -163,9 +166,18 @@ def _load_entry_module(path):
 def parse_source(path, entry: str, args: dict | None = None, inputs: list | None = None) -> ParseResult:
     gc_was = gc.isenabled()
     gc.disable()  # many short-lived objects; collecting them mid-walk costs more than it saves
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 6000))  # the interpreter nests ~20 frames per call it follows
     try:
         return _parse_source(path, entry, args, inputs)
+    except MemoryError:
+        raise ParseFailure(f"{path}: too large to follow") from None
+    except (ParseFailure, KeyboardInterrupt):
+        raise
+    except Exception as e:  # noqa: BLE001 - never a traceback for a user's file
+        raise ParseFailure(f"{path}: '{entry}' could not be read ({type(e).__name__}: {e})") from None
     finally:
+        sys.setrecursionlimit(limit)
         if gc_was:
             gc.enable()
 
@@ -459,14 +471,14 @@ def _discover_file(path):
             continue
         try:
             cls = it.mod_lookup(mod, st.name)
-        except InterpError:
-            continue
-        if not isinstance(cls, ClassVal) or it.torch_base(cls) is None:
+            if not isinstance(cls, ClassVal) or it.torch_base(cls) is None:
+                continue
+            init, owner = it.class_attr(cls, "__init__")
+        except Exception:  # noqa: BLE001 - a class we cannot read is simply not offered
             continue
         tb = it.torch_base(cls)
         if tb not in ("Module", "Sequential", "ModuleList", "ModuleDict"):
             continue
-        init, owner = it.class_attr(cls, "__init__")
         if isinstance(init, FuncVal):
             a = init.node.args
             pos = [p.arg for p in a.posonlyargs + a.args][1:]

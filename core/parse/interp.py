@@ -26,9 +26,11 @@ from .values import (
 )
 
 MAX_STEPS = 3_000_000
-MAX_DEPTH = 120
+MAX_DEPTH = 100
 MAX_SEQ = 1_000_000
 
+_INTERNAL = (TypeError, AttributeError, KeyError, IndexError, ValueError, ZeroDivisionError, OverflowError,
+             AssertionError, StopIteration, UnicodeError)
 _TRUTHY_TYPES = frozenset((int, float, str, list, tuple, dict, set, frozenset, range))
 PLAIN = (int, float, str, bool, type(None), tuple, list, dict, set, frozenset, bytes, range)
 PY_TYPES = {int, float, str, bool, list, tuple, dict, set, frozenset, object, slice, type}
@@ -60,7 +62,7 @@ _SAFE_METHODS = {
     set: {"add", "update", "discard", "remove", "pop", "union", "intersection", "difference", "copy",
           "issubset", "issuperset", "clear"},
     frozenset: {"union", "intersection", "difference", "issubset", "issuperset", "copy"},
-    int: {"bit_length", "to_bytes", "conjugate"},
+    int: {"bit_length", "conjugate"},
     float: {"is_integer", "conjugate", "hex"},
 }
 
@@ -172,8 +174,8 @@ class Interp:
     def _safe_load(self, f):
         try:
             return self.load(f)
-        except (OSError, SyntaxError, ValueError) as e:
-            raise InterpError(f"cannot read {self.display(f)}: {e}")
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as e:
+            raise InterpError(f"cannot read {self.display(f)}: {type(e).__name__} {e}")
 
     def _import_target(self, mod, st):
         f = self.loader.resolve(mod.path, st.module or "", st.level)
@@ -244,6 +246,9 @@ class Interp:
             h(self, st, fr)
         except InterpError as e:
             self.warn(str(e))
+            self._poison(st, fr)
+        except _INTERNAL as e:  # a construct this interpreter models wrongly: say so, carry on
+            self.warn(f"statement not followed ({type(e).__name__}: {e})")
             self._poison(st, fr)
 
     def _poison(self, st, fr):
@@ -640,6 +645,8 @@ class Interp:
                     spec = self.e_JoinedStr(v.format_spec, fr)
                     if isinstance(spec, Unknown):
                         return spec
+                    if _big_width(spec):
+                        return Unknown("f-string width too large")
                 if isinstance(x, Unknown):
                     return Unknown("f-string of unknown value")
                 if not _is_plain(x):
@@ -1193,6 +1200,10 @@ class Interp:
             order = sorted(range(len(obj)), key=lambda i: keys[i], reverse=rev)
             obj[:] = [obj[i] for i in order]
             return None
+        if any(_has_big_int(a) for a in list(args) + list(kwargs.values())) and name not in ("index", "count"):
+            raise InterpError(f"{type(obj).__name__}.{name} with a huge size not followed")
+        if isinstance(obj, str) and name in ("format",) and _big_width(obj):
+            raise InterpError("format width too large to follow")
         if name == "format" and isinstance(obj, str):
             if not all(_is_plain(a) for a in args) or not all(_is_plain(v) for v in kwargs.values()):
                 return Unknown("format of unknown values")
@@ -1446,6 +1457,8 @@ class Interp:
     def binop(self, op, a, b, inplace=False):
         ta, tb = type(a), type(b)
         if (ta is int or ta is float) and (tb is int or tb is float) and op in _FAST_OPS:
+            if op is ast.Mult and ta is int and tb is int and a.bit_length() + b.bit_length() > 65536:
+                raise InterpError("integer too large to follow")
             try:
                 return _FAST_OPS[op](a, b)
             except (ZeroDivisionError, OverflowError, ValueError) as e:
@@ -1481,6 +1494,14 @@ class Interp:
             raise InterpError("sequence too long")
         if op is ast.LShift and isinstance(b, int) and b > 4096:
             raise InterpError("shift too large")
+        if op is ast.Mult and isinstance(a, int) and isinstance(b, int) and \
+                a.bit_length() + b.bit_length() > 65536:
+            raise InterpError("integer too large to follow")
+        if op is ast.Pow and isinstance(a, int) and isinstance(b, int) and b > 0 and \
+                a.bit_length() * b > 65536:
+            raise InterpError("integer too large to follow")
+        if op is ast.Mod and isinstance(a, (str, bytes)) and _has_big_int(b):
+            raise InterpError("string formatting too large to follow")
         try:
             if inplace and isinstance(a, list) and op is ast.Add:
                 a.extend(b)
@@ -1677,6 +1698,21 @@ def _init_only(stmts):
         else:
             return False
     return True
+
+
+def _has_big_int(v):
+    if isinstance(v, bool):
+        return False
+    if isinstance(v, int):
+        return abs(v) > MAX_SEQ
+    if isinstance(v, (tuple, list)):
+        return any(_has_big_int(x) for x in v)
+    return False
+
+
+def _big_width(s):
+    import re
+    return re.search(r"\d{7,}", s) is not None
 
 
 def _fmt_has_attr(s):

@@ -2263,10 +2263,20 @@ def call_torch(it, name, args, kwargs):
     return tensor_method(it, x, name, list(args[1:]), {k: v for k, v in kwargs.items() if k != "input"})
 
 
+_MATH_OK = frozenset(("ceil", "floor", "sqrt", "log", "log2", "log10", "log1p", "exp", "expm1", "pow", "fabs",
+                      "gcd", "isclose", "isfinite", "isinf", "isnan", "prod", "trunc", "sin", "cos", "tan", "atan",
+                      "atan2", "asin", "acos", "tanh", "sinh", "cosh", "erf", "erfc", "copysign", "fmod", "hypot",
+                      "radians", "degrees", "modf", "frexp", "ldexp", "fsum", "isqrt", "lcm", "dist", "floor",
+                      "factorial", "comb", "perm"))
+
+
 def call_math(it, name, args, kwargs):
     f = getattr(math, name, None)
-    if f is None or name.startswith("_"):
+    if f is None or name not in _MATH_OK:
         return Unknown(f"math.{name}")
+    if name in ("factorial", "comb", "perm", "lcm", "ldexp", "pow", "isqrt") and any(
+            isinstance(a, int) and abs(a) > 10000 for a in args):
+        return Unknown(f"math.{name} of a huge number")
     if any(isinstance(a, (Unknown, Sym)) for a in args):
         if name in ("ceil", "floor", "prod") and len(args) == 1 and isinstance(args[0], Sym):
             return args[0]
@@ -2277,8 +2287,6 @@ def call_math(it, name, args, kwargs):
             pass
         else:
             return Unknown(f"math.{name}")
-    if name == "factorial" and args and args[0] > 1000:
-        return Unknown("math.factorial")
     try:
         return f(*args, **kwargs)
     except (ValueError, TypeError, OverflowError) as e:
