@@ -207,6 +207,12 @@ def _parse_source(path, entry, args, inputs):
             if k in kwargs:
                 kwargs.pop(k)
                 it.warn(f"argument '{k}' ignored: weights are never loaded", (mod, defline))
+        fa = target.node.args
+        accepted = {a.arg for a in fa.posonlyargs + fa.args + fa.kwonlyargs}
+        for k in IGNORED_BUILDER_ARGS:
+            if k in accepted and k != "progress":
+                # whatever the default, no weights: what is built is the bare architecture
+                kwargs[k] = False if k.startswith("pretrained") else None
     it.loc = (mod, defline)
     try:
         model = it.call(target, [], kwargs)

@@ -966,8 +966,17 @@ def passthrough(it, what, t, keep_shape=True):
     return TensorVal(t.ref if t.ref is not None else ref_of(it, t), t.shape if keep_shape else None, t.dtype)
 
 
+def _graph_tensors(vals, out, depth=0):
+    for a in vals:
+        if _is_graph(a):
+            out.append(a)
+        elif isinstance(a, (list, tuple)) and depth < 3:
+            _graph_tensors(a, out, depth + 1)
+    return out
+
+
 def unknown_call(it, why, args, kwargs):
-    ts = [a for a in list(args) + list(kwargs.values()) if _is_graph(a)]
+    ts = _graph_tensors(list(args) + list(kwargs.values()), [])
     if ts and it.graph is not None:
         return passthrough(it, f"call of {why}", ts[0], keep_shape=False)
     return Unknown(f"result of {why}")
@@ -1089,6 +1098,58 @@ def expand(it, t, sizes):
             out.append(None)
     internal = [(-1 if (is_int(s) and s == -1) else s) for s in sizes]
     return emit_op(it, "Expand", {"shape": out}, [t], {"shape": internal})
+
+
+def repeat(it, t, reps):
+    """x.repeat(r0, r1, ...): Unsqueeze + Expand + Reshape per repeated dim (exact)."""
+    if t.shape is None or not all(is_int(r) for r in reps) or len(reps) < len(t.shape):
+        return passthrough(it, ".repeat()", t, keep_shape=False)
+    cur = t
+    lead = len(reps) - len(t.shape)
+    for _ in range(lead):
+        cur = unsqueeze(it, cur, 0)
+    for d, r in enumerate(reps):
+        if r == 1:
+            continue
+        shape = list(cur.shape)
+        cur = unsqueeze(it, cur, d)
+        cur = expand(it, cur, [-1] * d + [r] + [-1] * (len(shape) - d))
+        cur = reshape(it, cur, shape[:d] + [dim_mul(r, shape[d])] + shape[d + 1:])
+    return cur
+
+
+def repeat_interleave(it, t, r, dim):
+    if t.shape is None or not is_int(r) or dim is None or not is_int(dim):
+        return passthrough(it, "repeat_interleave", t, keep_shape=False)
+    d = _norm_dim(dim, t)
+    shape = list(t.shape)
+    cur = unsqueeze(it, t, d + 1)
+    cur = expand(it, cur, [-1] * (d + 1) + [r] + [-1] * (len(shape) - d - 1))
+    return reshape(it, cur, shape[:d] + [dim_mul(shape[d], r)] + shape[d + 1:])
+
+
+def tensor_split(it, t, spec, dim=0):
+    if t.shape is None:
+        return passthrough(it, "tensor_split", t, keep_shape=False)
+    d = _norm_dim(dim, t)
+    L = t.shape[d]
+    if isinstance(spec, (list, tuple)) and all(is_int(i) for i in spec):
+        bounds = [0] + list(spec) + [L]
+        sizes = []
+        for a, b in zip(bounds, bounds[1:]):
+            sizes.append(dim_add(b, a, -1) if b is not None else None)
+    elif is_int(spec) and is_int(L):
+        q, r = divmod(L, spec)
+        sizes = [q + 1] * r + [q] * (spec - r)
+    else:
+        return passthrough(it, "tensor_split", t, keep_shape=False)
+    if not all(is_int(x) for x in sizes):
+        if not it.symbolic or not all(is_int(x) or (isinstance(x, Sym) and x.single_symbol()) for x in sizes):
+            return passthrough(it, "tensor_split with sizes not known", t, keep_shape=False)
+        arg = [x if is_int(x) else x.single_symbol() for x in sizes]
+        return emit_op(it, "Split", {"split_size_or_sections": arg, "dim": dim}, [t],
+                       {"split_size_or_sections": sizes, "dim": dim})
+    return emit_op(it, "Split", {"split_size_or_sections": sizes, "dim": dim}, [t])
 
 
 def split(it, t, size, dim=0):
@@ -1634,8 +1695,16 @@ def tensor_method(it, t, name, args, kwargs):
     if name == "expand_as":
         o = args[0]
         return expand(it, t, o.shape if o.shape is not None else [Unknown("shape")])
-    if name == "repeat":
-        return passthrough(it, ".repeat()", t, keep_shape=False)
+    if name in ("repeat", "tile"):
+        reps = list(args) if args else list(kwargs.get("repeats", kwargs.get("dims", ())))
+        if len(reps) == 1 and isinstance(reps[0], (list, tuple)):
+            reps = list(reps[0])
+        return repeat(it, t, reps)
+    if name == "repeat_interleave":
+        return repeat_interleave(it, t, _arg(args, kwargs, 0, "repeats"), _arg(args, kwargs, 1, "dim"))
+    if name == "tensor_split":
+        return tensor_split(it, t, _arg(args, kwargs, 0, "indices_or_sections",
+                                        kwargs.get("indices", kwargs.get("sections"))), _arg(args, kwargs, 1, "dim", 0))
     if name in ("softmax", "log_softmax"):
         d = _dims_arg(args, kwargs)
         return activation(it, "Softmax" if name == "softmax" else "LogSoftmax", t, {"dim": d})
@@ -2102,12 +2171,32 @@ def _const_call(it, name, args, kwargs):
     return None
 
 
+def _float_functional(it, name, args, kwargs):
+    """torch.ao.nn.quantized.FloatFunctional: float-level tensor ops of quantizable models."""
+    if name == "cat":
+        return concat(it, it.iterate(args[0]), _arg(args, kwargs, 1, "dim", 0))
+    ops = {"add": ast.Add, "mul": ast.Mult, "add_scalar": ast.Add, "mul_scalar": ast.Mult}
+    if name in ops:
+        return tensor_binop(it, ops[name], args[0], args[1])
+    if name == "add_relu":
+        return activation(it, "ReLU", tensor_binop(it, ast.Add, args[0], args[1]))
+    return unknown_call(it, f"FloatFunctional.{name}", args, kwargs)
+
+
 def call_ext(it, path, args, kwargs):
     p = canon(path)
     h = _EXT.get(p)
     if h is not None:
         return h(it, args, kwargs)
+    if p.startswith("__floatfunctional__."):
+        return _float_functional(it, p.rsplit(".", 1)[-1], args, kwargs)
+    if p == "__identity__":
+        return args[0] if args else None
     mod, _, name = p.rpartition(".")
+    if "quantiz" in mod and name in ("QuantStub", "DeQuantStub", "QuantWrapper"):
+        return ExtVal("__identity__")  # identity at float precision
+    if "quantized" in mod and name == "FloatFunctional":
+        return ExtVal("__floatfunctional__")
     if mod in ("torch.nn.functional",):
         return call_functional(it, name, args, kwargs)
     if mod == "torch":
@@ -2245,6 +2334,8 @@ def call_torch(it, name, args, kwargs):
         return tensor_method(it, x, "unbind", list(args[1:]), kwargs)
     if name == "einsum":
         return f_einsum(it, args, kwargs)
+    if name in ("repeat_interleave", "tensor_split", "tile"):
+        return tensor_method(it, x, name, list(args[1:]), {k: v for k, v in kwargs.items() if k != "input"})
     if name in ("clone", "detach", "contiguous"):
         return x
     if name in ("diff", "round", "log", "exp", "sqrt", "abs", "sign", "log2", "floor", "ceil", "neg", "roll",
