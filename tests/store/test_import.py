@@ -236,3 +236,38 @@ def test_graph_stored_minified_with_its_hash(db, tmp_path, fake):
         text, h = con.execute("SELECT graph, content_hash FROM designs").fetchone()
     assert text == json.dumps(graph(["Bad"]), separators=(",", ":"))
     assert h == hashlib.sha256(text.encode()).hexdigest()
+
+
+PY_MODEL = '''
+import torch.nn as nn
+
+
+class Tiny(nn.Module):
+    def __init__(self, classes=10):
+        super().__init__()
+        self.fc1 = nn.Linear(16, 32)
+        self.act = nn.ReLU()
+        self.fc2 = nn.Linear(32, classes)
+
+    def forward(self, x):
+        return self.fc2(self.act(self.fc1(x)))
+'''
+
+
+def test_py_sources_through_the_parser(db, tmp_path):
+    parse = pytest.importorskip("core.parse")
+    if not hasattr(parse, "parse_source"):
+        pytest.skip("parser not available")
+    pytest.importorskip("core.verify")
+    src = tmp_path / "tiny.py"
+    src.write_text(PY_MODEL)
+    p = cli("import", src, "--entry", "Tiny", "--args", '{"classes": 5}', "--input", "2,16", db=db, fake=False)
+    assert p.returncode == 0, p.stderr
+    rows = store.list_designs(db)
+    assert len(rows) == 1 and rows[0]["author"] == "human"
+    d = store.get_design(db, rows[0]["id"])
+    assert d["params"] == 16 * 32 + 32 + 32 * 5 + 5
+    p = cli("import", src, db=db, fake=False)
+    assert p.returncode == 2 and "--entry" in p.stderr and "Tiny" in p.stderr
+    p = cli("import", src, "--entry", "Nope", "--input", "2,16", db=db, fake=False)
+    assert p.returncode == 2 and p.stderr.startswith(str(src)) and len(p.stderr.strip().splitlines()) == 1
