@@ -14,8 +14,10 @@ A builder counts as exact when our count equals the ``num_params`` of one of
 its weights entries (vit_h_14, for instance, publishes one entry per image
 size); the entry shown is the matching one, or the first.
 
-Usage: python bench/parse_corpus.py [--src DIR] [--only PATTERN] [--verbose]
-  --src DIR   use an already unpacked torchvision source tree (DIR/torchvision)
+Usage: python bench/parse_corpus.py [--src DIR] [--only PATTERN] [--verbose] [--jsonl OUT]
+  --src DIR    use an already unpacked torchvision source tree (DIR/torchvision)
+  --jsonl OUT  also write the parsed designs as a SPEC section 2 batch (author human, task set
+               open-source), each with attribution in meta: the demo's human row
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ import argparse
 import ast
 import fnmatch
 import glob
+import json
 import os
 import subprocess
 import sys
@@ -120,6 +123,7 @@ def main(argv=None):
     ap.add_argument("--src", help="unpacked torchvision source root (contains torchvision/)")
     ap.add_argument("--only", help="glob of builder names to run")
     ap.add_argument("--verbose", action="store_true", help="print the parser warnings")
+    ap.add_argument("--jsonl", help="write the parsed designs as a batch (author human, task set open-source)")
     ns = ap.parse_args(argv)
     tmp = None
     if ns.src:
@@ -127,8 +131,12 @@ def main(argv=None):
     else:
         tmp = tempfile.TemporaryDirectory(prefix="archcurator-tv-")
         root, label = fetch(tmp.name)
+    root = os.path.abspath(root)
     models_dir = os.path.join(root, "torchvision", "models")
     items = builders(models_dir)
+    os.chdir(root)  # designs name their source as torchvision/models/FILE.py:LINE
+    version = _version(root, label)
+    records = []
     if ns.only:
         items = [b for b in items if fnmatch.fnmatch(b[1], ns.only)]
     print(f"torchvision source: {label}; {len(items)} classification builders")
@@ -141,8 +149,10 @@ def main(argv=None):
         note = ""
         ours = None
         try:
-            r = parse_source(path, name, inputs=[([1, 3, size, size], "float32")])
+            r = parse_source(os.path.relpath(path, root), name, inputs=[([1, 3, size, size], "float32")])
             ms = (time.process_time() - t0) * 1000
+            if ns.jsonl:
+                records.append(_record(name, r.design, version))
             ours = count_params(r.design)
             note = f"{len(r.design['nodes'])} nodes, {len(r.warnings)} warnings"
             if ns.verbose:
@@ -169,9 +179,33 @@ def main(argv=None):
         print(f"time per builder: median {srt[len(srt) // 2]:.1f} ms, max {srt[-1]:.1f} ms, "
               f"{slow} over 50 ms")
     print(f"parsed {exact}/{m} exact ({100.0 * exact / m if m else 0:.1f}%)")
+    if ns.jsonl:
+        with open(ns.jsonl, "w") as f:
+            for rec in records:
+                f.write(json.dumps(rec) + "\n")
+        print(f"wrote {len(records)} designs to {ns.jsonl}")
     if tmp is not None:
         tmp.cleanup()
     return 0
+
+
+def _version(root, label):
+    for n in os.listdir(root):
+        if n.startswith("torchvision-") and n.endswith(".dist-info"):
+            return n[len("torchvision-"):-len(".dist-info")]
+    if label.startswith("torchvision-"):
+        return label.split("-")[1]
+    return "unknown"
+
+
+def _record(name, design, version):
+    design = dict(design)
+    meta = dict(design.get("meta", {}))
+    meta["attribution"] = (f"parsed from torchvision {version} (BSD-3-Clause, Copyright (c) Soumith Chintala 2016, "
+                           "the torchvision authors); the source is not shipped, only the parsed graph")
+    design["meta"] = meta
+    return {"id": f"torchvision-{name}", "author": "human", "model": None, "task_set": "open-source",
+            "run": f"torchvision-{version}", "reference": name, "graph": design}
 
 
 if __name__ == "__main__":

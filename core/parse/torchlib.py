@@ -1173,9 +1173,10 @@ def chunk(it, t, n, dim=0):
         q = dim_floordiv(L, n)
         if q is None:
             raise InterpError("chunk of a dimension of unknown size")
-        size = q
         if it.symbolic and isinstance(q, Sym) and q.single_symbol():
             arg = q.single_symbol()
+        elif not it.symbolic and isinstance(q, Sym) and q.substitute(it.batch_env) is not None:
+            arg = q.substitute(it.batch_env)  # derived from the given input sizes
         else:
             raise InterpError("chunk of a dimension of unknown size")
         return emit_op(it, "Split", {"split_size_or_sections": arg, "dim": dim}, [t],

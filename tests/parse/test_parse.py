@@ -352,3 +352,12 @@ def test_cli_entry_point_subprocess():
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "vgg_cfg.py" in proc.stderr
     assert "textual" not in proc.stderr
+
+
+def test_cli_module_imports_neither_textual_nor_torch():
+    code = ("import sys, tui.commands.parse_cmd, core.parse; "
+            "core.parse.parse_source('tests/parse/models/tiny_cnn.py', 'TinyCNN'); "
+            "bad = [m for m in ('textual', 'torch') if m in sys.modules]; "
+            "print(bad); sys.exit(1 if bad else 0)")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
