@@ -265,7 +265,7 @@ def make_builtins(it):
 
     def convert(typ, a, k):
         if not a:
-            return typ()
+            return dict(k) if typ is dict else typ()
         v = a[0]
         if isinstance(v, Unknown):
             return v

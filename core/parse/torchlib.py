@@ -716,7 +716,14 @@ def emit_module(it, inst, args, kwargs, op_override=None):
     g.keep.append(inst)
     tie = inst.attrs.get("__tie__")
     if tie is not None and shares is None:
-        shares = g.calls.get(id(tie)) or tie.qname
+        if id(tie) in g.calls:
+            shares = g.calls[id(tie)]
+        else:
+            # the module that owns the tied weight comes later: it will share this node's
+            g.set_call(("tie", id(tie)), nid)
+            g.keep.append(tie)
+    if shares is None and first is None and ("tie", key) in g.calls:
+        shares = g.calls[("tie", key)]
     if first is None:
         g.set_call(key, nid)
     g.mark_called(key)

@@ -82,6 +82,8 @@ CLEAN = [
     ("classic.py", "MnistNet", {}, [([2, 1, 28, 28], "float32")]),
     ("classic.py", "Generator", {}, [([2, 16, 1, 1], "float32")]),
     ("classic.py", "UNet", {}, [([2, 3, 32, 32], "float32")]),
+    ("nanogpt.py", "GPT", {}, [([2, 16], "int64")]),
+    ("nanogpt.py", "gpt_manual", {}, [([2, 16], "int64")]),
 ]
 IDS = [f"{f}:{n}" for f, n, _, _ in CLEAN]
 
@@ -187,6 +189,14 @@ def test_symbolic_inputs():
     assert d["inputs"][0]["shape"] == ["B", 16]
     views = [n["args"]["shape"] for n in d["nodes"] if n["op"] == "Reshape"]
     assert ["B", 16, 4, 8] in views and ["B", 16, 32] in views
+
+
+def test_weight_tying_either_way():
+    # the head's weight is given to the embedding: the first one used owns it, the other shares it
+    d = parse_source(MODELS / "nanogpt.py", "GPT", {}, ["2,16:int64"]).design
+    assert [(n["id"], n["shares"]) for n in d["nodes"] if n.get("shares")] == [("lm_head", "transformer.wte")]
+    d = parse_source(MODELS / "lstm_lm.py", "TiedLM", {}, ["2,12:int64"]).design
+    assert [(n["id"], n["shares"]) for n in d["nodes"] if n.get("shares")] == [("decoder", "encoder")]
 
 
 def test_tuple_unpacking_and_slicing():
