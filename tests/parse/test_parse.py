@@ -196,7 +196,8 @@ def test_weight_tying_either_way():
     d = parse_source(MODELS / "nanogpt.py", "GPT", {}, ["2,16:int64"]).design
     assert [(n["id"], n["shares"]) for n in d["nodes"] if n.get("shares")] == [("lm_head", "transformer.wte")]
     d = parse_source(MODELS / "lstm_lm.py", "TiedLM", {}, ["2,12:int64"]).design
-    assert [(n["id"], n["shares"]) for n in d["nodes"] if n.get("shares")] == [("decoder", "encoder")]
+    assert [(n["id"], n["shares"]) for n in d["nodes"] if n.get("shares")] == [("drop_1", "drop"),
+                                                                              ("decoder", "encoder")]
 
 
 def test_tuple_unpacking_and_slicing():
