@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from .dims import Sym, is_int
 from .graph import Graph
 from .interp import Interp
-from .source import Loader, _MISSING
+from .source import Loader
 from .values import (
-    ClassVal, FuncVal, InstanceVal, InterpError, NTuple, PartialVal, TensorVal, TorchClass, Unknown, UserRaise,
+    ClassVal, FuncVal, InstanceVal, InterpError, PartialVal, TensorVal, TorchClass, Unknown, UserRaise,
 )
 from . import torchlib
 
@@ -279,7 +279,6 @@ def _walk(it, model, entry, inputs, mod, defline, shown_path):
     ids = []
     for i in range(n_in):
         nm = names[i] if i < len(names) else f"x{i}"
-        nm = torchlib.nnops_snake(nm) if False else nm
         if nm in reserved or nm in ids:
             nm = f"{nm}_in"
         ids.append(nm)
@@ -426,7 +425,6 @@ def _report_unreached(it, model, g, mod, defline):
             it.warn(f"'{m.qname or m.cls.name}' ({missing} parameters) is built but never reached by forward; "
                     f"its parameters are not in the design", (m.file or mod, m.line or defline))
             return
-        own = 0
         for k, p in m.params.items():
             if p is not None and p.param is not None and not m.op and id(p.param) not in _param_ids(g):
                 it.warn(f"parameter '{p.param.qname}' is never used by forward; not in the design",

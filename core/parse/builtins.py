@@ -6,9 +6,7 @@ Only pure functions over known values are provided; ``open``, ``exec``,
 
 from __future__ import annotations
 
-import math
-
-from .dims import Sym, dim_eq, is_int
+from .dims import Sym, is_int
 from .values import (
     BoundMethod, BuiltinFn, ClassVal, ExcClass, ExtVal, FuncVal, InstanceVal, InterpError, NTuple, PartialVal,
     SuperVal, TensorVal, TorchClass, Unknown,
@@ -21,8 +19,6 @@ _EXC = ["Exception", "ValueError", "TypeError", "RuntimeError", "NotImplementedE
 
 
 def make_builtins(it):
-    from .source import SourceModule
-
     def plain(v):
         from .interp import _is_plain
         return _is_plain(v)

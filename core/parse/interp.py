@@ -11,17 +11,14 @@ from __future__ import annotations
 
 import ast
 import copy as _copy
-import math
 import operator
-import os
 
 from . import torchlib
 from .dims import Sym, dim_add, dim_mul, dim_floordiv, dim_truediv, dim_eq, is_int
-from .graph import Graph
 from .source import Loader, SourceModule, _MISSING
 from .values import (
-    UNKNOWN, BoundMethod, BreakSignal, BuiltinFn, ClassVal, ContinueSignal, ExcClass, ExtVal, FuncVal,
-    InstanceVal, InterpError, NTuple, NTupleClass, ParamInfo, PartialVal, PyMethod, ReturnSignal, SuperVal,
+    BoundMethod, BreakSignal, BuiltinFn, ClassVal, ContinueSignal, ExcClass, ExtVal, FuncVal,
+    InstanceVal, InterpError, NTuple, NTupleClass, PartialVal, PyMethod, ReturnSignal, SuperVal,
     TensorMethod, TensorVal, TorchClass, Unknown, UserRaise,
 )
 
@@ -475,7 +472,7 @@ class Interp:
 
     def s_With(self, st, fr):
         for item in st.items:
-            v = self.eval(item.context_expr, fr)
+            self.eval(item.context_expr, fr)
             if item.optional_vars is not None:
                 self.assign(item.optional_vars, Unknown("context manager"), fr)
         self.exec_block(st.body, fr)
@@ -1072,7 +1069,7 @@ class Interp:
             if i < len(args):
                 v[name] = args[i]
             elif name in kwargs:
-                v[name] = kwargs.pop(name) if False else kwargs[name]
+                v[name] = kwargs[name]
             elif i >= first_default:
                 v[name] = fn.defaults[i - first_default]
             else:
@@ -1422,7 +1419,7 @@ class Interp:
         if isinstance(v, TensorVal):
             return torchlib.tensor_iter(self, v)
         if isinstance(v, Unknown):
-            raise InterpError(f"iteration over a value not known when reading the source"
+            raise InterpError("iteration over a value not known when reading the source"
                               + (f" ({v.why})" if v.why else ""))
         if isinstance(v, (type({}.items()), type({}.keys()), type({}.values()))):
             return list(v)

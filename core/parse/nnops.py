@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 
-from .dims import Sym, dim_add, dim_mul, dim_floordiv, dim_eq, is_int, prod
+from .dims import dim_add, dim_mul, dim_floordiv, dim_eq, is_int, prod
 from .nn_sigs import SIGS
 
 # containers and the generic base are not ops

@@ -16,9 +16,8 @@ import struct
 from . import nnops
 from .dims import Sym, dim_add, dim_mul, dim_floordiv, dim_eq, is_int, prod
 from .nn_sigs import SIGS
-from .source import _MISSING
 from .values import (
-    BoundMethod, BuiltinFn, ClassVal, ExtVal, FuncVal, InstanceVal, InterpError, NTupleClass, ParamInfo,
+    BuiltinFn, ClassVal, ExtVal, FuncVal, InstanceVal, InterpError, NTupleClass, ParamInfo,
     PartialVal, TensorMethod, TensorVal, TorchClass, Unknown,
 )
 
@@ -692,8 +691,6 @@ def emit_module(it, inst, args, kwargs, op_override=None):
         if t.pending:
             settle_pending(it, t, op, full)
     shapes = nnops.infer(op, full, [t.shape for t in ins])
-    if g is None or all(t.is_const for t in ins) and g is not None and False:
-        return _const_results(op, shapes, extra)
     if g is None:
         return _const_results(op, shapes, extra)
     refs = [ref_of(it, t) for t in ins]
@@ -1086,7 +1083,6 @@ def expand(it, t, sizes):
     if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
         sizes = list(sizes[0])
     out = []
-    off = len(sizes) - (len(t.shape) if t.shape is not None else len(sizes))
     for i, s in enumerate(sizes):
         if is_int(s) and s == -1:
             out.append(-1)
@@ -1397,10 +1393,7 @@ def tensor_getitem(it, t, idx):
     n_real = sum(1 for x in items if x is not None and x is not Ellipsis)
     if Ellipsis in items:
         k = items.index(Ellipsis)
-        if rank is None:
-            # count from the end after the ellipsis
-            before, after = items[:k], items[k + 1:]
-        else:
+        if rank is not None:
             fill = rank - n_real
             items = items[:k] + [slice(None)] * fill + items[k + 1:]
     elif rank is not None and n_real < rank:
@@ -2559,7 +2552,7 @@ def _product(it, a, k):
 
 
 def _einops_groups(side):
-    groups, cur, depth = [], None, 0
+    groups, cur = [], None
     for tok in side.replace("(", " ( ").replace(")", " ) ").split():
         if tok == "(":
             cur = []
