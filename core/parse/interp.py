@@ -1115,14 +1115,14 @@ class Interp:
         tb = self.torch_base(cls)
         kind = "module" if tb is not None else "object"
         key = _memo_key((cls, tuple(args), tuple(sorted(kwargs.items())))) if tb is not None else None
-        if key is not None:
-            hit = self._memo.get(key)
-            if hit is not None:
-                # the same module class built from the same plain arguments: copy the first build
-                return torchlib.clone_module(hit[1])
+        hit = self._memo.get(key) if key is not None else None
+        if hit is not None and hit[1] is not None:
+            # the same module class built again from the same plain arguments: copy the earlier build
+            return torchlib.clone_module(hit[1])
         inst = self._instantiate(cls, tb, kind, args, kwargs)
         if key is not None:
-            self._memo[key] = ((cls, args, kwargs), torchlib.clone_module(inst))
+            # keep a pristine copy only from the second build on (most builds are unique)
+            self._memo[key] = ((cls, args, kwargs), torchlib.clone_module(inst) if hit is not None else None)
         return inst
 
     def _instantiate(self, cls, tb, kind, args, kwargs):

@@ -9,6 +9,7 @@ import ast
 import os
 
 _MISSING = object()
+_DEFS_CACHE = {}  # id(tree) -> (tree, defs, star): top-level bindings depend on the tree only
 
 
 class SourceModule:
@@ -25,8 +26,14 @@ class SourceModule:
         self.is_package = os.path.basename(path) == "__init__.py"
         self.values["__name__"] = dotted or os.path.splitext(os.path.basename(path))[0]
         self.values["__file__"] = None
+        cached = _DEFS_CACHE.get(id(tree))
+        if cached is not None and cached[0] is tree:
+            self.defs = {k: list(v) for k, v in cached[1].items()}
+            self.star = list(cached[2])
+            return
         for st in tree.body:
             self._collect(st)
+        _DEFS_CACHE[id(tree)] = (tree, {k: list(v) for k, v in self.defs.items()}, list(self.star))
 
     def __repr__(self):
         return f"<module {self.path}>"
@@ -115,6 +122,7 @@ class Loader:
             tree = ast.parse(data, filename=path)
             if len(_AST_CACHE) > 512:
                 _AST_CACHE.clear()
+                _DEFS_CACHE.clear()
             _AST_CACHE[key] = tree
         m = SourceModule(path, tree, self.dotted_name(path))
         self.cache[path] = m
