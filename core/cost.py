@@ -58,7 +58,7 @@ def compute_cost(design: Design, inf) -> dict:
     unknown_nodes = []
     for node in design.nodes:
         f = inf.flops.get(node.id, 0 if node.id not in inf.ok else None)
-        v = D.substitute(f, env) if f is not None else None
+        v = (f if D.is_const(f) else D.substitute(f, env)) if f is not None else None
         if v is None or not D.is_const(v):
             unknown_nodes.append(node.id)
             continue
@@ -67,11 +67,14 @@ def compute_cost(design: Design, inf) -> dict:
         assumptions.append(f"FLOPs of {len(unknown_nodes)} node(s) unknown and left out "
                            f"(first: {unknown_nodes[0]})")
     act_values = 0
+    sizes: dict = {}  # shape -> its number of values (most nodes share a few shapes)
     for node in design.nodes:
         for t in inf.types.get(node.id, []):
             if t.shape is None:
                 continue
-            n = D.substitute(D.prod(t.shape), env)
+            n = sizes.get(t.shape)
+            if n is None:
+                n = sizes[t.shape] = D.substitute(D.prod(t.shape), env)
             if D.is_const(n):
                 act_values += n
 

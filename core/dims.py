@@ -8,13 +8,14 @@ An unknown never equals anything and never blocks.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Union
 
 Dim = Union[int, str, None]
 
 
 def is_const(d: Dim) -> bool:
-    return isinstance(d, int) and not isinstance(d, bool)
+    return type(d) is int or (isinstance(d, int) and not isinstance(d, bool))
 
 
 def is_sym(d: Dim) -> bool:
@@ -38,7 +39,9 @@ def differ(a: Dim, b: Dim) -> bool:
     return is_const(a) and is_const(b) and a != b
 
 
+@lru_cache(maxsize=8192, typed=True)
 def _factors(d: str) -> tuple[int, list[str]]:
+    # cached: callers must not mutate the list (none does)
     coef = 1
     syms: list[str] = []
     if "(" in d or "+" in d or "-" in d[1:] or "/" in d:
@@ -63,6 +66,11 @@ def mul(a: Dim, b: Dim) -> Dim:
         return None
     if is_const(a) and is_const(b):
         return a * b
+    return _mul_sym(a, b)
+
+
+@lru_cache(maxsize=8192, typed=True)
+def _mul_sym(a: Dim, b: Dim) -> Dim:
     if a == 0 or b == 0:
         return 0
     ca, sa = (a, []) if is_const(a) else _factors(a)

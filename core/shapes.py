@@ -25,6 +25,7 @@ class Inference:
     params: dict = field(default_factory=dict)  # node id -> int (0 for a node that shares)
     args: dict = field(default_factory=dict)  # node id -> args with torch's defaults
     ok: set = field(default_factory=set)  # node ids whose own requirements all held
+    order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
 
     def type_of(self, ref: str) -> TensorType:
         rid, idx = parse_ref(ref)
@@ -34,13 +35,15 @@ class Inference:
         return results[idx]
 
 
-def infer_design(design: Design) -> Inference:
+def infer_design(design: Design, order: list | None = None) -> Inference:
+    """`order`: the design's topological order when the caller already has it."""
     inf = Inference()
     train = design.train or {}
     for spec in design.inputs:
         inf.types[spec.id] = [TensorType(tuple(spec.shape), spec.dtype)]
     nodes = design.node_map()
-    for node in design.topo_order():
+    inf.order = design.topo_order() if order is None else order
+    for node in inf.order:
         _infer_node(node, nodes, inf, train)
     return inf
 
@@ -75,15 +78,17 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict) -> None:
         return
     in_types: list[TensorType] = []
     producers: list = []
+    types = inf.types
     for ref in node.inputs:
-        rid, idx = parse_ref(ref)
-        results = inf.types.get(rid)
+        rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
+        results = types.get(rid)
         if results is not None and idx >= len(results) and results != [UNKNOWN]:
             _fail(inf, node, "connectivity.bad-result",
                   f"node {node.id!r} reads {ref!r}, but {rid!r} has only {len(results)} result(s)")
             return
-        in_types.append(inf.type_of(ref))
-        producers.append(nodes[rid].op if rid in nodes else None)
+        in_types.append(results[idx] if results and idx < len(results) else UNKNOWN)  # = inf.type_of(ref)
+        producer = nodes.get(rid)
+        producers.append(producer.op if producer is not None else None)
     ctx = InferCtx(node, args, in_types, producers, train)
     try:
         outs = spec.infer(ctx)

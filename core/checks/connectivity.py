@@ -53,7 +53,7 @@ def _unused_inputs(ctx):
              fix="Feed the branch from the data path.")
 def _unreachable(ctx):
     fed: set = set(ctx.design.input_ids)
-    for node in ctx.design.topo_order():
+    for node in ctx.inf.order or ctx.design.topo_order():
         if any(o in fed for o in ctx.operands.get(node.id, [])):
             fed.add(node.id)
     for o in dict.fromkeys(parse_ref(o)[0] for o in ctx.design.outputs):

@@ -24,7 +24,7 @@ CE_LOSSES = {"cross_entropy", "crossentropy", "ce", "nll"}
 def weighted_depth(ctx) -> int:
     """Weighted layers (Linear/Conv/recurrent/attention) on the longest path."""
     depth: dict = {}
-    for node in ctx.design.topo_order():
+    for node in ctx.inf.order or ctx.design.topo_order():
         best = max((depth.get(o, 0) for o in ctx.operands.get(node.id, [])), default=0)
         depth[node.id] = best + (1 if node.op in WEIGHTED else 0)
     return max(depth.values(), default=0)
