@@ -28,6 +28,7 @@ class Graph:
         self.called = set()  # ids of module instances emitted at least once
         self.scope = []  # qualified names of modules whose forward is running
         self.keep = []  # objects whose id() is a key above: kept alive so ids are not reused
+        self.modules = set()  # qualified names claimed by module calls (whose weights they are)
         self.log = []  # undo log of insertions into ids / calls / param_refs / called
 
     # -- insert-only updates, journaled for rollback ---------------------
@@ -60,6 +61,7 @@ class Graph:
     def claim(self, qname):
         """Id for a module call: its qualified name the first time."""
         qname = sanitize(qname)
+        self.modules.add(qname)
         if qname not in self.ids:
             self._add_id(qname)
             return qname
@@ -112,5 +114,7 @@ class Graph:
             for r in node["in"]:
                 base, _, k = r.partition(":")
                 ins.append(("new", local[base], k) if base in local else r)
-            sig.append((node["op"], json.dumps(node.get("args", {}), sort_keys=True, default=str), tuple(ins)))
+            who = node.get("shares") or (node["id"] if node["op"] != "Parameter" and node["id"] in self.modules
+                                         else None)
+            sig.append((node["op"], json.dumps(node.get("args", {}), sort_keys=True, default=str), tuple(ins), who))
         return sig

@@ -362,7 +362,7 @@ class Interp:
             other = None
         g.restore(snap)
         del self.warnings[nwarn:]
-        self._wseen = {(w[0], w[1], w[2]) for w in self.warnings}
+        self._wseen = set(self.warnings)
         start = len(g.nodes)
         try:
             self.exec_block(body, fr)
@@ -732,12 +732,27 @@ class Interp:
             return self.eval(n.body, fr)
         if c is False:
             return self.eval(n.orelse, fr)
+        g = self.graph
+        start = len(g.nodes) if g is not None else 0
         a = self.eval(n.body, fr)
-        b = self.eval(n.orelse, fr)
+        mine = g.signature(start) if g is not None else None
+        snap = g.snapshot() if g is not None else None
+        nwarn = len(self.warnings)
+        try:
+            b = self.eval(n.orelse, fr)
+            other = g.signature(snap[0]) if g is not None else None
+        except (InterpError, UserRaise):
+            b, other = Unknown("alternative not followed"), None
+        if g is not None:
+            g.restore(snap)  # the other alternative is only compared, never kept
+            del self.warnings[nwarn:]
+            self._wseen = set(self.warnings)
         if _is_plain(a) and _is_plain(b) and a == b:
             return a
-        if isinstance(a, Unknown) or isinstance(b, Unknown):
-            return Unknown("conditional of unknown")
+        if isinstance(a, TensorVal) and isinstance(b, TensorVal) and g is not None and mine == other:
+            return a
+        if isinstance(a, Unknown) and isinstance(b, Unknown):
+            return a
         self.warn(f"`{_src(n.test)}` is not known when reading the source; first alternative taken")
         return a
 
