@@ -97,7 +97,15 @@ def _has_unknown(v):
 class Interp:
     def __init__(self, loader=None, display=None):
         self.loader = loader or Loader()
-        self.display = display or (lambda p: p)
+        shown = {}
+        raw = display or (lambda p: p)
+
+        def cached_display(p):
+            r = shown.get(p)
+            if r is None:
+                r = shown[p] = raw(p)
+            return r
+        self.display = cached_display
         self.warnings = []
         self._wseen = set()
         self.graph = None
@@ -266,8 +274,11 @@ class Interp:
                 v.func.attr.endswith("_") and not isinstance(v.func.value, ast.Name):
             # in-place change of part of a tensor (`t[a:b].zero_()`): values only, nothing to build
             snap = self.graph.snapshot()
+            nwarn = len(self.warnings)
             r = self.eval(v, fr)
             self.graph.restore(snap)
+            del self.warnings[nwarn:]
+            self._wseen = set(self.warnings)
             if isinstance(r, TensorVal) and not r.is_const:
                 self.warn(f"in-place change `{_src(v)}` of a tensor's values is not followed")
             return

@@ -843,7 +843,7 @@ def ref_of(it, t):
             val = t.values[0]
         elif t.shape == [] and t.values:
             val = t.values[0]
-        else:
+        elif t.origin != "onehot":
             it.warn("a constant tensor built in forward enters the graph; its values are not recorded")
         nid = g.fresh("Constant")
         g.add(nid, "Constant", {"shape": shape_arg(it, t.shape or [], "Constant"), "value": val}, [])
@@ -1440,6 +1440,7 @@ def _gather_rows(it, t, idx):
     it.warn("indexing by a constant index tensor is written as a one-hot MatMul; the index values are not "
             "recorded")
     onehot = TensorVal(None, [n, rows], "float32")
+    onehot.origin = "onehot"  # already explained above
     flat = t
     rest = list(t.shape[1:])
     if len(t.shape) > 2:
