@@ -27,6 +27,8 @@ class DesignError(ValueError):
 
 def parse_ref(ref: str) -> tuple[str, int]:
     """`id:N` -> (id, N); a bare id is result 0."""
+    if ":" not in ref:  # the common case, on the verifier's hot path
+        return ref, 0
     head, sep, tail = ref.rpartition(":")
     if sep and tail.isdigit() and head:
         return head, int(tail)
@@ -245,7 +247,7 @@ class Design:
     def node_map(self) -> dict[str, Node]:
         return {n.id: n for n in self.nodes}
 
-    def structural_problems(self) -> list[Problem]:
+    def structural_problems(self, stuck: list | None = None) -> list[Problem]:
         """Dangling references, bad `shares`, cycles, missing outputs."""
         problems: list[Problem] = []
         known = set(self.input_ids) | {n.id for n in self.nodes}
@@ -267,7 +269,7 @@ class Design:
             oid, _ = parse_ref(o)
             if oid not in known:
                 problems.append(Problem("dangling-output", [], f"output {o!r} names no input or node"))
-        for cyc in find_cycles(self):
+        for cyc in find_cycles(self, stuck):
             problems.append(
                 Problem("cycle", cyc, "cycle: " + " -> ".join(cyc + [cyc[0]]))
             )
@@ -305,9 +307,10 @@ def _kahn(design: Design) -> tuple[list[Node], list[Node]]:
     return order + stuck, stuck
 
 
-def find_cycles(design: Design) -> list[list[str]]:
+def find_cycles(design: Design, stuck: list | None = None) -> list[list[str]]:
     """One representative cycle per strongly connected component of the stuck nodes."""
-    _, stuck = _kahn(design)
+    if stuck is None:  # the nodes Kahn's walk could not order; a caller that walked already passes them
+        _, stuck = _kahn(design)
     if not stuck:
         return []
     import networkx as nx

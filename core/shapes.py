@@ -96,10 +96,12 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict) -> None:
         _fail(inf, node, "connectivity.bad-arg",
               f"{node.op} {node.id!r}: its arguments cannot be read ({type(exc).__name__}: {exc})")
         return
-    if ctx.violations:
-        inf.violations.extend(ctx.violations)
-    if not any(v.severity == "block" for v in ctx.violations):
+    if not ctx.violations:
         inf.ok.add(node.id)
+    else:
+        inf.violations.extend(ctx.violations)
+        if not any(v.severity == "block" for v in ctx.violations):
+            inf.ok.add(node.id)
     inf.types[node.id] = outs
     if node.shares is not None:
         _check_shares(node, nodes, inf)

@@ -6,7 +6,7 @@ import gc
 
 from core.checks import CATALOGUE, GRAPH_CHECKS, NODE_CHECKS, CheckCtx
 from core.cost import compute_cost
-from core.graph import Design, parse_ref
+from core.graph import Design, _kahn, parse_ref
 from core.report import Finding, Report
 from core.shapes import infer_design
 
@@ -29,9 +29,10 @@ def verify_graph(design: Design, with_cost: bool = True) -> Report:
 
 def _verify(design: Design, with_cost: bool) -> Report:
     findings: list[Finding] = []
-    for p in design.structural_problems():
+    order, stuck = _kahn(design)  # one walk for both: order = design.topo_order()
+    for p in design.structural_problems(stuck):
         findings.append(Finding(_STRUCTURE_RULES[p.kind], "block", tuple(p.nodes), p.message))
-    inf = infer_design(design)
+    inf = infer_design(design, order)
     for v in inf.violations:
         findings.append(Finding(v.rule, v.severity, tuple(v.nodes), v.message))
     cost = compute_cost(design, inf) if with_cost else {}

@@ -9,7 +9,7 @@ from core.ops import torch_build as tb
 def _float_only(ctx: InferCtx):
     x = ctx.x
     ctx.require(not x.is_int, "dtype.int-into-float",
-                f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; it is defined on floats only")
+                lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; it is defined on floats only")
     return [x]
 
 

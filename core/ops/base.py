@@ -90,10 +90,11 @@ class InferCtx:
     def x(self) -> TensorType:
         return self.inputs[0]
 
-    def require(self, cond: bool | None, rule: str, message: str) -> bool:
-        """Record a block finding when `cond` is known to be False."""
+    def require(self, cond: bool | None, rule: str, message) -> bool:
+        """Record a block finding when `cond` is known to be False. `message` is a string, or a
+        function that makes it (shape rules run on every node: words only when they are needed)."""
         if cond is False:
-            self.violations.append(Violation(rule, message, [self.node.id]))
+            self.violations.append(Violation(rule, message() if callable(message) else message, [self.node.id]))
             return False
         return True
 

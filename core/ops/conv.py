@@ -25,19 +25,19 @@ def _conv_args(transposed: bool):
 def _check_common(ctx: InferCtx, n: int, op: str):
     x, a = ctx.x, ctx.args
     ctx.require(not x.is_int, "dtype.int-into-float",
-                f"{op} {ctx.node.id!r} receives integer {x.dtype} values; convolutions need floats — cast the input")
+                lambda: f"{op} {ctx.node.id!r} receives integer {x.dtype} values; convolutions need floats — cast the input")
     g = a["groups"]
     ctx.require(a["in_channels"] % g == 0, "shape.conv-groups",
-                f"{op} {ctx.node.id!r}: in_channels={a['in_channels']} is not divisible by groups={g}")
+                lambda: f"{op} {ctx.node.id!r}: in_channels={a['in_channels']} is not divisible by groups={g}")
     ctx.require(a["out_channels"] % g == 0, "shape.conv-groups",
-                f"{op} {ctx.node.id!r}: out_channels={a['out_channels']} is not divisible by groups={g}")
+                lambda: f"{op} {ctx.node.id!r}: out_channels={a['out_channels']} is not divisible by groups={g}")
     if x.shape is None:
         return None
     if not ctx.need_rank(x, (n + 1, n + 2)):
         return None
     ch = x.shape[-n - 1]
     ctx.require(not D.differ(ch, a["in_channels"]), "shape.conv-channels",
-                f"{op} {ctx.node.id!r} expects {a['in_channels']} input channels but its input "
+                lambda: f"{op} {ctx.node.id!r} expects {a['in_channels']} input channels but its input "
                 f"{D.fmt_shape(x.shape)} has {ch}; set in_channels={ch} or fix the layer before it")
     return x.shape
 

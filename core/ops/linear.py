@@ -12,7 +12,7 @@ FLATTENING = {"Flatten", "Reshape"}
 def _linear_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     ctx.require(not x.is_int, "dtype.int-into-float",
-                f"Linear {ctx.node.id!r} receives integer {x.dtype} values; torch's matmul needs floats — "
+                lambda: f"Linear {ctx.node.id!r} receives integer {x.dtype} values; torch's matmul needs floats — "
                 "insert an Embedding for token ids, or cast the input")
     if x.shape is None:
         return [TensorType(None, "float32")]
@@ -23,7 +23,7 @@ def _linear_infer(ctx: InferCtx):
     rule = "shape.flatten-linear-width" if flat else "shape.linear-width"
     ctx.require(
         not D.differ(last, a["in_features"]), rule,
-        f"Linear {ctx.node.id!r} expects in_features={a['in_features']} but its input "
+        lambda: f"Linear {ctx.node.id!r} expects in_features={a['in_features']} but its input "
         f"{D.fmt_shape(x.shape)} ends in {last}"
         + (" after flattening; set in_features to the flattened size" if flat else
            f"; set in_features={last} or fix the layer before it"),
@@ -49,9 +49,9 @@ def _bilinear_infer(ctx: InferCtx):
     if x1.shape is None or x2.shape is None:
         return [TensorType(None)]
     ok = ctx.require(not D.differ(x1.shape[-1], a["in1_features"]), "shape.linear-width",
-                     f"Bilinear {ctx.node.id!r} expects in1_features={a['in1_features']}, got {x1.shape[-1]}")
+                     lambda: f"Bilinear {ctx.node.id!r} expects in1_features={a['in1_features']}, got {x1.shape[-1]}")
     ok &= ctx.require(not D.differ(x2.shape[-1], a["in2_features"]), "shape.linear-width",
-                      f"Bilinear {ctx.node.id!r} expects in2_features={a['in2_features']}, got {x2.shape[-1]}")
+                      lambda: f"Bilinear {ctx.node.id!r} expects in2_features={a['in2_features']}, got {x2.shape[-1]}")
     return [TensorType(x1.shape[:-1] + (a["out_features"],), x1.dtype)]
 
 
@@ -62,7 +62,7 @@ def _bilinear_params(a):
 def _embedding_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     ctx.require(not x.is_float, "dtype.float-into-embedding",
-                f"Embedding {ctx.node.id!r} receives {x.dtype} values; it looks up integer ids — "
+                lambda: f"Embedding {ctx.node.id!r} receives {x.dtype} values; it looks up integer ids — "
                 "feed token ids (int64) or use a Linear for dense features")
     if x.shape is None:
         return [TensorType(None)]

@@ -16,7 +16,7 @@ def _bn_infer(ranks: tuple):
     def infer(ctx: InferCtx):
         x, a = ctx.x, ctx.args
         ctx.require(not x.is_int, "dtype.int-into-float",
-                    f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
+                    lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
         if x.shape is None:
             return [x]
         if not ctx.need_rank(x, ranks):
@@ -24,7 +24,7 @@ def _bn_infer(ranks: tuple):
         # BatchNorm1d on a 2-D input reads channels from dim 1 too
         ch = x.shape[1]
         ctx.require(not D.differ(ch, a["num_features"]), "shape.norm-features",
-                    f"{ctx.node.op} {ctx.node.id!r} expects num_features={a['num_features']} but its input "
+                    lambda: f"{ctx.node.op} {ctx.node.id!r} expects num_features={a['num_features']} but its input "
                     f"{D.fmt_shape(x.shape)} has {ch} channels at dim 1; set num_features={ch}")
         return [x]
 
@@ -43,14 +43,14 @@ def _ln_shape(a) -> tuple:
 def _ln_infer(ctx: InferCtx):
     x = ctx.x
     ctx.require(not x.is_int, "dtype.int-into-float",
-                f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
+                lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
     if x.shape is None:
         return [x]
     ns = _ln_shape(ctx.args)
     tail = x.shape[-len(ns):] if len(x.shape) >= len(ns) else None
     bad = tail is None or any(D.differ(t, n) for t, n in zip(tail, ns))
     ctx.require(not bad, "shape.norm-features",
-                f"{ctx.node.op} {ctx.node.id!r} normalises over {list(ns)} but its input "
+                lambda: f"{ctx.node.op} {ctx.node.id!r} normalises over {list(ns)} but its input "
                 f"{D.fmt_shape(x.shape)} ends in {D.fmt_shape(tail) if tail else 'fewer dims'}; "
                 f"set normalized_shape to the trailing size(s)")
     return [x]
