@@ -63,14 +63,15 @@ def _dataset_tensors(payload: dict) -> tuple:
     return datasets.materialize(spec)
 
 
-def run_candidate(payload: dict) -> dict:
+def run_candidate(payload: dict, *, emit: Any = None, **_offered: Any) -> dict:
     """Train one candidate on every seed; the final test metric per seed and the curves.
 
     payload: ``candidate`` (candidate_spec), one of ``dataset`` (our spec) /
     ``dataset_path`` (a folder with train.pt, test.pt) / ``tensors``; optional
     ``family`` (else the candidate's), ``seeds`` (list) or ``n_seeds`` +
     ``base_seed``, ``device`` ("cpu", "cuda", "auto"), ``eval_points``,
-    ``threads`` (default 1).
+    ``threads`` (default 1). EMIT (the runs child's event sink) gets a
+    progress event at each evaluation point and the mean test metric.
     """
     import torch
 
@@ -94,7 +95,7 @@ def run_candidate(payload: dict) -> dict:
     torch.use_deterministic_algorithms(True, warn_only=True)
     try:
         out = _train(cand, metric, seeds, device, tx, ty, vx, vy, int(payload.get("eval_points", EVAL_POINTS)),
-                     build_batched, build_optimizer)
+                     build_batched, build_optimizer, emit)
     finally:
         torch.set_num_threads(prev_threads)
         torch.use_deterministic_algorithms(prev_det)
@@ -111,7 +112,8 @@ def run_candidate(payload: dict) -> dict:
     return out
 
 
-def _train(cand, metric, seeds, device, tx, ty, vx, vy, eval_points, build_batched, build_optimizer) -> dict:
+def _train(cand, metric, seeds, device, tx, ty, vx, vy, eval_points, build_batched, build_optimizer,
+           emit=None) -> dict:
     import torch
     import torch.nn.functional as F
 
@@ -196,6 +198,11 @@ def _train(cand, metric, seeds, device, tx, ty, vx, vy, eval_points, build_batch
         if step in eval_at:
             curves.append(evaluate())
             samples.append(step * bs)
+            if emit is not None:
+                ok = [v for v in curves[-1] if math.isfinite(v)]
+                emit.progress("aiq", f"step {step}/{steps}", step=step, total=steps)
+                if ok:
+                    emit.metric(metric, sum(ok) / len(ok), step=step)
     final = curves[-1] if curves else [math.inf] * S
     finals: list[float | None] = []
     for s in range(S):
@@ -297,6 +304,7 @@ def execute_question(question: dict, *, device: str = "cpu", runner: Runner | No
     "recorded_letter", "reproduced": bool}.
     """
     cands = [ch["candidate"] for ch in question["choices"]]
+    dataset_path = dataset_path or question.get("dataset_path")
     results = execute_candidates(cands, dataset=question.get("dataset"), dataset_path=dataset_path,
                                  tensors=tensors, device=device, runner=runner,
                                  n_seeds=n_seeds, base_seed=base_seed)
@@ -309,3 +317,28 @@ def execute_question(question: dict, *, device: str = "cpu", runner: Runner | No
         "recorded_letter": question.get("correct_letter"),
         "reproduced": letter == question.get("correct_letter"),
     }
+
+
+class RunFailed(RuntimeError):
+    """A candidate's run through the runner did not end ok."""
+
+
+def runs_runner(*, device: str = "cpu", time_limit_s: float | None = 900, on_result=None) -> Runner:
+    """A Runner that sends each candidate through ``core.runs`` (kind ``aiq``, a child
+    process, the local or Ray backend). ON_RESULT(spec, result) sees every finished run
+    (the CLI records it in the store)."""
+    from core.runs import RunSpec, run_sync
+
+    def call(payload: dict) -> dict:
+        payload = {k: v for k, v in payload.items() if k != "tensors"}
+        spec = RunSpec(kind="aiq", payload=payload, device=device if device in ("auto", "cpu", "cuda") else "auto",
+                       time_limit_s=time_limit_s,
+                       tags={"candidate_id": payload["candidate"].get("candidate_id")})
+        res = run_sync(spec)
+        if on_result is not None:
+            on_result(spec, res)
+        if res.status != "ok":
+            raise RunFailed(f"candidate {payload['candidate'].get('candidate_id')}: run {res.status}"
+                            f" ({res.exception or ''}: {res.message})")
+        return res.metrics
+    return call

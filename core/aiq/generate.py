@@ -250,9 +250,13 @@ def _choice_result(res: dict) -> dict:
 
 
 def make_question(ds: dict, cands: list[dict], results: list[dict], sig: dict, *, category: str,
-                  rng: random.Random, device: str, split: str, group: str, pool_id: str) -> dict:
-    order = list(range(len(cands)))
-    rng.shuffle(order)
+                  rng: random.Random, device: str, split: str, group: str, pool_id: str,
+                  order: list[int] | None = None) -> dict:
+    """One question; ORDER (which candidate gets A, B, C) is shuffled unless given
+    (both questions of a pair share it, so a data-blind answer never switches)."""
+    if order is None:
+        order = list(range(len(cands)))
+        rng.shuffle(order)
     lets = letters(len(cands))
     choices, correct = [], None
     for letter, i in zip(lets, order):
@@ -337,11 +341,13 @@ def assemble(pools: list[dict], cands: dict, results: dict, *, seed: int, device
                 take(c)
         split = split_of[pool["group"]]
         for c in chosen_pairs:
+            order = list(range(NUM_CHOICES))
+            rng.shuffle(order)
             qa, qb = (
                 make_question(pool["datasets"][di], [cands[(pi, di, r)] for r in c],
                               [results[(pool["datasets"][di]["dataset_id"], cands[(pi, di, r)]["candidate_id"])] for r in c],
                               kept[di][c], category=pool["category"], rng=rng, device=device, split=split,
-                              group=pool["group"], pool_id=pool["pool_id"])
+                              group=pool["group"], pool_id=pool["pool_id"], order=order)
                 for di in (0, 1)
             )
             flip = kept[0][c]["winner_index"] != kept[1][c]["winner_index"]

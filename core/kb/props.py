@@ -1,0 +1,285 @@
+"""Propositions: text plus a structured form that the evidence and the solver read.
+
+A proposition has a **scope** — conditions over question and candidate
+features, all of which must hold (``budget < 4096``, ``optimizer == sgd``,
+``momentum == 0``) — and a **claim** about which candidate wins:
+
+- ``{"kind": "wins",  "when": [conditions]}``: a candidate meeting the
+  ``when`` conditions wins;
+- ``{"kind": "loses", "when": [conditions]}``: a candidate meeting them does
+  not win;
+- ``{"kind": "prefer", "feature": F, "direction": "higher"|"lower"}``: the
+  candidate with the highest (lowest) F wins.
+
+How a question is judged (``judge``): the scope keeps the candidates that
+meet it (a condition on a question-level feature keeps all or none). The
+claim is *tested* by the question when at least two candidates remain, the
+claim tells them apart, and the question's winner is among them. Then the
+question **supports** it (the winner is the one the claim points to) or
+**contradicts** it. Otherwise the question says nothing about it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from core.kb.features import FEATURES, QuestionView
+
+OPS = ("==", "!=", "<=", ">=", "<", ">", "in")
+_COND_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(==|!=|<=|>=|<|>|=|\bin\b)\s*(.+?)\s*$")
+
+
+class PropError(ValueError):
+    """A proposition that does not hold together; one line."""
+
+
+def _coerce(v: Any) -> Any:
+    if isinstance(v, (bool, int, float)) or v is None:
+        return v
+    if isinstance(v, list):
+        return [_coerce(x) for x in v]
+    s = str(v).strip().strip("'\"")
+    low = s.lower()
+    if low in ("true", "yes"):
+        return True
+    if low in ("false", "no"):
+        return False
+    try:
+        f = float(s)
+        return int(f) if f.is_integer() and "e" not in low and "." not in s else f
+    except ValueError:
+        return low
+
+
+@dataclass(frozen=True)
+class Condition:
+    feature: str
+    op: str
+    value: Any
+
+    def __post_init__(self) -> None:
+        if self.op not in OPS:
+            raise PropError(f"unknown operator {self.op!r} (use {', '.join(OPS)})")
+        if self.feature not in FEATURES:
+            raise PropError(f"unknown feature {self.feature!r} (known: {', '.join(sorted(FEATURES))})")
+
+    @classmethod
+    def parse(cls, text: str) -> "Condition":
+        m = _COND_RE.match(text)
+        if not m:
+            raise PropError(f"cannot read condition {text!r} (expected e.g. 'budget < 4096')")
+        feat, op, val = m.group(1), m.group(2), m.group(3)
+        op = "==" if op == "=" else op
+        if op == "in":
+            vals = [x for x in re.split(r"[,\s]+", val.strip("[]() ")) if x]
+            return cls(feat, "in", tuple(_coerce(x) for x in vals))
+        return cls(feat, op, _coerce(val))
+
+    @classmethod
+    def from_obj(cls, o: Any) -> "Condition":
+        if isinstance(o, str):
+            return cls.parse(o)
+        if isinstance(o, dict):
+            v = o.get("value")
+            op = o.get("op", "==")
+            op = "==" if op == "=" else op
+            return cls(str(o.get("feature")), op, tuple(_coerce(x) for x in v) if op == "in" else _coerce(v))
+        if isinstance(o, (list, tuple)) and len(o) == 3:
+            return cls.from_obj({"feature": o[0], "op": o[1], "value": o[2]})
+        raise PropError(f"cannot read condition {o!r}")
+
+    def to_obj(self) -> dict:
+        return {"feature": self.feature, "op": self.op, "value": list(self.value) if self.op == "in" else self.value}
+
+    def holds(self, row: dict) -> bool:
+        if self.feature not in row or row[self.feature] is None:
+            return False
+        x = row[self.feature]
+        v = self.value
+        if isinstance(x, str):
+            x = x.lower()
+        try:
+            if self.op == "==":
+                return x == v
+            if self.op == "!=":
+                return x != v
+            if self.op == "in":
+                return x in v
+            if isinstance(x, bool) or isinstance(v, (bool, str)):
+                return False
+            return {"<": x < v, "<=": x <= v, ">": x > v, ">=": x >= v}[self.op]
+        except TypeError:
+            return False
+
+    def __str__(self) -> str:
+        if self.op == "in":
+            return f"{self.feature} in {','.join(str(x) for x in self.value)}"
+        v = self.value
+        if isinstance(v, bool):
+            v = str(v).lower()
+        elif isinstance(v, float):
+            v = f"{v:g}"
+        return f"{self.feature} {self.op} {v}"
+
+    @property
+    def key(self) -> str:
+        return str(self)
+
+
+def conditions(objs: Iterable[Any]) -> tuple[Condition, ...]:
+    return tuple(sorted({Condition.from_obj(o) for o in objs or ()}, key=lambda c: c.key))
+
+
+@dataclass(frozen=True)
+class Claim:
+    kind: str                       # wins | loses | prefer
+    when: tuple[Condition, ...] = ()
+    feature: str | None = None      # prefer
+    direction: str | None = None    # prefer: higher | lower
+
+    def __post_init__(self) -> None:
+        if self.kind in ("wins", "loses"):
+            if not self.when:
+                raise PropError(f"a '{self.kind}' claim needs conditions naming which candidate")
+        elif self.kind == "prefer":
+            if self.feature not in FEATURES or FEATURES[self.feature][1] != "num":
+                raise PropError(f"a 'prefer' claim needs a numeric candidate feature, got {self.feature!r}")
+            if self.direction not in ("higher", "lower"):
+                raise PropError("a 'prefer' claim's direction is 'higher' or 'lower'")
+        else:
+            raise PropError(f"claim kind must be wins, loses or prefer, got {self.kind!r}")
+
+    @classmethod
+    def from_obj(cls, o: Any) -> "Claim":
+        if isinstance(o, str):
+            return cls.parse(o)
+        if not isinstance(o, dict):
+            raise PropError(f"cannot read claim {o!r}")
+        kind = o.get("kind") or ("prefer" if "direction" in o else None)
+        if kind == "prefer":
+            return cls("prefer", (), o.get("feature"), o.get("direction"))
+        return cls(kind, conditions(o.get("when") or ()))
+
+    @classmethod
+    def parse(cls, text: str) -> "Claim":
+        """'higher lr wins' / 'lower batch_size wins' / 'optimizer == sgd, momentum == 0 loses'."""
+        t = text.strip()
+        m = re.match(r"^(higher|lower)\s+([A-Za-z_]+)\s+wins$", t)
+        if m:
+            return cls("prefer", (), m.group(2), m.group(1))
+        m = re.match(r"^(.*)\s+(wins|loses)$", t)
+        if not m:
+            raise PropError(f"cannot read claim {text!r} (e.g. 'optimizer == adam wins', 'higher lr wins')")
+        return cls(m.group(2), conditions([c for c in re.split(r"\s*(?:,|\band\b|&)\s*", m.group(1)) if c]))
+
+    def to_obj(self) -> dict:
+        if self.kind == "prefer":
+            return {"kind": "prefer", "feature": self.feature, "direction": self.direction}
+        return {"kind": self.kind, "when": [c.to_obj() for c in self.when]}
+
+    def __str__(self) -> str:
+        if self.kind == "prefer":
+            return f"{self.direction} {self.feature} wins"
+        return f"{' & '.join(str(c) for c in self.when)} {self.kind}"
+
+    @property
+    def key(self) -> str:
+        return str(self)
+
+    def pick(self, rows: list[dict]) -> tuple[set[int], set[int]] | None:
+        """(favoured, disfavoured) indices among ROWS, or None when the claim cannot tell them apart."""
+        idx = range(len(rows))
+        if self.kind == "prefer":
+            vals = [rows[i].get(self.feature) for i in idx]
+            if any(v is None for v in vals):
+                return None
+            best = max(vals) if self.direction == "higher" else min(vals)
+            top = {i for i in idx if vals[i] == best}
+            if len(top) == len(rows):
+                return None
+            return top, set(idx) - top
+        meets = {i for i in idx if all(c.holds(rows[i]) for c in self.when)}
+        if not meets or len(meets) == len(rows):
+            return None
+        rest = set(idx) - meets
+        return (meets, rest) if self.kind == "wins" else (rest, meets)
+
+
+@dataclass(frozen=True)
+class Structure:
+    scope: tuple[Condition, ...]
+    claim: Claim
+
+    @property
+    def key(self) -> str:
+        return " & ".join(c.key for c in self.scope) + " => " + self.claim.key
+
+    def to_obj(self) -> dict:
+        return {"scope": [c.to_obj() for c in self.scope], "claim": self.claim.to_obj()}
+
+    @classmethod
+    def from_obj(cls, scope: Any, claim: Any) -> "Structure":
+        if isinstance(scope, str):
+            scope = [s for s in re.split(r"\s*(?:,|\band\b|&)\s*", scope) if s.strip()]
+        return cls(conditions(scope or ()), Claim.from_obj(claim))
+
+    def narrowed(self, extra: Iterable[Condition]) -> "Structure":
+        return Structure(tuple(sorted(set(self.scope) | set(extra), key=lambda c: c.key)), self.claim)
+
+    def render(self) -> str:
+        """Plain-English text of the structure (the default text of a proposition)."""
+        claim = self.claim
+        if claim.kind == "prefer":
+            what = f"the candidate with the {'highest' if claim.direction == 'higher' else 'lowest'} {claim.feature} wins"
+        else:
+            who = " and ".join(str(c) for c in claim.when)
+            what = f"a candidate with {who} {'wins' if claim.kind == 'wins' else 'does not win'}"
+        if not self.scope:
+            return what[0].upper() + what[1:] + "."
+        return f"When {' and '.join(str(c) for c in self.scope)}: {what}."
+
+
+@dataclass
+class Verdict:
+    verdict: str            # support | contradict
+    reason: str
+    favoured: tuple[str, ...] = field(default_factory=tuple)
+
+
+def in_scope(structure: Structure, q: QuestionView) -> list[int]:
+    """Indices of the question's candidates that meet the scope."""
+    return [i for i, row in enumerate(q.cands) if all(c.holds(row) for c in structure.scope)]
+
+
+def judge(structure: Structure, q: QuestionView) -> Verdict | None:
+    """Does Q support or contradict the structure? None when it does not test it."""
+    keep = in_scope(structure, q)
+    if len(keep) < 2 or q.winner not in keep:
+        return None
+    pick = structure.claim.pick([q.cands[i] for i in keep])
+    if pick is None:
+        return None
+    fav, _ = pick
+    fav_letters = tuple(sorted(q.letters[keep[i]] for i in fav))
+    w = keep.index(q.winner)
+    if w in fav:
+        return Verdict("support", f"winner {q.correct_letter} is favoured ({','.join(fav_letters)})", fav_letters)
+    return Verdict("contradict", f"winner {q.correct_letter} is not favoured ({','.join(fav_letters)})", fav_letters)
+
+
+def applies(structure: Structure, q: QuestionView) -> tuple[list[int], set[int]] | None:
+    """For the solver (who does not know the winner): (kept indices, favoured indices into the question)."""
+    keep = in_scope(structure, q)
+    if len(keep) < 2:
+        return None
+    pick = structure.claim.pick([q.cands[i] for i in keep])
+    if pick is None:
+        return None
+    return keep, {keep[i] for i in pick[0]}
+
+
+def structure_json(s: Structure) -> str:
+    return json.dumps(s.to_obj(), sort_keys=True)

@@ -1,0 +1,864 @@
+"""The knowledge base in the store: questions, propositions, evidence, curator operations.
+
+Everything the CLI (`archcurator kb ...`) and the app's knowledge-base screen
+need; every function takes `db` (a path, None for the default store, or an
+open connection) and opens the store for its own unit of work.
+
+Reading
+    list_propositions(db, status="live") -> [PropRow]     # with evidence counts
+    get_proposition(db, pid) -> PropRow ; evidence(db, pid) -> [dict]
+    suggestions(db) -> Suggestions(duplicates, narrowing)
+    current_pack(db) -> [PackEntry] ; pack_json / pack_text from core.kb.pack
+    audit_log(db, limit=50) -> [dict] ; replay_report(db) -> dict
+    list_questions(db, split=None) -> [dict] ; question_views(db)
+Curator operations (one transaction each, one audit row each, undoable)
+    add, edit, merge, narrow, retire, pin / unpin, accept, mark_distinct, undo
+Proposing
+    mine(db) ; import_proposals(db, path)
+Questions
+    import_questions(db, questions) ; import_bundle(db, path) ; seed_kb(db)
+Exports
+    export_pack(db, fmt="json"|"text", destination=None) -> (content, export id)
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from core.aiq.spec import category_of, recipe_id
+from core.kb import evidence as ev
+from core.kb.features import QuestionView, view
+from core.kb.miner import mine as mine_rules
+from core.kb.miner import scope_vocabulary
+from core.kb.pack import PackEntry, build_pack, canonical, content_hash, pack_json, pack_text
+from core.kb.props import Condition, PropError, Structure
+from core.kb.stats import wilson_lower
+from core.kb.suggest import DuplicatePair, NarrowSuggestion, PropLite, clusters, duplicate_pairs, narrowing
+from store.connection import DB, reading, transaction, utcnow
+
+LIVE = ("active", "proposed")
+STATUSES = ("active", "proposed", "retired", "merged", "narrowed", "withdrawn")
+SEEDED_KEY = "kb_seeded_at"
+UNDOABLE = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", "distinct",
+            "mine", "import-proposals")
+
+
+class KBError(ValueError):
+    """A curator operation that cannot be done; one line saying why."""
+
+
+def _actor(actor: str | None) -> str:
+    if actor:
+        return actor
+    try:
+        return os.environ.get("ARCHCURATOR_CURATOR") or getpass.getuser()
+    except Exception:  # noqa: BLE001
+        return "curator"
+
+
+def label(pid: int) -> str:
+    return f"P{pid}"
+
+
+def parse_id(text: Any) -> int:
+    s = str(text).strip()
+    if s[:1] in ("P", "p"):
+        s = s[1:]
+    try:
+        return int(s)
+    except ValueError:
+        raise KBError(f"not a proposition id: {text!r} (e.g. P12 or 12)") from None
+
+
+# --------------------------------------------------------------------------- rows
+
+@dataclass
+class PropRow:
+    id: int
+    text: str
+    structure: Structure
+    status: str
+    pinned: bool
+    origin: str
+    source: str | None
+    parent_id: int | None
+    merged_into: int | None
+    merged_from: list[int]
+    note: str | None
+    created_at: Any
+    updated_at: Any
+    support: int = 0
+    contradict: int = 0
+    inapplicable: int = 0
+
+    @property
+    def label(self) -> str:
+        return label(self.id)
+
+    @property
+    def tested(self) -> int:
+        return self.support + self.contradict
+
+    @property
+    def lower(self) -> float:
+        return wilson_lower(self.support, self.tested)
+
+    @property
+    def live(self) -> bool:
+        return self.status in LIVE
+
+    def lite(self) -> PropLite:
+        return PropLite(self.id, self.text, self.structure, self.status, self.pinned, self.support, self.contradict)
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id, "label": self.label, "text": self.text,
+            "scope": [str(c) for c in self.structure.scope], "claim": self.structure.claim.to_obj(),
+            "claim_text": str(self.structure.claim), "structure": self.structure.to_obj(),
+            "status": self.status, "pinned": self.pinned, "origin": self.origin, "source": self.source,
+            "parent_id": self.parent_id, "merged_into": self.merged_into, "merged_from": self.merged_from,
+            "note": self.note, "supports": self.support, "contradicts": self.contradict,
+            "inapplicable": self.inapplicable, "wilson_lower": round(self.lower, 4),
+            "created_at": str(self.created_at), "updated_at": str(self.updated_at),
+        }
+
+
+_PROP_COLS = ("id", "text", "structure", "structure_key", "status", "pinned", "origin", "source", "parent_id",
+              "merged_into", "merged_from", "note", "created_at", "updated_at")
+_EV_COLS = ("prop_id", "question_id", "verdict", "reason", "split", "via", "recorded_at")
+
+
+def _structure(js: str) -> Structure:
+    o = json.loads(js)
+    return Structure.from_obj(o.get("scope") or [], o["claim"])
+
+
+def _row_to_prop(r: Sequence) -> PropRow:
+    d = dict(zip(_PROP_COLS, r[:len(_PROP_COLS)]))
+    extra = r[len(_PROP_COLS):]
+    return PropRow(
+        id=d["id"], text=d["text"], structure=_structure(d["structure"]), status=d["status"],
+        pinned=bool(d["pinned"]), origin=d["origin"], source=d["source"], parent_id=d["parent_id"],
+        merged_into=d["merged_into"], merged_from=json.loads(d["merged_from"]) if d["merged_from"] else [],
+        note=d["note"], created_at=d["created_at"], updated_at=d["updated_at"],
+        support=int(extra[0] or 0) if extra else 0, contradict=int(extra[1] or 0) if extra else 0,
+        inapplicable=int(extra[2] or 0) if extra else 0,
+    )
+
+
+_SELECT = (
+    "SELECT " + ", ".join(f"p.{c}" for c in _PROP_COLS) + ","
+    " count(*) FILTER (WHERE e.verdict = 'support'),"
+    " count(*) FILTER (WHERE e.verdict = 'contradict'),"
+    " count(*) FILTER (WHERE e.verdict = 'inapplicable')"
+    " FROM kb_propositions p LEFT JOIN kb_evidence e ON e.prop_id = p.id"
+)
+_GROUP = " GROUP BY " + ", ".join(f"p.{c}" for c in _PROP_COLS)
+
+
+def list_propositions(db: DB = None, status: str | Iterable[str] = "live") -> list[PropRow]:
+    """Propositions with their evidence counts. STATUS: "live" (active + proposed), "all",
+    one status or several."""
+    if status == "live":
+        wanted: tuple[str, ...] | None = LIVE
+    elif status == "all" or status is None:
+        wanted = None
+    elif isinstance(status, str):
+        wanted = (status,)
+    else:
+        wanted = tuple(status)
+    sql = _SELECT
+    params: list = []
+    if wanted:
+        sql += " WHERE p.status IN (" + ", ".join("?" for _ in wanted) + ")"
+        params += list(wanted)
+    sql += _GROUP + " ORDER BY p.id"
+    with reading(db) as con:
+        return [_row_to_prop(r) for r in con.execute(sql, params).fetchall()]
+
+
+def get_proposition(db: DB, pid: int | str) -> PropRow:
+    pid = parse_id(pid)
+    with reading(db) as con:
+        r = con.execute(_SELECT + " WHERE p.id = ?" + _GROUP, [pid]).fetchone()
+    if r is None:
+        raise KBError(f"no proposition {label(pid)}")
+    return _row_to_prop(r)
+
+
+def evidence(db: DB, pid: int | str, *, verdict: str | None = None) -> list[dict]:
+    """The raw evidence rows of one proposition, with each question's family and category."""
+    pid = parse_id(pid)
+    sql = ("SELECT e.question_id, e.verdict, e.reason, e.split, e.via, e.recorded_at, q.family, q.category,"
+           " q.correct_letter, q.pair_id FROM kb_evidence e LEFT JOIN aiq_questions q USING (question_id)"
+           " WHERE e.prop_id = ?")
+    params: list = [pid]
+    if verdict:
+        sql += " AND e.verdict = ?"
+        params.append(verdict)
+    sql += " ORDER BY e.verdict, e.question_id"
+    with reading(db) as con:
+        rows = con.execute(sql, params).fetchall()
+    keys = ("question_id", "verdict", "reason", "split", "via", "recorded_at", "family", "category",
+            "correct_letter", "pair_id")
+    return [dict(zip(keys, r)) for r in rows]
+
+
+# --------------------------------------------------------------------------- questions
+
+@dataclass
+class ImportSummary:
+    imported: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    rejected: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"imported": self.imported, "skipped": self.skipped,
+                "rejected": [{"where": w, "message": m} for w, m in self.rejected]}
+
+
+def _insert_many(con, table: str, cols: Sequence[str], rows: list[Sequence], chunk: int = 400) -> None:
+    if not rows:
+        return
+    one = "(" + ", ".join("?" for _ in cols) + ")"
+    for i in range(0, len(rows), chunk):
+        part = rows[i:i + chunk]
+        sql = f"INSERT INTO {table} ({', '.join(cols)}) VALUES " + ", ".join(one for _ in part)
+        con.execute(sql, [v for r in part for v in r])
+
+
+def import_questions(db: DB, questions: Iterable[dict], *, source: str | None = None,
+                     refresh: bool = True) -> ImportSummary:
+    """Store executed questions (ours or read from an ArchitectureIQ bundle). A question whose
+    id is stored adds nothing. Evidence of live propositions is extended to the new questions."""
+    from core.aiq.spec import SpecError, validate_question
+
+    out = ImportSummary()
+    now = utcnow()
+    qrows, crows, orows = [], [], []
+    with transaction(db) as con:
+        have = {r[0] for r in con.execute("SELECT question_id FROM aiq_questions").fetchall()}
+        have_c = {(r[0], r[1]) for r in con.execute("SELECT dataset_id, candidate_id FROM aiq_candidates").fetchall()}
+        for i, q in enumerate(questions):
+            where = f"{source or 'questions'}[{i}]"
+            try:
+                validate_question(q)
+            except SpecError as e:
+                out.rejected.append((where, str(e)))
+                continue
+            qid = str(q["question_id"])
+            if qid in have:
+                out.skipped.append(qid)
+                continue
+            have.add(qid)
+            pair = q.get("pair") or {}
+            sig = q.get("significance") or {}
+            dev = (q.get("evaluation") or {}).get("device")
+            qrows.append((qid, q["family"], category_of(q), q.get("dataset_id"), q.get("split") or "test",
+                          pair.get("pair_id"), pair.get("partner"), pair.get("flip"), q["correct_letter"],
+                          len(q["choices"]), dev, bool(q.get("synthetic", True)), sig.get("gap"),
+                          sig.get("win_rate"), q.get("source") or source, json.dumps(q, separators=(",", ":")), now))
+            for ch in q["choices"]:
+                c = ch["candidate"]
+                key = (q.get("dataset_id") or c.get("dataset_id"), ch["candidate_id"])
+                if key not in have_c:
+                    have_c.add(key)
+                    crows.append((key[0], key[1], ch.get("recipe_id") or recipe_id(c), q["family"],
+                                  json.dumps(c, sort_keys=True)))
+                r = ch.get("result") or {}
+                orows.append((qid, ch["letter"], ch["candidate_id"], ch["letter"] == q["correct_letter"],
+                              r.get("mean"), r.get("std"), r.get("failed_seeds"),
+                              json.dumps(r.get("finals")) if r.get("finals") is not None else None, dev))
+            out.imported.append(qid)
+        _insert_many(con, "aiq_questions",
+                     ("question_id", "family", "category", "dataset_id", "split", "pair_id", "partner_id", "flip",
+                      "correct_letter", "num_choices", "device", "synthetic", "gap", "win_rate", "source",
+                      "question", "imported_at"), qrows)
+        _insert_many(con, "aiq_candidates", ("dataset_id", "candidate_id", "recipe_id", "family", "spec"), crows)
+        _insert_many(con, "aiq_outcomes", ("question_id", "letter", "candidate_id", "is_winner", "mean", "std",
+                                           "failed_seeds", "finals", "device"), orows)
+        if refresh and out.imported:
+            _extend_evidence(con, set(out.imported))
+    return out
+
+
+def import_bundle(db: DB, path: str | os.PathLike) -> ImportSummary:
+    """`archcurator import` of an ArchitectureIQ bundle or one of our question files.
+    Raises core.aiq.bundle.BundleError (one line naming the file) when PATH cannot be read."""
+    from core.aiq.bundle import read_bundle
+
+    b = read_bundle(path)
+    s = import_questions(db, b.questions, source=str(path))
+    s.rejected = list(b.rejected) + s.rejected
+    return s
+
+
+def list_questions(db: DB = None, split: str | None = None) -> list[dict]:
+    sql = "SELECT question FROM aiq_questions"
+    params: list = []
+    if split:
+        sql += " WHERE split = ?"
+        params.append(split)
+    sql += " ORDER BY question_id"
+    with reading(db) as con:
+        return [json.loads(r[0]) for r in con.execute(sql, params).fetchall()]
+
+
+def get_question(db: DB, qid: str) -> dict:
+    with reading(db) as con:
+        r = con.execute("SELECT question FROM aiq_questions WHERE question_id = ?", [qid]).fetchone()
+    if r is None:
+        raise KBError(f"no question {qid}")
+    return json.loads(r[0])
+
+
+def question_views(db: DB = None, split: str | None = None) -> list[QuestionView]:
+    return [view(q) for q in list_questions(db, split)]
+
+
+def question_summary(db: DB = None) -> dict:
+    with reading(db) as con:
+        rows = con.execute("SELECT split, category, count(*) FROM aiq_questions GROUP BY ALL ORDER BY ALL").fetchall()
+        pairs = con.execute("SELECT count(DISTINCT pair_id), count(DISTINCT pair_id) FILTER (WHERE flip)"
+                            " FROM aiq_questions WHERE pair_id IS NOT NULL").fetchone()
+        devices = [r[0] for r in con.execute("SELECT DISTINCT device FROM aiq_questions ORDER BY 1").fetchall()]
+    by: dict = {}
+    for split, cat, n in rows:
+        by.setdefault(split, {})[cat] = n
+    return {"by_split": by, "total": sum(n for *_, n in rows), "pairs": pairs[0], "flipping_pairs": pairs[1],
+            "devices": devices}
+
+
+# --------------------------------------------------------------------------- snapshots & audit
+
+def _views_by_id(con) -> dict[str, QuestionView]:
+    return {q["question_id"]: view(q) for q in
+            (json.loads(r[0]) for r in con.execute("SELECT question FROM aiq_questions").fetchall())}
+
+
+def _snap_prop(con, pid: int) -> dict | None:
+    r = con.execute("SELECT " + ", ".join(_PROP_COLS) + " FROM kb_propositions WHERE id = ?", [pid]).fetchone()
+    if r is None:
+        return None
+    row = {k: (str(v) if k in ("created_at", "updated_at") else v) for k, v in zip(_PROP_COLS, r)}
+    evs = con.execute("SELECT question_id, verdict, reason, split, via FROM kb_evidence WHERE prop_id = ?"
+                      " ORDER BY question_id", [pid]).fetchall()
+    row["evidence"] = [list(e) for e in evs]
+    return row
+
+
+def _snap_distinct(con) -> list[list]:
+    return [list(r) for r in con.execute("SELECT a, b, note FROM kb_distinct ORDER BY a, b").fetchall()]
+
+
+def _snapshot(con, pids: Iterable[int], distinct: bool = False) -> dict:
+    out: dict[str, Any] = {"props": {str(p): _snap_prop(con, p) for p in pids}}
+    if distinct:
+        out["distinct"] = _snap_distinct(con)
+    return out
+
+
+def _audit(con, op: str, pids: Sequence[int], args: dict, summary: str, before: dict, actor: str | None,
+           undo_of: int | None = None) -> int:
+    after = _snapshot(con, pids, distinct="distinct" in before)
+    seq = con.execute(
+        "INSERT INTO kb_audit (logged_at, actor, op, prop_ids, args, summary, before, after, undo_of)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq",
+        [utcnow(), _actor(actor), op, json.dumps(list(pids)), json.dumps(args, default=str), summary,
+         json.dumps(before, default=str), json.dumps(after, default=str), undo_of]).fetchone()[0]
+    return int(seq)
+
+
+def audit_log(db: DB = None, limit: int | None = 50) -> list[dict]:
+    sql = ("SELECT a.seq, a.logged_at, a.actor, a.op, a.prop_ids, a.args, a.summary, a.undo_of,"
+           " (SELECT min(u.seq) FROM kb_audit u WHERE u.undo_of = a.seq) AS undone_by"
+           " FROM kb_audit a ORDER BY a.seq DESC")
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    with reading(db) as con:
+        rows = con.execute(sql).fetchall()
+    keys = ("seq", "at", "actor", "op", "prop_ids", "args", "summary", "undo_of", "undone_by")
+    out = []
+    for r in rows:
+        d = dict(zip(keys, r))
+        d["prop_ids"] = json.loads(d["prop_ids"] or "[]")
+        d["args"] = json.loads(d["args"] or "{}")
+        d["at"] = str(d["at"])
+        out.append(d)
+    return out
+
+
+# --------------------------------------------------------------------------- writing helpers
+
+def _next_id(con) -> int:
+    return int(con.execute("SELECT nextval('kb_prop_ids')").fetchone()[0])
+
+
+def _insert_prop(con, *, text: str, structure: Structure, status: str, origin: str, source: str | None,
+                 pinned: bool = False, parent_id: int | None = None, merged_from: list[int] | None = None,
+                 note: str | None = None) -> int:
+    pid = _next_id(con)
+    now = utcnow()
+    con.execute("INSERT INTO kb_propositions (" + ", ".join(_PROP_COLS) + ") VALUES ("
+                + ", ".join("?" for _ in _PROP_COLS) + ")",
+                [pid, text, json.dumps(structure.to_obj(), sort_keys=True), structure.key, status, pinned, origin,
+                 source, parent_id, None, json.dumps(merged_from) if merged_from else None, note, now, now])
+    return pid
+
+
+def _set_evidence(con, pid: int, rows: Iterable[ev.EvidenceRow]) -> None:
+    con.execute("DELETE FROM kb_evidence WHERE prop_id = ?", [pid])
+    now = utcnow()
+    _insert_many(con, "kb_evidence", _EV_COLS,
+                 [(pid, r.question_id, r.verdict, r.reason, r.split, r.via, now) for r in rows])
+
+
+def _get_rows(con, pid: int) -> list[ev.EvidenceRow]:
+    return [ev.EvidenceRow(*r) for r in con.execute(
+        "SELECT question_id, verdict, reason, split, via FROM kb_evidence WHERE prop_id = ? ORDER BY question_id",
+        [pid]).fetchall()]
+
+
+def _prop(con, pid: int) -> PropRow:
+    r = con.execute(_SELECT + " WHERE p.id = ?" + _GROUP, [pid]).fetchone()
+    if r is None:
+        raise KBError(f"no proposition {label(pid)}")
+    return _row_to_prop(r)
+
+
+def _live(con, pid: int, what: str) -> PropRow:
+    p = _prop(con, pid)
+    if not p.live:
+        raise KBError(f"{p.label} is {p.status}; only active or proposed propositions can be {what}")
+    return p
+
+
+def _update(con, pid: int, **cols) -> None:
+    cols["updated_at"] = utcnow()
+    sets = ", ".join(f"{k} = ?" for k in cols)
+    con.execute(f"UPDATE kb_propositions SET {sets} WHERE id = ?", [*cols.values(), pid])
+
+
+def _derive(con, structure: Structure, views: dict[str, QuestionView] | None = None) -> list[ev.EvidenceRow]:
+    views = views if views is not None else _views_by_id(con)
+    return ev.derive(structure, views.values())
+
+
+def _extend_evidence(con, new_qids: set[str]) -> None:
+    """Judge NEW_QIDS for every live proposition (after new questions arrive)."""
+    views = {k: v for k, v in _views_by_id(con).items() if k in new_qids}
+    if not views:
+        return
+    rows = []
+    now = utcnow()
+    for pid, js in con.execute("SELECT id, structure FROM kb_propositions WHERE status IN ('active', 'proposed')"
+                               ).fetchall():
+        st = _structure(js)
+        for r in ev.derive(st, views.values()):
+            rows.append((pid, r.question_id, r.verdict, r.reason, r.split, r.via, now))
+    _insert_many(con, "kb_evidence", _EV_COLS, rows)
+
+
+def _structure_from(scope: Any, claim: Any) -> Structure:
+    try:
+        return Structure.from_obj(scope or [], claim)
+    except PropError as e:
+        raise KBError(str(e)) from None
+
+
+# --------------------------------------------------------------------------- operations
+
+def add(db: DB, text: str | None, scope: Any, claim: Any, *, status: str = "active", origin: str = "curator",
+        source: str | None = None, pinned: bool = False, actor: str | None = None) -> int:
+    """A new proposition; its evidence is derived from the stored questions at once."""
+    st = _structure_from(scope, claim)
+    if status not in LIVE:
+        raise KBError(f"a new proposition is active or proposed, not {status!r}")
+    with transaction(db) as con:
+        pid = _insert_prop(con, text=(text or st.render()).strip(), structure=st, status=status, origin=origin,
+                           source=source or _actor(actor), pinned=pinned)
+        _set_evidence(con, pid, _derive(con, st))
+        _audit(con, "add", [pid], {"text": text, "structure": st.to_obj(), "status": status}, f"added {label(pid)}",
+               {"props": {str(pid): None}}, actor)
+    return pid
+
+
+def edit(db: DB, pid: int | str, *, text: str | None = None, scope: Any = None, claim: Any = None,
+         actor: str | None = None) -> PropRow:
+    """Change a proposition's text and/or structure. A new structure re-derives its evidence
+    (rows inherited by a merge are kept)."""
+    pid = parse_id(pid)
+    with transaction(db) as con:
+        p = _live(con, pid, "edited")
+        before = _snapshot(con, [pid])
+        cols: dict[str, Any] = {}
+        changed = []
+        if scope is not None or claim is not None:
+            st = _structure_from(scope if scope is not None else [c.to_obj() for c in p.structure.scope],
+                                 claim if claim is not None else p.structure.claim.to_obj())
+            if st.key != p.structure.key:
+                cols.update(structure=json.dumps(st.to_obj(), sort_keys=True), structure_key=st.key)
+                inherited = [r for r in _get_rows(con, pid) if r.via.startswith("merged from")]
+                _set_evidence(con, pid, ev.union(_derive(con, st), inherited, "merged"))
+                changed.append("structure")
+        if text is not None and text.strip() and text.strip() != p.text:
+            cols["text"] = text.strip()
+            changed.append("text")
+        if not changed:
+            raise KBError(f"{p.label}: nothing to change")
+        _update(con, pid, **cols)
+        _audit(con, "edit", [pid], {"text": text, "scope": scope, "claim": claim},
+               f"edited {p.label} ({', '.join(changed)})", before, actor)
+        return _prop(con, pid)
+
+
+def merge(db: DB, keep: int | str, other: int | str, *, text: str | None = None, actor: str | None = None) -> int:
+    """Merge OTHER into KEEP: a new proposition with KEEP's structure (and text, unless TEXT),
+    the union of both evidence sets (one row per question; KEEP's row wins), pinned if either
+    was. Both sources stay, marked merged into it."""
+    a, b = parse_id(keep), parse_id(other)
+    if a == b:
+        raise KBError("cannot merge a proposition with itself")
+    with transaction(db) as con:
+        pa, pb = _live(con, a, "merged"), _live(con, b, "merged")
+        before_ids = [a, b]
+        before = _snapshot(con, before_ids)
+        rows = ev.union([r if r.via != "derived" else ev.EvidenceRow(r.question_id, r.verdict, r.reason, r.split,
+                                                                    f"merged from {pa.label}")
+                         for r in _get_rows(con, a)],
+                        _get_rows(con, b), f"merged from {pb.label}")
+        status = "active" if "active" in (pa.status, pb.status) else "proposed"
+        new = _insert_prop(con, text=(text or pa.text).strip(), structure=pa.structure, status=status, origin="merge",
+                           source=f"merge of {pa.label} ({pa.source}) and {pb.label} ({pb.source})",
+                           pinned=pa.pinned or pb.pinned, merged_from=[a, b])
+        _set_evidence(con, new, rows)
+        for pid in (a, b):
+            _update(con, pid, status="merged", merged_into=new, pinned=False)
+        before["props"][str(new)] = None
+        _audit(con, "merge", [a, b, new], {"keep": a, "other": b, "text": text},
+               f"merged {pa.label} and {pb.label} into {label(new)}", before, actor)
+    return new
+
+
+def narrow(db: DB, pid: int | str, conditions: Iterable[Any], *, text: str | None = None,
+           keep_parent: bool = False, actor: str | None = None) -> int:
+    """A child of PID with CONDITIONS added to its scope. The parent's evidence is re-checked
+    under the child's structure: rows whose question falls outside are kept as inapplicable;
+    questions only the child tests are added. The parent is marked narrowed (unless KEEP_PARENT)."""
+    pid = parse_id(pid)
+    try:
+        conds = [c if isinstance(c, Condition) else Condition.from_obj(c) for c in conditions]
+    except PropError as e:
+        raise KBError(str(e)) from None
+    if not conds:
+        raise KBError("narrow needs at least one condition (e.g. 'budget < 4096')")
+    with transaction(db) as con:
+        p = _live(con, pid, "narrowed")
+        child_st = p.structure.narrowed(conds)
+        if child_st.key == p.structure.key:
+            raise KBError(f"{p.label} already has {', '.join(str(c) for c in conds)} in its scope")
+        before = _snapshot(con, [pid])
+        views = _views_by_id(con)
+        rows = ev.recheck(_get_rows(con, pid), child_st, views, via=f"narrowed from {p.label}")
+        rows = ev.union(rows, _derive(con, child_st, views), "derived")
+        child = _insert_prop(con, text=(text or child_st.render()).strip(), structure=child_st, status=p.status,
+                             origin="narrow", source=f"narrowed from {p.label}", pinned=p.pinned, parent_id=pid)
+        _set_evidence(con, child, rows)
+        if not keep_parent:
+            _update(con, pid, status="narrowed", pinned=False)
+        before["props"][str(child)] = None
+        _audit(con, "narrow", [pid, child], {"conditions": [str(c) for c in conds], "text": text,
+                                             "keep_parent": keep_parent},
+               f"narrowed {p.label} to {label(child)} (+ {', '.join(str(c) for c in conds)})", before, actor)
+    return child
+
+
+def _set_status(db: DB, pid: int | str, op: str, summary: str, actor: str | None, allowed: Sequence[str],
+                **cols) -> PropRow:
+    pid = parse_id(pid)
+    with transaction(db) as con:
+        p = _prop(con, pid)
+        if p.status not in allowed:
+            raise KBError(f"{p.label} is {p.status}; cannot {op} it")
+        before = _snapshot(con, [pid])
+        _update(con, pid, **cols)
+        _audit(con, op, [pid], cols, summary.format(label=p.label), before, actor)
+        return _prop(con, pid)
+
+
+def retire(db: DB, pid: int | str, *, note: str | None = None, actor: str | None = None) -> PropRow:
+    return _set_status(db, pid, "retire", "retired {label}" + (f": {note}" if note else ""), actor, LIVE,
+                       status="retired", pinned=False, note=note)
+
+
+def pin(db: DB, pid: int | str, *, actor: str | None = None) -> PropRow:
+    p = get_proposition(db, pid)
+    if p.pinned:
+        raise KBError(f"{p.label} is already pinned")
+    return _set_status(db, pid, "pin", "pinned {label}", actor, LIVE, pinned=True)
+
+
+def unpin(db: DB, pid: int | str, *, actor: str | None = None) -> PropRow:
+    p = get_proposition(db, pid)
+    if not p.pinned:
+        raise KBError(f"{p.label} is not pinned")
+    return _set_status(db, pid, "unpin", "unpinned {label}", actor, LIVE, pinned=False)
+
+
+def accept(db: DB, pid: int | str, *, actor: str | None = None) -> PropRow:
+    """A proposed proposition becomes active (the curator vouches for it)."""
+    return _set_status(db, pid, "accept", "accepted {label}", actor, ("proposed",), status="active")
+
+
+def mark_distinct(db: DB, a: int | str, b: int | str, *, note: str | None = None, actor: str | None = None) -> None:
+    """Say A and B are not duplicates: never suggested as a pair again, separate clusters in the pack."""
+    a, b = sorted((parse_id(a), parse_id(b)))
+    if a == b:
+        raise KBError("a proposition is not distinct from itself")
+    with transaction(db) as con:
+        _prop(con, a)
+        _prop(con, b)
+        if con.execute("SELECT 1 FROM kb_distinct WHERE a = ? AND b = ?", [a, b]).fetchone():
+            raise KBError(f"{label(a)} and {label(b)} are already marked distinct")
+        before = {"props": {}, "distinct": _snap_distinct(con)}
+        con.execute("INSERT INTO kb_distinct VALUES (?, ?, ?, ?)", [a, b, note, utcnow()])
+        _audit(con, "distinct", [a, b], {"a": a, "b": b, "note": note},
+               f"marked {label(a)} and {label(b)} distinct", before, actor)
+
+
+def distinct_pairs(db: DB = None) -> list[tuple[int, int]]:
+    with reading(db) as con:
+        return [(int(a), int(b)) for a, b in con.execute("SELECT a, b FROM kb_distinct").fetchall()]
+
+
+def _restore(con, snap: dict) -> list[str]:
+    done = []
+    for sid, row in snap.get("props", {}).items():
+        pid = int(sid)
+        if row is None:
+            # created by the operation: withdrawn (its id stays resolvable in the log)
+            if con.execute("SELECT 1 FROM kb_propositions WHERE id = ?", [pid]).fetchone():
+                _update(con, pid, status="withdrawn", pinned=False)
+                done.append(f"withdrew {label(pid)}")
+            continue
+        cols = {k: row[k] for k in _PROP_COLS if k not in ("id", "created_at", "updated_at")}
+        _update(con, pid, **cols)
+        _set_evidence(con, pid, [ev.EvidenceRow(*e) for e in row["evidence"]])
+        done.append(f"restored {label(pid)}")
+    if "distinct" in snap:
+        con.execute("DELETE FROM kb_distinct")
+        now = utcnow()
+        for a, b, note in snap["distinct"]:
+            con.execute("INSERT INTO kb_distinct VALUES (?, ?, ?, ?)", [a, b, note, now])
+        done.append("restored the distinct pairs")
+    return done
+
+
+def undo(db: DB = None, *, actor: str | None = None) -> dict:
+    """Revert the latest operation not yet undone (repeat to go further back). The undo is
+    itself a row of the audit log. Returns {"undone": seq, "op", "summary"}."""
+    with transaction(db) as con:
+        r = con.execute(
+            "SELECT seq, op, summary, before, prop_ids FROM kb_audit a WHERE op IN ("
+            + ", ".join("?" for _ in UNDOABLE) + ") AND NOT EXISTS (SELECT 1 FROM kb_audit u WHERE u.undo_of = a.seq)"
+            " ORDER BY seq DESC LIMIT 1", list(UNDOABLE)).fetchone()
+        if r is None:
+            raise KBError("nothing to undo")
+        seq, op, summary, before_js, pids_js = r
+        before = json.loads(before_js)
+        pids = [int(p) for p in before.get("props", {})] or json.loads(pids_js or "[]")
+        pre = _snapshot(con, pids, distinct="distinct" in before)
+        _restore(con, before)
+        after = _snapshot(con, pids, distinct="distinct" in before)
+        con.execute(
+            "INSERT INTO kb_audit (logged_at, actor, op, prop_ids, args, summary, before, after, undo_of)"
+            " VALUES (?, ?, 'undo', ?, ?, ?, ?, ?, ?)",
+            [utcnow(), _actor(actor), json.dumps(pids), json.dumps({"seq": seq}), f"undid #{seq}: {summary}",
+             json.dumps(pre, default=str), json.dumps(after, default=str), seq])
+    return {"undone": int(seq), "op": op, "summary": summary}
+
+
+# --------------------------------------------------------------------------- proposing
+
+def mine(db: DB = None, *, actor: str | None = None, **kw) -> list[int]:
+    """Run the rule miner on the training split; new structures enter as proposed."""
+    views = question_views(db, split="train")
+    found = mine_rules(views, **kw)
+    with transaction(db) as con:
+        live = {r[0] for r in con.execute("SELECT structure_key FROM kb_propositions WHERE status IN"
+                                          " ('active', 'proposed')").fetchall()}
+        allv = _views_by_id(con)
+        ids = []
+        for m in found:
+            if m.structure.key in live:
+                continue
+            live.add(m.structure.key)
+            pid = _insert_prop(con, text=m.structure.render(), structure=m.structure, status="proposed",
+                               origin="miner", source=f"rule miner (train split: {m.support} for, {m.contradict} against)")
+            _set_evidence(con, pid, _derive(con, m.structure, allv))
+            ids.append(pid)
+        if ids:
+            _audit(con, "mine", ids, {k: v for k, v in kw.items()}, f"miner proposed {len(ids)} propositions",
+                   {"props": {str(i): None for i in ids}}, actor)
+    return ids
+
+
+def import_proposals(db: DB, path: str | os.PathLike, *, actor: str | None = None
+                     ) -> tuple[list[int], list[str]]:
+    """An outside solver's proposals (JSONL). Returns (new ids, rejection lines). Raises OSError /
+    UnicodeDecodeError when the file cannot be read at all (nothing is written)."""
+    from core.kb.proposals import read_proposals
+
+    props, bad = read_proposals(path)
+    ids = []
+    if props:
+        with transaction(db) as con:
+            allv = _views_by_id(con)
+            for p in props:
+                pid = _insert_prop(con, text=p.text, structure=p.structure, status="proposed", origin="import",
+                                   source=p.source)
+                _set_evidence(con, pid, _derive(con, p.structure, allv))
+                ids.append(pid)
+            _audit(con, "import-proposals", ids, {"path": str(path)},
+                   f"imported {len(ids)} proposals from {Path(path).name}", {"props": {str(i): None for i in ids}},
+                   actor)
+    return ids, [str(b) for b in bad]
+
+
+# --------------------------------------------------------------------------- suggestions & pack
+
+@dataclass
+class Suggestions:
+    duplicates: list[DuplicatePair]
+    narrowing: list[NarrowSuggestion]
+
+    def to_dict(self) -> dict:
+        return {"duplicates": [d.to_dict() for d in self.duplicates],
+                "narrowing": [n.to_dict() for n in self.narrowing]}
+
+
+def suggestions(db: DB = None, *, narrowing_per_prop: int = 1) -> Suggestions:
+    """Near-duplicate pairs (structure first, then text) and narrowing candidates, for live
+    propositions. Nothing is applied."""
+    props = list_propositions(db, "live")
+    lites = [p.lite() for p in props]
+    dist = distinct_pairs(db)
+    dups = duplicate_pairs(lites, dist)
+    with reading(db) as con:
+        views = _views_by_id(con)
+        train = [v for v in views.values() if v.split == "train"]
+        vocab = scope_vocabulary(train)
+        narrows: list[NarrowSuggestion] = []
+        for p in props:
+            if p.contradict == 0 or p.support == 0:
+                continue
+            narrows += narrowing(p.lite(), _get_rows(con, p.id), views, vocab, top=narrowing_per_prop)
+    narrows.sort(key=lambda n: (-(n.contradict_before - n.contradict_after), n.prop_id))
+    return Suggestions(dups, narrows)
+
+
+def current_pack(db: DB = None) -> list[PackEntry]:
+    props = [p.lite() for p in list_propositions(db, "live")]
+    return build_pack(props, clusters(props, distinct_pairs(db)))
+
+
+def export_pack(db: DB = None, fmt: str = "json", *, destination: str | None = None,
+                actor: str | None = None) -> tuple[str, int]:
+    """The pack as JSON ({"propositions": [...]}) or text; the export is recorded."""
+    entries = current_pack(db)
+    if fmt == "json":
+        content = canonical(pack_json(entries, exported_at=utcnow().isoformat(timespec="seconds")))
+    elif fmt == "text":
+        content = pack_text(entries)
+    else:
+        raise KBError(f"pack format is json or text, not {fmt!r}")
+    with transaction(db) as con:
+        eid = con.execute(
+            "INSERT INTO kb_pack_exports (exported_at, actor, format, prop_ids, n, sha256, content, destination)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            [utcnow(), _actor(actor), fmt, json.dumps([e.prop.id for e in entries]), len(entries),
+             content_hash(content), content, destination]).fetchone()[0]
+    return content, int(eid)
+
+
+def pack_exports(db: DB = None, limit: int = 20) -> list[dict]:
+    with reading(db) as con:
+        rows = con.execute("SELECT id, exported_at, actor, format, prop_ids, n, sha256, destination FROM kb_pack_exports"
+                           " ORDER BY id DESC LIMIT ?", [limit]).fetchall()
+    keys = ("id", "at", "actor", "format", "prop_ids", "n", "sha256", "destination")
+    return [{**dict(zip(keys, r)), "at": str(r[1]), "prop_ids": json.loads(r[4])} for r in rows]
+
+
+def replay_report(db: DB = None, *, split: str = "test") -> dict:
+    """The offline replay of the current pack on the held-out questions."""
+    from core.kb.replay import replay
+
+    return replay(question_views(db, split=split), current_pack(db), split=split)
+
+
+# --------------------------------------------------------------------------- the shipped KB
+
+def assets_dir() -> Path:
+    import assets
+
+    return Path(assets.__file__).resolve().parent / "aiq"
+
+
+def shipped_questions() -> list[dict]:
+    f = assets_dir() / "questions.jsonl"
+    if not f.is_file():
+        return []
+    return [json.loads(line) for line in f.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def is_kb_seeded(db: DB = None) -> bool:
+    with reading(db) as con:
+        return con.execute("SELECT 1 FROM store_meta WHERE key = ?", [SEEDED_KEY]).fetchone() is not None
+
+
+def seed_kb(db: DB = None, *, force: bool = False, actor: str = "seed") -> dict:
+    """The demo knowledge base: the shipped questions, the miner's proposals on their training
+    split, the demo solver's proposals (near-duplicates and over-broad statements among them)
+    and a few curator propositions. Seeds once (recorded in store_meta) unless FORCE."""
+    if not force and is_kb_seeded(db):
+        return {"seeded": False}
+    qs = shipped_questions()
+    summary = import_questions(db, qs, source="assets/aiq/questions.jsonl")
+    curated = []
+    for text, scope, claim in DEMO_CURATED:
+        curated.append(add(db, text, scope, claim, status="active", origin="seed", source="demo curator",
+                           actor=actor))
+    mined = mine(db, actor=actor)
+    imported: list[int] = []
+    demo = assets_dir() / "demo_proposals.jsonl"
+    if demo.is_file():
+        imported, _ = import_proposals(db, demo, actor=actor)
+    with transaction(db) as con:
+        con.execute("INSERT OR REPLACE INTO store_meta VALUES (?, ?)", [SEEDED_KEY, utcnow().isoformat()])
+    return {"seeded": True, "questions": len(summary.imported), "curated": curated, "mined": mined,
+            "imported": imported}
+
+
+def ensure_kb(db: DB = None) -> dict | None:
+    """Seed the demo knowledge base on a store that has none (no questions, never seeded)."""
+    with reading(db) as con:
+        seeded = con.execute("SELECT 1 FROM store_meta WHERE key = ?", [SEEDED_KEY]).fetchone()
+        n = con.execute("SELECT count(*) FROM aiq_questions").fetchone()[0]
+    if seeded or n:
+        return None
+    return seed_kb(db)
+
+
+# A curator's first statements: two broad ones (the narrowing suggestions have work to do)
+# and one the evidence should favour.
+DEMO_CURATED: list[tuple[str, list[str], str]] = [
+    ("Adam wins.", [], "optimizer == adam wins"),
+    ("The highest learning rate wins.", [], "higher lr wins"),
+    ("With a small budget, plain SGD without momentum loses.", ["budget < 4096"],
+     "optimizer == sgd & momentum == 0 loses"),
+]

@@ -1,0 +1,192 @@
+"""Questions in ArchitectureIQ's shape: the executor, the bundle reader, the shipped set."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import aiq_bundle
+import pytest
+
+from core.aiq import bundle as bundle_mod
+from core.aiq.datasets import sample_dataset_spec
+from core.aiq.execute import execute_question, run_candidate, significance
+from core.aiq.spec import SpecError, make_candidate, recipe_id, validate_candidate
+
+
+def _cand(ds, opt, **model_kw):
+    model = {"type": "mlp", "depth": 2, "width": 16, "residual": True, "layer_norm": [True, False],
+             "activations": ["gelu", "gelu"], "input_dim": 1, **model_kw}
+    return make_candidate(dataset_id=ds["dataset_id"], family=ds["family"], model=model, optimizer=opt,
+                          loss={"loss_id": "mse"}, batch_size=32, total_samples_seen=1024)
+
+
+def test_executor_is_deterministic_and_seed_batches_are_independent():
+    ds = sample_dataset_spec("univariate_regression", 11)
+    c = _cand(ds, {"type": "Adam", "lr": 3e-3, "weight_decay": 0.0, "betas": [0.9, 0.999]})
+    a = run_candidate({"candidate": c, "dataset": ds})
+    b = run_candidate({"candidate": c, "dataset": ds})
+    assert a["finals"] == b["finals"] and len(a["finals"]) == 10
+    assert a["device"] == "cpu" and a["failed_seeds"] == 0
+    # a seed's run does not depend on which other seeds share the batch
+    sub = run_candidate({"candidate": c, "dataset": ds, "seeds": [4, 7]})
+    assert sub["finals"] == [a["finals"][4], a["finals"][7]]
+    # curves: one row per seed, the last point is the final metric
+    assert [row[-1] for row in a["curves"]["values"]] == a["finals"]
+    assert a["curves"]["samples"][-1] == 1024
+
+
+@pytest.mark.parametrize("family", ["multivariate_regression", "synthetic_tabular_classification", "bigram_lm"])
+def test_every_family_runs(family):
+    ds = sample_dataset_spec(family, 3)
+    p = ds["params"]
+    if family == "bigram_lm":
+        model = {"type": "transformer_lm", "vocab_size": p["vocab_size"], "context_length": p["context_length"],
+                 "d_model": 16, "num_layers": 1, "num_heads": 2, "d_ff": 32}
+        loss = {"loss_id": "cross_entropy_l2", "lambda": 1e-3}
+    else:
+        model = {"type": "mlp", "depth": 1, "width": 16, "residual": False, "layer_norm": [True],
+                 "activations": ["silu"], "input_dim": p["input_dim"]}
+        if family.endswith("classification"):
+            model["output_dim"] = 2
+        loss = {"loss_id": "cross_entropy" if family.endswith("classification") else "mse_l1", "lambda": 1e-3}
+    c = make_candidate(dataset_id=ds["dataset_id"], family=family, model=model,
+                       optimizer={"type": "RMSprop", "lr": 1e-3, "weight_decay": 1e-4}, loss=loss,
+                       batch_size=16, total_samples_seen=256)
+    r = run_candidate({"candidate": c, "dataset": ds, "n_seeds": 3})
+    assert r["failed_seeds"] == 0 and all(v > 0 for v in r["finals"])
+    assert r["metric"] == ("test_mse" if "regression" in family else "test_ce")
+
+
+def test_significance_rule():
+    def res(finals):
+        return {"finals": finals, "mean": sum(finals) / len(finals), "failed_seeds": 0}
+    good = significance([res([1.0] * 10), res([0.5] * 10), res([0.9] * 10)])
+    assert good["passed"] and good["winner_index"] == 1 and good["win_rate"] == 1.0
+    assert good["gap"] == pytest.approx(0.4)
+    one_loss = significance([res([1.0] * 10), res([0.5] * 9 + [1.5]), res([0.9] * 10)])
+    assert not one_loss["passed"] and one_loss["win_rate"] == 0.9
+
+
+def test_spec_validation_names_the_problem():
+    ds = sample_dataset_spec("univariate_regression", 1)
+    c = _cand(ds, {"type": "Adam", "lr": 1e-3, "weight_decay": 0})
+    c["budget"]["training_steps"] = 3
+    with pytest.raises(SpecError, match="budget"):
+        validate_candidate(c)
+    c = _cand(ds, {"type": "Lion", "lr": 1e-3})
+    with pytest.raises(SpecError, match="Lion"):
+        validate_candidate(c)
+
+
+def test_recipe_id_is_dataset_free():
+    a, b = sample_dataset_spec("univariate_regression", 1), sample_dataset_spec("univariate_regression", 2)
+    opt = {"type": "SGD", "lr": 1e-2, "weight_decay": 0, "momentum": 0.9}
+    ca, cb = _cand(a, opt), _cand(b, opt)
+    assert ca["candidate_id"] != cb["candidate_id"] and recipe_id(ca) == recipe_id(cb)
+
+
+# --------------------------------------------------------------------------- ArchitectureIQ bundles
+
+def test_reexecuting_an_architectureiq_bundle_reproduces_its_winner(tmp_path):
+    marker = tmp_path / "generated_code_ran"
+    root = aiq_bundle.write(tmp_path / "bundle", marker)
+    assert bundle_mod.is_bundle(root)
+    assert bundle_mod.is_bundle(root / "datasets" / "univariate_regression" / "sym_suite01")
+    assert not bundle_mod.is_bundle(tmp_path / "nothing")
+    b = bundle_mod.read_bundle(root)
+    assert not b.rejected and len(b.questions) == 1
+    q = b.questions[0]
+    assert q["correct_letter"] == "B" and q["type"] == "optimizer_only"
+    assert [ch["candidate"]["optimizer"]["type"] for ch in q["choices"]] == ["SGD", "AdamW", "Adagrad"]
+    assert q["choices"][1]["result"]["finals"][0] == 0.01  # the bundle's recorded outcome, read too
+    out = execute_question(q)
+    assert out["reproduced"], out["significance"]
+    assert out["significance"]["passed"] and out["significance"]["win_rate"] == 1.0
+    assert not marker.exists(), "a generated file of the bundle was executed"
+
+
+def test_bundle_reader_rejects_what_it_cannot_rebuild(tmp_path):
+    marker = tmp_path / "ran"
+    root = aiq_bundle.write(tmp_path / "bundle", marker)
+    spec = next(root.rglob("c_s01ccc/candidate_spec.json"))
+    d = json.loads(spec.read_text())
+    d["model"] = {"type": "kan", "depth": 1}
+    spec.write_text(json.dumps(d))
+    b = bundle_mod.read_bundle(root)
+    assert not b.questions and len(b.rejected) == 1
+    where, msg = b.rejected[0]
+    assert where.endswith("question.json") and "kan" in msg
+
+
+def test_bundle_reader_errors_name_the_file(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(bundle_mod.BundleError, match=str(empty)):
+        bundle_mod.read_bundle(empty)
+    bad = tmp_path / "q.jsonl"
+    bad.write_text("{not json\n")
+    assert not bundle_mod.is_bundle(bad)
+    with pytest.raises(bundle_mod.BundleError, match="q.jsonl"):
+        bundle_mod.read_bundle(bad)
+
+
+def test_our_questions_round_trip_through_the_architectureiq_layout(tmp_path, shipped):
+    q = next(q for q in shipped if q["family"] == "univariate_regression")
+    root = bundle_mod.write_bundle([q], tmp_path / "out")
+    b = bundle_mod.read_bundle(root)
+    assert len(b.questions) == 1 and not b.rejected
+    r = b.questions[0]
+    assert r["question_id"] == q["question_id"] and r["correct_letter"] == q["correct_letter"]
+    assert [c["candidate_id"] for c in r["choices"]] == [c["candidate_id"] for c in q["choices"]]
+
+
+# --------------------------------------------------------------------------- the shipped set
+
+def test_shipped_questions_meet_the_brief(shipped):
+    assert len(shipped) >= 150
+    pairs = Counter(q["pair"]["pair_id"] for q in shipped if q.get("pair"))
+    assert len(pairs) >= 30 and all(n == 2 for n in pairs.values())
+    ids = {q["question_id"] for q in shipped}
+    assert len(ids) == len(shipped)
+    cats = Counter(q["type"] for q in shipped)
+    assert set(cats) == {"optimizer_only", "architecture_only", "mixed"}
+    fams = Counter(q["family"] for q in shipped)
+    assert set(fams) == {"univariate_regression", "multivariate_regression", "bigram_lm",
+                         "synthetic_tabular_classification"}
+    for q in shipped:
+        assert q["synthetic"] is True and q["evaluation"]["device"] == "cpu"
+        assert q["significance"]["win_rate"] == 1.0 and q["significance"]["n_seeds"] == 10
+        assert len(q["choices"]) == 3
+        if q.get("pair"):
+            partner = next(p for p in shipped if p["question_id"] == q["pair"]["partner"])
+            assert partner["dataset_id"] != q["dataset_id"]
+            assert [c["recipe_id"] for c in partner["choices"]] == [c["recipe_id"] for c in q["choices"]]
+            assert partner["split"] == q["split"]
+        for ch in q["choices"]:
+            b = ch["candidate"]["budget"]
+            assert b["training_steps"] * b["batch_size"] == b["total_samples_seen"]
+            assert len(ch["result"]["finals"]) == 10
+    assert {"train", "test"} == {q["split"] for q in shipped}
+
+
+def _sample(shipped):
+    """A small, fixed sample for CI: the cheapest question of each category (MLP families)
+    and the cheapest bigram-LM question."""
+    def cost(q):
+        return sum(c["candidate"]["budget"]["training_steps"] for c in q["choices"])
+    out = []
+    for cat in ("optimizer_only", "architecture_only", "mixed"):
+        out.append(min((q for q in shipped if q["type"] == cat and q["family"] != "bigram_lm"),
+                       key=lambda q: (cost(q), q["question_id"])))
+    out.append(min((q for q in shipped if q["family"] == "bigram_lm"), key=lambda q: (cost(q), q["question_id"])))
+    return out
+
+
+def test_ci_reexecutes_a_sample_and_the_winners_reproduce(shipped):
+    for q in _sample(shipped):
+        out = execute_question(q)
+        assert out["reproduced"], (q["question_id"], out["winner_letter"], q["correct_letter"])
+        # and the per-seed finals match what was shipped (same CPU code, same seeds)
+        for ch, r in zip(q["choices"], out["results"]):
+            assert r["finals"] == pytest.approx(ch["result"]["finals"], rel=1e-3, abs=1e-5)

@@ -1,0 +1,173 @@
+"""The demo knowledge base, the 20-cap pack and its exports, the offline replay, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.kb.pack import CAP, UNTESTED_SLOTS, build_pack
+from core.kb.props import Structure
+from core.kb.replay import render, replay, solve, rules_from_pack
+from core.kb.suggest import PropLite, clusters
+from store import kb
+from store.connection import connect
+from tui.cli import main
+
+
+def test_seeded_store_gives_every_operation_work(seeded_db):
+    live = kb.list_propositions(seeded_db)
+    assert len(live) > 20
+    origins = {p.origin for p in live}
+    assert {"seed", "miner", "import"} <= origins
+    s = kb.suggestions(seeded_db)
+    assert any(d.kind == "same structure" for d in s.duplicates)   # near-duplicates
+    assert any(d.kind == "similar text" for d in s.duplicates)
+    assert s.narrowing                                            # over-broad ones
+    broad = {p.id for p in live if not p.structure.scope and p.contradict > 0}
+    assert broad & {n.prop_id for n in s.narrowing}
+    # evidence never comes from the held-out split
+    with connect(seeded_db) as con:
+        assert con.execute("SELECT count(*) FROM kb_evidence WHERE split <> 'train'").fetchone()[0] == 0
+    assert kb.seed_kb(seeded_db) == {"seeded": False}  # once
+
+
+def test_pack_cap_pinned_first_one_per_cluster_and_untested_slots(seeded_db):
+    live = kb.list_propositions(seeded_db)
+    worst = min((p for p in live if p.tested), key=lambda p: p.lower)
+    kb.pin(seeded_db, worst.id)
+    pack = kb.current_pack(seeded_db)
+    assert len(pack) <= CAP
+    assert pack[0].prop.id == worst.id and pack[0].reason == "pinned"
+    assert len({e.cluster for e in pack}) == len(pack)
+    assert sum(e.reason == "untested" for e in pack) <= UNTESTED_SLOTS
+    ranked = [e.lower for e in pack if e.reason == "evidence"]
+    assert ranked == sorted(ranked, reverse=True)
+    assert all(e.prop.support > e.prop.contradict for e in pack if e.reason == "evidence")
+
+
+def _word(i: int) -> str:
+    import hashlib
+
+    return hashlib.sha256(str(i).encode()).hexdigest()[:12]  # texts too different to cluster
+
+
+def test_pack_rules_on_a_handmade_set():
+    st = Structure.from_obj([], "optimizer == adam wins")
+    props = [PropLite(1, "Adam wins.", st, support=30, contradict=2),
+             PropLite(2, "Adam beats all.", st, support=30, contradict=2),          # same cluster as 1
+             PropLite(3, _word(3), Structure.from_obj([], "higher lr wins"), support=5, contradict=5),  # never enters
+             PropLite(4, _word(4), Structure.from_obj([], "higher width wins"), pinned=True, support=1, contradict=9)]
+    props += [PropLite(10 + i, _word(10 + i), Structure.from_obj([f"input_dim >= {i + 1}"], "higher depth wins"))
+              for i in range(5)]
+    props += [PropLite(20 + i, _word(20 + i), Structure.from_obj([f"budget >= {1000 * (i + 1)}"], "lower lr wins"),
+                       support=20 - i, contradict=1) for i in range(20)]
+    pack = build_pack(props, clusters(props))
+    ids = [e.prop.id for e in pack]
+    assert len(pack) == CAP and ids[0] == 4
+    assert not ({1, 2} <= set(ids)) and 3 not in ids
+    assert sum(e.reason == "untested" for e in pack) == UNTESTED_SLOTS
+    assert [e.reason for e in pack][-UNTESTED_SLOTS:] == ["untested"] * UNTESTED_SLOTS
+
+
+def test_pack_exports_are_recorded(seeded_db):
+    content, eid = kb.export_pack(seeded_db, "json")
+    data = json.loads(content)
+    assert set(data) >= {"propositions", "cap", "count"} and len(data["propositions"]) <= 20
+    p0 = data["propositions"][0]
+    assert {"id", "text", "scope", "claim", "supports", "contradicts", "wilson_lower", "pinned"} <= set(p0)
+    text, eid2 = kb.export_pack(seeded_db, "text", destination="pack.txt")
+    assert text.startswith("Knowledge base (") and eid2 == eid + 1
+    ex = kb.pack_exports(seeded_db)
+    assert [e["format"] for e in ex[:2]] == ["text", "json"] and ex[0]["destination"] == "pack.txt"
+    assert ex[1]["prop_ids"] == [p["id"] for p in data["propositions"]]
+
+
+def test_solver_falls_back_to_the_first_choice_without_rules(seeded_db):
+    v = kb.question_views(seeded_db, split="test")[0]
+    a = solve(v, [])
+    assert a.index == 0 and a.by == "fallback"
+
+
+def test_replay_on_held_out_questions(seeded_db):
+    r = kb.replay_report(seeded_db)
+    n_test = len(kb.list_questions(seeded_db, split="test"))
+    assert r["n"] == n_test > 30 and r["split"] == "test"
+    for k in ("with_kb", "without_kb"):
+        lo, hi = r[k]["ci95"]
+        assert 0 <= lo <= r[k]["accuracy"] <= hi <= 1 and r[k]["n"] == n_test
+    assert set(r["by_category"]) == {"optimizer_only", "architecture_only", "mixed"}
+    assert r["pairs"]["n"] > 0
+    assert r["pairs"]["switch_rate_without_kb"]["correct"] == 0  # pairs share the letter order
+    lo, hi = r["difference"]["ci95"]
+    assert r["difference"]["within_noise"] == (lo <= 0 <= hi)
+    text = render(r)
+    assert "without KB (fallback: the first listed choice (A); uniform guessing 33.3%)" in text
+    assert text.count("95% CI") >= 8 and "switch rate" in text
+
+
+def test_replay_with_an_empty_pack_is_the_fallback(seeded_db):
+    views = kb.question_views(seeded_db)
+    r = replay(views, [])
+    assert r["with_kb"] == r["without_kb"] and r["difference"]["within_noise"]
+    assert rules_from_pack([]) == []
+
+
+# --------------------------------------------------------------------------- the CLI
+
+def _run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_cli_end_to_end(seeded_db, capsys, tmp_path):
+    db = str(seeded_db)
+    code, out, _ = _run(capsys, "kb", "list", "--json", "--db", db)
+    assert code == 0 and len(json.loads(out)["propositions"]) > 20
+    code, out, _ = _run(capsys, "--db", db, "kb", "pack", "--json")
+    assert code == 0 and len(json.loads(out)["propositions"]) <= 20
+    code, out, _ = _run(capsys, "kb", "replay", "--db", db)
+    assert code == 0 and "with KB:" in out and "95% CI" in out
+    code, out, _ = _run(capsys, "kb", "add", "--claim", "optimizer == rmsprop wins", "--scope", "budget < 4096",
+                        "--db", db, "--json")
+    new = json.loads(out)["id"]
+    assert code == 0 and json.loads(out)["scope"] == ["budget < 4096"]
+    code, out, _ = _run(capsys, "kb", "narrow", f"P{new}", "--when", "task == regression", "--db", db)
+    assert code == 0 and out.startswith(f"narrowed P{new} to P{new + 1}")
+    code, out, _ = _run(capsys, "kb", "merge", "P1", "P2", "--db", db, "--json")
+    assert code == 0 and json.loads(out)["merged_from"] == [1, 2]
+    code, out, _ = _run(capsys, "kb", "undo", "--db", db)
+    assert code == 0 and out.startswith("undid")
+    code, out, _ = _run(capsys, "kb", "show", "P1", "--db", db, "--json")
+    assert code == 0 and json.loads(out)["status"] in ("active", "proposed") and json.loads(out)["evidence"]
+    code, out, _ = _run(capsys, "kb", "suggest", "--db", db)
+    assert code == 0 and "Near-duplicates" in out and "Narrowing candidates" in out
+    code, out, _ = _run(capsys, "kb", "log", "--db", db)
+    assert code == 0 and "undone by" in out
+    code, _, err = _run(capsys, "kb", "pin", "P999", "--db", db)
+    assert code == 1 and "no proposition P999" in err
+    code, _, err = _run(capsys, "kb", "import-proposals", str(tmp_path / "missing.jsonl"), "--db", db)
+    assert code == 2 and "missing.jsonl" in err
+    code, out, _ = _run(capsys, "kb", "questions", "--db", db, "--json")
+    assert code == 0 and json.loads(out)["devices"] == ["cpu"]
+
+
+def test_cli_rerun_in_process_reproduces(seeded_db, capsys, shipped):
+    q = min((q for q in shipped if q["family"] != "bigram_lm"),
+            key=lambda q: (sum(c["candidate"]["budget"]["training_steps"] for c in q["choices"]), q["question_id"]))
+    code, out, _ = _run(capsys, "kb", "rerun", q["question_id"], "--in-process", "--db", str(seeded_db), "--json")
+    assert code == 0 and json.loads(out)["reproduced"] is True
+
+
+@pytest.mark.slow
+def test_cli_rerun_through_the_runner(seeded_db, capsys, shipped):
+    q = min((q for q in shipped if q["family"] != "bigram_lm"),
+            key=lambda q: (sum(c["candidate"]["budget"]["training_steps"] for c in q["choices"]), q["question_id"]))
+    code, out, err = _run(capsys, "kb", "rerun", q["question_id"], "--db", str(seeded_db), "--json")
+    assert code == 0, err
+    assert json.loads(out)["reproduced"] is True
+    with connect(seeded_db) as con:
+        n = con.execute("SELECT count(*) FROM runs WHERE question_id = ? AND kind = 'aiq'",
+                        [q["question_id"]]).fetchone()[0]
+    assert n == 3

@@ -1,0 +1,418 @@
+"""`archcurator kb ...`: the proposition knowledge base over executed ArchitectureIQ questions.
+
+    kb list [--all | --status S] [--json]        propositions with their evidence counts
+    kb show P [--json]                           one proposition and its raw evidence rows
+    kb add --claim C [--scope S ...] [--text T] [--proposed]
+    kb edit P [--text T] [--scope S ...] [--claim C]
+    kb merge KEEP OTHER [--text T]               union of evidence, sources kept as merged
+    kb narrow P --when S [--when S ...] [--text T] [--keep-parent]
+    kb retire P [--note N] | kb pin P [--off] | kb accept P | kb distinct A B [--note N]
+    kb undo                                      revert the latest operation (repeatable)
+    kb log [--limit N]                           the audit log
+    kb suggest [--json]                          near-duplicates and narrowing candidates
+    kb pack [--json] [--out FILE]                the <= 20 prompt pack (each export recorded)
+    kb replay [--json]                           offline replay on the held-out questions
+    kb mine [--min-support N] ...                rule miner on the training split
+    kb import-proposals FILE.jsonl               an outside solver's proposals
+    kb questions [--json]                        the stored questions, by split and category
+    kb rerun QUESTION [--device D] [--in-process]  re-execute a question, check the winner
+    kb seed [--force]                            the demo knowledge base (shipped questions)
+    kb generate [--out DIR] ...                  generate + execute the shipped question set
+
+Conditions read like `budget < 4096`, `optimizer == sgd`, `momentum == 0`;
+claims like `optimizer == adam wins`, `optimizer == sgd & momentum == 0 loses`,
+`higher lr wins`. Exit 0 on success, 1 when an operation is refused (or
+proposal lines were rejected), 2 when an input file or the store cannot be
+read.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
+
+
+def register(subparsers) -> argparse.ArgumentParser:
+    p = subparsers.add_parser(
+        "kb", help="proposition knowledge base: list, curate, suggest, pack, replay",
+        description=__doc__.split("\n\n")[0] + ". Conditions: 'budget < 4096'; claims: 'optimizer == adam wins', "
+                    "'higher lr wins'.")
+    sub = p.add_subparsers(dest="kb_cmd", metavar="ACTION", required=True)
+
+    def sp(name: str, help_: str, json_flag: bool = False) -> argparse.ArgumentParser:
+        s = sub.add_parser(name, help=help_, description=help_)
+        s.add_argument("--db", default=argparse.SUPPRESS, metavar="PATH", help=DB_HELP)
+        s.add_argument("--curator", default=None, help="who is acting (default: $ARCHCURATOR_CURATOR or the user)")
+        if json_flag:
+            s.add_argument("--json", action="store_true", help="print JSON")
+        s.set_defaults(func=run)
+        return s
+
+    s = sp("list", "propositions with evidence counts (live ones unless --all / --status)", True)
+    s.add_argument("--all", action="store_true", help="every status, retired / merged / narrowed / withdrawn too")
+    s.add_argument("--status", choices=["active", "proposed", "retired", "merged", "narrowed", "withdrawn"])
+    s = sp("show", "one proposition, its structure and raw evidence rows", True)
+    s.add_argument("id")
+    s.add_argument("--limit", type=int, default=20, help="evidence rows to print (text output)")
+    s = sp("add", "add a proposition (its evidence is derived at once)", True)
+    s.add_argument("--claim", required=True, help="e.g. 'optimizer == adam wins', 'higher lr wins'")
+    s.add_argument("--scope", action="append", default=[], help="a condition, e.g. 'budget < 4096' (repeatable)")
+    s.add_argument("--text", help="the wording (default: rendered from the structure)")
+    s.add_argument("--proposed", action="store_true", help="enter as proposed rather than active")
+    s = sp("edit", "change a proposition's text, scope or claim", True)
+    s.add_argument("id")
+    s.add_argument("--text")
+    s.add_argument("--scope", action="append", default=None, help="replaces the whole scope (repeatable)")
+    s.add_argument("--clear-scope", action="store_true", help="no conditions")
+    s.add_argument("--claim")
+    s = sp("merge", "merge OTHER into KEEP: a new proposition with the union of their evidence", True)
+    s.add_argument("keep")
+    s.add_argument("other")
+    s.add_argument("--text", help="the merged wording (default: KEEP's)")
+    s = sp("narrow", "a child with added conditions; evidence re-checked, what falls outside is inapplicable", True)
+    s.add_argument("id")
+    s.add_argument("--when", action="append", required=True, help="a condition to add (repeatable)")
+    s.add_argument("--text")
+    s.add_argument("--keep-parent", action="store_true", help="leave the parent live")
+    s = sp("retire", "take a proposition out of the live set", True)
+    s.add_argument("id")
+    s.add_argument("--note")
+    s = sp("pin", "pin a proposition (first into the pack); --off to unpin", True)
+    s.add_argument("id")
+    s.add_argument("--off", action="store_true")
+    s = sp("accept", "a proposed proposition becomes active", True)
+    s.add_argument("id")
+    s = sp("distinct", "mark two propositions as not duplicates", True)
+    s.add_argument("a")
+    s.add_argument("b")
+    s.add_argument("--note")
+    sp("undo", "revert the latest operation not yet undone", True)
+    s = sp("log", "the audit log, newest first", True)
+    s.add_argument("--limit", type=int, default=30)
+    s = sp("suggest", "near-duplicate pairs and narrowing candidates (never applied)", True)
+    s.add_argument("--limit", type=int, default=15, help="rows of each kind to print (text output)")
+    s = sp("pack", "the prompt pack (at most 20): text, or --json; every export is recorded", True)
+    s.add_argument("--out", metavar="FILE", help="write it to FILE as well")
+    s = sp("replay", "offline replay of the pack on held-out questions: accuracy with and without the KB", True)
+    s.add_argument("--split", default="test", help="the held-out split (default: test)")
+    s = sp("mine", "rule miner over the training split; proposals enter as proposed", True)
+    s.add_argument("--min-support", type=int, default=5)
+    s.add_argument("--min-precision", type=float, default=0.7)
+    s.add_argument("--max", type=int, default=30, dest="max_props")
+    s.add_argument("--no-pairs", action="store_true", help="single conditions only")
+    s = sp("import-proposals", "an outside solver's proposals, one JSON object a line", True)
+    s.add_argument("file")
+    sp("questions", "the stored questions by split and category", True)
+    s = sp("rerun", "re-execute a stored question's candidates (10 seeds) and check the winner", True)
+    s.add_argument("question")
+    s.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    s.add_argument("--in-process", action="store_true", help="run here instead of through the runner's child")
+    s = sp("seed", "load the demo knowledge base (shipped questions, miner, demo proposals)", True)
+    s.add_argument("--force", action="store_true", help="seed again even if seeded")
+    s = sp("generate", "generate and execute the shipped question set (run once; minutes)", False)
+    s.add_argument("--out", default=None, help="folder (default: the package's assets/aiq)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--groups", type=int, default=4, help="dataset pairs per family")
+    s.add_argument("--workers", type=int, default=2)
+    s.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    p.set_defaults(func=run)
+    return p
+
+
+# --------------------------------------------------------------------------- output helpers
+
+def _print_json(obj) -> None:
+    print(json.dumps(obj, indent=2, default=str))
+
+
+def _console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def _prop_table(props, title: str):
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    for c, j in (("id", "right"), ("status", "left"), ("pin", "left"), ("for", "right"), ("against", "right"),
+                 ("n/a", "right"), ("lower", "right"), ("text", "left")):
+        t.add_column(c, justify=j, overflow="fold")
+    for p in props:
+        t.add_row(p.label, p.status, "*" if p.pinned else "", str(p.support), str(p.contradict),
+                  str(p.inapplicable), f"{p.lower:.2f}" if p.tested else "—", p.text)
+    return t
+
+
+def _scope_arg(values) -> list[str]:
+    out: list[str] = []
+    for v in values or []:
+        out += [x.strip() for x in v.split(";") if x.strip()]
+    return out
+
+
+# --------------------------------------------------------------------------- run
+
+def run(args) -> int:
+    from store.connection import StoreError
+    from store.kb import KBError
+
+    db = getattr(args, "db", None)
+    try:
+        return _dispatch(args, db)
+    except KBError as e:
+        print(f"archcurator kb {args.kb_cmd}: {e}", file=sys.stderr)
+        return 1
+    except StoreError as e:
+        print(str(e), file=sys.stderr)
+        return 2
+
+
+def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
+    from store import kb
+
+    cmd = args.kb_cmd
+    as_json = getattr(args, "json", False)
+    actor = getattr(args, "curator", None)
+
+    if cmd == "list":
+        status = args.status or ("all" if args.all else "live")
+        props = kb.list_propositions(db, status)
+        if as_json:
+            _print_json({"propositions": [p.to_dict() for p in props]})
+        else:
+            _console().print(_prop_table(props, f"{len(props)} propositions ({status})"))
+        return 0
+
+    if cmd == "show":
+        p = kb.get_proposition(db, args.id)
+        rows = kb.evidence(db, p.id)
+        if as_json:
+            _print_json({**p.to_dict(), "evidence": rows})
+            return 0
+        con = _console()
+        con.print(f"[bold]{p.label}[/] {p.text}")
+        con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source {p.source}")
+        con.print(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}")
+        con.print(f"  claim: {p.structure.claim}")
+        if p.parent_id:
+            con.print(f"  narrowed from P{p.parent_id}")
+        if p.merged_from:
+            con.print(f"  merged from {', '.join('P%d' % i for i in p.merged_from)}")
+        if p.merged_into:
+            con.print(f"  merged into P{p.merged_into}")
+        con.print(f"  evidence: {p.support} support, {p.contradict} contradict, {p.inapplicable} inapplicable;"
+                  f" Wilson 95% lower bound {p.lower:.3f}")
+        for r in rows[:args.limit]:
+            con.print(f"    {r['question_id']:<12} {r['verdict']:<12} {r['category'] or '':<18} "
+                      f"{r['family'] or '':<34} {r['via']:<18} {r['reason']}")
+        if len(rows) > args.limit:
+            con.print(f"    ... {len(rows) - args.limit} more (--limit, or --json)")
+        return 0
+
+    if cmd == "add":
+        pid = kb.add(db, args.text, _scope_arg(args.scope), args.claim,
+                     status="proposed" if args.proposed else "active", actor=actor)
+        return _report_prop(kb, db, pid, "added", as_json)
+
+    if cmd == "edit":
+        scope = [] if args.clear_scope else (_scope_arg(args.scope) if args.scope is not None else None)
+        p = kb.edit(db, args.id, text=args.text, scope=scope, claim=args.claim, actor=actor)
+        return _report_prop(kb, db, p.id, "edited", as_json)
+
+    if cmd == "merge":
+        new = kb.merge(db, args.keep, args.other, text=args.text, actor=actor)
+        return _report_prop(kb, db, new, f"merged {args.keep} and {args.other} into", as_json)
+
+    if cmd == "narrow":
+        child = kb.narrow(db, args.id, _scope_arg(args.when), text=args.text, keep_parent=args.keep_parent,
+                          actor=actor)
+        return _report_prop(kb, db, child, f"narrowed {args.id} to", as_json)
+
+    if cmd == "retire":
+        p = kb.retire(db, args.id, note=args.note, actor=actor)
+        return _report_prop(kb, db, p.id, "retired", as_json)
+
+    if cmd == "pin":
+        p = (kb.unpin if args.off else kb.pin)(db, args.id, actor=actor)
+        return _report_prop(kb, db, p.id, "unpinned" if args.off else "pinned", as_json)
+
+    if cmd == "accept":
+        p = kb.accept(db, args.id, actor=actor)
+        return _report_prop(kb, db, p.id, "accepted", as_json)
+
+    if cmd == "distinct":
+        kb.mark_distinct(db, args.a, args.b, note=args.note, actor=actor)
+        if as_json:
+            _print_json({"distinct": [kb.parse_id(args.a), kb.parse_id(args.b)]})
+        else:
+            print(f"marked {args.a} and {args.b} distinct")
+        return 0
+
+    if cmd == "undo":
+        r = kb.undo(db, actor=actor)
+        if as_json:
+            _print_json(r)
+        else:
+            print(f"undid #{r['undone']} ({r['op']}): {r['summary']}")
+        return 0
+
+    if cmd == "log":
+        rows = kb.audit_log(db, args.limit)
+        if as_json:
+            _print_json({"log": rows})
+        else:
+            for r in rows:
+                undone = f"  [undone by #{r['undone_by']}]" if r["undone_by"] else ""
+                print(f"#{r['seq']:<4} {r['at'][:19]}  {r['actor'] or '':<10} {r['op']:<16} {r['summary']}{undone}")
+        return 0
+
+    if cmd == "suggest":
+        s = kb.suggestions(db)
+        if as_json:
+            _print_json(s.to_dict())
+            return 0
+        con = _console()
+        con.print(f"[bold]Near-duplicates[/] ({len(s.duplicates)}; never merged automatically: "
+                  f"`kb merge KEEP OTHER` or `kb distinct A B`)")
+        for d in s.duplicates[:args.limit]:
+            con.print(f"  P{d.a} ~ P{d.b}  {d.kind:<15} {d.score:5.1f}  {d.reason}")
+        con.print(f"[bold]Narrowing candidates[/] ({len(s.narrowing)}: `kb narrow P --when COND`)")
+        for n in s.narrowing[:args.limit]:
+            con.print(f"  P{n.prop_id} + {n.condition}: {n.reason}")
+        return 0
+
+    if cmd == "pack":
+        content, eid = kb.export_pack(db, "json" if as_json else "text", destination=args.out, actor=actor)
+        if args.out:
+            try:
+                with open(args.out, "w", encoding="utf-8") as f:
+                    f.write(content)
+            except OSError as e:
+                print(f"{args.out}: cannot write ({e.strerror or e})", file=sys.stderr)
+                return 2
+        sys.stdout.write(content)
+        if not as_json:
+            print(f"(export #{eid} recorded)", file=sys.stderr)
+        return 0
+
+    if cmd == "replay":
+        from core.kb.replay import render
+
+        r = kb.replay_report(db, split=args.split)
+        if as_json:
+            _print_json(r)
+        else:
+            sys.stdout.write(render(r))
+        return 0
+
+    if cmd == "mine":
+        ids = kb.mine(db, min_support=args.min_support, min_precision=args.min_precision, max_props=args.max_props,
+                      pairs=not args.no_pairs, actor=actor)
+        if as_json:
+            _print_json({"proposed": ids})
+        else:
+            print(f"miner proposed {len(ids)} new propositions: {', '.join('P%d' % i for i in ids) or '(none)'}")
+        return 0
+
+    if cmd == "import-proposals":
+        try:
+            ids, bad = kb.import_proposals(db, args.file, actor=actor)
+        except (OSError, UnicodeDecodeError) as e:
+            why = getattr(e, "strerror", None) or e.__class__.__name__
+            print(f"{args.file}: cannot read ({why})", file=sys.stderr)
+            return 2
+        if as_json:
+            _print_json({"imported": ids, "rejected": bad})
+        else:
+            print(f"imported {len(ids)} proposals as proposed: {', '.join('P%d' % i for i in ids) or '(none)'}")
+            for b in bad:
+                print(b)
+        return 1 if bad else 0
+
+    if cmd == "questions":
+        s = kb.question_summary(db)
+        if as_json:
+            _print_json(s)
+        else:
+            print(f"{s['total']} questions; {s['pairs']} pairs ({s['flipping_pairs']} with the winner flipping); "
+                  f"executed on {', '.join(d or '?' for d in s['devices']) or '—'}")
+            for split, cats in s["by_split"].items():
+                print(f"  {split:<6} " + ", ".join(f"{c} {n}" for c, n in cats.items()))
+        return 0
+
+    if cmd == "rerun":
+        return _rerun(kb, db, args, as_json)
+
+    if cmd == "seed":
+        r = kb.seed_kb(db, force=args.force)
+        if as_json:
+            _print_json(r)
+        elif not r["seeded"]:
+            print("already seeded (--force to seed again)")
+        else:
+            print(f"seeded: {r['questions']} questions, {len(r['curated'])} curator propositions, "
+                  f"{len(r['mined'])} mined, {len(r['imported'])} imported proposals")
+        return 0
+
+    if cmd == "generate":
+        from pathlib import Path
+
+        from core.aiq.generate import generate
+
+        out = Path(args.out) if args.out else kb.assets_dir()
+        generate(out, seed=args.seed, groups=args.groups, workers=args.workers, device=args.device)
+        print(f"wrote {out}/questions.jsonl, curves.jsonl.gz, manifest.json")
+        return 0
+
+    raise AssertionError(cmd)
+
+
+def _report_prop(kb, db, pid: int, verb: str, as_json: bool) -> int:
+    p = kb.get_proposition(db, pid)
+    if as_json:
+        _print_json(p.to_dict())
+    else:
+        print(f"{verb} {p.label}: {p.text}  [{p.status}; {p.support} for, {p.contradict} against, "
+              f"{p.inapplicable} inapplicable]")
+    return 0
+
+
+def _rerun(kb, db, args, as_json: bool) -> int:
+    from core.aiq.execute import RunFailed, execute_question, runs_runner
+    from core.aiq.spec import SpecError
+
+    q = kb.get_question(db, args.question)
+    runner = None
+    if not args.in_process:
+        from tui.commands.run_cmd import persist_result
+
+        def record(spec, result):
+            try:
+                persist_result(db, spec, result, question_id=q["question_id"])
+            except Exception as e:  # noqa: BLE001 - recording must not lose the answer
+                print(f"note: run not recorded ({e})", file=sys.stderr)
+
+        runner = runs_runner(device=args.device, on_result=record)
+    try:
+        out = execute_question(q, device=args.device, runner=runner)
+    except (RunFailed, SpecError) as e:
+        print(f"archcurator kb rerun: {e}", file=sys.stderr)
+        return 1
+    sig = out["significance"]
+    answer = {
+        "question_id": q["question_id"], "recorded_winner": out["recorded_letter"],
+        "winner": out["winner_letter"], "reproduced": out["reproduced"], "kept": sig["passed"],
+        "win_rate": sig["win_rate"], "gap": sig["gap"], "device": out["results"][0]["device"],
+        "means": {ch["letter"]: r["mean"] for ch, r in zip(q["choices"], out["results"])},
+    }
+    if as_json:
+        _print_json(answer)
+    else:
+        print(f"{q['question_id']}: winner {answer['winner']} (recorded {answer['recorded_winner']}) -> "
+              f"{'reproduced' if answer['reproduced'] else 'NOT reproduced'}; win rate {sig['win_rate']:.0%}, "
+              f"kept by the rule: {'yes' if sig['passed'] else 'no (' + sig['reason'] + ')'}; device {answer['device']}")
+    return 0 if out["reproduced"] else 1
