@@ -991,8 +991,9 @@ class Interp:
         for c in self.mro(cls):
             if isinstance(c, TorchClass):
                 return c.name
-            if isinstance(c, ExtVal) and c.path in ("torch.nn.Module", "torch.nn.modules.module.Module"):
-                return "Module"
+            if isinstance(c, ExtVal) and (c.path in ("torch.nn.Module", "torch.nn.modules.module.Module") or
+                                          c.path.endswith("LightningModule")):
+                return "Module"  # pytorch-lightning modules are nn.Modules
         return None
 
     def class_attr(self, cls, name, start_after=None):
@@ -1305,6 +1306,8 @@ class Interp:
                         return PyMethod(obj, name)
             if isinstance(obj, (int, float)) and name in ("real", "imag"):
                 return getattr(obj, name)
+        if isinstance(obj, dict) and name in obj:
+            return obj[name]  # a dict standing for a config namespace (argparse args, a config object)
         if name == "__class__":
             return type(obj) if _is_plain(obj) else Unknown("class")
         if name == "__name__" and isinstance(obj, (TorchClass,)):

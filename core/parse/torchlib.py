@@ -2493,6 +2493,15 @@ def _checkpoint(it, args, kwargs):
         "use_reentrant", "preserve_rng_state", "determinism_check", "debug", "context_fn")})
 
 
+def _reparam(it, what, args):
+    m = args[0] if args else None
+    if _is_module(m):
+        it.warn(f"{what} re-parametrises the module's weight; the design keeps the plain module"
+                + (" (weight_norm adds one magnitude per output)" if what == "weight_norm" else ""))
+        return m
+    return Unknown(what)
+
+
 def _noop(it, args, kwargs):
     return None
 
@@ -2528,6 +2537,10 @@ _EXT = {
     "torch.autograd.Variable": lambda it, a, k: a[0] if a else None,
     "torch.utils.checkpoint.checkpoint": _checkpoint,
     "torch.utils.checkpoint.checkpoint_sequential": lambda it, a, k: it.call(a[0], [a[-1]], {}),
+    "torch.nn.utils.weight_norm": lambda it, a, k: _reparam(it, "weight_norm", a),
+    "torch.nn.utils.parametrizations.weight_norm": lambda it, a, k: _reparam(it, "weight_norm", a),
+    "torch.nn.utils.spectral_norm": lambda it, a, k: _reparam(it, "spectral_norm", a),
+    "torch.nn.utils.parametrizations.spectral_norm": lambda it, a, k: _reparam(it, "spectral_norm", a),
     "torch._assert": _noop,
     "torch._C._log_api_usage_once": _noop,
     "warnings.warn": _noop,

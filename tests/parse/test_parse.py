@@ -239,6 +239,25 @@ def test_builder_weights_argument_is_ignored():
     assert any("'weights' ignored" in w.message for w in r.warnings)
 
 
+def test_lightning_module_and_namespace_args(tmp_path):
+    src = tmp_path / "lit.py"
+    src.write_text(
+        "import pytorch_lightning as pl\n"
+        "import torch.nn as nn\n"
+        "class Lit(pl.LightningModule):\n"
+        "    def __init__(self, args):\n"
+        "        super().__init__()\n"
+        "        self.save_hyperparameters()\n"
+        "        self.net = nn.Sequential(nn.Linear(args.inp, args.hidden), nn.ReLU(), nn.Linear(args.hidden, 2))\n"
+        "    def forward(self, x):\n"
+        "        return self.net(x)\n"
+        "    def training_step(self, batch, idx):\n"
+        "        return self(batch[0]).sum()\n")
+    r = parse_source(src, "Lit", {"args": {"inp": 6, "hidden": 12}}, ["4,6"])
+    assert [n["op"] for n in r.design["nodes"]] == ["Linear", "ReLU", "Linear"]
+    assert design_params(r.design) == 6 * 12 + 12 + 12 * 2 + 2
+
+
 def test_missing_entry_and_bad_files(tmp_path):
     with pytest.raises(ParseFailure) as e:
         parse_source(MODELS / "tiny_cnn.py", "NoSuchNet")
