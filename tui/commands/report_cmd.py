@@ -44,6 +44,29 @@ def _fmt(v, pct=False, money=False) -> str:
     return str(v)
 
 
+def _table(title, heads, rows, *, last=None, right=(), width=None):
+    """Columns as wide as their content; an optional last column gets what is left of the
+    terminal's width (cut with an ellipsis)."""
+    from rich.table import Table
+
+    t = Table(title=title, title_justify="left")
+    widths = [max([len(h)] + [len(row[i]) for row in rows]) for i, h in enumerate(heads)]
+    used = 1 + sum(w + 3 for w in widths)
+    roomy = width is None or used + (15 if last else 0) <= width
+    for i, h in enumerate(heads):
+        kw = {"no_wrap": True, "min_width": widths[i]} if roomy else {"overflow": "fold"}
+        t.add_column(h, justify="right" if i in right else "left", **kw)
+    if last is not None:
+        if roomy:
+            room = max(12, (width or 120) - used - 3)
+            t.add_column(last, no_wrap=True, overflow="ellipsis", max_width=room)
+        else:
+            t.add_column(last, overflow="fold")
+    for row in rows:
+        t.add_row(*row)
+    return t
+
+
 def run(args) -> int:
     from store.connection import StoreError
     from store.reports import agreement_report, refusal_report, rules_report
@@ -65,31 +88,31 @@ def run(args) -> int:
     from rich.console import Console
     from rich.table import Table
 
-    console = Console()
+    console = Console() if sys.stdout.isatty() else Console(width=200)
     if args.report == "refusals":
-        t = Table(title="Refusals by author, model and task set")
-        for c in ("author", "model", "task set", "returned", "blocked", "share", "range over runs",
-                  "ungenerated", "top rules", "median cost (A10G)"):
-            t.add_column(c, justify="right" if c in ("returned", "blocked", "share", "ungenerated") else "left")
+        heads = ["author", "model", "task set", "returned", "blocked", "share", "range (runs)", "ungen.",
+                 "median $ A10G"]
+        rows = []
         for r in data["rows"]:
             lo, hi = r["blockedShareRange"]
-            rules = ", ".join(f"{k} {v}" for k, v in list(r["ruleIds"].items())[:3])
-            t.add_row(r["author"], r["model"] or "—", r["taskSet"]["label"] or "—", str(r["returned"]),
-                      str(r["blocked"]), _fmt(r["blockedShare"], pct=True),
-                      f"{_fmt(lo, pct=True)}–{_fmt(hi, pct=True)}" if lo is not None else "—",
-                      str(r["ungenerated"]), rules or "—", _fmt(r["medianQuotedCost"], money=True))
-        console.print(t if data["rows"] else "no designs in the store")
+            rows.append([r["author"], r["model"] or "—", r["taskSet"]["label"] or "—", str(r["returned"]),
+                         str(r["blocked"]), _fmt(r["blockedShare"], pct=True),
+                         f"{_fmt(lo, pct=True)}–{_fmt(hi, pct=True)}" if lo is not None else "—",
+                         str(r["ungenerated"]), _fmt(r["medianQuotedCost"], money=True),
+                         ", ".join(f"{k} {v}" for k, v in r["ruleIds"].items()) or "—"])
+        t = _table("Refusals by author, model and task set", heads, rows, last="rules behind refusals",
+                   right=range(3, 9), width=console.width)
+        console.print(t if rows else "no designs in the store")
     elif args.report == "rules":
-        t = Table(title="Rules" + (f" (verdicts of {data['curator']})" if data.get("curator") else ""))
-        for c in ("rule", "firings", "designs", "real", "false alarm", "unsure", "unjudged", "precision",
-                  "≥ (Wilson 95%)", "missed", "recall", "stale"):
-            t.add_column(c, justify="left" if c == "rule" else "right")
-        for r in data["rows"]:
-            t.add_row(r["rule"], str(r["firings"]), str(r["designs"]), str(r["real"]), str(r["false_alarm"]),
-                      str(r["unsure"]), str(r["unjudged"]), _fmt(r["precision"], pct=True),
-                      _fmt(r["precisionLower"], pct=True), str(r["missed"]), _fmt(r["recall"], pct=True),
-                      str(r["stale"]))
-        console.print(t if data["rows"] else "no findings in the store")
+        heads = ["rule", "fires", "designs", "real", "false alarm", "unsure", "unjudged", "precision",
+                 "≥ (95%)", "missed", "recall", "stale"]
+        rows = [[r["rule"], str(r["firings"]), str(r["designs"]), str(r["real"]), str(r["false_alarm"]),
+                 str(r["unsure"]), str(r["unjudged"]), _fmt(r["precision"], pct=True),
+                 _fmt(r["precisionLower"], pct=True), str(r["missed"]), _fmt(r["recall"], pct=True),
+                 str(r["stale"])] for r in data["rows"]]
+        title = "Rules" + (f" (verdicts of {data['curator']})" if data.get("curator") else "")
+        console.print(_table(title, heads, rows, right=range(1, 12), width=console.width)
+                      if rows else "no findings in the store")
     else:
         cats = data["categories"]
         t = Table(title=f"{data['a']} (rows) vs {data['b']} (columns): {data['n']} findings both judged")
