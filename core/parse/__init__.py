@@ -48,7 +48,10 @@ IGNORED_BUILDER_ARGS = ("weights", "progress", "pretrained", "pretrained_backbon
 
 
 class ParseFailure(Exception):
-    """NAME not found, the file unreadable, or nothing of NAME recognised."""
+    """NAME not found, the file unreadable, or nothing of NAME recognised (always one line)."""
+
+    def __init__(self, message):
+        super().__init__(" ".join(str(message).split()))
 
 
 @dataclass

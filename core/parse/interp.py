@@ -128,6 +128,8 @@ class Interp:
         return f"{path}:{line}"
 
     def warn(self, message, loc=None):
+        if "\n" in message:
+            message = " ".join(message.split())
         mod, line = loc or self.loc
         path = self.display(mod.path) if mod is not None else "?"
         key = (path, line, message)
