@@ -111,7 +111,8 @@ declare("shape.shares-mismatch", B, "shape", "Shared weights of different shapes
             "(Linear(d, V) with Embedding(V, d)).")
 declare("dtype.int-into-float", B, "dtype", "Integer values into a float layer",
         condition="Integer tensors (e.g. token ids) reach a Linear, convolution, normalisation, attention or "
-                  "RNN.",
+                  "RNN, or another op torch defines on floats only (most activations, Softmax, Mean, dropout, "
+                  "adaptive pooling, upsampling).",
         why="torch's kernels raise a dtype error; integer ids need an Embedding first.",
         fix="Insert an Embedding for ids, or declare the input as float.")
 declare("dtype.float-into-embedding", B, "dtype", "Float values into an Embedding",

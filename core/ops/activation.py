@@ -13,6 +13,21 @@ def _float_only(ctx: InferCtx):
     return [x]
 
 
+def _promote(ctx: InferCtx):
+    """torch promotes integer values to float (tanh, sigmoid): no requirement."""
+    x = ctx.x
+    return [TensorType(x.shape, "float32") if x.is_int else x]
+
+
+def _dropout(ctx: InferCtx):
+    # training-mode dropout scales by 1/(1-p): torch cannot write that back into integers
+    x, p = ctx.x, ctx.args.get("p", 0.5)
+    ctx.require(not (x.is_int and p), "dtype.int-into-float",
+                lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; dropout rescales them "
+                "and needs floats — cast first, or embed token ids")
+    return [x]
+
+
 def _softmax_like(ctx: InferCtx):
     x = ctx.x
     dim = ctx.args.get("dim")
@@ -24,8 +39,11 @@ def _softmax_like(ctx: InferCtx):
 
 
 def _act(name, args=(), infer=_float_only, accepts="float", params=None, saturating=False):
+    rules = ("dtype.int-into-float",) if infer in (_float_only, _softmax_like) else ()
+    if infer is _softmax_like:
+        rules += ("shape.dim-range",)
     return OpSpec(name, "activation", tuple(args), infer, tb.module(name), accepts=accepts,
-                  params=params or (lambda a: 0), doc="saturating" if saturating else "")
+                  params=params or (lambda a: 0), doc="saturating" if saturating else "", rules=rules)
 
 
 OPS = [
@@ -39,17 +57,20 @@ OPS = [
     _act("Mish", [Arg("inplace", False)]),
     _act("Hardswish", [Arg("inplace", False)]),
     _act("Hardsigmoid", [Arg("inplace", False)], saturating=True),
-    _act("Hardtanh", [Arg("min_val", -1.0), Arg("max_val", 1.0), Arg("inplace", False)], saturating=True),
+    _act("Hardtanh", [Arg("min_val", -1.0), Arg("max_val", 1.0), Arg("inplace", False)], infer=same_shape,
+         accepts="any", saturating=True),
     _act("Softplus", [Arg("beta", 1.0), Arg("threshold", 20.0)]),
-    _act("Tanh", saturating=True),
-    _act("Sigmoid", saturating=True),
+    _act("Tanh", infer=_promote, accepts="any", saturating=True),
+    _act("Sigmoid", infer=_promote, accepts="any", saturating=True),
     _act("PReLU", [Arg("num_parameters", 1), Arg("init", 0.25)], params=lambda a: a["num_parameters"]),
     _act("Softmax", [Arg("dim", None)], infer=_softmax_like),
     _act("LogSoftmax", [Arg("dim", None)], infer=_softmax_like),
-    OpSpec("Dropout", "activation", (Arg("p", 0.5), Arg("inplace", False)), same_shape, tb.module("Dropout"),
-           accepts="any"),
-    OpSpec("Dropout1d", "activation", (Arg("p", 0.5), Arg("inplace", False)), same_shape, tb.module("Dropout1d")),
-    OpSpec("Dropout2d", "activation", (Arg("p", 0.5), Arg("inplace", False)), same_shape, tb.module("Dropout2d")),
+    OpSpec("Dropout", "activation", (Arg("p", 0.5), Arg("inplace", False)), _dropout, tb.module("Dropout"),
+           rules=("dtype.int-into-float",)),
+    OpSpec("Dropout1d", "activation", (Arg("p", 0.5), Arg("inplace", False)), _dropout, tb.module("Dropout1d"),
+           rules=("dtype.int-into-float",)),
+    OpSpec("Dropout2d", "activation", (Arg("p", 0.5), Arg("inplace", False)), _dropout, tb.module("Dropout2d"),
+           rules=("dtype.int-into-float",)),
     OpSpec("Identity", "activation", (), same_shape, tb.module("Identity"), accepts="any"),
 ]
 

@@ -84,6 +84,8 @@ def _gn_infer(ctx: InferCtx):
 def _in_infer(ranks):
     def infer(ctx: InferCtx):
         x = ctx.x
+        ctx.require(not x.is_int, "dtype.int-into-float",
+                    lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
         if x.shape is None:
             return [x]
         if not ctx.need_rank(x, ranks):
@@ -100,26 +102,27 @@ def _in_infer(ranks):
 
 OPS = [
     OpSpec("BatchNorm1d", "norm", _BN_ARGS, _bn_infer((2, 3)), tb.module("BatchNorm1d"),
-           params=_bn_params, running_stats=True, rules=("shape.norm-features", "shape.rank")),
+           params=_bn_params, running_stats=True, rules=("shape.norm-features", "shape.rank", "dtype.int-into-float")),
     OpSpec("BatchNorm2d", "norm", _BN_ARGS, _bn_infer((4,)), tb.module("BatchNorm2d"),
-           params=_bn_params, running_stats=True, rules=("shape.norm-features", "shape.rank")),
+           params=_bn_params, running_stats=True, rules=("shape.norm-features", "shape.rank", "dtype.int-into-float")),
     OpSpec("BatchNorm3d", "norm", _BN_ARGS, _bn_infer((5,)), tb.module("BatchNorm3d"),
-           params=_bn_params, running_stats=True, rules=("shape.norm-features", "shape.rank")),
+           params=_bn_params, running_stats=True, rules=("shape.norm-features", "shape.rank", "dtype.int-into-float")),
     OpSpec("LayerNorm", "norm",
            (Arg("normalized_shape"), Arg("eps", 1e-5), Arg("elementwise_affine", True), Arg("bias", True)),
-           _ln_infer, tb.module("LayerNorm"), params=_ln_params, rules=("shape.norm-features",)),
+           _ln_infer, tb.module("LayerNorm"), params=_ln_params, rules=("shape.norm-features", "dtype.int-into-float")),
     OpSpec("RMSNorm", "norm",
            (Arg("normalized_shape"), Arg("eps", None), Arg("elementwise_affine", True)),
            _ln_infer, tb.module("RMSNorm"),
            params=lambda a: prod(_ln_shape(a)) if a["elementwise_affine"] else 0,
-           rules=("shape.norm-features",)),
+           rules=("shape.norm-features", "dtype.int-into-float")),
     OpSpec("GroupNorm", "norm",
            (Arg("num_groups"), Arg("num_channels"), Arg("eps", 1e-5), Arg("affine", True)),
            _gn_infer, tb.module("GroupNorm"),
            params=lambda a: 2 * a["num_channels"] if a["affine"] else 0,
-           rules=("shape.norm-features", "shape.groupnorm-divisibility")),
+           rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float")),
     OpSpec("InstanceNorm2d", "norm", (Arg("num_features"), Arg("eps", 1e-5), Arg("momentum", 0.1),
                                       Arg("affine", False), Arg("track_running_stats", False)),
            _in_infer((3, 4)), tb.module("InstanceNorm2d"),
-           params=lambda a: 2 * a["num_features"] if a["affine"] else 0, rules=("shape.norm-features",)),
+           params=lambda a: 2 * a["num_features"] if a["affine"] else 0,
+           rules=("shape.norm-features", "shape.rank", "dtype.int-into-float")),
 ]

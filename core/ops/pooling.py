@@ -25,10 +25,18 @@ def _pool_out(size, k, s, p, d, ceil):
     return (size + 2 * p - span) // s + 1
 
 
+def _int_check(ctx: InferCtx, why: str) -> None:
+    x = ctx.x
+    ctx.require(not x.is_int, "dtype.int-into-float",
+                lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; {why} — cast first")
+
+
 def _pool_infer(n: int, kind: str):
     def infer(ctx: InferCtx):
         x, a = ctx.x, ctx.args
         op = ctx.node.op
+        if kind == "max" and n == 1:
+            _int_check(ctx, "torch's 1-D max pooling has no integer kernel")
         if x.shape is None:
             return [x]
         if not ctx.need_rank(x, (n + 1, n + 2)):
@@ -60,6 +68,7 @@ def _pool_infer(n: int, kind: str):
 def _adaptive_infer(n: int):
     def infer(ctx: InferCtx):
         x = ctx.x
+        _int_check(ctx, "adaptive pooling averages (or has no integer kernel)")
         if x.shape is None:
             return [x]
         if not ctx.need_rank(x, (n + 1, n + 2)):
@@ -87,10 +96,11 @@ def _avg_args(n):
 OPS = []
 for _n in (1, 2, 3):
     OPS.append(OpSpec(f"MaxPool{_n}d", "pooling", _max_args(), _pool_infer(_n, "max"), tb.module(f"MaxPool{_n}d"),
-                      rules=POOL_RULES))
+                      rules=POOL_RULES + (("dtype.int-into-float",) if _n == 1 else ())))
     OPS.append(OpSpec(f"AvgPool{_n}d", "pooling", _avg_args(_n), _pool_infer(_n, "avg"), tb.module(f"AvgPool{_n}d"),
                       rules=POOL_RULES))
     OPS.append(OpSpec(f"AdaptiveAvgPool{_n}d", "pooling", (Arg("output_size"),), _adaptive_infer(_n),
-                      tb.module(f"AdaptiveAvgPool{_n}d"), rules=("shape.rank",)))
+                      tb.module(f"AdaptiveAvgPool{_n}d"), rules=("shape.rank", "dtype.int-into-float")))
     OPS.append(OpSpec(f"AdaptiveMaxPool{_n}d", "pooling", (Arg("output_size"), Arg("return_indices", False)),
-                      _adaptive_infer(_n), tb.module(f"AdaptiveMaxPool{_n}d"), rules=("shape.rank",)))
+                      _adaptive_infer(_n), tb.module(f"AdaptiveMaxPool{_n}d"),
+                      rules=("shape.rank", "dtype.int-into-float")))

@@ -357,6 +357,9 @@ def _source_infer(dtype_of):
 
 def _upsample_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
+    ctx.require(not x.is_int, "dtype.int-into-float",
+                lambda: f"Upsample {ctx.node.id!r} receives integer {x.dtype} values; torch interpolates floats only "
+                "— cast first")
     if x.shape is None:
         return [x]
     n = len(x.shape) - 2
@@ -433,5 +436,5 @@ OPS = [
            arity=(0, 0), params=_param_params, accepts="any"),
     OpSpec("Upsample", "tensor", (Arg("size", None), Arg("scale_factor", None), Arg("mode", "nearest"),
                                   Arg("align_corners", None)), _upsample_infer, tb.module("Upsample"),
-           rules=("shape.rank",)),
+           rules=("shape.rank", "dtype.int-into-float")),
 ]
