@@ -132,3 +132,11 @@ def test_kappa_edge_cases():
     assert cohen_kappa([("real", "real")] * 3)["kappa"] is None    # chance agreement 1
     k = cohen_kappa([("real", "false_alarm"), ("false_alarm", "real")])
     assert k["kappa"] == pytest.approx(-1.0)
+
+
+def test_report_and_export_on_a_missing_store_say_so(tmp_path):
+    missing = tmp_path / "nope.duckdb"
+    for args in (["report", "refusals", "--json"], ["export", "--format", "csv", "--out", tmp_path / "o"]):
+        p = cli(*args, db=missing)
+        assert p.returncode == 2 and p.stderr.strip() == f"{missing}: no such store (import designs first, or pass --db)"
+    assert not missing.exists()

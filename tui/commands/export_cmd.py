@@ -24,6 +24,11 @@ def run(args) -> int:
     from store.exports import ExportError, export, export_tables
 
     db = getattr(args, "db", None)
+    from store.paths import resolve_db_path
+
+    if not resolve_db_path(db).exists():
+        print(f"{resolve_db_path(db)}: no such store (import designs first, or pass --db)", file=sys.stderr)
+        return 2
     try:
         if args.tables:
             known = export_tables(db)

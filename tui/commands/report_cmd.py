@@ -72,6 +72,11 @@ def run(args) -> int:
     from store.reports import agreement_report, refusal_report, rules_report
 
     db = getattr(args, "db", None)
+    from store.paths import resolve_db_path
+
+    if not resolve_db_path(db).exists():
+        print(f"{resolve_db_path(db)}: no such store (import designs first, or pass --db)", file=sys.stderr)
+        return 2
     try:
         if args.report == "refusals":
             data = refusal_report(db)
