@@ -105,7 +105,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict) -> None:
     inf.types[node.id] = outs
     if node.shares is not None:
         _check_shares(node, nodes, inf)
-        inf.params[node.id] = 0
+        inf.params[node.id] = _own_params_when_tied(node, nodes, spec, args)
     else:
         try:
             inf.params[node.id] = spec.params(args)
@@ -116,6 +116,20 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict) -> None:
             inf.flops[node.id] = spec.flops(ctx, outs)
         except (TypeError, ValueError, KeyError, IndexError):
             inf.flops[node.id] = None
+
+
+def _own_params_when_tied(node: Node, nodes: dict, spec, args: dict) -> int:
+    """A module called twice owns nothing; a tied layer (Linear tied to an Embedding)
+    shares only its weight and keeps its own bias."""
+    other = nodes.get(node.shares)
+    if other is None or other.op == node.op:
+        return 0
+    w = weight_shape(node.op, args)
+    try:
+        total = spec.params(args)
+    except (TypeError, ValueError, KeyError):
+        return 0
+    return max(0, total - (w[0] * w[1] if w else total))
 
 
 def weight_shape(op: str, args: dict):

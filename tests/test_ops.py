@@ -91,6 +91,18 @@ EXAMPLES = {
     "LogSoftmax": ([((2, 5), F)], {"dim": 1}),
     "PReLU": ([((2, 4, 3), F)], {"num_parameters": 4}),
     "Dropout2d": ([((2, 3, 4, 4), F)], {"p": 0.2}),
+    "ZeroPad1d": ([((2, 3, 5), F)], {"padding": [1, 2]}),
+    "ZeroPad2d": ([((2, 3, 5, 6), F)], {"padding": [1, 2, 0, 3]}),
+    "ZeroPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": 1}),
+    "ConstantPad1d": ([((2, 3, 5), F)], {"padding": 2, "value": 0.5}),
+    "ConstantPad2d": ([((2, 3, 5, 6), F)], {"padding": [0, 1, 2, 3], "value": -1.0}),
+    "ConstantPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": [1, 1, 0, 0, 2, 2], "value": 0.0}),
+    "ReflectionPad1d": ([((2, 3, 5), F)], {"padding": [2, 1]}),
+    "ReflectionPad2d": ([((2, 3, 5, 6), F)], {"padding": 2}),
+    "ReflectionPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": 1}),
+    "ReplicationPad1d": ([((2, 3, 5), F)], {"padding": 3}),
+    "ReplicationPad2d": ([((2, 3, 5, 6), F)], {"padding": [1, 0, 1, 0]}),
+    "ReplicationPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": [0, 1, 0, 1, 0, 1]}),
 }
 for _name in ("ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid",
               "Hardtanh", "Softplus", "Tanh", "Sigmoid", "Dropout", "Dropout1d", "Identity"):
@@ -177,3 +189,19 @@ def test_dims_arithmetic():
     assert D.conv_out("H", 3, 1, 1) == "H"
     assert D.substitute(D.conv_out("H", 3, 2, 1), {"H": 32}) == 16
     assert D.same("B", "B") is True and D.same("B", 3) is None and D.differ(3, 4)
+
+
+def test_tied_head_shares_only_its_weight():
+    d = Design.from_dict({
+        "format": "archgraph/1", "name": "tied",
+        "inputs": [{"id": "ids", "shape": ["B", 5], "dtype": "int64"}],
+        "nodes": [
+            {"id": "wte", "op": "Embedding", "args": {"num_embeddings": 40, "embedding_dim": 6}, "in": ["ids"]},
+            {"id": "head", "op": "Linear", "args": {"in_features": 6, "out_features": 40}, "in": ["wte"],
+             "shares": "wte"},
+        ],
+        "outputs": ["head"],
+    })
+    inf = infer_design(d)
+    model = build_module(d, device="meta")
+    assert sum(inf.params.values()) == sum(p.numel() for p in model.parameters()) == 40 * 6 + 40

@@ -438,3 +438,41 @@ OPS = [
                                   Arg("align_corners", None)), _upsample_infer, tb.module("Upsample"),
            rules=("shape.rank", "dtype.int-into-float")),
 ]
+
+
+# ---- padding ----------------------------------------------------------------
+def _pad_infer(n: int):
+    def infer(ctx: InferCtx):
+        x = ctx.x
+        if x.shape is None:
+            return [x]
+        if len(x.shape) not in (n + 1, n + 2):
+            return ctx.fail("shape.rank", f"{ctx.node.op} {ctx.node.id!r} expects a {n + 1}-D or {n + 2}-D input, "
+                                          f"got {D.fmt_shape(x.shape)}")
+        pad = ctx.args["padding"]
+        pads = list(pad) if isinstance(pad, (list, tuple)) else [pad] * (2 * n)
+        if len(pads) != 2 * n:
+            return ctx.fail("connectivity.bad-arg",
+                            f"{ctx.node.op} {ctx.node.id!r}: padding needs {2 * n} values, got {pads}")
+        s = list(x.shape)
+        # torch's order: last dim first (left, right), then the one before it
+        for i in range(n):
+            dim = len(s) - 1 - i
+            s[dim] = D.add(s[dim], pads[2 * i] + pads[2 * i + 1])
+            if D.is_const(s[dim]) and s[dim] <= 0:
+                return ctx.fail("shape.spatial-collapse",
+                                f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size {s[dim]}")
+        return [TensorType(tuple(s), x.dtype)]
+
+    return infer
+
+
+for _n in (1, 2, 3):
+    OPS.append(OpSpec(f"ZeroPad{_n}d", "tensor", (Arg("padding"),), _pad_infer(_n), tb.module(f"ZeroPad{_n}d"),
+                      accepts="any", rules=("shape.rank", "shape.spatial-collapse")))
+    OPS.append(OpSpec(f"ConstantPad{_n}d", "tensor", (Arg("padding"), Arg("value")), _pad_infer(_n),
+                      tb.module(f"ConstantPad{_n}d"), accepts="any", rules=("shape.rank", "shape.spatial-collapse")))
+    OPS.append(OpSpec(f"ReflectionPad{_n}d", "tensor", (Arg("padding"),), _pad_infer(_n),
+                      tb.module(f"ReflectionPad{_n}d"), rules=("shape.rank", "shape.spatial-collapse")))
+    OPS.append(OpSpec(f"ReplicationPad{_n}d", "tensor", (Arg("padding"),), _pad_infer(_n),
+                      tb.module(f"ReplicationPad{_n}d"), rules=("shape.rank", "shape.spatial-collapse")))
