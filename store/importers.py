@@ -27,6 +27,7 @@ import codecs
 import json
 import os
 import re
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -358,6 +359,23 @@ def _record(item: Item, defaults: Defaults) -> dict:
     if out["author"] not in AUTHORS:
         raise _Bad(f"author must be human, agent or reference, not {out['author']!r}")
     return out
+
+
+_HASH_LOCK = threading.Lock()
+_HASH_CON = None
+
+
+def canonical_hash(graph: Any) -> str:
+    """The `content_hash` a graph gets in the store: sha256 of its DuckDB-minified JSON text
+    (what `designs.graph` holds), computed on a private in-memory DuckDB."""
+    global _HASH_CON
+    text = graph if isinstance(graph, str) else json.dumps(graph, ensure_ascii=False)
+    with _HASH_LOCK:
+        if _HASH_CON is None:
+            import duckdb
+
+            _HASH_CON = duckdb.connect(":memory:")
+        return _HASH_CON.execute("SELECT sha256(CAST(json(?) AS VARCHAR))", [text]).fetchone()[0]
 
 
 _DEC = json.JSONDecoder()

@@ -271,3 +271,13 @@ def test_py_sources_through_the_parser(db, tmp_path):
     assert p.returncode == 2 and "--entry" in p.stderr and "Tiny" in p.stderr
     p = cli("import", src, "--entry", "Nope", "--input", "2,16", db=db, fake=False)
     assert p.returncode == 2 and p.stderr.startswith(str(src)) and len(p.stderr.strip().splitlines()) == 1
+
+
+def test_canonical_hash_is_the_stored_content_hash(db, fake):
+    from store.importers import canonical_hash
+
+    g = graph(["Bad"], name="h")
+    g["train"] = {"budget_usd": 1e-05, "lr": 0.1, "big": 1e20, "note": "é/\"x\""}
+    store.import_records(db, [{"id": "h", "author": "agent", "graph": g}], verifier=fake)
+    assert store.get_design(db, "h")["content_hash"] == canonical_hash(g)
+    assert store.get_design(db, "h")["graph"] == g
