@@ -124,18 +124,21 @@ def narrowing(prop: PropLite, rows: Sequence[EvidenceRow], views_by_id: dict[str
     if c0 == 0 or s0 == 0:
         return []
     have = set(prop.structure.scope)
+    sup = [r for r in live if r.verdict == "support"]
+    con = [r for r in live if r.verdict == "contradict"]
     out = []
     for cond in vocabulary:
         if cond in have or any(c.feature == cond.feature for c in have):
             continue
         child = prop.structure.narrowed([cond])
-        after = counts(recheck(live, child, views_by_id, via="suggestion"))
-        s1, c1 = after["support"], after["contradict"]
-        if s1 == 0 or c1 >= c0:
+        # contradictions first: most conditions drop none and are skipped cheaply
+        c1 = counts(recheck(con, child, views_by_id, via="suggestion"))["contradict"]
+        if c1 >= c0 or 1 - c1 / c0 < 0.5:
+            continue
+        s1 = counts(recheck(sup, child, views_by_id, via="suggestion"))["support"]
+        if s1 == 0 or s1 / s0 < 0.5:
             continue
         kept_s, dropped_c = s1 / s0, 1 - c1 / c0
-        if kept_s < 0.5 or dropped_c < 0.5:
-            continue
         score = kept_s + dropped_c
         out.append((score, NarrowSuggestion(prop.id, cond, s0, c0, s1, c1,
                                             f"keeps {s1}/{s0} supports, leaves {c1}/{c0} contradictions")))
