@@ -54,7 +54,7 @@ def _unused_inputs(ctx):
 def _unreachable(ctx):
     fed: set = set(ctx.design.input_ids)
     for node in ctx.inf.order or ctx.design.topo_order():
-        if any(o in fed for o in ctx.operands.get(node.id, [])):
+        if not fed.isdisjoint(ctx.operands.get(node.id, ())):
             fed.add(node.id)
     for o in dict.fromkeys(parse_ref(o)[0] for o in ctx.design.outputs):
         if o in ctx.nodes and o not in fed:

@@ -153,9 +153,16 @@ class OpSpec:
 
     def __post_init__(self) -> None:
         self.arg_names = frozenset(a.name for a in self.args)
+        self._defaults = {a.name: a.default for a in self.args}  # in the constructor's order
+        self._required = frozenset(a.name for a in self.args if a.required)
 
     def resolve_args(self, given: dict) -> tuple[dict, list[str], list[str]]:
         """Args with torch's defaults filled; (args, missing, unknown)."""
+        keys = given.keys()
+        if keys <= self.arg_names and self._required <= keys:  # the common case, on the hot path
+            out = self._defaults.copy()
+            out.update(given)
+            return out, [], []
         out: dict = {}
         missing: list[str] = []
         for a in self.args:
