@@ -42,6 +42,8 @@ def _default_args(op, spec):
         return {"kernel_size": 2}
     if op.startswith("Adaptive"):
         return {"output_size": 1}
+    if "Pad" in op:
+        return {"padding": 1, "value": 0.0} if op.startswith("Constant") else {"padding": 1}
     args = ARGS.get(op, {})
     if args is None or any(a.required and a.name not in args for a in spec.args):
         return None
