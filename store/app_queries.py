@@ -204,6 +204,21 @@ class AppStore:
     def queue_ids(self, filters: dict | None, sort) -> list[str]:
         return queue_ids(self.db, filters, sort, self.curator)
 
+    def queue_start(self, filters: dict | None, sort, around: str | None = None,
+                    window: int = 120) -> tuple[list[str], dict[str, dict]]:
+        """The queue's ids and the rows of its first window (or the window around `around`), in one unit
+        of work: what the list needs to draw its first screen."""
+        with connect(self.db) as con:
+            ids = queue_ids(con, filters, sort, self.curator)
+            start = 0
+            if around is not None:
+                try:
+                    start = max(ids.index(around) - window // 2, 0)
+                except ValueError:
+                    start = 0
+            rows = rows_for(con, ids[start:start + window], self.curator)
+        return ids, rows
+
     def rows_for(self, ids: list[str]) -> dict[str, dict]:
         return rows_for(self.db, ids, self.curator)
 

@@ -120,6 +120,7 @@ class CuratorApp(App[int]):
         self._versions: dict[str, int] = {}  # design id -> writes submitted (stale prefetch guard)
         self._progress_timer = None
         self._design_request: tuple | None = None
+        self._started = False
         self.sub_title = f"{self.db_path.name} · curator {self.curator}"
 
     # ---- start-up ----------------------------------------------------------------
@@ -133,7 +134,13 @@ class CuratorApp(App[int]):
             self.set_keymap(self.config.keymap)
         for problem in self.config.problems:
             self.notify(problem, title="config", severity="warning", timeout=10)
-        self.load_facets()
+
+    def first_page_shown(self) -> None:
+        """The queue drew its first screen: now read what can wait (filter values, progress)."""
+        if not self._started:
+            self._started = True
+            self.load_facets()
+            self.load_progress(dict(self.main_queue.filters))
 
     # ---- workers: reads ------------------------------------------------------------
     def _post(self, target, message) -> None:
@@ -148,8 +155,8 @@ class CuratorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="queue", exit_on_error=False)
     def load_queue(self, target, model: QueueModel, generation: int, select: str | None = None) -> None:
-        ids = self.store.queue_ids(dict(model.filters), model.sort)
-        self._post(target, QueueLoaded(model, generation, ids, select))
+        ids, rows = self.store.queue_start(dict(model.filters), model.sort, around=select)
+        self._post(target, QueueLoaded(model, generation, ids, select, rows))
 
     @work(thread=True, exclusive=True, group="rows", exit_on_error=False)
     def load_rows(self, target, model: QueueModel, generation: int, ids: list[str]) -> None:

@@ -106,8 +106,10 @@ class DesignScreen(Screen):
         self.radius = 2
         self.shown_id: str | None = None
         self.shown_at: float = 0.0
+        self.shown_cpu: float = 0.0  # UI thread CPU time at that moment (benchmarks)
         self._focus_nodes: set = set()
         self._keep_key: str | None = None
+        self._filled_tabs: set = set()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -186,6 +188,10 @@ class DesignScreen(Screen):
 
     # ---- drawing -------------------------------------------------------------------------
     def _display(self, view: DesignView) -> None:
+        with self.app.batch_update():
+            self._display_inner(view)
+
+    def _display_inner(self, view: DesignView) -> None:
         self.view = view
         self.full_graph = None
         d = view.data
@@ -209,11 +215,11 @@ class DesignScreen(Screen):
             summary.append(f" · {d['n_nodes']} nodes")
         if d.get("cost_a10g_usd") is not None:
             summary.append(f" · {_money(d['cost_a10g_usd'])} on A10G")
-        self.query_one("#design-summary", Static).update(summary)
+        self.query_one("#design-summary", Static).update(summary, layout=False)
         keep, self._keep_key = self._keep_key, None
         self._fill_findings(keep)
-        self._fill_cost()
-        self._fill_meta()
+        self._filled_tabs = set()
+        self._fill_active_tab()
         self._update_judging()
         self._draw_graph()
         self.shown_id = view.id
@@ -223,6 +229,7 @@ class DesignScreen(Screen):
     def _mark_shown(self, design_id: str) -> None:
         if self.shown_id == design_id:
             self.shown_at = time.perf_counter()
+            self.shown_cpu = time.thread_time()
 
     def _finding_prompt(self, f: dict) -> Text:
         t = Text()
@@ -332,6 +339,22 @@ class DesignScreen(Screen):
         detail.update(t)
         self._apply_graph_focus()
 
+    def _fill_active_tab(self) -> None:
+        """Fill the visible tab now; the others when they are opened (less to draw per design)."""
+        if self.view is None:
+            return
+        active = self.query_one("#tabs", TabbedContent).active
+        if active in self._filled_tabs:
+            return
+        if active == "tab-cost":
+            self._fill_cost()
+        elif active == "tab-source":
+            self._fill_meta()
+        self._filled_tabs.add(active)
+
+    def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
+        self._fill_active_tab()
+
     def _fill_cost(self) -> None:
         d = self.view.data
         cost = d.get("cost") or {}
@@ -422,10 +445,10 @@ class DesignScreen(Screen):
         if view is not None and total == 0 and view.data.get("error") is None:
             clean = view.is_clean_marked(self.app.curator)
             bar.update(total=1, progress=1 if clean else 0)
-            label.update(f"{'clean ✓' if clean else 'to mark'} · {session} this session")
+            label.update(f"{'clean ✓' if clean else 'to mark'} · {session} this session", layout=False)
         else:
             bar.update(total=max(total, 1), progress=done)
-            label.update(f"{done}/{total} judged · {session} this session")
+            label.update(f"{done}/{total} judged · {session} this session", layout=False)
 
     # ---- the graph ---------------------------------------------------------------------
     def _graph_full(self) -> bool:
@@ -439,20 +462,20 @@ class DesignScreen(Screen):
         view = self.view
         if view is None or view.graph is None:
             gv.set_lines([Line(Text(view.problem if view is not None else "", style="dim italic"))])
-            title.update("no graph")
+            title.update("no graph", layout=False)
             return
         n = view.graph.n_nodes
         if self._graph_full():
             gv.set_lines(view.full_lines)
             title.update(Text.assemble(("Graph", "bold"), f" · {n} nodes · layered, shapes on edges"
-                                       + (" · g: neighbourhood" if view.big else "")))
+                                       + (" · g: neighbourhood" if view.big else "")), layout=False)
         else:
             focus = self._focus_nodes or {view.graph.order[0]} if view.graph.order else set()
             subset = view.graph.neighbourhood(focus, self.radius)
             gv.set_lines(layout(view.graph, subset))
             names = ", ".join(sorted(focus))
             title.update(Text.assemble(("Graph", "bold"), f" · {n} nodes · within {self.radius} of "
-                                       f"{names if len(names) < 40 else names[:39] + '…'} · g: whole · +/-: radius"))
+                                       f"{names if len(names) < 40 else names[:39] + '…'} · g: whole · +/-: radius"), layout=False)
         self._apply_graph_focus(redraw=False)
 
     def _apply_graph_focus(self, redraw: bool = True) -> None:

@@ -93,7 +93,7 @@ class QueueScreen(Screen):
         self.model.loaded = False
         self._show_status(loading=True)
         self.app.load_queue(self, self.model, self.model.generation, select)
-        if self.main:
+        if self.main and self.app._started:
             self.app.load_progress(dict(self.model.filters))
 
     def refresh_data(self) -> None:
@@ -104,6 +104,7 @@ class QueueScreen(Screen):
         if message.model is not self.model or message.generation != self.model.generation:
             return
         self.model.set_ids(message.ids)
+        self.model.add_rows(message.rows)
         ql = self.query_one(QueueList)
         ql.reset()
         if message.select:
@@ -111,6 +112,8 @@ class QueueScreen(Screen):
             if index is not None:
                 ql.move_to(index, center=True)
         self._show_status()
+        if self.main:
+            self.call_after_refresh(self.app.first_page_shown)
 
     def on_queue_list_need_rows(self, message: QueueList.NeedRows) -> None:
         message.stop()

@@ -60,6 +60,10 @@ def prepare_view(data: dict) -> DesignView:
         types = infer_design(view.design).types
     except Exception as exc:  # shapes are a help, not a requirement
         view.problem = f"shapes unavailable: {type(exc).__name__}: {exc}"
+    try:  # the catalogue's words are read on the UI thread: import them here, off it
+        import core.checks  # noqa: F401
+    except Exception:  # pragma: no cover
+        pass
     view.graph = build_model(view.design, types, data.get("findings"))
     view.full_lines = layout(view.graph)
     return view

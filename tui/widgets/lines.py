@@ -32,8 +32,7 @@ class LinesView(ScrollView, can_focus=True):
 
     DEFAULT_CSS = """
     LinesView { background: $surface; }
-    LinesView > .lines--cursor { background: $accent 30%; }
-    LinesView:focus > .lines--cursor { background: $accent 55%; }
+    LinesView:focus > .lines--cursor { background: $primary 45%; }
     LinesView > .lines--highlight { background: $warning 35%; text-style: bold; }
     """
     COMPONENT_CLASSES = {"lines--cursor", "lines--highlight"}

@@ -8,12 +8,14 @@ from textual.message import Message
 
 
 class QueueLoaded(Message):
-    def __init__(self, model, generation: int, ids: list[str], select: str | None = None) -> None:
+    def __init__(self, model, generation: int, ids: list[str], select: str | None = None,
+                 rows: dict | None = None) -> None:
         super().__init__()
         self.model = model
         self.generation = generation
         self.ids = ids
         self.select = select
+        self.rows = rows or {}
 
 
 class RowsLoaded(Message):
