@@ -325,10 +325,16 @@ def find_cycles(design: Design, stuck: list | None = None) -> list[list[str]]:
                 g.add_edge(rid, n.id)
     cycles = []
     for comp in nx.strongly_connected_components(g):
-        sub = g.subgraph(comp)
-        if len(comp) == 1 and not sub.has_edge(next(iter(comp)), next(iter(comp))):
+        # a fresh graph in file order, walked from the component's first node: a subgraph view of
+        # the set `comp` iterates in hash order, which changed the cycle reported (and the
+        # finding's key) from one process to the next
+        sub = nx.DiGraph()
+        sub.add_nodes_from(n.id for n in stuck if n.id in comp)
+        sub.add_edges_from((u, v) for u, v in g.edges if u in comp and v in comp)
+        first = next(iter(sub))
+        if len(comp) == 1 and not sub.has_edge(first, first):
             continue
-        cyc = nx.find_cycle(sub)
+        cyc = nx.find_cycle(sub, source=first)
         cycles.append([e[0] for e in cyc])
     return cycles
 
