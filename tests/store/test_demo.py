@@ -1,7 +1,7 @@
 import pytest
 
 import store
-from conftest import write_jsonl
+from storetest import write_jsonl
 from fake_verifier import record
 from store import demo
 

@@ -5,7 +5,7 @@ import duckdb
 import pytest
 
 import store
-from conftest import cli
+from storetest import cli
 from fake_verifier import record
 from store.exports import ExportError
 from store.importers import import_records

@@ -3,7 +3,7 @@ import json
 import pytest
 
 import store
-from conftest import cli, write_jsonl
+from storetest import cli, write_jsonl
 from fake_verifier import graph, record
 from store.importers import Defaults, ImportInputError, import_paths
 

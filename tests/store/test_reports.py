@@ -5,7 +5,7 @@ import subprocess
 import pytest
 
 import store
-from conftest import cli
+from storetest import cli
 from fake_verifier import record
 from store.importers import import_records
 from store.reports import cohen_kappa, wilson_lower

@@ -11,7 +11,7 @@ import time
 import pytest
 
 import store
-from conftest import cli, subprocess_env, write_jsonl
+from storetest import cli, subprocess_env, write_jsonl
 from fake_verifier import record
 from store.importers import import_records
 
@@ -45,7 +45,7 @@ for i in range(n):
 
 
 def _spawn(code, *args):
-    from conftest import HERE, ROOT
+    from storetest import HERE, ROOT
 
     return subprocess.Popen([sys.executable, "-c", code, *map(str, args), str(ROOT), str(HERE)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env())
