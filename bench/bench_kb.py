@@ -5,7 +5,9 @@ baseline measured in the same run.
 
 1. Executor: one candidate across 10 seeds, seed-batched (parameters stacked on
    a leading seed dimension, one optimizer) vs the baseline of 10 separate
-   single-seed runs of the same code. Same finals either way (checked).
+   single-seed runs of the same code. The finals agree to float rounding (a
+   batch of one seed takes another matmul path; two or more seeds give
+   bit-identical per-seed results, whatever the others).
 2. Knowledge base on the shipped questions: mining the training split, judging
    one proposition on every question (the evidence derivation), building the
    pack, and the replay; the baseline is one pass of feature extraction over the
@@ -38,12 +40,14 @@ def bench_executor(n: int, reps: int) -> None:
     from core.aiq.execute import run_candidate
 
     qs = [json.loads(line) for line in (ROOT / "assets/aiq/questions.jsonl").read_text().splitlines() if line.strip()]
-    picks = []
-    for q in qs:
+    picks, fams = [], {}
+    for q in qs:  # spread over the families
         if len(picks) >= n:
             break
-        ch = q["choices"][0]
-        picks.append((q["dataset"], ch["candidate"]))
+        if fams.get(q["family"], 0) >= max(1, n // 4):
+            continue
+        fams[q["family"]] = fams.get(q["family"], 0) + 1
+        picks.append((q["dataset"], q["choices"][0]["candidate"]))
     run_candidate({"candidate": picks[0][1], "dataset": picks[0][0], "n_seeds": 1})  # warm-up
     print(f"executor: {len(picks)} shipped candidates x 10 seeds (CPU, 1 thread)")
     ratios = []
@@ -61,10 +65,10 @@ def bench_executor(n: int, reps: int) -> None:
 
         tb = _t(run_batched, reps)
         ts = _t(run_single, reps)
-        same = batched["r"]["finals"] == singles["f"]
+        diff = max(abs(x - y) / max(abs(y), 1e-12) for x, y in zip(batched["r"]["finals"], singles["f"]))
         ratios.append(ts / tb)
         print(f"  {fam:<34} {c['model']['type']:<15} {steps:>4} steps: batched {tb:6.2f}s, "
-              f"10 single-seed runs {ts:6.2f}s -> {ts / tb:4.1f}x faster; same finals: {same}")
+              f"10 single-seed runs {ts:6.2f}s -> {ts / tb:4.1f}x faster; finals agree to {diff:.0e} (relative)")
     print(f"  median speed-up of seed batching: {statistics.median(ratios):.1f}x")
 
 

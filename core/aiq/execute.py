@@ -34,7 +34,8 @@ from core.aiq.spec import (
 N_SEEDS = 10
 BASE_SEED = 0
 EVAL_POINTS = 12
-MIN_MARGIN = 0.005  # smallest per-seed relative lead the winner must hold to be kept
+MIN_MARGIN = 0.02  # smallest per-seed relative lead the winner must hold to be kept (float noise
+                   # can grow to ~1% over a few hundred steps on another machine)
 
 
 def _resolve_device(requested: str | None) -> str:
