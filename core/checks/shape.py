@@ -181,6 +181,22 @@ def _silent_broadcast(node, ctx):
                f"dim(s) {grown}")
 
 
+def _fault_upstream(node, ctx) -> bool:
+    """Whether any ancestor failed a requirement (or is no op at all)."""
+    seen = set()
+    stack = list(ctx.operands.get(node.id, []))
+    while stack:
+        nid = stack.pop()
+        if nid in seen:
+            continue
+        seen.add(nid)
+        if nid in ctx.nodes:
+            if nid not in ctx.inf.ok:
+                return True
+            stack.extend(ctx.operands.get(nid, []))
+    return False
+
+
 @node_check("shape.unknown-dim", W, "shape", "A size could not be followed",
             ops=("Linear", "Conv1d", "Conv2d", "Conv3d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
                  "MultiheadAttention", "LSTM", "GRU", "RNN", "TransformerEncoderLayer", "Embedding"),
@@ -191,9 +207,10 @@ def _unknown_dim(node, ctx):
     if not node.inputs:
         return
     t = ctx.inf.type_of(node.inputs[0])
-    feeding = ctx.producer(node)
-    if feeding is not None and feeding.id not in ctx.inf.ok:
-        return  # the fault upstream is already reported
+    if t.shape is not None and None not in t.shape:
+        return
+    if _fault_upstream(node, ctx):
+        return  # the size was lost at a fault that is already reported
     if t.shape is None:
         yield f"{node.op} {node.id!r}: the rank and sizes of its input are unknown; its requirements were not checked"
     elif t.shape and t.shape[-1] is None and node.op in ("Linear", "LayerNorm", "MultiheadAttention", "LSTM",
