@@ -37,6 +37,7 @@ def _verify(design: Design, with_cost: bool) -> Report:
         findings.append(Finding(v.rule, v.severity, tuple(v.nodes), v.message))
     cost = compute_cost(design, inf) if with_cost else {}
     ctx = _check_ctx(design, inf, cost)
+    ctx.faulty = {n for f in findings if f.severity == "block" for n in f.nodes}
     for node in design.nodes:
         for spec, fn in NODE_CHECKS.get(node.op, ()):
             for item in fn(node, ctx) or ():

@@ -94,6 +94,7 @@ class CheckCtx:
     nodes: dict = field(default_factory=dict)
     users: dict = field(default_factory=dict)  # id -> [consumer node ids]
     operands: dict = field(default_factory=dict)  # node id -> [producer ids] (result index dropped)
+    faulty: set = field(default_factory=set)  # node ids named by a block finding before the checks ran
 
     def producer(self, node, i: int = 0):
         """The node that feeds operand i, or None for a design input."""

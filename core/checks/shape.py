@@ -182,18 +182,19 @@ def _silent_broadcast(node, ctx):
 
 
 def _fault_upstream(node, ctx) -> bool:
-    """Whether any ancestor failed a requirement (or is no op at all)."""
+    """Whether the node or an ancestor carries a block finding (a failed requirement,
+    a dangling read, a cycle), which already explains a lost size."""
+    inputs = set(ctx.design.input_ids)
     seen = set()
-    stack = list(ctx.operands.get(node.id, []))
+    stack = [node.id]
     while stack:
         nid = stack.pop()
-        if nid in seen:
+        if nid in seen or nid in inputs:
             continue
         seen.add(nid)
-        if nid in ctx.nodes:
-            if nid not in ctx.inf.ok:
-                return True
-            stack.extend(ctx.operands.get(nid, []))
+        if nid in ctx.faulty or nid not in ctx.nodes:
+            return True
+        stack.extend(ctx.operands.get(nid, []))
     return False
 
 
