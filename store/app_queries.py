@@ -281,7 +281,51 @@ class AppStore:
 
         retract_missed_defect(self.db, defect_id, self.curator)
 
+    # the knowledge base
+    def kb_view(self, status: str = "live") -> dict:
+        return kb_view(self.db, status)
+
+    def kb_evidence(self, pid: int) -> list[dict]:
+        from store import kb as K
+
+        return K.evidence(self.db, pid)
+
+    def kb_suggestions(self):
+        from store import kb as K
+
+        return K.suggestions(self.db)
+
+    def kb_op(self, op: str, *args, **kwargs):
+        return kb_op(self.db, op, *args, actor=self.curator, **kwargs)
+
     def touch(self) -> None:
         """Open the store once (creating and migrating it): a cheap check that it can be used."""
         with transaction(self.db):
             pass
+
+
+# ---- the knowledge base (store/kb.py), for the app's KB screen --------------------------------------
+
+KB_OPS = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", "mark_distinct", "undo",
+          "export_pack", "seed_kb")
+
+
+def kb_view(db: DB, status: str = "live") -> dict:
+    """Propositions (with evidence counts), the current 20-cap pack and the audit log's head."""
+    from store import kb as K
+
+    with connect(db) as con:
+        return {"props": K.list_propositions(con, status), "pack": K.current_pack(con),
+                "audit": K.audit_log(con, 30), "questions": K.question_summary(con)}
+
+
+def kb_op(db: DB, op: str, *args, actor: str | None = None, **kwargs):
+    """One curator operation of store.kb (KBError, one line, when refused)."""
+    from store import kb as K
+
+    if op not in KB_OPS:
+        raise ValueError(f"not a knowledge-base operation: {op!r}")
+    fn = getattr(K, op)
+    if op == "seed_kb":
+        return fn(db)
+    return fn(db, *args, actor=actor, **kwargs)

@@ -32,11 +32,16 @@ from tui.widgets.messages import (
     DesignLoaded,
     DiffReady,
     FacetsLoaded,
+    KbDetailLoaded,
+    KbLoaded,
+    KbOpDone,
+    KbSuggestionsLoaded,
     NextFound,
     ProgressLoaded,
     QueueLoaded,
     ReportsLoaded,
     RowsLoaded,
+    RunUpdate,
     WriteDone,
 )
 from tui.widgets.queue_list import QueueModel
@@ -94,6 +99,8 @@ class CuratorApp(App[int]):
         Binding("q", "quit", "Quit", id="quit"),
         Binding("ctrl+z,z", "undo", "Undo", id="undo"),
         Binding("R", "reports", "Reports", id="reports"),
+        Binding("K", "open_kb", "Knowledge base", id="open_kb", show=False),
+        Binding("X", "open_runs", "Runs", id="open_runs", show=False),
         Binding("f5", "refresh", "Refresh", id="refresh", show=False),
     ]
 
@@ -121,6 +128,9 @@ class CuratorApp(App[int]):
         self._progress_timer = None
         self._design_request: tuple | None = None
         self._started = False
+        self.run_handles: list = []  # runs launched in this session, oldest first
+        self.stored_runs: dict = {}  # run id -> the store's run id
+        self._persisting: set = set()
         self.sub_title = f"{self.db_path.name} · curator {self.curator}"
 
     # ---- start-up ----------------------------------------------------------------
@@ -218,6 +228,25 @@ class CuratorApp(App[int]):
                 raise LookupError(f"design {base_name!r} has no graph in the store")
         diff = diff_designs(Design.from_dict(graph, source=label), Design.from_dict(b_graph, source=b_label))
         self._post(target, DiffReady(diff, label, b_label, request))
+
+    # the knowledge base
+    @work(thread=True, exclusive=True, group="kb-load", exit_on_error=False)
+    def kb_load(self, target, status: str, request: int) -> None:
+        self._post(target, KbLoaded(self.store.kb_view(status), request))
+
+    @work(thread=True, exclusive=True, group="kb-suggest", exit_on_error=False)
+    def kb_suggest(self, target, request: int) -> None:
+        self._post(target, KbSuggestionsLoaded(self.store.kb_suggestions(), request))
+
+    @work(thread=True, exclusive=True, group="kb-detail", exit_on_error=False)
+    def kb_detail(self, target, pid: int, request: int) -> None:
+        self._post(target, KbDetailLoaded(pid, self.store.kb_evidence(pid), request))
+
+    @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
+    def kb_write(self, target, op: str, args: tuple, kwargs: dict) -> None:
+        # the screen sends one operation at a time (it waits for KbOpDone), so nothing is cancelled
+        result = self.store.kb_op(op, *args, **kwargs)
+        target.post_message(KbOpDone(op, result))
 
     @work(thread=True, exclusive=True, group="reports", exit_on_error=False)
     def load_reports(self, target) -> None:
@@ -457,10 +486,17 @@ class CuratorApp(App[int]):
         if cls is None:
             self.notify(f"the {name} screen is not available in this build", severity="warning")
             return
+        if isinstance(self.screen, cls):
+            return
+        for screen in self.screen_stack:
+            if isinstance(screen, cls):  # already open below: go back to it
+                while self.screen is not screen:
+                    self.pop_screen()
+                return
         self.push_screen(cls())
 
-    def launch_run(self, design_id: str) -> None:
-        """Hook for the runs screen (issue 7): start a forward check of a design."""
+    def launch_run(self, design_id: str, kind: str = "forward") -> None:
+        """Start a forward check (or a short training) of a stored design, through the runs screen's hook."""
         from tui.screens import load_optional_screen
 
         cls = load_optional_screen("runs")
@@ -468,7 +504,64 @@ class CuratorApp(App[int]):
         if launch is None:
             self.notify("runs are not available in this build", severity="warning")
             return
-        launch(self, design_id)
+        launch(self, design_id, kind)
+
+    # ---- runs: launched here, watched by the runs screen, stored by this process -------------
+    TRAIN_STEPS = 200
+
+    def start_run(self, design_id: str, kind: str = "forward") -> None:
+        self._submit_run(design_id, kind)
+
+    @work(thread=True, exclusive=False, group="run-launch", exit_on_error=False)
+    def _submit_run(self, design_id: str, kind: str) -> None:
+        from core.runs import RunSpec, get_runner
+
+        graph = self.store.graph(design_id)
+        if graph is None:
+            raise LookupError(f"{design_id} has no graph to run (it was not generated)")
+        spec = RunSpec(kind=kind, design=graph, device="auto",
+                       steps=self.TRAIN_STEPS if kind == "train" else None, tags={"design_id": design_id})
+        handle = get_runner().submit(spec)
+        self.call_from_thread(self._run_submitted, handle)
+        handle.add_listener(lambda ev, h=handle: self._run_event(h, ev))  # replays what already happened
+
+    def _run_submitted(self, handle) -> None:
+        self.run_handles.append(handle)
+        what = "forward check" if handle.spec.kind == "forward" else handle.spec.kind
+        self.notify(f"{what} of {handle.spec.tags.get('design_id')} started — X shows the runs", timeout=4)
+
+    def _run_event(self, handle, event) -> None:
+        # on the runner's thread: only the end matters here (the runs screen polls the rest)
+        if getattr(event, "type", "") == "result":
+            self.post_message(RunUpdate(handle))
+
+    def on_run_update(self, message: RunUpdate) -> None:
+        handle = message.handle
+        if message.stored_id is not None:
+            self.stored_runs[handle.run_id] = message.stored_id
+            did = (handle.spec.tags or {}).get("design_id")
+            if did:
+                self.design_cache.pop(did, None)
+                self._bump(did)
+                for screen in self.screen_stack:
+                    handler = getattr(screen, "reload_if_showing", None)
+                    if handler is not None:
+                        handler(did)
+            r = handle.result
+            outcome = r.exception or r.status
+            self.notify(f"{handle.spec.kind} of {did}: {outcome}", severity="information" if r.status == "ok"
+                        else "warning", timeout=6)
+            return
+        if handle.run_id not in self._persisting:
+            self._persisting.add(handle.run_id)
+            self._persist_run(handle)
+
+    @work(thread=True, exclusive=False, group="run-store", exit_on_error=False)
+    def _persist_run(self, handle) -> None:
+        from tui.commands.run_cmd import persist_result
+
+        stored = persist_result(self.store.db, handle.spec, handle.result)
+        self.post_message(RunUpdate(handle, stored))
 
     async def action_quit(self) -> None:
         if self.writes_pending:
@@ -491,8 +584,6 @@ class CuratorApp(App[int]):
                 or binding.description
             yield SystemCommand(f"{binding.description}", f"{help_text}  [{keys}]",
                                 _runner(target, binding.action))
-        for bid, title, action in (("open_runs", "Runs", "open_runs"), ("open_kb", "Knowledge base", "open_kb")):
-            yield SystemCommand(title, ACTION_HELP[bid], _runner(self, action))
 
     def key_for(self, binding_id: str) -> str:
         """The keys a binding id is on now (config overrides applied), as shown to the curator."""

@@ -27,6 +27,12 @@ def open_app(db_path: str | os.PathLike | None = None, *, config_path: str | os.
             if result is not None and result.imported:
                 print(f"archcurator: first start: loaded {len(result.imported)} demo designs into {path}",
                       file=sys.stderr)
+            try:
+                from store.kb import ensure_kb
+            except ImportError:  # a build without the knowledge base
+                ensure_kb = None
+            if ensure_kb is not None and ensure_kb(path):
+                print("archcurator: first start: seeded the demo knowledge base", file=sys.stderr)
     except StoreError as exc:
         print(str(exc), file=sys.stderr)
         return 2

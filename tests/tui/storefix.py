@@ -53,3 +53,26 @@ def make_store(path: Path) -> Path:
     res = import_records(path, records(), label="tui-fixture")
     assert not res.rejected, res.rejected
     return path
+
+
+KB_PROPOSITIONS = [
+    ("Adam wins.", [], "optimizer == adam wins"),
+    ("Adam beats every other optimizer.", [], "optimizer == adam wins"),
+    ("The highest learning rate wins.", [], "higher lr wins"),
+    ("With a small budget, plain SGD without momentum loses.", ["budget < 4096"],
+     "optimizer == sgd & momentum == 0 loses"),
+    ("Wider networks win.", [], "higher width wins"),
+    ("LayerNorm helps.", [], "layer_norm == true wins"),
+]
+
+
+def make_kb(path: Path) -> Path:
+    """A small fixed knowledge base (40 executed questions kept with the tests, six propositions, one
+    near-duplicate pair, broad ones to narrow): independent of the shipped questions and the miner."""
+    from store import kb as K
+
+    lines = (ROOT / "tests" / "tui" / "fixtures" / "aiq_questions.jsonl").read_text().splitlines()
+    K.import_questions(path, [json.loads(line) for line in lines if line.strip()], source="tests/tui/fixtures")
+    for text, scope, claim in KB_PROPOSITIONS:
+        K.add(path, text, scope, claim, actor="fixture")
+    return path

@@ -93,3 +93,20 @@ def test_reports_rules(snap_compare, app_here):
 
 def test_help(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE, run_before=_steps("question_mark"))
+
+
+@pytest.fixture
+def kb_app_here(tmp_path, monkeypatch):
+    from storefix import make_kb
+
+    monkeypatch.chdir(tmp_path)
+    make_kb(make_store(Path("store.duckdb")))
+    return make_app(Path("store.duckdb"), prefetch=False)
+
+
+def test_knowledge_base(snap_compare, kb_app_here):
+    assert snap_compare(kb_app_here, terminal_size=(140, 40), run_before=_steps("K"))
+
+
+def test_runs_empty(snap_compare, app_here):
+    assert snap_compare(app_here, terminal_size=SIZE, run_before=_steps("X"))

@@ -64,11 +64,15 @@ def run(args) -> int:
     defaults = Defaults(author=args.author, model=args.model, task_set=args.task_set, run=args.run_name)
     py = PyOptions(entry=args.entry, args=py_args, inputs=list(args.py_inputs or []))
     db = getattr(args, "db", None)
+    bundles, paths = _split_question_bundles(args.paths)
     try:
-        batches = plan(args.paths, py)
+        batches = plan(paths, py) if paths else []
     except ImportInputError as exc:
         _err(str(exc))
         return 2
+    code = _import_bundles(db, bundles, args) if bundles else 0
+    if code == 2 or not batches:
+        return code
     total = sum(b.count for b in batches)
     show = not args.quiet and not args.json and (sys.stderr.isatty() or total >= 10 * PROGRESS_MIN) \
         and total >= PROGRESS_MIN
@@ -98,11 +102,47 @@ def run(args) -> int:
         _err(str(rej))
     if args.json:
         print(json.dumps(result.to_dict(), indent=2, default=str))
-        return result.exit_code
+        return max(code, result.exit_code)
     ung = len(result.ungenerated)
     print(f"imported {len(result.imported)}" + (f" ({ung} ungenerated)" if ung else "")
           + f", skipped {len(result.skipped)} (already stored), rejected {len(result.rejected)}")
     if len(result.batches) > 1:
         for b in result.batches:
             print(f"  {b.label}: imported {b.imported}, skipped {b.skipped}, rejected {b.rejected}")
-    return result.exit_code
+    return max(code, result.exit_code)
+
+
+def _split_question_bundles(paths):
+    """ArchitectureIQ bundles (and our question files) go to the knowledge base, the rest to designs."""
+    try:
+        from core.aiq.bundle import is_bundle
+    except ImportError:
+        return [], list(paths)
+    bundles, rest = [], []
+    for p in paths:
+        (bundles if is_bundle(p) else rest).append(p)
+    return bundles, rest
+
+
+def _import_bundles(db, bundles, args) -> int:
+    from core.aiq.bundle import BundleError
+    from store.connection import StoreError
+    from store.kb import import_bundle
+
+    code = 0
+    for path in bundles:
+        try:
+            s = import_bundle(db, path)
+        except (BundleError, StoreError) as exc:
+            _err(str(exc))
+            return 2
+        for where, message in s.rejected:
+            _err(f"{where}: rejected: {message}")
+        if s.rejected:
+            code = 1
+        if args.json:
+            print(json.dumps({"questions": s.to_dict(), "path": str(path)}, indent=2))
+        else:
+            print(f"{path}: questions imported {len(s.imported)}, skipped {len(s.skipped)} (already stored), "
+                  f"rejected {len(s.rejected)}")
+    return code

@@ -56,6 +56,31 @@ def _bytes(n) -> str:
     return f"{n:,.0f} B"
 
 
+def run_outcome(d: dict) -> Text | None:
+    """The latest forward run beside the verdict: confirmed crash, cannot be built, or ran fine."""
+    runs = [r for r in (d.get("runs") or []) if r.get("kind") == "forward"]
+    if not runs:
+        return None
+    r = runs[0]
+    t = Text("run: ", style="dim")
+    status, exc = r.get("status"), r.get("exception")
+    if status == "ok":
+        t.append("ran fine", style="bold green")
+        if d.get("verdict") == "block":
+            t.append(" — a false refusal? judge the blocking findings", style="yellow")
+    elif exc == "BuildError":
+        t.append("cannot be built", style="bold red")
+        if r.get("message"):
+            t.append(f": {r['message'][:80]}", style="red")
+    elif status == "failed":
+        t.append(f"confirmed crash ({exc or 'error'})", style="bold red")
+    else:
+        t.append(status or "?", style="yellow")
+    if r.get("device"):
+        t.append(f" on {r['device']}", style="dim")
+    return t
+
+
 class DesignScreen(Screen):
     BINDINGS = [
         Binding("r", "judge('real')", "Real", id="judge_real"),
@@ -72,7 +97,8 @@ class DesignScreen(Screen):
         Binding("g", "toggle_graph", "Full/near", id="toggle_graph", show=False),
         Binding("plus", "radius(1)", "Wider", id="wider", show=False),
         Binding("minus", "radius(-1)", "Narrower", id="narrower", show=False),
-        Binding("e", "run_check", "Run check", id="run_check", show=False),
+        Binding("e", "run_check('forward')", "Run check", id="run_check", show=False),
+        Binding("E", "run_check('train')", "Train briefly", id="run_train", show=False),
         Binding("escape", "back", "Back", id="back"),
     ]
     ACTION_HELP = {
@@ -90,7 +116,8 @@ class DesignScreen(Screen):
         "toggle_graph": "Whole graph, or the neighbourhood of the highlighted finding",
         "wider": "Widen the neighbourhood",
         "narrower": "Narrow the neighbourhood",
-        "run_check": "Run a forward check of this design (runs screen)",
+        "run_check": "Run a forward check of this design in a child process (X: runs)",
+        "run_train": "Train this design briefly on a synthetic task (loss curve on the runs screen)",
         "back": "Back to the queue",
     }
 
@@ -210,11 +237,19 @@ class DesignScreen(Screen):
         verdict = d.get("verdict") or "ungenerated"
         summary.append(verdict, style={"block": "bold red", "warn": "bold yellow", "pass": "bold green"}.get(
             verdict, "dim"))
-        summary.append(f"  {d.get('n_block', 0)} block · {d.get('n_warn', 0)} warn")
+        summary.append(f"  {d.get('n_block', 0)} block · {d.get('n_warn', 0)} warn\n")
+        size = []
         if d.get("n_nodes") is not None:
-            summary.append(f" · {d['n_nodes']} nodes")
+            size.append(f"{d['n_nodes']} nodes")
+        if d.get("params") is not None:
+            size.append(f"{_big(d['params'])} params")
         if d.get("cost_a10g_usd") is not None:
-            summary.append(f" · {_money(d['cost_a10g_usd'])} on A10G")
+            size.append(f"{_money(d['cost_a10g_usd'])} on A10G")
+        summary.append(" · ".join(size), style="dim")
+        outcome = run_outcome(d)
+        if outcome is not None:
+            summary.append("\n")
+            summary.append_text(outcome)
         self.query_one("#design-summary", Static).update(summary, layout=False)
         keep, self._keep_key = self._keep_key, None
         self._fill_findings(keep)
@@ -711,6 +746,10 @@ class DesignScreen(Screen):
 
         self.app.push_screen(ChoiceScreen(f"Compare {view.id} with…", choices), chosen)
 
-    def action_run_check(self) -> None:
-        if self.view is not None:
-            self.app.launch_run(self.view.id)
+    def action_run_check(self, kind: str = "forward") -> None:
+        if self.view is None:
+            return
+        if self.view.data.get("error") is not None:
+            self.notify("an ungenerated design has nothing to run", severity="warning")
+            return
+        self.app.launch_run(self.view.id, kind)

@@ -14,11 +14,14 @@ def scopes() -> list[tuple[str, type]]:
     from tui.app import CuratorApp
     from tui.screens.design import DesignScreen
     from tui.screens.diff import DiffScreen
+    from tui.screens.kb import KnowledgeBaseScreen
+    from tui.screens.runs import RunsScreen
     from tui.screens.queue import QueueScreen
     from tui.screens.reports import ReportsScreen
 
     return [("Everywhere", CuratorApp), ("Queue", QueueScreen), ("Design and judging", DesignScreen),
-            ("Diff", DiffScreen), ("Reports", ReportsScreen)]
+            ("Diff", DiffScreen), ("Reports", ReportsScreen), ("Knowledge base", KnowledgeBaseScreen),
+            ("Runs", RunsScreen)]
 
 
 def all_bindings():

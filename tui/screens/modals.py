@@ -136,3 +136,43 @@ class MissedDefectScreen(ModalScreen):
 
     def action_cancel(self) -> None:
         self.dismiss(None)
+
+
+class PropositionFormScreen(ModalScreen):
+    """A new proposition: text, scope (conditions), claim. Dismisses with a dict or None."""
+
+    BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog_cancel")]
+
+    def compose(self) -> ComposeResult:
+        blink = self.app.cursor_blink
+        with Vertical(classes="dialog"):
+            yield Label("New proposition", classes="dialog-title")
+            yield Static("scope: conditions that must all hold, e.g. budget < 4096, optimizer == sgd\n"
+                         "claim: e.g. optimizer == adam wins · momentum == 0 & optimizer == sgd loses · "
+                         "higher lr wins", classes="dialog-help")
+            for fid, label, placeholder in (("prop-text", "Text", "With a small budget, Adam wins."),
+                                            ("prop-scope", "Scope", "budget < 4096"),
+                                            ("prop-claim", "Claim", "optimizer == adam wins")):
+                yield Label(label)
+                field = Input(placeholder=placeholder, id=fid)
+                field.cursor_blink = blink
+                yield field
+            yield Static("", id="prop-error", classes="dialog-error")
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        message.stop()
+        order = ["prop-text", "prop-scope", "prop-claim"]
+        i = order.index(message.input.id)
+        if i < len(order) - 1:
+            self.query_one(f"#{order[i + 1]}", Input).focus()
+            return
+        text = self.query_one("#prop-text", Input).value.strip()
+        scope = [c.strip() for c in self.query_one("#prop-scope", Input).value.split(",") if c.strip()]
+        claim = self.query_one("#prop-claim", Input).value.strip()
+        if not claim:
+            self.query_one("#prop-error", Static).update("a proposition needs a claim")
+            return
+        self.dismiss({"text": text or None, "scope": scope, "claim": claim})
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -78,3 +78,41 @@ class ReportsLoaded(Message):
         super().__init__()
         self.refusals = refusals
         self.rules = rules
+
+
+class KbLoaded(Message):
+    def __init__(self, data: dict, request: int) -> None:
+        super().__init__()
+        self.data = data
+        self.request = request
+
+
+class KbSuggestionsLoaded(Message):
+    def __init__(self, suggestions: Any, request: int) -> None:
+        super().__init__()
+        self.suggestions = suggestions
+        self.request = request
+
+
+class KbDetailLoaded(Message):
+    def __init__(self, pid: int, evidence: list, request: int) -> None:
+        super().__init__()
+        self.pid = pid
+        self.evidence = evidence
+        self.request = request
+
+
+class KbOpDone(Message):
+    def __init__(self, op: str, result: Any) -> None:
+        super().__init__()
+        self.op = op
+        self.result = result
+
+
+class RunUpdate(Message):
+    """A run launched from the app changed (an event arrived, or it was stored)."""
+
+    def __init__(self, handle: Any, stored_id: int | None = None) -> None:
+        super().__init__()
+        self.handle = handle
+        self.stored_id = stored_id

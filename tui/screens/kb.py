@@ -1,0 +1,390 @@
+"""The knowledge base: propositions and their evidence, suggestions, operations, the 20-cap pack.
+
+Everything goes through `store.app_queries.AppStore.kb_*` in the app's
+workers (`kb-load`, `kb-detail`, `kb-suggest`, `kb-write`). Operations are
+the store's own (`store.kb`): add, edit, merge, narrow, retire, pin/unpin,
+accept, mark distinct, undo; each lands in the KB's append-only audit log
+under the curator's name. Suggestions are never applied on their own: Enter
+on one applies it.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import DataTable, Footer, Header, OptionList, Static, TabbedContent, TabPane
+from textual.widgets.option_list import Option
+
+from tui.widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
+
+STATUS_STYLE = {"active": "green", "proposed": "cyan", "retired": "dim", "merged": "dim", "narrowed": "dim",
+                "withdrawn": "dim"}
+
+
+def _label(pid: int) -> str:
+    return f"P{pid}"
+
+
+class KnowledgeBaseScreen(Screen):
+    BINDINGS = [
+        Binding("m", "merge", "Merge", id="kb_merge"),
+        Binding("w", "narrow", "Narrow", id="kb_narrow"),
+        Binding("x", "retire", "Retire", id="kb_retire"),
+        Binding("p", "pin", "Pin/unpin", id="kb_pin"),
+        Binding("a", "accept", "Accept", id="kb_accept"),
+        Binding("e", "edit", "Edit", id="kb_edit", show=False),
+        Binding("n", "add", "New", id="kb_add", show=False),
+        Binding("d", "distinct", "Distinct", id="kb_distinct", show=False),
+        Binding("ctrl+z,z", "kb_undo", "Undo (KB)", id="kb_undo"),
+        Binding("s", "toggle_status", "Live/all", id="kb_show_all", show=False),
+        Binding("E", "export", "Export pack", id="kb_export", show=False),
+        Binding("f5", "reload", "Refresh", id="kb_refresh", show=False),
+        Binding("escape", "back", "Back", id="kb_back"),
+    ]
+    ACTION_HELP = {
+        "kb_merge": "Merge another proposition into the highlighted one (union of evidence)",
+        "kb_narrow": "Narrow the highlighted proposition: a child with added conditions",
+        "kb_retire": "Retire the highlighted proposition",
+        "kb_pin": "Pin (or unpin) the highlighted proposition: pinned ones enter the pack first",
+        "kb_accept": "Accept a proposed proposition (it becomes active)",
+        "kb_edit": "Edit the highlighted proposition's text",
+        "kb_add": "Add a proposition (text, scope, claim)",
+        "kb_distinct": "Mark the highlighted proposition and another as distinct (not duplicates)",
+        "kb_undo": "Undo the last knowledge-base operation",
+        "kb_show_all": "Show live propositions, or all of them",
+        "kb_export": "Export the 20-cap pack (recorded)",
+        "kb_refresh": "Read the knowledge base again",
+        "kb_back": "Back",
+    }
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.status = "live"
+        self.props: dict[int, object] = {}
+        self.order: list[int] = []
+        self.pack_ids: dict[int, int] = {}
+        self.suggestions = None
+        self.request = 0
+        self.detail_request = 0
+        self.busy = False
+        self._select_after: int | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="kb-body"):
+            with Vertical(id="kb-left"):
+                yield Static(id="kb-status")
+                yield DataTable(id="kb-props", cursor_type="row", zebra_stripes=True)
+            with Vertical(id="kb-right"):
+                yield Static(id="kb-detail")
+                with TabbedContent(id="kb-tabs"):
+                    with TabPane("Evidence", id="kb-tab-evidence"):
+                        yield DataTable(id="kb-evidence", cursor_type="row", zebra_stripes=True)
+                    with TabPane("Suggestions", id="kb-tab-suggestions"):
+                        yield OptionList(id="kb-suggestions")
+                    with TabPane("Pack", id="kb-tab-pack"):
+                        yield DataTable(id="kb-pack", cursor_type="row", zebra_stripes=True)
+                    with TabPane("Audit", id="kb-tab-audit"):
+                        with VerticalScroll():
+                            yield Static(id="kb-audit")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.sub_title = "knowledge base"
+        table = self.query_one("#kb-props", DataTable)
+        table.add_columns("id", "status", "pin", "sup", "con", "≥95%", "pack", "proposition")
+        ev = self.query_one("#kb-evidence", DataTable)
+        ev.add_columns("question", "verdict", "family", "category", "reason")
+        pack = self.query_one("#kb-pack", DataTable)
+        pack.add_columns("#", "id", "≥95%", "why", "proposition")
+        table.focus()
+        self.action_reload()
+
+    # ---- loading ------------------------------------------------------------------
+    def action_reload(self) -> None:
+        self.request += 1
+        self.query_one("#kb-status", Static).update("reading the knowledge base…")
+        self.app.kb_load(self, self.status, self.request)
+        self.app.kb_suggest(self, self.request)
+
+    def refresh_data(self) -> None:
+        self.action_reload()
+
+    def on_kb_loaded(self, message: KbLoaded) -> None:
+        message.stop()
+        if message.request != self.request:
+            return
+        data = message.data
+        props = data["props"]
+        current = self.current_id()
+        self.props = {p.id: p for p in props}
+        self.order = [p.id for p in props]
+        self.pack_ids = {e.prop.id: e.rank for e in data["pack"]}
+        live = sum(1 for p in props if p.status in ("active", "proposed"))
+        q = data.get("questions") or {}
+        status = Text()
+        status.append(f"{len(props)} propositions" + (" (live)" if self.status == "live" else " (all)"),
+                      style="bold")
+        status.append(f" · {live} live · pack {len(data['pack'])}/20 · {q.get('total', 0)} executed questions")
+        self.query_one("#kb-status", Static).update(status)
+        table = self.query_one("#kb-props", DataTable)
+        table.clear()
+        for p in props:
+            rank = self.pack_ids.get(p.id)
+            table.add_row(
+                Text(_label(p.id), style="bold"),
+                Text(p.status, style=STATUS_STYLE.get(p.status, "")),
+                Text("●", style="bold yellow") if p.pinned else "",
+                Text(str(p.support), justify="right"),
+                Text(str(p.contradict), justify="right"),
+                Text(f"{100 * p.lower:.0f}%" if p.tested else "—", justify="right"),
+                Text(str(rank) if rank else "", justify="right", style="bold green"),
+                p.text if len(p.text) <= 90 else p.text[:89] + "…",
+                key=str(p.id),
+            )
+        pack = self.query_one("#kb-pack", DataTable)
+        pack.clear()
+        for e in data["pack"]:
+            pack.add_row(str(e.rank), _label(e.prop.id), f"{100 * e.lower:.0f}%", e.reason,
+                         e.prop.text if len(e.prop.text) <= 70 else e.prop.text[:69] + "…", key=str(e.prop.id))
+        audit = Text()
+        for a in data["audit"]:
+            style = "dim strike" if a.get("undone_by") else ""
+            audit.append(f"{a['seq']:>4} ", style="dim")
+            audit.append(f"{a['op']:<16}", style="bold")
+            audit.append(f"{a['summary']}", style=style)
+            audit.append(f"  ({a['actor']})\n", style="dim")
+        self.query_one("#kb-audit", Static).update(audit or Text("no operations yet", style="dim"))
+        want = self._select_after if self._select_after in self.props else current
+        self._select_after = None
+        if want in self.props:
+            table.move_cursor(row=self.order.index(want))
+        self._show_detail()
+
+    def on_kb_suggestions_loaded(self, message: KbSuggestionsLoaded) -> None:
+        message.stop()
+        self.suggestions = message.suggestions
+        ol = self.query_one("#kb-suggestions", OptionList)
+        ol.clear_options()
+        s = message.suggestions
+        options = []
+        for i, d in enumerate(s.duplicates[:60]):
+            t = Text()
+            t.append("duplicate ", style="bold yellow")
+            t.append(f"{_label(d.a)} ~ {_label(d.b)}", style="bold")
+            t.append(f"  {d.kind}, {d.score:.0f}  ", style="dim")
+            t.append(d.reason)
+            options.append(Option(t, id=f"dup:{i}"))
+        for i, n in enumerate(s.narrowing[:60]):
+            t = Text()
+            t.append("narrow ", style="bold cyan")
+            t.append(f"{_label(n.prop_id)} with {n.condition}", style="bold")
+            t.append(f"  {n.reason}", style="dim")
+            options.append(Option(t, id=f"narrow:{i}"))
+        if not options:
+            options.append(Option(Text("no suggestions", style="dim"), disabled=True))
+        ol.add_options(options)
+
+    def current_id(self) -> int | None:
+        table = self.query_one("#kb-props", DataTable)
+        if not self.order or table.cursor_row is None or not (0 <= table.cursor_row < len(self.order)):
+            return None
+        return self.order[table.cursor_row]
+
+    def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
+        if message.data_table.id == "kb-props":
+            self._show_detail()
+
+    def _show_detail(self) -> None:
+        pid = self.current_id()
+        detail = self.query_one("#kb-detail", Static)
+        if pid is None:
+            detail.update(Text("no propositions — the demo knowledge base is seeded on a new store", style="dim"))
+            return
+        p = self.props[pid]
+        t = Text()
+        t.append(f"{_label(pid)} ", style="bold")
+        t.append(p.status, style=STATUS_STYLE.get(p.status, ""))
+        if p.pinned:
+            t.append(" · pinned", style="bold")
+        if pid in self.pack_ids:
+            t.append(f" · pack #{self.pack_ids[pid]}", style="bold green")
+        t.append(f"\n{p.text}\n", style="italic")
+        scope = " & ".join(str(c) for c in p.structure.scope) or "(everywhere)"
+        t.append("scope  ", style="dim")
+        t.append(scope + "\n")
+        t.append("claim  ", style="dim")
+        t.append(str(p.structure.claim) + "\n")
+        t.append("evidence ", style="dim")
+        t.append(f"{p.support} support · {p.contradict} contradict · {p.inapplicable} inapplicable · "
+                 f"Wilson 95% lower {100 * p.lower:.0f}%\n")
+        origin = p.origin + (f" ({p.source})" if p.source else "")
+        t.append("origin ", style="dim")
+        t.append(origin)
+        if p.parent_id:
+            t.append(f" · narrowed from {_label(p.parent_id)}")
+        if p.merged_from:
+            t.append(" · merged from " + ", ".join(_label(x) for x in p.merged_from))
+        if p.merged_into:
+            t.append(f" · merged into {_label(p.merged_into)}")
+        detail.update(t)
+        self.detail_request += 1
+        self.app.kb_detail(self, pid, self.detail_request)
+
+    def on_kb_detail_loaded(self, message: KbDetailLoaded) -> None:
+        message.stop()
+        if message.request != self.detail_request:
+            return
+        table = self.query_one("#kb-evidence", DataTable)
+        table.clear()
+        style = {"support": "green", "contradict": "red", "inapplicable": "dim"}
+        for e in message.evidence[:500]:
+            table.add_row(e.get("question_id", ""), Text(e.get("verdict", ""), style=style.get(e.get("verdict"), "")),
+                          e.get("family") or "", e.get("category") or "", e.get("reason") or "")
+
+    # ---- operations -------------------------------------------------------------------
+    def _run(self, op: str, *args, select: int | None = None, **kwargs) -> None:
+        if self.busy:
+            self.notify("still working on the last operation…")
+            return
+        self.busy = True
+        self._select_after = select
+        self.app.kb_write(self, op, args, kwargs)
+
+    def on_kb_op_done(self, message: KbOpDone) -> None:
+        message.stop()
+        self.busy = False
+        result = message.result
+        if message.op in ("merge", "narrow", "add") and isinstance(result, int):
+            self._select_after = result
+        text = {"merge": "merged", "narrow": "narrowed", "retire": "retired", "pin": "pinned", "unpin": "unpinned",
+                "accept": "accepted", "edit": "edited", "add": "added", "mark_distinct": "marked distinct",
+                "undo": "undone", "export_pack": "pack exported", "seed_kb": "knowledge base seeded"}.get(
+            message.op, message.op)
+        if message.op == "undo" and isinstance(result, dict):
+            text = f"undone: {result.get('summary', '')}"
+        elif message.op == "export_pack" and isinstance(result, tuple):
+            text = f"pack exported (export #{result[1]})"
+        self.notify(text, timeout=3)
+        self.action_reload()
+
+    def worker_failed(self, group: str, text: str) -> None:
+        if group == "kb-write":
+            self.busy = False
+
+    def _need(self) -> int | None:
+        pid = self.current_id()
+        if pid is None:
+            self.notify("no proposition highlighted", severity="warning")
+        return pid
+
+    def _prompt(self, title: str, placeholder: str, value: str, then) -> None:
+        from tui.screens.modals import PromptScreen
+
+        def done(text) -> None:
+            if text and text.strip():
+                then(text.strip())
+
+        self.app.push_screen(PromptScreen(title, placeholder, value), done)
+
+    def _partner(self, pid: int) -> int | None:
+        s = self.suggestions
+        if s is None:
+            return None
+        for d in s.duplicates:
+            if pid in (d.a, d.b):
+                return d.b if d.a == pid else d.a
+        return None
+
+    def action_merge(self) -> None:
+        pid = self._need()
+        if pid is None:
+            return
+        partner = self._partner(pid)
+        self._prompt(f"Merge which proposition into {_label(pid)}? (its evidence joins {_label(pid)}'s)",
+                     "e.g. P12", _label(partner) if partner else "",
+                     lambda other: self._run("merge", pid, other, select=pid))
+
+    def action_narrow(self) -> None:
+        pid = self._need()
+        if pid is None:
+            return
+        default = ""
+        if self.suggestions is not None:
+            for n in self.suggestions.narrowing:
+                if n.prop_id == pid:
+                    default = str(n.condition)
+                    break
+        self._prompt(f"Narrow {_label(pid)}: conditions to add (comma-separated)", "e.g. budget < 4096", default,
+                     lambda cond: self._run("narrow", pid, [c.strip() for c in cond.split(",") if c.strip()]))
+
+    def action_retire(self) -> None:
+        pid = self._need()
+        if pid is not None:
+            self._run("retire", pid)
+
+    def action_pin(self) -> None:
+        pid = self._need()
+        if pid is not None:
+            self._run("unpin" if self.props[pid].pinned else "pin", pid, select=pid)
+
+    def action_accept(self) -> None:
+        pid = self._need()
+        if pid is not None:
+            self._run("accept", pid, select=pid)
+
+    def action_edit(self) -> None:
+        pid = self._need()
+        if pid is not None:
+            self._prompt(f"New text for {_label(pid)}", "", self.props[pid].text,
+                         lambda text: self._run("edit", pid, text=text, select=pid))
+
+    def action_distinct(self) -> None:
+        pid = self._need()
+        if pid is None:
+            return
+        partner = self._partner(pid)
+        self._prompt(f"{_label(pid)} is distinct from which proposition?", "e.g. P12",
+                     _label(partner) if partner else "",
+                     lambda other: self._run("mark_distinct", pid, other, select=pid))
+
+    def action_add(self) -> None:
+        from tui.screens.modals import PropositionFormScreen
+
+        def done(result) -> None:
+            if result:
+                self._run("add", result["text"], result["scope"], result["claim"])
+
+        self.app.push_screen(PropositionFormScreen(), done)
+
+    def action_kb_undo(self) -> None:
+        self._run("undo")
+
+    def action_toggle_status(self) -> None:
+        self.status = "all" if self.status == "live" else "live"
+        self.action_reload()
+
+    def action_export(self) -> None:
+        self._run("export_pack", "json")
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        if message.option_list.id != "kb-suggestions" or self.suggestions is None:
+            return
+        message.stop()
+        kind, _, index = (message.option.id or "").partition(":")
+        if kind == "dup":
+            d = self.suggestions.duplicates[int(index)]
+            keep, other = d.a, d.b
+            a, b = self.props.get(d.a), self.props.get(d.b)
+            if a is not None and b is not None and b.tested > a.tested:
+                keep, other = d.b, d.a
+            self._run("merge", keep, other, select=keep)
+        elif kind == "narrow":
+            n = self.suggestions.narrowing[int(index)]
+            self._run("narrow", n.prop_id, [str(n.condition)])
+
+    def action_back(self) -> None:
+        self.dismiss()
