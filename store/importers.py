@@ -221,9 +221,10 @@ def _plan_folder(folder: Path) -> list[Batch]:
                        and not any(part.startswith(".") for part in p.relative_to(folder).parts))
     except OSError as exc:
         raise ImportInputError(f"{folder}: cannot read: {_reason(exc)}") from None
-    if not files:
-        raise ImportInputError(f"{folder}: no .json designs or .jsonl batches in this folder")
-    out = []
+    py_batch = _plan_py_folder(folder)
+    if not files and py_batch is None:
+        raise ImportInputError(f"{folder}: no .json designs, .jsonl batches or nn.Module classes in this folder")
+    out = [py_batch] if py_batch is not None else []
     designs = Batch(str(folder), "files")
     for p in files:
         if p.suffix.lower() in BATCH_SUFFIXES:
@@ -258,30 +259,69 @@ def _design_file_problem(text: str, path: Path) -> str | None:
     return None
 
 
-def _plan_py(path: Path, py: PyOptions) -> Batch:
+def _parser():
     try:
         import core.parse as P
 
-        parse_source = P.parse_source
-    except (ImportError, AttributeError):
-        raise ImportInputError(f"{path}: cannot import .py files yet: the static parser is not available") from None
+        return P
+    except ImportError:
+        return None
+
+
+def _plan_py(path: Path, py: PyOptions) -> Batch:
+    """A .py file: the --entry class or builder; without --entry, every nn.Module subclass
+    whose constructor needs no argument, with symbolic inputs."""
+    P = _parser()
+    if P is None:
+        raise ImportInputError(f"{path}: cannot import .py files: the static parser is not available")
     if not py.entry:
-        names = []
-        discover = getattr(P, "discover_modules", None)
-        if discover is not None:
-            try:
-                names = [getattr(m, "name", m) for m in discover(path)]
-            except Exception:
-                names = []
-        found = f" (found: {', '.join(map(str, names[:8]))})" if names else ""
-        raise ImportInputError(f"{path}: name the class or builder to import with --entry{found}")
+        try:
+            names = list(P.discover_modules(path))
+        except Exception as exc:  # the parser's one-line reason
+            raise ImportInputError(_one_line(exc, path)) from None
+        if not names:
+            raise ImportInputError(f"{path}: no nn.Module subclass whose constructor needs no argument; "
+                                   "name a class or builder with --entry")
+        items = [_parsed_item(P, path, name, f"{path.stem}.{name}") for name in names]
+        return Batch(str(path), "py", path, items=items, count=len(items))
     try:
-        design = parse_source(path, py.entry, py.args or {}, py.inputs)
+        design = P.parse_source(path, py.entry, py.args or {}, py.inputs)
     except Exception as exc:  # the parser's own one-line reason
-        msg = " ".join(str(exc).split()) or type(exc).__name__
-        raise ImportInputError(msg if msg.startswith(str(path)) else f"{path}: {msg}") from None
+        raise ImportInputError(_one_line(exc, path)) from None
     data = design.to_dict() if hasattr(design, "to_dict") else design
     return Batch(str(path), "py", path, items=[Item(str(path), None, None, obj=data)], count=1)
+
+
+def _plan_py_folder(folder: Path) -> Batch | None:
+    """Every no-argument nn.Module subclass of a folder's .py files, as human designs."""
+    P = _parser()
+    if P is None:
+        return None
+    try:
+        found = list(P.discover_modules(folder))
+    except Exception:  # noqa: BLE001 - a folder whose sources cannot be read offers nothing
+        return None
+    items = []
+    for entry in found:
+        rel, _, name = str(entry).rpartition(":")
+        ident = rel[:-3].replace("/", ".").replace("\\", ".") + "." + name
+        items.append(_parsed_item(P, folder / rel, name, ident))
+    return Batch(f"{folder} (.py)", "py", folder, items=items, count=len(items)) if items else None
+
+
+def _parsed_item(P, path: Path, name: str, ident: str) -> Item:
+    try:
+        design = P.parse_source(path, name, {}, None)
+    except Exception as exc:  # one module the parser cannot follow is a rejection, not the end
+        return Item(f"{path}:{name}", None, None, obj=ImportInputError(_one_line(exc, path)))
+    data = design.to_dict() if hasattr(design, "to_dict") else design
+    rec = {"id": ident, "author": "human", "model": None, "graph": data}
+    return Item(f"{path}:{name}", None, None, obj=rec)
+
+
+def _one_line(exc: BaseException, path: Path) -> str:
+    msg = " ".join(str(exc).split()) or type(exc).__name__
+    return msg if msg.startswith(str(path)) else f"{path}: {msg}"
 
 
 # ---- turning an item into rows (runs in the worker processes) -----------------------
