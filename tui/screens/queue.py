@@ -209,8 +209,7 @@ class QueueScreen(Screen):
             nxt = values[(values.index(current) + 1) % len(values)]
         except ValueError:
             nxt = None
-        self._set_filter(key, nxt)
-        self.notify(f"{key.replace('_', ' ')}: {nxt if nxt is not None else 'any'}", timeout=2)
+        self._set_filter(key, nxt)  # the filter line shows it
 
     def action_pick_rule(self) -> None:
         from tui.screens.modals import ChoiceScreen

@@ -1,0 +1,87 @@
+"""The config file (curator name, keymap) and `archcurator` with no command (demo on first start)."""
+
+from __future__ import annotations
+
+from conftest import make_app, settle
+
+
+def test_config_defaults_and_problems(tmp_path, monkeypatch):
+    from tui.config import config_path, load_config, login_name
+
+    monkeypatch.setenv("ARCHCURATOR_CONFIG", str(tmp_path / "missing.toml"))
+    cfg = load_config()
+    assert cfg.curator == login_name() and cfg.keymap == {} and not cfg.problems
+    assert config_path() == tmp_path / "missing.toml"
+
+    bad = tmp_path / "bad.toml"
+    bad.write_text("curator = [\n")
+    cfg = load_config(bad)
+    assert cfg.problems and str(bad) in cfg.problems[0] and cfg.curator == login_name()
+
+    odd = tmp_path / "odd.toml"
+    odd.write_text('curator = ""\n[keys]\njudge_real = ["x", "ctrl+r"]\nundo = 3\n')
+    cfg = load_config(odd)
+    assert cfg.keymap == {"judge_real": "x,ctrl+r"}
+    assert len(cfg.problems) == 2
+
+
+def test_config_folder_follows_xdg(tmp_path, monkeypatch):
+    from tui.config import config_path
+
+    monkeypatch.delenv("ARCHCURATOR_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    assert config_path() == tmp_path / "xdg" / "archcurator" / "config.toml"
+
+
+def test_open_app_seeds_the_demo_on_first_start(tmp_path, monkeypatch):
+    import tui.app
+    from store.demo import is_seeded
+    from tui.app_entry import open_app
+
+    seen = {}
+
+    def fake_run(self, *a, **kw):
+        seen["db"] = self.db_path
+        seen["curator"] = self.curator
+        return 0
+
+    monkeypatch.setattr(tui.app.CuratorApp, "run", fake_run)
+    monkeypatch.setattr("store.kb.ensure_kb", lambda db: None)  # the KB seeding is store.kb's own test
+    cfg = tmp_path / "config.toml"
+    cfg.write_text('curator = "ada"\n')
+    db = tmp_path / "new.duckdb"
+    assert open_app(db, config_path=cfg) == 0
+    assert seen == {"db": db, "curator": "ada"}
+    assert is_seeded(db)
+
+
+def test_open_app_reports_an_unusable_store(tmp_path, capsys):
+    from tui.app_entry import open_app
+
+    folder = tmp_path / "a-folder.duckdb"
+    folder.mkdir()
+    assert open_app(folder) == 2
+    assert str(folder) in capsys.readouterr().err
+
+
+async def test_store_busy_is_one_line_not_a_crash(store_path, monkeypatch):
+    from store.connection import StoreBusy
+
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+
+        def busy(*a, **kw):
+            raise StoreBusy(store_path, 4242, "python -m tui.cli import big.jsonl", 5.0)
+
+        monkeypatch.setattr(app.store, "judge", busy)
+        await pilot.press("r")
+        await settle(pilot)
+        assert app.is_running
+        notes = [n.message for n in app._notifications]
+        assert any("store is busy" in m and "4242" in m for m in notes)
+        # the verdict that was never saved is not shown, and not on the undo stack
+        assert app.session == []
+        assert not app.screen.view.findings[0].get("verdict")
