@@ -158,13 +158,14 @@ def bench_cold_start(big_store: Path, small_store: Path, repeat: int) -> dict:
 
 # ---- 2. next design ------------------------------------------------------------------------------
 
-async def _step_through(store: Path, steps: int, dwell: float) -> list[float]:
+async def _step_through(store: Path, steps: int, dwell: float) -> tuple[list[float], list[float]]:
     from tui.app import CuratorApp
     from tui.config import Config
     from tui.screens.design import DesignScreen
 
     app = CuratorApp(store, Config(curator="bench"), cursor_blink=False)
     out: list[float] = []
+    cpu: list[float] = []
     async with app.run_test(size=(120, 40)) as pilot:
         while not app.main_queue.loaded:
             await pilot.pause(0.01)
@@ -178,18 +179,57 @@ async def _step_through(store: Path, steps: int, dwell: float) -> list[float]:
                 await asyncio.sleep(dwell)
             target = ids[screen.index + 1]
             t0 = time.perf_counter()
+            c0 = time.thread_time()
             await pilot.press("right_square_bracket")
             while not (screen.shown_id == target and screen.shown_at > t0):
                 await asyncio.sleep(0.0005)
             out.append(screen.shown_at - t0)
+            cpu.append(screen.shown_cpu - c0)
+    return out, cpu
+
+
+async def _repaint_baseline(steps: int) -> list[float]:
+    """Key press to a full-screen Static redrawn with new text: what any whole-screen change costs."""
+    from textual.app import App
+    from textual.widgets import Static
+
+    class Repaint(App):
+        BINDINGS = [("n", "next", "")]
+        shown_at = 0.0
+        k = 0
+
+        def compose(self):
+            yield Static(id="s")
+
+        def action_next(self) -> None:
+            self.k += 1
+            line = f"{self.k:06d} " + "design graph findings cost " * 4
+            self.query_one(Static).update("\n".join(line[i % 7:] for i in range(40)))
+            self.call_after_refresh(self._shown)
+
+        def _shown(self) -> None:
+            self.shown_at = time.perf_counter()
+
+    app = Repaint()
+    out = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        for _ in range(steps):
+            await asyncio.sleep(0.05)
+            t0 = time.perf_counter()
+            await pilot.press("n")
+            while not app.shown_at > t0:
+                await asyncio.sleep(0.0005)
+            out.append(app.shown_at - t0)
     return out
 
 
 def bench_next_design(store: Path, steps: int) -> dict:
     import duckdb
 
-    pace = asyncio.run(_step_through(store, steps, dwell=0.15))
-    held = asyncio.run(_step_through(store, max(steps // 2, 10), dwell=0.0))
+    pace, pace_cpu = asyncio.run(_step_through(store, steps, dwell=0.15))
+    held, _ = asyncio.run(_step_through(store, max(steps // 2, 10), dwell=0.0))
+    repaint = asyncio.run(_repaint_baseline(40))
     con = duckdb.connect(str(store))
     ids = [f"b{i:06d}" for i in range(1000, 1200)]
     t = []
@@ -206,7 +246,8 @@ def bench_next_design(store: Path, steps: int) -> dict:
         c.execute("SELECT * FROM designs WHERE id = ?", [did]).fetchall()
         c.close()
         t.append(time.perf_counter() - t0)
-    return {"pace": pace, "held": held, "point": point, "open_point": statistics.median(t)}
+    return {"pace": pace, "pace_cpu": pace_cpu, "held": held, "point": point,
+            "open_point": statistics.median(t), "repaint": repaint}
 
 
 # ---- 3. diff ---------------------------------------------------------------------------------------------
@@ -311,12 +352,15 @@ def main(argv: list[str] | None = None) -> int:
 
         n = bench_next_design(big, args.steps)
         p50, p95 = 1000 * pct(n["pace"], 0.5), 1000 * pct(n["pace"], 0.95)
+        c50, c95 = 1000 * pct(n["pace_cpu"], 0.5), 1000 * pct(n["pace_cpu"], 0.95)
         h50, h95 = 1000 * pct(n["held"], 0.5), 1000 * pct(n["held"], 0.95)
+        r50 = 1000 * pct(n["repaint"], 0.5)
         base = 1000 * n["point"]
         print(f"next design on {args.designs:,} designs, curator pace (150 ms between keys, prefetch): "
-              f"p50 {p50:.1f} ms, p95 {p95:.1f} ms over {len(n['pace'])} steps [goals 16 / 50 ms]; "
-              f"held key: p50 {h50:.1f} ms, p95 {h95:.1f} ms; baseline bare DuckDB point query "
-              f"{base:.2f} ms (with open+close {1000 * n['open_point']:.1f} ms), ratio p50 {p50 / base:.0f}x")
+              f"p50 {p50:.1f} ms, p95 {p95:.1f} ms over {len(n['pace'])} steps [goals 16 / 50 ms] "
+              f"(UI-thread CPU p50 {c50:.1f} ms, p95 {c95:.1f} ms); held key: p50 {h50:.1f} ms, p95 {h95:.1f} ms; "
+              f"baseline full-screen repaint of one Static {r50:.1f} ms, ratio p50 {p50 / r50:.1f}x; "
+              f"bare DuckDB point query {base:.2f} ms (with open+close {1000 * n['open_point']:.1f} ms)")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

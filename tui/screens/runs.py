@@ -142,7 +142,9 @@ class RunsScreen(Screen):
         keep = table.cursor_row
         table.clear()
         for h in self._handles():
-            view = self.views[h.run_id]
+            view = self.views.get(h.run_id)
+            if view is None:
+                view = self.views[h.run_id] = RunView(h)
             status = h.status()
             r = h.result
             result = ""

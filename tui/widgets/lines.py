@@ -115,8 +115,11 @@ class LinesView(ScrollView, can_focus=True):
         if not self.lines:
             return
         index = max(0, min(index, len(self.lines) - 1))
-        if move_cursor:
+        if move_cursor and index != self.cursor:
             self.cursor = index
+        top = self.scroll_offset.y
+        if top <= index < top + self.size.height - 1 and self.size.height:
+            return  # already in view: no scroll, no extra repaint
         self.scroll_to_region(Region(0, index, 1, 1), animate=False, center=center, immediate=True,
                               force=True)
 
@@ -148,7 +151,7 @@ class LinesView(ScrollView, can_focus=True):
             text.stylize_before(base)
             segments = list(text.render(self.app.console))
             strip = Strip(segments, text.cell_len)
-            if len(self._cache) > 4000:
+            if len(self._cache) > 400:
                 self._cache.clear()
             self._cache[key] = strip
         line_style = base

@@ -265,7 +265,7 @@ class QueueList(ScrollView, can_focus=True):
                 text.stylize(cur)
                 style = base + cur
             strip = Strip(list(text.render(self.app.console)), text.cell_len).extend_cell_length(width, style)
-            if len(self._cache) > 1000:
+            if len(self._cache) > 400:
                 self._cache.clear()
             self._cache[key] = strip
         return strip.crop(0, width)
