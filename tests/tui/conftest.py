@@ -1,4 +1,4 @@
-"""The app's tests run on real DuckDB stores in tmp_path (see storefix.py)."""
+"""The app's tests run on real DuckDB stores in tmp_path (see storefix.py; helpers in apphelp.py)."""
 
 from __future__ import annotations
 
@@ -26,24 +26,3 @@ def _isolated(tmp_path, monkeypatch):
 @pytest.fixture
 def store_path(tmp_path) -> Path:
     return make_store(tmp_path / "store.duckdb")
-
-
-def make_app(path, curator: str = "ada", keymap: dict | None = None, **kw):
-    from tui.app import CuratorApp
-    from tui.config import Config
-
-    cfg = Config(curator=curator, keymap=dict(keymap or {}), path=Path("config.toml"), cursor_blink=False)
-    return CuratorApp(path, cfg, **kw)
-
-
-async def settle(pilot, rounds: int = 40) -> None:
-    """Wait until no worker runs and no write is pending."""
-    app = pilot.app
-    for _ in range(rounds):
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
-        if not any(w.is_running for w in app.workers) and not app.writes_pending:
-            await pilot.pause()
-            return
-    raise AssertionError("the app did not settle")

@@ -6,7 +6,7 @@ import json
 import subprocess
 import sys
 
-from conftest import ROOT, make_app, settle
+from apphelp import ROOT, make_app, settle
 
 
 def _current(path, curator="ada"):
@@ -282,7 +282,7 @@ def test_torch_not_imported_at_start_up(store_path):
     code = f"""
 import asyncio, sys
 sys.path.insert(0, {str(ROOT / 'tests' / 'tui')!r})
-from conftest import make_app, settle
+from apphelp import make_app, settle
 
 async def main():
     app = make_app({str(store_path)!r})

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from conftest import make_app, settle
+from apphelp import make_app, settle
 
 
 def test_config_defaults_and_problems(tmp_path, monkeypatch):

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from conftest import make_app, settle
+from apphelp import make_app, settle
 from storefix import make_store
 
 

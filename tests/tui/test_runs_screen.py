@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
-from conftest import make_app, settle
+from apphelp import make_app, settle
 
 
 async def _wait_for(pilot, predicate, timeout: float = 120.0) -> None:

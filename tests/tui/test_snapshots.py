@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import make_app, settle
+from apphelp import make_app, settle
 from storefix import make_store
 
 SIZE = (120, 36)
