@@ -46,3 +46,109 @@ async def test_forward_check_of_blocked_design_is_stored_with_its_exception(stor
         await settle(pilot)
         summary = str(app.screen.query_one("#design-summary").render())
         assert "confirmed crash (RuntimeError)" in summary
+
+
+async def _open(pilot, app, design_id: str) -> None:
+    await pilot.press(":")
+    await settle(pilot)
+    for ch in design_id:
+        await pilot.press(ch)
+    await pilot.press("enter")
+    await settle(pilot)
+    if getattr(getattr(app.screen, "view", None), "id", None) != design_id:
+        await pilot.press("enter")
+        await settle(pilot)
+    assert app.screen.view.id == design_id
+
+
+async def _start_training(pilot, app, design_id: str, steps: int):
+    from tui.screens.runs import RunsScreen
+
+    app.TRAIN_STEPS = steps
+    await _open(pilot, app, design_id)
+    before = len(app.run_handles)
+    await pilot.press("E")
+    await _wait_for(pilot, lambda: len(app.run_handles) > before)
+    handle = app.run_handles[-1]
+    await pilot.press("X")
+    await settle(pilot)
+    assert isinstance(app.screen, RunsScreen)
+    return handle
+
+
+def _alive(pid: int) -> bool:
+    import os
+
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is gone for our purposes
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().split()[2] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def test_short_training_of_a_clean_design_shows_a_falling_loss(store_path, monkeypatch):
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    from store.runs import list_runs
+
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        handle = await _start_training(pilot, app, "d-003", 120)
+        await _wait_for(pilot, lambda: handle.run_id in app.stored_runs)
+        await pilot.pause(0.5)
+        view = app.screen.views[handle.run_id]
+        assert handle.result.status == "ok"
+        assert len(view.loss) >= 100
+        head, tail = sum(view.loss[:10]) / 10, sum(view.loss[-10:]) / 10
+        assert tail < head * 0.8, (head, tail)
+        plot = str(app.screen.query_one("#run-plot").render())
+        assert "step 0" in plot
+        runs = list_runs(store_path, design_id="d-003")
+        assert runs[0]["status"] == "ok" and runs[0]["kind"] == "train"
+
+
+async def test_cancel_ends_the_child_within_two_seconds(store_path, monkeypatch):
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        handle = await _start_training(pilot, app, "d-003", 10_000_000)
+        await _wait_for(pilot, lambda: handle.status() == "running" and handle.pid is not None
+                        and len(app.screen.views.get(handle.run_id).loss if handle.run_id in app.screen.views
+                                else []) > 2)
+        pid = handle.pid
+        t0 = time.monotonic()
+        await pilot.press("c")
+        await _wait_for(pilot, lambda: handle.result is not None, timeout=10)
+        ended = time.monotonic() - t0
+        assert handle.result.status == "cancelled"
+        assert ended <= 2.0, ended
+        assert not _alive(pid)
+        await _wait_for(pilot, lambda: handle.run_id in app.stored_runs)
+
+
+async def test_a_child_killed_from_outside_is_reported_killed(store_path, monkeypatch):
+    import os
+    import signal
+
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    from store.runs import list_runs
+
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        handle = await _start_training(pilot, app, "d-003", 10_000_000)
+        await _wait_for(pilot, lambda: handle.status() == "running" and handle.pid is not None)
+        os.kill(handle.pid, signal.SIGKILL)
+        await _wait_for(pilot, lambda: handle.run_id in app.stored_runs, timeout=20)
+        assert handle.result.status == "killed"
+        # the app still answers
+        await pilot.press("escape")
+        await settle(pilot)
+        runs = list_runs(store_path, design_id="d-003")
+        assert runs[0]["status"] == "killed"
