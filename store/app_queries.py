@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from store.connection import DB, connect, reading, transaction
-from store.designs import LIST_COLUMNS, _filters_sql, _judged_cte, _order_sql, get_design
+from store.designs import LIST_COLUMNS, filters_sql, judged_cte, order_sql, get_design
 
 JUDGED_SORTS = {"judged", "n_judged"}
 
@@ -53,10 +53,10 @@ def queue_ids(db: DB, filters: dict | None = None, sort=None, curator: str | Non
     f = _clean_filters(filters)
     f.pop("curator", None)
     needs_judged = "judged" in f or bool(JUDGED_SORTS & set(_sort_keys(sort)))
-    where, params = _filters_sql(f)
-    order = _order_sql(sort)
+    where, params = filters_sql(f)
+    order = order_sql(sort)
     if needs_judged:
-        cte, p1 = _judged_cte(curator)
+        cte, p1 = judged_cte(curator)
         sql = f"WITH {cte} SELECT id FROM base{where}{order}"
         params = p1 + params
     else:
@@ -139,8 +139,8 @@ def progress(db: DB, filters: dict | None = None, curator: str | None = None) ->
     designs, designs judged, live findings, findings judged."""
     f = _clean_filters(filters)
     f.pop("curator", None)
-    cte, p1 = _judged_cte(curator)
-    where, p2 = _filters_sql(f)
+    cte, p1 = judged_cte(curator)
+    where, p2 = filters_sql(f)
     with reading(db) as con:
         row = con.execute(
             f"WITH {cte} SELECT count(*) FILTER (WHERE error IS NULL),"

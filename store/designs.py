@@ -221,7 +221,7 @@ def reverify(db: DB, ids: Iterable[str] | None = None, *, verifier: Callable | N
 
 # ---- reading -----------------------------------------------------------------
 
-def _judged_cte(curator: str | None) -> tuple[str, list]:
+def judged_cte(curator: str | None) -> tuple[str, list]:
     where = "WHERE curator = ?" if curator else ""
     params = [curator] if curator else []
     sql = f"""
@@ -255,7 +255,7 @@ def _as_list(v) -> list:
     return [v]
 
 
-def _filters_sql(filters: dict | None) -> tuple[str, list]:
+def filters_sql(filters: dict | None) -> tuple[str, list]:
     """WHERE clause over `base` for the list filters (see `list_designs`)."""
     filters = dict(filters or {})
     clauses: list[str] = []
@@ -304,7 +304,7 @@ def _filters_sql(filters: dict | None) -> tuple[str, list]:
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
 
 
-def _order_sql(sort) -> str:
+def order_sql(sort) -> str:
     keys = []
     for item in _as_list(sort):
         if isinstance(item, (tuple, list)):
@@ -340,9 +340,9 @@ def list_designs(db: DB, filters: dict | None = None, sort=None, offset: int = 0
     (ties broken by id). Columns: those returned, plus n_findings / n_judged /
     judged. Each row: LIST_COLUMNS + n_findings, n_judged, judged.
     """
-    cte, p1 = _judged_cte((filters or {}).get("curator"))
-    where, p2 = _filters_sql(filters)
-    sql = f"WITH {cte} SELECT * FROM base{where}{_order_sql(sort)}"
+    cte, p1 = judged_cte((filters or {}).get("curator"))
+    where, p2 = filters_sql(filters)
+    sql = f"WITH {cte} SELECT * FROM base{where}{order_sql(sort)}"
     params = p1 + p2
     if limit is not None:
         sql += " LIMIT ?"
@@ -358,8 +358,8 @@ def list_designs(db: DB, filters: dict | None = None, sort=None, offset: int = 0
 
 def count_designs(db: DB, filters: dict | None = None) -> int:
     """How many designs match `filters` (as `list_designs`)."""
-    cte, p1 = _judged_cte((filters or {}).get("curator"))
-    where, p2 = _filters_sql(filters)
+    cte, p1 = judged_cte((filters or {}).get("curator"))
+    where, p2 = filters_sql(filters)
     with reading(db) as con:
         return con.execute(f"WITH {cte} SELECT count(*) FROM base{where}", p1 + p2).fetchone()[0]
 
