@@ -38,14 +38,12 @@ import time
 from collections import deque
 from pathlib import Path
 
-from core.runs.runner import STOP_CANCEL, STOP_TIMEOUT, BaseHandle
+from core.runs.runner import LINE_MAX, STOP_CANCEL, STOP_TIMEOUT, BaseHandle
 from core.runs.spec import (
     LogEvent,
     RunResult,
     RunSpec,
     StatusEvent,
-    decode_event_line,
-    event_from_dict,
 )
 
 #: Address space allowed to the runtime itself (python, torch, thread
@@ -54,7 +52,6 @@ RUNTIME_ALLOWANCE_MB = int(os.environ.get("ARCHCURATOR_RUN_ALLOWANCE_MB", "4096"
 POLL_S = 0.05
 #: How long a child that already wrote its result may take to exit.
 EXIT_GRACE_S = 5.0
-LINE_MAX = 4000
 _REPO_ROOT = str(Path(__file__).resolve().parents[2])
 
 
@@ -325,20 +322,7 @@ class LocalHandle(BaseHandle):
     # ---- output ------------------------------------------------------------
     def _read_stdout(self, stream) -> None:
         for raw in iter(stream.readline, b""):
-            line = raw.decode("utf-8", "replace").rstrip("\n")
-            d = decode_event_line(line)
-            if d is None:
-                if line.strip():
-                    self._emit(LogEvent(message=line[:LINE_MAX], stream="stdout"))
-                continue
-            if d.get("type") == "result":
-                self._child_result = d.get("result") or {}
-                self._child_result_at = time.monotonic()
-                continue
-            try:
-                self._emit(event_from_dict(d))
-            except Exception:  # noqa: BLE001 - a malformed event is a log line
-                self._emit(LogEvent(message=line[:LINE_MAX], stream="stdout"))
+            self._take_line(raw.decode("utf-8", "replace").rstrip("\n"), "stdout")
         stream.close()
 
     def _read_stderr(self, stream) -> None:

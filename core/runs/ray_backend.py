@@ -43,14 +43,12 @@ from core.runs.spec import (
     RunSpec,
     StatusEvent,
     decode_event_line,
-    event_from_dict,
 )
 
 POLL_S = 0.25
 #: How long to wait for the log stream to close once the job has ended.
 ENDED_LOG_GRACE_S = 15.0
 STOPPED_LOG_GRACE_S = 0.5
-LINE_MAX = 4000
 #: Longest inline spec (characters) before it travels as a file instead.
 INLINE_SPEC_MAX = 100_000
 _CORE_DIR = str(Path(__file__).resolve().parents[1])
@@ -248,19 +246,7 @@ class RayHandle(BaseHandle):
             self._buf = ""
 
     def _line(self, line: str) -> None:
-        line = line.rstrip("\r")
-        d = decode_event_line(line)
-        if d is None:
-            if line.strip():
-                self._emit(LogEvent(message=line[:LINE_MAX], stream="job"))
-            return
-        if d.get("type") == "result":
-            self._child_result = d.get("result") or {}
-            return
-        try:
-            self._emit(event_from_dict(d))
-        except Exception:  # noqa: BLE001
-            self._emit(LogEvent(message=line[:LINE_MAX], stream="job"))
+        self._take_line(line.rstrip("\r"), "job")
 
     def _scan_full_log(self) -> None:
         try:

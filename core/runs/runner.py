@@ -21,6 +21,8 @@ from typing import Callable, Iterator, Protocol, runtime_checkable
 from core.runs.spec import (
     LOG_TAIL_LINES,
     LogEvent,
+    decode_event_line,
+    event_from_dict,
     ProgressEvent,
     ResultEvent,
     RunEvent,
@@ -31,6 +33,9 @@ from core.runs.spec import (
 
 #: The environment variable that names a Ray cluster's dashboard address.
 RAY_ADDRESS_ENV = "RAY_API_SERVER_ADDRESS"
+
+#: Longest log line kept from a child.
+LINE_MAX = 4000
 
 # Why the launcher stopped a run (kept on the handle, turned into a status).
 STOP_CANCEL = "cancelled"
@@ -164,6 +169,23 @@ class BaseHandle:
                 fn(ev)
             except Exception:  # noqa: BLE001 - a listener's fault must not stop the run
                 pass
+
+    def _take_line(self, line: str, stream: str) -> None:
+        """One line of the child's output: an event, the child's result (kept for
+        the launcher to finish with), or a plain log line."""
+        d = decode_event_line(line)
+        if d is None:
+            if line.strip():
+                self._emit(LogEvent(message=line[:LINE_MAX], stream=stream))
+            return
+        if d.get("type") == "result":
+            self._child_result = d.get("result") or {}
+            self._child_result_at = time.monotonic()
+            return
+        try:
+            self._emit(event_from_dict(d))
+        except Exception:  # noqa: BLE001 - a malformed event is a log line
+            self._emit(LogEvent(message=line[:LINE_MAX], stream=stream))
 
     def _finish(self, result: RunResult) -> None:
         result.kind = result.kind or self.spec.kind
