@@ -18,6 +18,8 @@ from typing import Any, Iterable
 FORMAT = "archgraph/1"
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]+$")
 _NODE_KEYS = ("id", "op", "args", "in", "shares")
+DTYPES = frozenset({"float32", "float16", "bfloat16", "float64", "float", "int64", "int32", "int16", "int8",
+                    "uint8", "long", "int", "bool"})
 _TOP_KEYS = ("format", "name", "inputs", "nodes", "outputs", "train", "meta")
 
 
@@ -126,7 +128,7 @@ class Design:
             shape = raw["shape"]
             if not isinstance(shape, list) or not all(_is_dim(s) for s in shape):
                 raise DesignError(
-                    f"{where}: input {iid!r}: shape must be a list of ints, symbols or null"
+                    f"{where}: input {iid!r}: shape must be a list of sizes >= 0, symbols or null"
                 )
             spec = InputSpec(
                 id=iid,
@@ -135,8 +137,9 @@ class Design:
                 extra={k: v for k, v in raw.items() if k not in ("id", "shape", "dtype")},
             )
             spec._had_dtype = "dtype" in raw
-            if not isinstance(spec.dtype, str):
-                raise DesignError(f"{where}: input {iid!r}: dtype must be a string")
+            if spec.dtype not in DTYPES:
+                raise DesignError(f"{where}: input {iid!r}: dtype {spec.dtype!r} is not one of "
+                                  f"{', '.join(sorted(DTYPES))}")
             inputs.append(spec)
         nodes: list[Node] = []
         for i, raw in enumerate(data["nodes"]):
@@ -347,7 +350,8 @@ def _check_id(value: Any, where: str, label: str) -> None:
 
 
 def _is_dim(value: Any) -> bool:
-    return value is None or isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+    return value is None or (isinstance(value, str) and bool(value)) or (
+        isinstance(value, int) and not isinstance(value, bool) and value >= 0)
 
 
 def iter_refs(nodes: Iterable[Node]):

@@ -48,7 +48,7 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     return inf
 
 
-def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 1) -> None:
+def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 1) -> None:  # noqa: D401
     inf.violations.append(Violation(rule, message, [node.id]))
     inf.types[node.id] = [UNKNOWN] * n_results
 
@@ -92,9 +92,13 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict) -> None:
     ctx = InferCtx(node, args, in_types, producers, train)
     try:
         outs = spec.infer(ctx)
-    except (TypeError, ValueError, ZeroDivisionError, IndexError, KeyError) as exc:
+        bad = _bad_results(outs)
+    except Exception as exc:  # noqa: BLE001 - any argument a shape rule cannot read is the design's fault
+        bad = f"{type(exc).__name__}: {exc}"
+    if bad:
         _fail(inf, node, "connectivity.bad-arg",
-              f"{node.op} {node.id!r}: its arguments cannot be read ({type(exc).__name__}: {exc})")
+              f"{node.op} {node.id!r}: its arguments cannot be read ({bad[:200]}); "
+              "use the types torch's constructor takes")
         return
     if not ctx.violations:
         inf.ok.add(node.id)
@@ -108,14 +112,44 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict) -> None:
         inf.params[node.id] = _own_params_when_tied(node, nodes, spec, args)
     else:
         try:
-            inf.params[node.id] = spec.params(args)
-        except (TypeError, ValueError, KeyError):
+            count = spec.params(args)
+        except Exception:  # noqa: BLE001 - reported below as a bad argument
+            count = None
+        if not _is_size(count):
+            inf.ok.discard(node.id)
             inf.params[node.id] = 0
+            _fail(inf, node, "connectivity.bad-arg",
+                  f"{node.op} {node.id!r}: its arguments give no valid parameter count; "
+                  "use the types torch's constructor takes", len(outs))
+            return
+        inf.params[node.id] = count
     if node.id in inf.ok:
         try:
-            inf.flops[node.id] = spec.flops(ctx, outs)
-        except (TypeError, ValueError, KeyError, IndexError):
-            inf.flops[node.id] = None
+            flops = spec.flops(ctx, outs)
+        except Exception:  # noqa: BLE001 - an uncountable node is left out of the quote, and said so
+            flops = None
+        inf.flops[node.id] = flops if flops is None or isinstance(flops, (int, str)) else None
+
+
+def _is_size(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool) and v >= 0
+
+
+def _bad_results(outs) -> str | None:
+    """Why a shape rule's results are not a list of valid types (None when they are)."""
+    if not isinstance(outs, list) or not outs:
+        return "no results"
+    for t in outs:
+        if not isinstance(t, TensorType):
+            return "a result is not a tensor"
+        if t.shape is None:
+            continue
+        for d in t.shape:
+            if d is None or isinstance(d, str):
+                continue
+            if not _is_size(d):
+                return f"size {d!r} in {list(t.shape)}"
+    return None
 
 
 def _own_params_when_tied(node: Node, nodes: dict, spec, args: dict) -> int:
