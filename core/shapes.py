@@ -43,8 +43,9 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
         inf.types[spec.id] = [TensorType(tuple(spec.shape), spec.dtype)]
     nodes = design.node_map()
     inf.order = design.topo_order() if order is None else order
+    memo: dict = {}
     for node in inf.order:
-        _infer_node(node, nodes, inf, train)
+        _infer_node(node, nodes, inf, train, memo)
     return inf
 
 
@@ -53,7 +54,19 @@ def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 
     inf.types[node.id] = [UNKNOWN] * n_results
 
 
-def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict) -> None:
+def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None) -> None:
+    if memo is not None and node.shares is None and node.inputs:
+        key = _memo_key(node, inf)
+        hit = memo.get(key) if key is not None else None
+        if hit is not None:
+            # a repeated layer (same op, arguments and operand types) has the same results, count and FLOPs
+            inf.args[node.id], inf.types[node.id], inf.params[node.id], inf.flops[node.id] = hit
+            inf.ok.add(node.id)
+            return
+        _infer_node(node, nodes, inf, train)
+        if key is not None and node.id in inf.ok and node.id in inf.flops and not _has_violation(inf, node.id):
+            memo[key] = (inf.args[node.id], inf.types[node.id], inf.params[node.id], inf.flops[node.id])
+        return
     spec = OP_TABLE.get(node.op)
     if spec is None:
         _fail(inf, node, "connectivity.unknown-op",
@@ -129,6 +142,26 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict) -> None:
         except Exception:  # noqa: BLE001 - an uncountable node is left out of the quote, and said so
             flops = None
         inf.flops[node.id] = flops if flops is None or isinstance(flops, (int, str)) else None
+
+
+def _memo_key(node: Node, inf: Inference):
+    types = inf.types
+    in_types = []
+    for ref in node.inputs:
+        rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
+        results = types.get(rid)
+        if results is None or idx >= len(results):
+            return None
+        in_types.append(results[idx])
+    try:
+        return node.op, repr(node.args), tuple(in_types)
+    except TypeError:
+        return None
+
+
+def _has_violation(inf: Inference, node_id: str) -> bool:
+    v = inf.violations
+    return bool(v) and node_id in v[-1].nodes
 
 
 def _is_size(v) -> bool:
