@@ -222,11 +222,18 @@ def main(argv=None) -> int:
             sample_db = work / "sample.duckdb"
             n = min(args.sample, args.designs)
             sample = work / "sample.jsonl"
-            with open(files[0]) as src, open(sample, "w") as dst:
-                for i, line in enumerate(src):
-                    if i >= n:
+            written = 0
+            with open(sample, "w") as dst:
+                for path in files:  # the sample may span several batch files
+                    with open(path) as src:
+                        for line in src:
+                            if written >= n:
+                                break
+                            dst.write(line)
+                            written += 1
+                    if written >= n:
                         break
-                    dst.write(line)
+            n = written
             t = time.perf_counter()
             rs = import_paths(sample_db, [sample], workers=workers)
             st = time.perf_counter() - t
