@@ -142,42 +142,42 @@ class Design:
                                   f"{', '.join(sorted(DTYPES))}")
             inputs.append(spec)
         nodes: list[Node] = []
+        id_ok = ID_PATTERN.match
         for i, raw in enumerate(data["nodes"]):
-            if not isinstance(raw, dict):
+            # the common case is checked inline: this loop runs once per node of every imported design
+            if type(raw) is not dict:
                 raise DesignError(f"{where}: node #{i} must be an object")
             nid = raw.get("id")
-            label = f"node #{i}" if nid is None else f"node {nid!r}"
             if nid is None:
                 raise DesignError(f"{where}: node #{i}: missing field 'id'")
-            _check_id(nid, where, label)
+            if type(nid) is not str or not id_ok(nid):
+                _check_id(nid, where, f"node #{i}" if not isinstance(nid, str) else f"node {nid!r}")
             if nid in seen:
                 raise DesignError(f"{where}: node {nid!r}: duplicate id")
             seen.add(nid)
             op = raw.get("op")
-            if not isinstance(op, str) or not op:
+            if type(op) is not str or not op:
                 raise DesignError(f"{where}: node {nid!r}: missing field 'op'")
-            args = raw.get("args", {})
+            args = raw.get("args")
             if args is None:
                 args = {}
-            if not isinstance(args, dict):
+            elif type(args) is not dict:
                 raise DesignError(f"{where}: node {nid!r}: 'args' must be an object")
-            ins = raw.get("in", [])
-            if not isinstance(ins, list) or not all(isinstance(r, str) for r in ins):
+            ins = raw.get("in")
+            if ins is None:
+                ins = []
+            elif type(ins) is not list or any(type(r) is not str for r in ins):
                 raise DesignError(f"{where}: node {nid!r}: 'in' must be a list of ids")
             shares = raw.get("shares")
-            if shares is not None and not isinstance(shares, str):
+            if shares is not None and type(shares) is not str:
                 raise DesignError(f"{where}: node {nid!r}: 'shares' must be a node id")
-            nodes.append(
-                Node(
-                    id=nid,
-                    op=op,
-                    args=args,
-                    inputs=list(ins),
-                    shares=shares,
-                    extra={k: v for k, v in raw.items() if k not in _NODE_KEYS},
-                    _present=tuple(k for k in ("args", "in") if k in raw),
-                )
-            )
+            has_args, has_in = "args" in raw, "in" in raw
+            known = 2 + has_args + has_in + ("shares" in raw)
+            nodes.append(Node(
+                nid, op, args, list(ins), shares,
+                {k: v for k, v in raw.items() if k not in _NODE_KEYS} if len(raw) > known else {},
+                ("args", "in") if has_args and has_in else ("args",) if has_args else ("in",) if has_in else (),
+            ))
         outputs = data["outputs"]
         if not all(isinstance(o, str) for o in outputs):
             raise DesignError(f"{where}: 'outputs' must be a list of ids")

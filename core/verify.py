@@ -38,14 +38,10 @@ def _verify(design: Design, with_cost: bool) -> Report:
     cost = compute_cost(design, inf) if with_cost else {}
     ctx = _check_ctx(design, inf, cost)
     ctx.faulty = {n for f in findings if f.severity == "block" for n in f.nodes}
-    ok = inf.ok
-    for node in design.nodes:
-        if node.id not in ok:
-            continue  # a node that failed its own requirements is already refused; its args may be anything
-        for spec, fn in NODE_CHECKS.get(node.op, ()):
-            findings.extend(_run_check(spec, fn, (node, ctx), node.id))
-    for spec, fn in GRAPH_CHECKS:
-        findings.extend(_run_check(spec, fn, (ctx,), None))
+    try:
+        findings.extend(_checks(design, ctx, guarded=False))
+    except Exception:  # noqa: BLE001 - again, one check at a time, to keep what the others say
+        findings.extend(_checks(design, ctx, guarded=True))
     return Report(findings=_dedupe(findings), cost=cost, types=inf.types)
 
 
@@ -59,6 +55,27 @@ def _check_ctx(design: Design, inf, cost: dict) -> CheckCtx:
         for rid in dict.fromkeys(ids):
             users.setdefault(rid, []).append(n.id)
     return CheckCtx(design=design, inf=inf, cost=cost, nodes=nodes, users=users, operands=operands)
+
+
+def _checks(design: Design, ctx: CheckCtx, guarded: bool) -> list:
+    out: list = []
+    ok = ctx.inf.ok
+    for node in design.nodes:
+        if node.id not in ok:
+            continue  # a node that failed its own requirements is already refused; its args may be anything
+        for spec, fn in NODE_CHECKS.get(node.op, ()):
+            if guarded:
+                out.extend(_run_check(spec, fn, (node, ctx), node.id))
+            else:
+                for item in fn(node, ctx) or ():
+                    out.append(_finding(spec, item, node.id))
+    for spec, fn in GRAPH_CHECKS:
+        if guarded:
+            out.extend(_run_check(spec, fn, (ctx,), None))
+        else:
+            for item in fn(ctx) or ():
+                out.append(_finding(spec, item, None))
+    return out
 
 
 def _run_check(spec, fn, args, node_id) -> list:
