@@ -56,9 +56,15 @@ def compute_cost(design: Design, inf) -> dict:
     assumptions += notes
     flops: int | None = 0
     unknown_nodes = []
+    resolved: dict = {}  # symbolic FLOP expression -> its value (repeated layers repeat them)
     for node in design.nodes:
         f = inf.flops.get(node.id, 0 if node.id not in inf.ok else None)
-        v = (f if D.is_const(f) else D.substitute(f, env)) if f is not None else None
+        if f is None or D.is_const(f):
+            v = f
+        else:
+            v = resolved.get(f)
+            if v is None:
+                v = resolved[f] = D.substitute(f, env)
         if v is None or not D.is_const(v):
             unknown_nodes.append(node.id)
             continue

@@ -284,16 +284,31 @@ class Design:
         return order
 
 
-def _kahn(design: Design) -> tuple[list[Node], list[Node]]:
+def wiring(design: Design) -> tuple[dict, dict, dict]:
+    """(nodes by id, operands: node id -> producer ids in order, users: id -> consumer node ids).
+
+    Result indices are dropped; a consumer is listed once per producer."""
     nodes = design.node_map()
-    indeg = {nid: 0 for nid in nodes}
-    users: dict[str, list[str]] = {nid: [] for nid in nodes}
+    operands: dict[str, list[str]] = {}
+    users: dict[str, list[str]] = {}
     for n in design.nodes:
-        deps = {parse_ref(r)[0] for r in n.inputs}
-        for d in deps:
-            if d in nodes:
-                indeg[n.id] += 1
-                users[d].append(n.id)
+        ids = [r if ":" not in r else parse_ref(r)[0] for r in n.inputs]
+        operands[n.id] = ids
+        for rid in (dict.fromkeys(ids) if len(ids) > 1 else ids):
+            lst = users.get(rid)
+            if lst is None:
+                users[rid] = [n.id]
+            else:
+                lst.append(n.id)
+    return nodes, operands, users
+
+
+def _kahn(design: Design, wired: tuple | None = None) -> tuple[list[Node], list[Node]]:
+    nodes, operands, users = wired or wiring(design)
+    indeg = {}
+    for n in design.nodes:
+        ops = operands[n.id]
+        indeg[n.id] = sum(1 for d in (set(ops) if len(ops) > 1 else ops) if d in nodes)
     ready = [n.id for n in design.nodes if indeg[n.id] == 0]
     order: list[Node] = []
     i = 0
@@ -301,10 +316,12 @@ def _kahn(design: Design) -> tuple[list[Node], list[Node]]:
         nid = ready[i]
         i += 1
         order.append(nodes[nid])
-        for u in users[nid]:
+        for u in users.get(nid, ()):
             indeg[u] -= 1
             if indeg[u] == 0:
                 ready.append(u)
+    if len(order) == len(nodes):
+        return order, []
     done = {n.id for n in order}
     stuck = [n for n in design.nodes if n.id not in done]
     return order + stuck, stuck

@@ -6,7 +6,7 @@ import gc
 
 from core.checks import CATALOGUE, GRAPH_CHECKS, NODE_CHECKS, CheckCtx
 from core.cost import compute_cost
-from core.graph import Design, _kahn, parse_ref
+from core.graph import Design, _kahn, wiring
 from core.report import Finding, Report
 from core.shapes import infer_design
 
@@ -29,14 +29,15 @@ def verify_graph(design: Design, with_cost: bool = True) -> Report:
 
 def _verify(design: Design, with_cost: bool) -> Report:
     findings: list[Finding] = []
-    order, stuck = _kahn(design)  # one walk for both: order = design.topo_order()
+    wired = wiring(design)
+    order, stuck = _kahn(design, wired)  # one walk for both: order = design.topo_order()
     for p in design.structural_problems(stuck):
         findings.append(Finding(_STRUCTURE_RULES[p.kind], "block", tuple(p.nodes), p.message))
     inf = infer_design(design, order)
     for v in inf.violations:
         findings.append(Finding(v.rule, v.severity, tuple(v.nodes), v.message))
     cost = compute_cost(design, inf) if with_cost else {}
-    ctx = _check_ctx(design, inf, cost)
+    ctx = _check_ctx(design, inf, cost, wired)
     ctx.faulty = {n for f in findings if f.severity == "block" for n in f.nodes}
     try:
         findings.extend(_checks(design, ctx, guarded=False))
@@ -45,15 +46,8 @@ def _verify(design: Design, with_cost: bool) -> Report:
     return Report(findings=_dedupe(findings), cost=cost, types=inf.types)
 
 
-def _check_ctx(design: Design, inf, cost: dict) -> CheckCtx:
-    nodes = design.node_map()
-    users: dict = {}
-    operands: dict = {}
-    for n in design.nodes:
-        ids = [parse_ref(r)[0] for r in n.inputs]
-        operands[n.id] = ids
-        for rid in dict.fromkeys(ids):
-            users.setdefault(rid, []).append(n.id)
+def _check_ctx(design: Design, inf, cost: dict, wired: tuple | None = None) -> CheckCtx:
+    nodes, operands, users = wired or wiring(design)
     return CheckCtx(design=design, inf=inf, cost=cost, nodes=nodes, users=users, operands=operands)
 
 
