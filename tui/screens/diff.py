@@ -237,28 +237,22 @@ class DiffScreen(Screen):
                 new = d.shapes_b.get(c.b_id)
                 if old != new and (old or new):
                     t.append(f"      result: {', '.join(old or ['?'])} → {', '.join(new or ['?'])}\n", style="dim")
+        def node_list(title, ids, nodes, mark, style):
+            section(title, len(ids))
+            users = users_of(nodes)
+            for nid in ids:
+                node = nodes[nid]
+                t.append(mark, style=style)
+                t.append(nid, style="bold")
+                t.append(f"  {node.op}", style="cyan")
+                if node.args:
+                    t.append(" " + args_text(node.args), style="dim")
+                t.append(f"   {io(nid, nodes, users)}\n", style="dim")
+
         if d.added:
-            section("Added", len(d.added))
-            users_b = users_of(d.b_nodes)
-            for nid in d.added:
-                node = d.b_nodes[nid]
-                t.append("  + ", style="bold green")
-                t.append(nid, style="bold")
-                t.append(f"  {node.op}", style="cyan")
-                if node.args:
-                    t.append(" " + args_text(node.args), style="dim")
-                t.append(f"   {io(nid, d.b_nodes, users_b)}\n", style="dim")
+            node_list("Added", d.added, d.b_nodes, "  + ", "bold green")
         if d.removed:
-            section("Removed", len(d.removed))
-            users_a = users_of(d.a_nodes)
-            for nid in d.removed:
-                node = d.a_nodes[nid]
-                t.append("  - ", style="bold red")
-                t.append(nid, style="bold")
-                t.append(f"  {node.op}", style="cyan")
-                if node.args:
-                    t.append(" " + args_text(node.args), style="dim")
-                t.append(f"   {io(nid, d.a_nodes, users_a)}\n", style="dim")
+            node_list("Removed", d.removed, d.a_nodes, "  - ", "bold red")
         if d.rewired:
             section("Rewired edges", len(d.rewired))
             for r in d.rewired:
