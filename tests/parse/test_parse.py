@@ -135,8 +135,6 @@ def test_einops_mixer_without_einops():
         assert tuple(built(torch.randn(2, 3, 16, 16)).shape) == (2, 5)
 
 
-@pytest.mark.xfail(reason="core.cost counts nothing of a node that shares a weight, so a tied LM head's own "
-                          "bias is lost (reported to the cost owner); design_params counts it", strict=False)
 def test_tied_head_keeps_its_bias():
     design = parse_source(MODELS / "lstm_lm.py", "TiedLM", {}, [([2, 12], "int64")]).design
     real = _load_real("lstm_lm.py", "TiedLM", {})
