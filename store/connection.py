@@ -77,7 +77,9 @@ def _describe_pid(pid: int) -> str | None:
 
 def _open(path: Path, timeout: float) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + max(timeout, 0.0)
-    delay = 0.02
+    # poll often: the app holds the file only for short units of work, and a slow poll
+    # can keep missing the gaps between them
+    delay = 0.01
     start = time.monotonic()
     while True:
         try:
@@ -94,7 +96,7 @@ def _open(path: Path, timeout: float) -> duckdb.DuckDBPyConnection:
                 )
                 raise StoreBusy(path, pid, holder, round(time.monotonic() - start, 1)) from None
             time.sleep(delay)
-            delay = min(delay * 1.5, 0.25)
+            delay = min(delay * 1.5, 0.05)
         except duckdb.Error as exc:
             raise StoreError(f"{path}: cannot open the store: {_first_line(str(exc))}") from None
 
