@@ -42,7 +42,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 AUTHORS = [("agent", "model-a"), ("agent", "model-b"), ("agent", "model-c"), ("human", None)]
 TASK_SETS = ["plain-sentence", "repair", "open-source"]
@@ -64,8 +63,8 @@ def pct(values: list[float], q: float) -> float:
 def build_store(path: Path, n: int, seed: int = 7) -> None:
     """n designs (tiny CNNs and resnet18 variants, a third with findings), written with the store's
     bulk insert (the verifier is not the subject here)."""
-    from store.connection import utcnow
-    from store.designs import insert_designs
+    from archcurator.store.connection import utcnow
+    from archcurator.store.designs import insert_designs
 
     rng = random.Random(seed)
     tiny = json.loads((ROOT / "tests" / "fixtures" / "tiny_cnn.json").read_text())
@@ -107,8 +106,8 @@ def build_store(path: Path, n: int, seed: int = 7) -> None:
 
 _APP_START = r"""
 import sys, time
-from tui.app import CuratorApp
-from tui.config import Config
+from archcurator.tui.app import CuratorApp
+from archcurator.tui.config import Config
 app = CuratorApp(sys.argv[1], Config(curator="bench"), cursor_blink=False, prefetch=False)
 async def pilot(p):
     while not app.main_queue.rows:
@@ -135,7 +134,7 @@ app.run(headless=True, auto_pilot=pilot, size=(120, 40))
 
 
 def time_to_ready(code: str, *args: str) -> float:
-    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ)
     t0 = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-c", code, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, cwd=str(ROOT))
@@ -159,9 +158,9 @@ def bench_cold_start(big_store: Path, small_store: Path, repeat: int) -> dict:
 # ---- 2. next design ------------------------------------------------------------------------------
 
 async def _step_through(store: Path, steps: int, dwell: float) -> tuple[list[float], list[float]]:
-    from tui.app import CuratorApp
-    from tui.config import Config
-    from tui.screens.design import DesignScreen
+    from archcurator.tui.app import CuratorApp
+    from archcurator.tui.config import Config
+    from archcurator.tui.screens.design import DesignScreen
 
     app = CuratorApp(store, Config(curator="bench"), cursor_blink=False)
     out: list[float] = []
@@ -291,9 +290,9 @@ def _edits(base: dict) -> dict:
 
 
 def bench_diff(runs: int) -> dict:
-    from core.diff import diff_designs
-    from core.graph import Design
-    from core.shapes import infer_design
+    from archcurator.core.diff import diff_designs
+    from archcurator.core.graph import Design
+    from archcurator.core.shapes import infer_design
 
     base = residual_mlp(1000)
     a = Design.from_dict(base)

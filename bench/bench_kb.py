@@ -19,12 +19,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def _t(fn, reps: int = 1) -> float:
@@ -37,7 +35,7 @@ def _t(fn, reps: int = 1) -> float:
 
 
 def bench_executor(n: int, reps: int) -> None:
-    from core.aiq.execute import run_candidate
+    from archcurator.core.aiq.execute import run_candidate
 
     qs = [json.loads(line) for line in (ROOT / "assets/aiq/questions.jsonl").read_text().splitlines() if line.strip()]
     picks, fams = [], {}
@@ -55,13 +53,14 @@ def bench_executor(n: int, reps: int) -> None:
         fam, steps = ds["family"], c["budget"]["training_steps"]
         batched = {}
 
-        def run_batched():
+        def run_batched(batched=batched, c=c, ds=ds):
             batched["r"] = run_candidate({"candidate": c, "dataset": ds, "n_seeds": 10})
 
         singles = {}
 
-        def run_single():
-            singles["f"] = [run_candidate({"candidate": c, "dataset": ds, "seeds": [s]})["finals"][0] for s in range(10)]
+        def run_single(singles=singles, c=c, ds=ds):
+            singles["f"] = [run_candidate({"candidate": c, "dataset": ds, "seeds": [s]})["finals"][0]
+                            for s in range(10)]
 
         tb = _t(run_batched, reps)
         ts = _t(run_single, reps)
@@ -73,12 +72,12 @@ def bench_executor(n: int, reps: int) -> None:
 
 
 def bench_kb() -> None:
-    from core.kb.features import view
-    from core.kb.miner import mine
-    from core.kb.pack import build_pack
-    from core.kb.props import Structure, judge
-    from core.kb.replay import replay
-    from core.kb.suggest import PropLite, clusters
+    from archcurator.core.kb.features import view
+    from archcurator.core.kb.miner import mine
+    from archcurator.core.kb.pack import build_pack
+    from archcurator.core.kb.props import Structure, judge
+    from archcurator.core.kb.replay import replay
+    from archcurator.core.kb.suggest import PropLite, clusters
 
     qs = [json.loads(line) for line in (ROOT / "assets/aiq/questions.jsonl").read_text().splitlines() if line.strip()]
     views: list = []

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import shutil
 import statistics
@@ -31,7 +30,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 AUTHORS = [("agent", "model-a"), ("agent", "model-b"), ("agent", "model-c"), ("human", None)]
 TASK_SETS = ["plain-sentence", "repair"]
@@ -87,7 +85,7 @@ def gen_batches(folder: Path, n: int, per_file: int = 10_000, seed: int = 7) -> 
 def stand_in_verifier(design):
     """O(nodes) findings: ~11 a design (100,000 designs: over 1,000,000 findings), a quarter of
     designs blocked. Not the real checks."""
-    from core.report import Finding, Report
+    from archcurator.core.report import Finding, Report
 
     h = sum(map(ord, design.name)) if design.name else 0
     ids = [n.id for n in design.nodes]
@@ -106,7 +104,7 @@ def stand_in_verifier(design):
 
 def stand_in_findings(rec: dict) -> list:
     """The stand-in verifier's findings, straight from the record's dict (no Design)."""
-    from core.report import Finding
+    from archcurator.core.report import Finding
 
     h = sum(map(ord, rec["id"]))
     ids = [n["id"] for n in rec["graph"]["nodes"]]
@@ -120,10 +118,10 @@ def bulk_load(db: Path, files: list[Path]) -> int:
     and finding rows, and insert each batch file through `insert_designs` (Arrow, DuckDB
     minifies and hashes the graphs; one transaction per file). No Design validation and no
     checks: findings come from `stand_in_findings`."""
-    from store.connection import utcnow
-    from store.designs import insert_designs
-    from store.importers import loads_with_span
-    from store.verifier import reduce_findings
+    from archcurator.store.connection import utcnow
+    from archcurator.store.designs import insert_designs
+    from archcurator.store.importers import loads_with_span
+    from archcurator.store.verifier import reduce_findings
 
     n = 0
     for path in files:
@@ -148,7 +146,7 @@ def bulk_load(db: Path, files: list[Path]) -> int:
                                  first_seen=now, last_seen=now)
                         finds.append(f)
                 rows.append(row)
-        inserted, _ = insert_designs(db, rows, finds)
+        inserted = insert_designs(db, rows, finds).inserted
         n += len(inserted)
     return n
 
@@ -171,8 +169,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     workers = None if args.workers == "auto" else int(args.workers)
 
-    import store
-    from store.importers import import_paths
+    from archcurator import store
+    from archcurator.store.importers import import_paths
 
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="bench-store-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -215,7 +213,7 @@ def main(argv=None) -> int:
               f"[{'OK' if took <= 60 else 'OVER'}]; cpu {tcpu:.1f} s (all processes)")
 
         try:
-            import core.verify  # noqa: F401
+            import archcurator.core.verify  # noqa: F401
         except ImportError:
             print("real verifier: core.verify not available, skipped")
         else:

@@ -36,7 +36,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
 
 
 def residual_mlp(n_nodes: int, width: int = 256) -> dict:
@@ -103,8 +102,8 @@ def median_time(fn, runs: int) -> float:
 
 
 def bench_verify(design_dict: dict, runs: int) -> float:
-    from core.graph import Design
-    from core.verify import verify_graph
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
 
     design = Design.from_dict(design_dict)
     for _ in range(3):
@@ -113,8 +112,8 @@ def bench_verify(design_dict: dict, runs: int) -> float:
 
 
 def bench_meta_forward(design_dict: dict, runs: int) -> float:
-    from core.build import build_module, example_inputs
-    from core.graph import Design
+    from archcurator.core.build import build_module, example_inputs
+    from archcurator.core.graph import Design
 
     design = Design.from_dict(design_dict)
     model = build_module(design, "meta")
@@ -130,8 +129,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-ground", action="store_true", help="skip the archcurator ground wall time")
     args = ap.parse_args(argv)
 
-    from core.graph import Design
-    from core.verify import verify_graph
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
 
     print(f"(median CPU time of this process; whole catalogue of {_catalogue_size()} checks + the cost quote)")
     t_verify = None
@@ -154,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_ground:
         env = dict(os.environ)
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "tui.cli", "ground", "--json"], cwd=ROOT, env=env,
+        proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "ground", "--json"], cwd=ROOT, env=env,
                               capture_output=True, text=True)
         wall = time.perf_counter() - t
         if proc.returncode != 0:
@@ -168,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _catalogue_size() -> int:
-    from core.checks import CATALOGUE
+    from archcurator.core.checks import CATALOGUE
 
     return len(CATALOGUE)
 

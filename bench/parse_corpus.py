@@ -34,9 +34,7 @@ import tempfile
 import time
 import zipfile
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-from core.parse import ParseFailure, design_params, parse_source  # noqa: E402
+from archcurator.core.parse import ParseFailure, design_params, parse_source  # noqa: E402
 
 PATTERNS = ["alexnet", "vgg*", "resnet*", "resnext*", "wide_resnet*", "mobilenet_v2", "mobilenet_v3*",
             "densenet*", "squeezenet*", "shufflenet*", "mnasnet*", "efficientnet*", "regnet*", "convnext*",
@@ -111,8 +109,8 @@ def _num_params(node, module_dicts, depth=0):
 
 def count_params(design):
     try:  # the project's cost model, once it exists
-        from core.graph import Design
-        from core.verify import verify_graph
+        from archcurator.core.graph import Design
+        from archcurator.core.verify import verify_graph
         return verify_graph(Design.from_dict(design)).cost["params"]
     except Exception:  # noqa: BLE001 - fall back to the parser's own table
         return design_params(design)

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
-import assets as _assets_pkg
-
-ASSETS = Path(_assets_pkg.__file__).resolve().parent
+#: `assets/` beside `core/`: the repository's folder in a checkout, `archcurator/assets` when installed.
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
 def asset_path(*parts: str) -> Path:
     return ASSETS.joinpath(*parts)
 
 
-@lru_cache(maxsize=None)
+@cache
 def gpu_prices() -> dict:
     return json.loads(asset_path("gpu_prices.json").read_text())

@@ -8,8 +8,8 @@ different shapes, and whatever torch's own constructors reject.
 
 from __future__ import annotations
 
-from core.graph import Design, parse_ref
-from core.ops import OP_TABLE
+from .graph import Design, parse_ref
+from .ops import OP_TABLE
 
 _KEY_DOT = "\u00b7"  # ModuleDict keys may not contain '.'
 
@@ -36,7 +36,6 @@ def build_module(design: Design, device: str = "cpu", sizes: dict | None = None)
 
 
 def _graph_module_class():
-    import torch
     from torch import nn
 
     global GraphModule
@@ -106,7 +105,7 @@ def _graph_module_class():
                     f"{None if theirs is None else tuple(theirs.shape)} differ")
             mod.weight = theirs
 
-        def _run(self, inputs, keep_all: bool):
+        def _run(self, inputs):
             if len(inputs) != len(self.input_ids):
                 raise TypeError(f"{self.design_name}: expected {len(self.input_ids)} inputs, got {len(inputs)}")
             env: dict[str, tuple] = {i: (t,) for i, t in zip(self.input_ids, inputs)}
@@ -117,13 +116,13 @@ def _graph_module_class():
             return env
 
         def forward(self, *inputs):
-            env = self._run(inputs, False)
+            env = self._run(inputs)
             outs = tuple(env[r][i] for r, i in map(parse_ref, self.outputs))
             return outs[0] if len(outs) == 1 else outs
 
         def forward_all(self, *inputs) -> dict:
             """Every node's results, keyed by node id (a tuple per node)."""
-            return self._run(inputs, True)
+            return self._run(inputs)
 
     return GraphModule
 

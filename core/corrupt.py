@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import copy
 import json
-from dataclasses import dataclass, field
-from typing import Callable, Optional
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from core import dims as D
-from core.graph import Design, parse_ref
+from . import dims as D
+from .graph import Design, parse_ref
 
 # ---------------------------------------------------------------------------------------------
 # the graph being corrupted
@@ -78,7 +78,7 @@ class G:
     def types(self) -> dict:
         """Inferred result types of the graph as it was when first asked (the clean graph)."""
         if self._types is None:
-            from core.shapes import infer_design
+            from .shapes import infer_design
 
             self._types = infer_design(Design.from_dict(self.d)).types
         return self._types
@@ -167,7 +167,7 @@ class G:
 # kinds
 
 Sites = Callable[[G], list]
-Apply = Callable[[G, str], Optional[dict]]
+Apply = Callable[[G, str], dict | None]
 
 
 @dataclass(frozen=True)
@@ -498,7 +498,7 @@ kind("reshape-product", "block", ["shape.reshape-product"],
 
 
 def _index_range_sites(g):
-    from core.build import declared_id_range
+    from .build import declared_id_range
 
     out = []
     design = Design.from_dict(g.d)
@@ -510,7 +510,7 @@ def _index_range_sites(g):
 
 
 def _index_range_apply(g, site):
-    from core.build import declared_id_range
+    from .build import declared_id_range
 
     src = g.node(site)["in"][0]
     vocab = declared_id_range(Design.from_dict(g.d), src)
@@ -863,14 +863,14 @@ kind("unknown-op", "block", ["connectivity.unknown-op"],
 
 
 def _missing_sites(g):
-    from core.ops import OP_TABLE
+    from .ops import OP_TABLE
 
     return [n["id"] for n in g.nodes if n["op"] in OP_TABLE
             and any(a.required and a.name in n.get("args", {}) for a in OP_TABLE[n["op"]].args)]
 
 
 def _missing_apply(g, site):
-    from core.ops import OP_TABLE
+    from .ops import OP_TABLE
 
     n = g.node(site)
     req = [a.name for a in OP_TABLE[n["op"]].args if a.required and a.name in n.get("args", {})]
@@ -1222,7 +1222,7 @@ def _oversized_sites(g):
 
 
 def _oversized_apply(g, site):
-    from core.build import declared_id_range
+    from .build import declared_id_range
 
     vocab = declared_id_range(Design.from_dict(g.d), g.node(site)["in"][0])
     g.args(site)["num_embeddings"] = vocab * 5
@@ -1234,7 +1234,7 @@ kind("oversized-embedding", "warn", ["efficiency.oversized-embedding"], bases=("
 
 
 def _budget_apply(g, site):
-    from core.verify import verify_graph
+    from .verify import verify_graph
 
     usd = (verify_graph(Design.from_dict(g.d)).cost.get("quote") or {}).get("usd") or 1.0
     g.train()["budget_usd"] = round(usd / 10, 6)
@@ -1255,7 +1255,7 @@ kind("unknown-device", "warn", ["efficiency.unknown-device"], bases=("mlp_mnist"
 
 
 def _blowup_apply(g, site):
-    from core.verify import verify_graph
+    from .verify import verify_graph
 
     params = verify_graph(Design.from_dict(g.d)).cost.get("params") or 1000
     g.train()["baseline"] = {"params": max(1, params // 20)}
@@ -1462,7 +1462,7 @@ def _spread(sites: list, n: int) -> list:
 
 def load_zoo() -> dict:
     """The shipped reference designs (assets/architectures), else the zoo built in memory."""
-    from core.assets import asset_path
+    from .assets import asset_path
 
     folder = asset_path("architectures")
     files = sorted(folder.glob("*.json"))
@@ -1472,7 +1472,7 @@ def load_zoo() -> dict:
             d = json.loads(f.read_text(encoding="utf-8"))
             out[d.get("name") or f.stem] = d
         return out
-    from core.zoo import build_zoo
+    from .zoo import build_zoo
 
     return build_zoo()
 

@@ -6,9 +6,9 @@ so a quote can be read without this file open.
 
 from __future__ import annotations
 
-from core import dims as D
-from core.assets import gpu_prices
-from core.graph import Design
+from . import dims as D
+from .assets import gpu_prices
+from .graph import Design
 
 # Documented defaults for a design whose `train` block leaves a field out (README: "Cost defaults").
 DEFAULTS = {

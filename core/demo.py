@@ -1,4 +1,4 @@
-"""The shipped demo data (synthetic): `python -m core.demo` writes assets/demo/*.jsonl.
+"""The shipped demo data (synthetic): `python -m archcurator.core.demo` writes assets/demo/*.jsonl.
 
 - the reference architectures, author `reference`;
 - three synthetic agent authors (models `synth-alpha`, `synth-beta`,
@@ -20,7 +20,7 @@ import json
 import random
 from pathlib import Path
 
-from core.assets import asset_path
+from .assets import asset_path
 
 AUTHORS = {"synth-alpha": 0.12, "synth-beta": 0.30, "synth-gamma": 0.55}  # share of corrupted designs
 UNGENERATED = {"synth-alpha": 0.02, "synth-beta": 0.06, "synth-gamma": 0.12}
@@ -55,7 +55,7 @@ def _clean_variant(base: dict, rng: random.Random) -> dict:
 
 
 def _corrupted(base: dict, rng: random.Random, kinds: list) -> tuple[dict, str] | None:
-    from core.corrupt import corrupt
+    from .corrupt import corrupt
 
     order = list(kinds)
     rng.shuffle(order)
@@ -67,7 +67,7 @@ def _corrupted(base: dict, rng: random.Random, kinds: list) -> tuple[dict, str] 
 
 
 def generate() -> dict[str, list[dict]]:
-    from core.corrupt import KINDS
+    from .corrupt import KINDS
 
     zoo = _zoo()
     small = [n for n, g in zoo.items() if len(g["nodes"]) <= MAX_NODES]

@@ -35,9 +35,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
-from core.graph import Design, Node, parse_ref
+from .graph import Design, Node, parse_ref
 
 _MISSING = object()
 
@@ -455,7 +455,7 @@ def _same_ref(x: str, y: str) -> bool:
 def _resolved_args(node: Node) -> dict:
     """The node's args with torch's defaults filled in (when the op is known)."""
     try:
-        from core.ops import OP_TABLE
+        from .ops import OP_TABLE
     except Exception:  # pragma: no cover - the op table is part of core
         return dict(node.args)
     spec = OP_TABLE.get(node.op)
@@ -512,7 +512,7 @@ def _spec_text(spec) -> str:
 
 
 def _shapes(design: Design) -> dict:
-    from core.shapes import infer_design
+    from .shapes import infer_design
 
     try:
         inf = infer_design(design)
@@ -620,20 +620,3 @@ def _backtrack(trace, a, b, offset, d, k) -> list[tuple[int, int]]:
     return out
 
 
-def node_label(node: Node, max_args: int = 6) -> str:
-    """`Conv2d in_channels=3 out_channels=16 kernel_size=3` (the args as written)."""
-    parts = [f"{k}={_fmt(v)}" for k, v in list(node.args.items())[:max_args]]
-    if len(node.args) > max_args:
-        parts.append("…")
-    if node.shares:
-        parts.append(f"shares={node.shares}")
-    return node.op + (" " + " ".join(parts) if parts else "")
-
-
-def changed_ids(diff: DesignDiff) -> Iterable[str]:
-    """Every b-side id the diff reports as changed in any way (for highlighting)."""
-    yield from diff.added
-    for c in diff.changed:
-        yield c.b_id
-    for r in diff.rewired:
-        yield r.node

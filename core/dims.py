@@ -9,9 +9,8 @@ An unknown never equals anything and never blocks.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Union
 
-Dim = Union[int, str, None]
+Dim = int | str | None
 
 
 def is_const(d: Dim) -> bool:

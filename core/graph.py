@@ -13,7 +13,7 @@ import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 FORMAT = "archgraph/1"
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]+$")
@@ -100,7 +100,7 @@ class Design:
 
     # ---- construction -------------------------------------------------
     @classmethod
-    def from_dict(cls, data: Any, source: str | None = None) -> "Design":
+    def from_dict(cls, data: Any, source: str | None = None) -> Design:
         where = source or "<design>"
         if not isinstance(data, dict):
             raise DesignError(f"{where}: a design must be a JSON object, got {type(data).__name__}")
@@ -197,7 +197,7 @@ class Design:
         )
 
     @classmethod
-    def from_json(cls, text: str, source: str | None = None) -> "Design":
+    def from_json(cls, text: str, source: str | None = None) -> Design:
         where = source or "<design>"
         try:
             data = json.loads(text)
@@ -208,7 +208,7 @@ class Design:
         return cls.from_dict(data, source=source)
 
     @classmethod
-    def load(cls, path: str | Path) -> "Design":
+    def load(cls, path: str | Path) -> Design:
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
@@ -264,7 +264,8 @@ class Design:
                     )
             if n.shares is not None and n.shares not in nodes:
                 problems.append(
-                    Problem("bad-shares", [n.id], f"node {n.id!r} shares weights with {n.shares!r}, which is not a node")
+                    Problem("bad-shares", [n.id],
+                            f"node {n.id!r} shares weights with {n.shares!r}, which is not a node")
                 )
         if not self.outputs:
             problems.append(Problem("no-output", [], "the design declares no outputs"))
@@ -371,7 +372,3 @@ def _is_dim(value: Any) -> bool:
         isinstance(value, int) and not isinstance(value, bool) and value >= 0)
 
 
-def iter_refs(nodes: Iterable[Node]):
-    for n in nodes:
-        for r in n.inputs:
-            yield n, r

@@ -2,7 +2,7 @@
 
 `ground_set()` (core.corrupt) is the study: every clean zoo graph and every
 corrupted variant. `run_study()` runs all of them in ONE child process
-(`python -m core.ground_child`, each graph under its own time limit),
+(`python -m archcurator.core.ground_child`, each graph under its own time limit),
 verifies each one here meanwhile, and `summarize()` answers:
 
 - the confusion matrix of verdict (block / not block) against observed
@@ -23,11 +23,10 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
-from core.graph import Design
+from .graph import Design
 
 DEFAULT_TIMEOUT = 20.0
 
@@ -79,7 +78,7 @@ class CaseResult:
 
 
 def verify_case(case: dict) -> tuple[str, list, list]:
-    from core.verify import verify_graph
+    from .verify import verify_graph
 
     report = verify_graph(Design.from_dict(case["graph"]), with_cost=True)
     fired = sorted({f.rule for f in report.findings})
@@ -90,8 +89,8 @@ def verify_case(case: dict) -> tuple[str, list, list]:
 def grounding_map(cases: Iterable[dict] | None = None) -> dict[str, list[str]]:
     """Block rule id -> ids of the cases that back it: the case claims block and its
     verification fires the rule. Smallest graph first, then by case id."""
-    from core.checks import CATALOGUE
-    from core.corrupt import corruption_set
+    from .checks import CATALOGUE
+    from .corrupt import corruption_set
 
     cases = corruption_set() if cases is None else cases
     found: dict[str, list] = {}
@@ -110,7 +109,8 @@ def grounding_map(cases: Iterable[dict] | None = None) -> dict[str, list[str]]:
 
 
 def child_command(cases_path: str, timeout: float, device: str, threads: int = 0, full: bool = False) -> list[str]:
-    cmd = [sys.executable, "-m", "core.ground_child", cases_path, "--timeout", str(timeout), "--device", device]
+    cmd = [sys.executable, "-m", "archcurator.core.ground_child", cases_path,
+           "--timeout", str(timeout), "--device", device]
     if threads:
         cmd += ["--threads", str(threads)]
     if full:
@@ -140,7 +140,7 @@ def observe_all(cases: list[dict], *, timeout: float = DEFAULT_TIMEOUT, device: 
             proc = subprocess.Popen(child_command(path, timeout, device, threads, full), stdout=subprocess.PIPE,
                                     stderr=subprocess.PIPE, text=True, env=env)
             err_chunks: list[str] = []
-            drain = threading.Thread(target=lambda: err_chunks.append(proc.stderr.read()), daemon=True)
+            drain = threading.Thread(target=lambda out=err_chunks, p=proc: out.append(p.stderr.read()), daemon=True)
             drain.start()
             if waiting is not None:
                 waiting()
@@ -236,7 +236,7 @@ def summarize(results: list[CaseResult]) -> dict:
     tn = sum(1 for r in results if not r.blocked and not r.failed)
     warn_failed = [r.case for r in results if r.verdict == "warn" and r.failed]
     per_rule: dict[str, dict] = {}
-    from core.checks import CATALOGUE
+    from .checks import CATALOGUE
 
     for r in results:
         for rule in r.fired:

@@ -9,12 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from core.dims import Dim
-from core.graph import Design, Node, parse_ref
-from core.ops import OP_TABLE
-from core.ops.base import InferCtx, TensorType, UNKNOWN, Violation
-
-SOURCE_ARITY = (0, 0)
+from .graph import Design, Node, parse_ref
+from .ops import OP_TABLE
+from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
 
 
 @dataclass

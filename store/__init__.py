@@ -8,26 +8,33 @@ and another process (an import, a report) can use it in between. See
 store/README.md.
 """
 
-from store.connection import (  # noqa: F401
-    DEFAULT_TIMEOUT, StoreBusy, StoreError, connect, migrate_schema, reading, schema_version, transaction,
+from .connection import (  # noqa: F401
+    DEFAULT_TIMEOUT,
+    StoreBusy,
+    StoreError,
+    connect,
+    migrate_schema,
+    reading,
+    schema_version,
+    transaction,
 )
-from store.paths import default_db_path, resolve_db_path  # noqa: F401
+from .paths import default_db_path, resolve_db_path  # noqa: F401
 
 _LAZY = {
-    "list_designs": "store.designs", "count_designs": "store.designs", "get_design": "store.designs",
-    "insert_designs": "store.designs", "reverify": "store.designs", "stored_ids": "store.designs",
-    "children": "store.designs",
-    "record_judgment": "store.judgments", "undo_judgment": "store.judgments",
-    "current_verdicts": "store.judgments", "judgment_events": "store.judgments", "curators": "store.judgments",
-    "JudgmentError": "store.judgments",
-    "record_missed_defect": "store.missed", "retract_missed_defect": "store.missed",
-    "list_missed_defects": "store.missed",
-    "record_run": "store.runs", "update_run": "store.runs", "get_run": "store.runs", "list_runs": "store.runs",
-    "refusal_report": "store.reports", "rules_report": "store.reports", "agreement_report": "store.reports",
-    "export": "store.exports", "ExportError": "store.exports",
-    "import_paths": "store.importers", "import_records": "store.importers", "ImportResult": "store.importers",
-    "ImportInputError": "store.importers", "Defaults": "store.importers",
-    "seed_demo": "store.demo", "ensure_demo": "store.demo",
+    "list_designs": ".designs", "count_designs": ".designs", "get_design": ".designs",
+    "insert_designs": ".designs", "reverify": ".designs", "stored_ids": ".designs",
+    "children": ".designs", "archive_designs": ".designs",
+    "record_judgment": ".judgments", "undo_judgment": ".judgments",
+    "current_verdicts": ".judgments", "judgment_events": ".judgments", "curators": ".judgments",
+    "JudgmentError": ".judgments",
+    "record_missed_defect": ".missed", "retract_missed_defect": ".missed",
+    "list_missed_defects": ".missed",
+    "record_run": ".runs", "update_run": ".runs", "get_run": ".runs", "list_runs": ".runs",
+    "refusal_report": ".reports", "rules_report": ".reports", "agreement_report": ".reports",
+    "export": ".exports", "ExportError": ".exports",
+    "import_paths": ".importers", "import_records": ".importers", "ImportResult": ".importers",
+    "ImportInputError": ".importers", "Defaults": ".importers",
+    "seed_demo": ".demo", "ensure_demo": ".demo",
 }
 
 __all__ = ["StoreBusy", "StoreError", "connect", "transaction", "reading", "schema_version",
@@ -40,6 +47,6 @@ def __getattr__(name):
         raise AttributeError(f"module 'store' has no attribute {name!r}")
     import importlib
 
-    value = getattr(importlib.import_module(mod), name)
+    value = getattr(importlib.import_module(mod, __name__), name)
     globals()[name] = value
     return value

@@ -19,11 +19,12 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from store.connection import DB, connect, reading, transaction
-from store.designs import LIST_COLUMNS, filters_sql, judged_cte, order_sql, get_design
+from .connection import DB, connect, reading, transaction
+from .designs import LIST_COLUMNS, filters_sql, get_design, judged_cte, order_sql
 
 JUDGED_SORTS = {"judged", "n_judged"}
 
@@ -125,11 +126,14 @@ def facets(db: DB) -> dict:
     with reading(db) as con:
         for col in ("author", "model", "task_set", "run"):
             out[col] = [tuple(r) for r in con.execute(
-                f"SELECT {col}, count(*) FROM designs GROUP BY {col} ORDER BY 2 DESC, 1 NULLS LAST").fetchall()]
+                f"SELECT {col}, count(*) FROM designs WHERE archived_at IS NULL"
+                f" GROUP BY {col} ORDER BY 2 DESC, 1 NULLS LAST").fetchall()]
         out["verdict"] = [tuple(r) for r in con.execute(
-            "SELECT coalesce(verdict, 'ungenerated'), count(*) FROM designs GROUP BY 1 ORDER BY 2 DESC").fetchall()]
+            "SELECT coalesce(verdict, 'ungenerated'), count(*) FROM designs WHERE archived_at IS NULL"
+            " GROUP BY 1 ORDER BY 2 DESC").fetchall()]
         out["rule"] = [tuple(r) for r in con.execute(
             "SELECT rule, count(DISTINCT design_id) FROM findings WHERE NOT stale"
+            " AND design_id IN (SELECT id FROM designs WHERE archived_at IS NULL)"
             " GROUP BY rule ORDER BY 2 DESC, 1").fetchall()]
     return out
 
@@ -175,9 +179,9 @@ def design_graph(db: DB, design_id: str) -> dict | None:
 
 
 def architectures_dir() -> Path:
-    import assets
+    from archcurator.core.assets import ASSETS
 
-    return Path(assets.__file__).resolve().parent / "architectures"
+    return ASSETS / "architectures"
 
 
 def reference_graph(db: DB, name: str) -> tuple[dict | None, str]:
@@ -251,33 +255,33 @@ class AppStore:
         return reference_graph(self.db, name)
 
     def refusals(self) -> dict:
-        from store.reports import refusal_report
+        from .reports import refusal_report
 
         return refusal_report(self.db)
 
     def rules(self, curator: str | None = None) -> dict:
-        from store.reports import rules_report
+        from .reports import rules_report
 
         return rules_report(self.db, curator=curator)
 
     # writes (each committed before it returns)
     def judge(self, design_id: str, finding_key: str | None, verdict: str, note: str | None = None) -> int:
-        from store.judgments import record_judgment
+        from .judgments import record_judgment
 
         return record_judgment(self.db, design_id, finding_key, self.curator, verdict, note or None)
 
     def undo(self, event_id: int) -> int:
-        from store.judgments import undo_judgment
+        from .judgments import undo_judgment
 
         return undo_judgment(self.db, event_id, self.curator)
 
     def mark_missed(self, design_id: str, nodes, rule: str | None, description: str | None) -> int:
-        from store.missed import record_missed_defect
+        from .missed import record_missed_defect
 
         return record_missed_defect(self.db, design_id, self.curator, nodes, rule or None, description or None)
 
     def retract_missed(self, defect_id: int) -> None:
-        from store.missed import retract_missed_defect
+        from .missed import retract_missed_defect
 
         retract_missed_defect(self.db, defect_id, self.curator)
 
@@ -286,12 +290,12 @@ class AppStore:
         return kb_view(self.db, status)
 
     def kb_evidence(self, pid: int) -> list[dict]:
-        from store import kb as K
+        from . import kb as K
 
         return K.evidence(self.db, pid)
 
     def kb_suggestions(self):
-        from store import kb as K
+        from . import kb as K
 
         return K.suggestions(self.db)
 
@@ -312,7 +316,7 @@ KB_OPS = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", 
 
 def kb_view(db: DB, status: str = "live") -> dict:
     """Propositions (with evidence counts), the current 20-cap pack and the audit log's head."""
-    from store import kb as K
+    from . import kb as K
 
     with connect(db) as con:
         return {"props": K.list_propositions(con, status), "pack": K.current_pack(con),
@@ -321,7 +325,7 @@ def kb_view(db: DB, status: str = "live") -> dict:
 
 def kb_op(db: DB, op: str, *args, actor: str | None = None, **kwargs):
     """One curator operation of store.kb (KBError, one line, when refused)."""
-    from store import kb as K
+    from . import kb as K
 
     if op not in KB_OPS:
         raise ValueError(f"not a knowledge-base operation: {op!r}")

@@ -18,19 +18,19 @@ import os
 import re
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Iterator, Union
 
 import duckdb
 
-from store.paths import resolve_db_path
+from .paths import resolve_db_path
 
 DEFAULT_TIMEOUT = float(os.environ.get("ARCHCURATOR_DB_TIMEOUT", "5"))
 
-DB = Union[str, os.PathLike, None, duckdb.DuckDBPyConnection]
+DB = str | os.PathLike | None | duckdb.DuckDBPyConnection
 
 _LOCK_RE = re.compile(r"Conflicting lock is held in (?P<prog>.*?) \(PID (?P<pid>\d+)\)")
 _MIGRATION_RE = re.compile(r"^(\d{4})_([A-Za-z0-9_\-]+)\.sql$")
@@ -182,7 +182,7 @@ def reading(db: DB = None, *, timeout: float | None = None) -> Iterator[duckdb.D
 def migrations() -> list[tuple[int, str, str]]:
     """(version, name, sql) of every `store/migrations/NNNN_name.sql`, in order."""
     out = []
-    folder = resources.files("store") / "migrations"
+    folder = resources.files(__package__) / "migrations"
     for entry in folder.iterdir():
         m = _MIGRATION_RE.match(entry.name)
         if m:

@@ -8,19 +8,19 @@ importer, so every demo design is verified like any other.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
-from store.connection import DB, reading, transaction, utcnow
-from store.importers import ImportResult, import_paths
+from .connection import DB, reading, transaction, utcnow
+from .importers import ImportResult, import_paths
 
 SEEDED_KEY = "demo_seeded_at"
 
 
 def demo_dir() -> Path:
-    import assets
+    from archcurator.core.assets import ASSETS
 
-    return Path(assets.__file__).resolve().parent / "demo"
+    return ASSETS / "demo"
 
 
 def demo_files(folder: str | os.PathLike | None = None) -> list[Path]:

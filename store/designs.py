@@ -9,11 +9,12 @@ curator has judged it, and dropped when nobody has.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any, NamedTuple
 
 import duckdb
 
-from store.connection import DB, reading, transaction, utcnow
+from .connection import DB, reading, transaction, utcnow
 
 DESIGN_COLUMNS = (
     "id", "name", "author", "model", "task_set", "run", "parent", "reference", "source",
@@ -47,10 +48,12 @@ _INSERT_EXPR = {
 LIST_COLUMNS = (
     "id", "name", "author", "model", "task_set", "run", "parent", "reference", "verdict",
     "n_nodes", "n_block", "n_warn", "params", "flops", "quoted_cost_usd", "cost_a10g_usd",
-    "error", "imported_at",
+    "error", "imported_at", "archived_at",
 )
 SORTABLE = set(LIST_COLUMNS) | {"n_findings", "judged", "n_judged"}
 JUDGED_STATES = ("unjudged", "partly", "judged")
+#: filter `archived`: None (the default) hides archived designs, "only" shows just them, "all" both
+ARCHIVED_STATES = (None, "only", "all")
 
 
 # ---- bulk writing ---------------------------------------------------------
@@ -85,11 +88,22 @@ def _stage(con: duckdb.DuckDBPyConnection, name: str, columns: tuple, rows: list
     return lambda: con.unregister(name)
 
 
-def insert_designs(db: DB, designs: list[dict], findings: Iterable[dict] = ()) -> tuple[list[str], list[str]]:
+class Inserted(NamedTuple):
+    inserted: list[str]
+    skipped: list[str]  # ids already stored, ids repeated in the input, and `present`'s keys
+    present: dict[str, str]  # id -> the stored design with the same graph and provenance
+
+
+def insert_designs(db: DB, designs: list[dict], findings: Iterable[dict] = (),
+                   by_content: Iterable[str] = ()) -> Inserted:
     """Store new designs and their findings in one transaction.
 
     A design whose id is already stored adds nothing (nor do its findings).
-    Returns (inserted ids, skipped ids), in input order.
+    The designs named in `by_content` (those whose id was derived, not given:
+    design files and parsed sources) are also already present when a stored
+    design, or an earlier one of this call, has the same graph (content hash)
+    and the same author, model, task set and run.
+    Returns the inserted and skipped ids, in input order.
     """
     seen: set[str] = set()
     unique = []
@@ -101,20 +115,25 @@ def insert_designs(db: DB, designs: list[dict], findings: Iterable[dict] = ()) -
             seen.add(row["id"])
             unique.append(row)
     findings = list(findings)
+    by_content = set(by_content)
+    present: dict[str, str] = {}
     with transaction(db) as con:
         if not unique:
-            return [], dup
+            return Inserted([], dup, {})
         drop = _stage(con, "_stage_designs", DESIGN_COLUMNS, unique)
         try:
             stored = {r[0] for r in con.execute(
                 "SELECT s.id FROM _stage_designs s JOIN designs d ON d.id = s.id").fetchall()}
+            if by_content:
+                present = _present_by_content(con, unique, by_content - stored)
+                stored |= set(present)
             cols = ", ".join(DESIGN_COLUMNS)
             # the graph is stored minified (DuckDB's json()), content_hash = sha256 of that text
             exprs = ", ".join(_INSERT_EXPR.get(c, c) for c in DESIGN_COLUMNS)
             con.execute(
                 f"INSERT INTO designs ({cols}) SELECT {exprs} FROM _stage_designs s"
-                " WHERE s.id NOT IN (SELECT id FROM designs)"
-            )
+                " WHERE s.id NOT IN (SELECT id FROM designs) AND s.id NOT IN (SELECT unnest(?::VARCHAR[]))",
+                [list(present)])
         finally:
             drop()
         new_ids = [r["id"] for r in unique if r["id"] not in stored]
@@ -129,7 +148,37 @@ def insert_designs(db: DB, designs: list[dict], findings: Iterable[dict] = ()) -
                 finally:
                     drop()
     skipped = [r["id"] for r in unique if r["id"] in stored] + dup
-    return new_ids, skipped
+    return Inserted(new_ids, skipped, present)
+
+
+def _present_by_content(con: duckdb.DuckDBPyConnection, rows: list[dict], ids: set[str]) -> dict[str, str]:
+    """{id: the id it duplicates} for the staged designs in `ids`: same content hash and provenance
+    as a stored design, or as one earlier in `rows`."""
+    ids = [r["id"] for r in rows if r["id"] in ids and r["graph"] is not None]
+    if not ids:
+        return {}
+    hashes = dict(con.execute(
+        "SELECT id, sha256(CAST(json(graph) AS VARCHAR)) FROM _stage_designs"
+        " WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall())
+    by_row = {r["id"]: r for r in rows}
+
+    def provenance(r) -> tuple:
+        return (r["author"], r.get("model"), r.get("task_set"), r.get("run"))
+
+    stored: dict[tuple, str] = {}
+    for did, h, author, model, task_set, run in con.execute(
+            "SELECT id, content_hash, author, model, task_set, run FROM designs"
+            " WHERE content_hash IN (SELECT unnest(?::VARCHAR[])) ORDER BY id", [sorted(set(hashes.values()))]
+    ).fetchall():
+        stored.setdefault((h, author, model, task_set, run), did)
+    out: dict[str, str] = {}
+    for did in ids:
+        key = (hashes[did], *provenance(by_row[did]))
+        if key in stored:
+            out[did] = stored[key]
+        else:
+            stored[key] = did  # a later one in this input with the same graph duplicates this one
+    return out
 
 
 def stored_ids(db: DB, ids: Iterable[str] | None = None) -> set[str]:
@@ -191,8 +240,9 @@ def reverify(db: DB, ids: Iterable[str] | None = None, *, verifier: Callable | N
 
     Judgments stay attached: see `apply_verification`. Returns how many were re-verified.
     """
-    from core.graph import Design
-    from store.verifier import verify_design
+    from archcurator.core.graph import Design
+
+    from .verifier import verify_design
 
     with reading(db) as con:
         if ids is None:
@@ -299,6 +349,13 @@ def filters_sql(filters: dict | None) -> tuple[str, list]:
         clauses.append("(id ILIKE ? ESCAPE '\\' OR coalesce(name, '') ILIKE ? ESCAPE '\\')")
         params.extend([pat, pat])
     filters.pop("curator", None)
+    archived = filters.pop("archived", None)
+    if archived not in ARCHIVED_STATES:
+        raise ValueError(f"archived filter must be one of {', '.join(map(str, ARCHIVED_STATES))}, got {archived!r}")
+    if archived is None:
+        clauses.append("archived_at IS NULL")
+    elif archived == "only":
+        clauses.append("archived_at IS NOT NULL")
     if filters:
         raise ValueError(f"unknown design filter {next(iter(filters))!r}")
     return (" WHERE " + " AND ".join(clauses)) if clauses else "", params
@@ -330,12 +387,14 @@ def list_designs(db: DB, filters: dict | None = None, sort=None, offset: int = 0
     """One page of designs (no graphs), for a virtualised list.
 
     filters (a key set to None is no filter): `author`, `model`, `task_set`,
-    `run` (a value or a list; a list holding None matches null), `verdict` (pass | warn | block | ungenerated, or a list),
+    `run` (a value or a list; a list holding None matches null), `verdict`
+    (pass | warn | block | ungenerated, or a list),
     `rule` (designs on which that rule fires now), `judged` (unjudged |
     partly | judged, counted over live findings; a design without findings
     is judged once marked clean; ungenerated designs have no judged state),
     `curator` (judged state by that curator only; default any curator),
-    `text` (case-insensitive substring of id or name).
+    `text` (case-insensitive substring of id or name), `archived` (None:
+    archived designs hidden, the default; "only"; "all").
     sort: a column name, `-column` for descending, or a list of them
     (ties broken by id). Columns: those returned, plus n_findings / n_judged /
     judged. Each row: LIST_COLUMNS + n_findings, n_judged, judged.
@@ -362,6 +421,33 @@ def count_designs(db: DB, filters: dict | None = None) -> int:
     where, p2 = filters_sql(filters)
     with reading(db) as con:
         return con.execute(f"WITH {cte} SELECT count(*) FROM base{where}", p1 + p2).fetchone()[0]
+
+
+def archive_designs(db: DB, ids: Iterable[str], curator: str, *, restore: bool = False) -> list[str]:
+    """Archive (or, with `restore`, bring back) these designs; returns the ids whose state changed.
+
+    Archived designs leave the queue (see `filters_sql`) and keep everything
+    attached to them. An unknown id raises KeyError naming it and changes nothing.
+    """
+    ids = list(dict.fromkeys(ids))
+    with transaction(db) as con:
+        known = {r[0] for r in con.execute(
+            "SELECT id FROM designs WHERE id IN (SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()}
+        missing = [i for i in ids if i not in known]
+        if missing:
+            raise KeyError(missing[0])
+        if restore:
+            changed = [r[0] for r in con.execute(
+                "UPDATE designs SET archived_at = NULL, archived_by = NULL"
+                " WHERE archived_at IS NOT NULL AND id IN (SELECT unnest(?::VARCHAR[])) RETURNING id",
+                [ids]).fetchall()]
+        else:
+            changed = [r[0] for r in con.execute(
+                "UPDATE designs SET archived_at = ?, archived_by = ?"
+                " WHERE archived_at IS NULL AND id IN (SELECT unnest(?::VARCHAR[])) RETURNING id",
+                [utcnow(), curator, ids]).fetchall()]
+    order = {d: i for i, d in enumerate(ids)}
+    return sorted(changed, key=order.__getitem__)
 
 
 def _rows(con, sql, params=()) -> list[dict]:

@@ -7,7 +7,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from store.connection import DB, reading
+from .connection import DB, reading
 
 FORMATS = {"parquet": "(FORMAT parquet, COMPRESSION zstd)", "csv": "(FORMAT csv, HEADER true)",
            "json": "(FORMAT json, ARRAY true)"}
@@ -27,32 +27,39 @@ def export_tables(db: DB) -> list[str]:
     return [t for t in tables if t not in SKIP] + list(VIEWS)
 
 
-def export(db: DB, fmt: str, out: str | os.PathLike, tables: list[str] | None = None) -> list[Path]:
-    """Write one file per table into folder `out` (`designs.parquet`, `findings.parquet`,
-    `judgments.parquet`, `current_judgments.parquet`, ...); returns the files.
+def is_file_target(out: str | os.PathLike, fmt: str) -> bool:
+    """`--out FILE.parquet` (the format's own suffix, not an existing folder) names one file."""
+    out = Path(out)
+    return out.suffix.lower() == f".{fmt}" and not out.is_dir()
 
-    JSON files are one array of row objects each. Files are written to a
-    temporary folder beside `out` and moved in when all are done, so a failed
-    export leaves nothing half-written. Existing files of the same names are replaced.
+
+def export(db: DB, fmt: str, out: str | os.PathLike, tables: list[str] | None = None) -> list[Path]:
+    """Export the store; returns the files written.
+
+    `out` ending in the format's suffix (`store.parquet`) is one file holding
+    one table: the one named in `tables`, else `designs`. Any other `out` is a
+    folder that gets one file per table (`designs.parquet`, `findings.parquet`,
+    `judgments.parquet`, `current_judgments.parquet`, ...; existing files of
+    the same names are replaced).
+
+    JSON files are one array of row objects each. Everything is written
+    beside its destination first and moved in when all is done, so a failed
+    export leaves nothing half-written.
     """
     if fmt not in FORMATS:
         raise ExportError(f"{out}: unknown format {fmt!r} (parquet, csv or json)")
+    if is_file_target(out, fmt):
+        return [_export_file(db, fmt, Path(out), tables)]
     out = Path(out)
     if out.exists() and not out.is_dir():
-        raise ExportError(f"{out}: exists and is not a folder")
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".export-", dir=out.parent))
-    except OSError as exc:
-        raise ExportError(f"{out}: cannot write there: {exc.strerror or exc}") from None
+        raise ExportError(f"{out}: exists and is not a folder (a file to write must end in .{fmt})")
+    tmp = _scratch(out)
     written = []
     try:
         with reading(db) as con:
             names = tables or [t for t in export_tables(con)]
             for name in names:
-                target = tmp / f"{name}.{fmt}"
-                path = str(target).replace("'", "''")
-                con.execute(f'COPY (SELECT * FROM "{name}") TO \'{path}\' {FORMATS[fmt]}')
+                _copy(con, name, tmp / f"{name}.{fmt}", fmt)
                 written.append(name)
         out.mkdir(parents=True, exist_ok=True)
         result = []
@@ -63,3 +70,30 @@ def export(db: DB, fmt: str, out: str | os.PathLike, tables: list[str] | None = 
         return result
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _export_file(db: DB, fmt: str, out: Path, tables: list[str] | None) -> Path:
+    if tables and len(tables) > 1:
+        raise ExportError(f"{out}: one file holds one table; give --out a folder for {len(tables)} tables")
+    name = tables[0] if tables else "designs"
+    tmp = _scratch(out)
+    try:
+        with reading(db) as con:
+            _copy(con, name, tmp / out.name, fmt)
+        os.replace(tmp / out.name, out)
+        return out
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _scratch(out: Path) -> Path:
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=".export-", dir=out.parent))
+    except OSError as exc:
+        raise ExportError(f"{out}: cannot write there: {exc.strerror or exc}") from None
+
+
+def _copy(con, name: str, target: Path, fmt: str) -> None:
+    path = str(target).replace("'", "''")
+    con.execute(f'COPY (SELECT * FROM "{name}") TO \'{path}\' {FORMATS[fmt]}')

@@ -28,12 +28,13 @@ import json
 import os
 import re
 import threading
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
 
-from store.connection import DB, utcnow
+from .connection import DB, utcnow
 
 AUTHORS = ("human", "agent", "reference")
 RECORD_FIELDS = ("id", "author", "model", "task_set", "run", "parent", "reference", "graph", "error")
@@ -78,6 +79,8 @@ class ImportResult:
     rejected: list[Rejection] = field(default_factory=list)
     ungenerated: list[str] = field(default_factory=list)  # imported ids that are ungenerated
     batches: list[BatchSummary] = field(default_factory=list)
+    #: skipped ids whose graph is already stored under another id: {id: stored id}
+    present: dict[str, str] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:
@@ -89,6 +92,7 @@ class ImportResult:
             "skipped": self.skipped,
             "rejected": [r.to_dict() for r in self.rejected],
             "ungenerated": self.ungenerated,
+            "already_present": [{"id": k, "as": v} for k, v in self.present.items()],
             "batches": [b.__dict__ for b in self.batches],
         }
 
@@ -244,7 +248,7 @@ def _plan_folder(folder: Path) -> list[Batch]:
 
 
 def _design_file_problem(text: str, path: Path) -> str | None:
-    from core.graph import Design, DesignError
+    from archcurator.core.graph import Design, DesignError
 
     try:
         obj = json.loads(text)
@@ -261,7 +265,7 @@ def _design_file_problem(text: str, path: Path) -> str | None:
 
 def _parser():
     try:
-        import core.parse as P
+        from archcurator.core import parse as P
 
         return P
     except ImportError:
@@ -386,6 +390,7 @@ def _record(item: Item, defaults: Defaults) -> dict:
             "graph": rec.get("graph"), "error": rec.get("error"),
             "graph_text": item.text[span[0]:span[1]] if span and has_graph else None,
             "extra": {k: v for k, v in rec.items() if k not in RECORD_FIELDS} or None,
+            "by_content": False,
         }
     else:
         name = obj.get("name")
@@ -395,6 +400,9 @@ def _record(item: Item, defaults: Defaults) -> dict:
             "author": defaults.author or "human",
             "model": defaults.model, "task_set": defaults.task_set, "run": defaults.run,
             "parent": None, "reference": None, "graph": obj, "error": None, "extra": None,
+            # the id is only derived (name or file stem): the same graph under another file name
+            # is the same design, already present
+            "by_content": True,
         }
     if out["author"] not in AUTHORS:
         raise _Bad(f"author must be human, agent or reference, not {out['author']!r}")
@@ -470,8 +478,9 @@ def _scan_top(s: str, key: str):
 
 def build_rows(rec: dict, source: str, verifier: Callable | None, now=None) -> tuple[dict, list[dict]]:
     """Design row and finding rows of one record (raises _Bad when the graph is unreadable)."""
-    from core.graph import Design, DesignError
-    from store.verifier import verify_design
+    from archcurator.core.graph import Design, DesignError
+
+    from .verifier import verify_design
 
     now = now or utcnow()
     row = {
@@ -513,7 +522,7 @@ def build_rows(rec: dict, source: str, verifier: Callable | None, now=None) -> t
 
 
 def _process(items: list[Item]) -> list[tuple]:
-    """("ok", file, line, row, findings) | ("skip", file, line, id) | ("bad", file, line, message)."""
+    """("ok", file, line, row, findings, by_content) | ("skip", file, line, id) | ("bad", file, line, message)."""
     defaults, known, verifier = _W["defaults"], _W["known"], _W["verifier"]
     now = utcnow()
     out = []
@@ -525,7 +534,7 @@ def _process(items: list[Item]) -> list[tuple]:
                 continue
             source = f"{it.file}:{it.line}" if it.line is not None else it.file
             row, findings = build_rows(rec, source, verifier, now)
-            out.append(("ok", it.file, it.line, row, findings))
+            out.append(("ok", it.file, it.line, row, findings, rec["by_content"]))
         except _Bad as exc:
             out.append(("bad", it.file, it.line, str(exc)))
     return out
@@ -565,7 +574,7 @@ def import_batches(db: DB, batches: list[Batch], *, defaults: Defaults | None = 
                    verifier: Callable | None = None, workers: int | None = None,
                    progress: Callable[[int, int], None] | None = None,
                    on_total: Callable[[int], None] | None = None) -> ImportResult:
-    from store.designs import insert_designs, stored_ids
+    from .designs import insert_designs, stored_ids
 
     defaults = defaults or Defaults()
     total = sum(b.count for b in batches)
@@ -580,6 +589,7 @@ def import_batches(db: DB, batches: list[Batch], *, defaults: Defaults | None = 
             summary = BatchSummary(batch.label)
             rows: list[dict] = []
             findings: list[dict] = []
+            by_content: set[str] = set()
             seen: dict[str, str] = {}
             use_pool = (workers if workers is not None else (POOL_SIZE if batch.count >= POOL_THRESHOLD else 0))
             use_pool = min(use_pool, os.cpu_count() or 1) if use_pool and use_pool > 1 else 0
@@ -610,11 +620,14 @@ def import_batches(db: DB, batches: list[Batch], *, defaults: Defaults | None = 
                             continue
                         seen[row["id"]] = row["source"]
                         rows.append(row)
+                        if r[5]:
+                            by_content.add(row["id"])
                         findings.extend(r[4])
                 done += len(res)
                 if progress:
                     progress(done, total)
-            inserted, skipped = insert_designs(db, rows, findings)
+            inserted, skipped, present = insert_designs(db, rows, findings, by_content)
+            result.present.update(present)
             if pool is None:
                 known = known | set(inserted)
             result.imported.extend(inserted)

@@ -11,7 +11,7 @@ A finding's verdict is `real`, `false_alarm` or `unsure`. A design as a whole
 
 from __future__ import annotations
 
-from store.connection import DB, reading, transaction, utcnow
+from .connection import DB, reading, transaction, utcnow
 
 FINDING_VERDICTS = ("real", "false_alarm", "unsure")
 DESIGN_VERDICTS = ("clean",)

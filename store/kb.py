@@ -26,20 +26,22 @@ from __future__ import annotations
 import getpass
 import json
 import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
-from core.aiq.spec import category_of, recipe_id
-from core.kb import evidence as ev
-from core.kb.features import QuestionView, view
-from core.kb.miner import mine as mine_rules
-from core.kb.miner import scope_vocabulary
-from core.kb.pack import PackEntry, build_pack, canonical, content_hash, pack_json, pack_text
-from core.kb.props import Condition, PropError, Structure
-from core.kb.stats import wilson_lower
-from core.kb.suggest import DuplicatePair, NarrowSuggestion, PropLite, clusters, duplicate_pairs, narrowing
-from store.connection import DB, reading, transaction, utcnow
+from archcurator.core.aiq.spec import category_of, recipe_id
+from archcurator.core.kb import evidence as ev
+from archcurator.core.kb.features import QuestionView, view
+from archcurator.core.kb.miner import mine as mine_rules
+from archcurator.core.kb.miner import scope_vocabulary
+from archcurator.core.kb.pack import PackEntry, build_pack, canonical, content_hash, pack_json, pack_text
+from archcurator.core.kb.props import Condition, PropError, Structure
+from archcurator.core.kb.stats import wilson_lower
+from archcurator.core.kb.suggest import DuplicatePair, NarrowSuggestion, PropLite, clusters, duplicate_pairs, narrowing
+
+from .connection import DB, reading, transaction, utcnow
 
 LIVE = ("active", "proposed")
 STATUSES = ("active", "proposed", "retired", "merged", "narrowed", "withdrawn")
@@ -236,7 +238,7 @@ def import_questions(db: DB, questions: Iterable[dict], *, source: str | None = 
                      refresh: bool = True) -> ImportSummary:
     """Store executed questions (ours or read from an ArchitectureIQ bundle). A question whose
     id is stored adds nothing. Evidence of live propositions is extended to the new questions."""
-    from core.aiq.spec import SpecError, validate_question
+    from archcurator.core.aiq.spec import SpecError, validate_question
 
     out = ImportSummary()
     now = utcnow()
@@ -290,7 +292,7 @@ def import_questions(db: DB, questions: Iterable[dict], *, source: str | None = 
 def import_bundle(db: DB, path: str | os.PathLike) -> ImportSummary:
     """`archcurator import` of an ArchitectureIQ bundle or one of our question files.
     Raises core.aiq.bundle.BundleError (one line naming the file) when PATH cannot be read."""
-    from core.aiq.bundle import read_bundle
+    from archcurator.core.aiq.bundle import read_bundle
 
     b = read_bundle(path)
     s = import_questions(db, b.questions, source=str(path))
@@ -699,7 +701,8 @@ def mine(db: DB = None, *, actor: str | None = None, **kw) -> list[int]:
                 continue
             live.add(m.structure.key)
             pid = _insert_prop(con, text=m.structure.render(), structure=m.structure, status="proposed",
-                               origin="miner", source=f"rule miner (train split: {m.support} for, {m.contradict} against)")
+                               origin="miner",
+                               source=f"rule miner (train split: {m.support} for, {m.contradict} against)")
             _set_evidence(con, pid, _derive(con, m.structure, allv))
             ids.append(pid)
         if ids:
@@ -712,7 +715,7 @@ def import_proposals(db: DB, path: str | os.PathLike, *, actor: str | None = Non
                      ) -> tuple[list[int], list[str]]:
     """An outside solver's proposals (JSONL). Returns (new ids, rejection lines). Raises OSError /
     UnicodeDecodeError when the file cannot be read at all (nothing is written)."""
-    from core.kb.proposals import read_proposals
+    from archcurator.core.kb.proposals import read_proposals
 
     props, bad = read_proposals(path)
     ids = []
@@ -788,15 +791,15 @@ def export_pack(db: DB = None, fmt: str = "json", *, destination: str | None = N
 
 def pack_exports(db: DB = None, limit: int = 20) -> list[dict]:
     with reading(db) as con:
-        rows = con.execute("SELECT id, exported_at, actor, format, prop_ids, n, sha256, destination FROM kb_pack_exports"
-                           " ORDER BY id DESC LIMIT ?", [limit]).fetchall()
+        rows = con.execute("SELECT id, exported_at, actor, format, prop_ids, n, sha256, destination"
+                           " FROM kb_pack_exports ORDER BY id DESC LIMIT ?", [limit]).fetchall()
     keys = ("id", "at", "actor", "format", "prop_ids", "n", "sha256", "destination")
     return [{**dict(zip(keys, r)), "at": str(r[1]), "prop_ids": json.loads(r[4])} for r in rows]
 
 
 def replay_report(db: DB = None, *, split: str = "test") -> dict:
     """The offline replay of the current pack on the held-out questions."""
-    from core.kb.replay import replay
+    from archcurator.core.kb.replay import replay
 
     return replay(question_views(db, split=split), current_pack(db), split=split)
 
@@ -804,9 +807,9 @@ def replay_report(db: DB = None, *, split: str = "test") -> dict:
 # --------------------------------------------------------------------------- the shipped KB
 
 def assets_dir() -> Path:
-    import assets
+    from archcurator.core.assets import ASSETS
 
-    return Path(assets.__file__).resolve().parent / "aiq"
+    return ASSETS / "aiq"
 
 
 def shipped_questions() -> list[dict]:

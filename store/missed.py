@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from store.connection import DB, reading, transaction, utcnow
+from .connection import DB, reading, transaction, utcnow
 
 
 def record_missed_defect(db: DB, design_id: str, curator: str, nodes, rule: str | None = None,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from store.connection import DB, reading
-from store.verifier import default_gpu
+from .connection import DB, reading
+from .verifier import default_gpu
 
 Z95 = 1.959963984540054
 

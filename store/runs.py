@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from store.connection import DB, reading, transaction, utcnow
+from .connection import DB, reading, transaction, utcnow
 
 STATUSES = ("queued", "running", "ok", "failed", "timeout", "killed", "cancelled")
 _UPDATABLE = ("status", "backend", "device", "started_at", "ended_at", "seconds", "exception",

@@ -1,7 +1,7 @@
 """The store's view of the verifier: `core.verify.verify_graph` reduced to the columns it keeps.
 
 `verify_design(design, verifier=None) -> Verified`. `verifier` is any
-callable `design -> Report` with the Report shape of docs/CONTRACTS.md
+callable `design -> Report` with the shape of `core.report.Report`
 (`.verdict`, `.findings[*].rule/.severity/.nodes/.message/.key`, `.cost`,
 `.version`); None means `core.verify.verify_graph`.
 """
@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 DEFAULT_GPU = "A10G"
 SEVERITY_RANK = {"warn": 1, "block": 2}
@@ -39,7 +40,7 @@ class Verified:
 
 
 def default_verifier() -> Callable[[Any], Any]:
-    from core.verify import verify_graph  # the lead's entry point
+    from archcurator.core.verify import verify_graph  # the lead's entry point
 
     return verify_graph
 
@@ -100,7 +101,7 @@ def verify_design(design, verifier: Callable | None = None) -> Verified:
 def default_gpu() -> str:
     """The GPU price table's default device (A10G)."""
     try:
-        from core.assets import gpu_prices
+        from archcurator.core.assets import gpu_prices
 
         return gpu_prices().get("default") or DEFAULT_GPU
     except Exception:
@@ -117,7 +118,7 @@ def default_gpu_usd(cost: dict) -> float | None:
     if not isinstance(quote, dict):
         return None
     try:
-        from core.cost import quote_on
+        from archcurator.core.cost import quote_on
     except ImportError:
         quote_on = None
     if quote_on is not None:

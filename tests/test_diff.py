@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from core.diff import diff_designs
-from core.graph import Design
+from archcurator.core.diff import diff_designs
+from archcurator.core.graph import Design
 
 WIDTH = 64
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core.graph import Design, DesignError, parse_ref
-from core.verify import verify_graph
+from archcurator.core.graph import Design, DesignError, parse_ref
+from archcurator.core.verify import verify_graph
 
 FIX = Path(__file__).parent / "fixtures"
 

@@ -10,8 +10,8 @@ import textwrap
 
 import pytest
 
-from core.corrupt import KINDS, clean_set, corrupt, corruption_set, ground_set, load_zoo
-from core.ground import observe_all, run_study, summarize, verify_case
+from archcurator.core.corrupt import KINDS, clean_set, corrupt, corruption_set, ground_set, load_zoo
+from archcurator.core.ground import observe_all, run_study, summarize, verify_case
 
 ISSUE_KINDS = {"head-divisibility", "linear-width", "conv-channels", "severed-connection", "residual-shape",
                "concat-sizes", "norm-features", "spatial-collapse", "dtype-int-into-float",
@@ -104,7 +104,7 @@ def test_each_graph_has_its_own_time_limit(study):
 
 def test_a_dead_child_costs_one_graph(monkeypatch, tmp_path, study):
     """The case in flight when the child dies is recorded as killed; a new child does the rest."""
-    import core.ground as ground
+    from archcurator.core import ground as ground
 
     fake = tmp_path / "fake_child.py"
     fake.write_text(textwrap.dedent("""
@@ -124,7 +124,7 @@ def test_a_dead_child_costs_one_graph(monkeypatch, tmp_path, study):
 
 
 def test_cli_json_exits_zero():
-    proc = subprocess.run([sys.executable, "-m", "tui.cli", "ground", "--json", "--filter", "lenet5/"],
+    proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "ground", "--json", "--filter", "lenet5/"],
                           capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)

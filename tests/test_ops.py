@@ -10,19 +10,19 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from core import dims as D
-from core.build import build_module
-from core.graph import Design
-from core.ops import OP_TABLE
-from core.shapes import infer_design
+from archcurator.core import dims as D
+from archcurator.core.build import build_module
+from archcurator.core.graph import Design
+from archcurator.core.ops import OP_TABLE
+from archcurator.core.shapes import infer_design
 
 F = "float32"
-I = "int64"
+INT = "int64"
 # op -> (operand shapes/dtypes, args)
 EXAMPLES = {
     "Linear": ([((4, 7, 16), F)], {"in_features": 16, "out_features": 24}),
     "Bilinear": ([((4, 5), F), ((4, 6), F)], {"in1_features": 5, "in2_features": 6, "out_features": 3}),
-    "Embedding": ([((4, 9), I)], {"num_embeddings": 50, "embedding_dim": 12}),
+    "Embedding": ([((4, 9), INT)], {"num_embeddings": 50, "embedding_dim": 12}),
     "Conv1d": ([((2, 4, 20), F)], {"in_channels": 4, "out_channels": 8, "kernel_size": 3, "stride": 2}),
     "Conv2d": ([((2, 6, 17, 15), F)], {"in_channels": 6, "out_channels": 12, "kernel_size": [3, 5], "stride": 2,
                                        "padding": 1, "groups": 3, "dilation": 2}),

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from core.graph import Design, DesignError
-from core.verify import verify_graph
+from archcurator.core.graph import Design, DesignError
+from archcurator.core.verify import verify_graph
 
 ARCH = Path(__file__).resolve().parents[1] / "assets" / "architectures"
 VALUES = [None, -1, 0, 1, 3, 2 ** 40, "x", "B", 1.5, [], [1], [1, 2, 3], {}, {"a": 1}, True, "same", [-1], [0, 0]]

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from core.graph import Design
-from core.zoo import ZOO_NAMES, build, build_zoo, published_params
-from core.zoo.builder import GraphBuilder, ZooError, dumps
+from archcurator.core.graph import Design
+from archcurator.core.zoo import ZOO_NAMES, build_zoo, published_params
+from archcurator.core.zoo.builder import GraphBuilder, ZooError, dumps
 
 ROOT = Path(__file__).resolve().parents[1]
 ARCH_DIR = ROOT / "assets" / "architectures"
@@ -115,17 +115,17 @@ def test_generation_is_deterministic(zoo):
 
 
 def test_asset_files_match_the_generators(zoo):
-    """`python -m core.zoo` has been run: every file is what the code generates."""
+    """`python -m archcurator.core.zoo` has been run: every file is what the code generates."""
     stale = [n for n in ZOO_NAMES
              if not (ARCH_DIR / f"{n}.json").exists()
              or (ARCH_DIR / f"{n}.json").read_text(encoding="utf-8") != dumps(zoo[n])]
-    assert not stale, f"run `python -m core.zoo` to regenerate: {stale}"
+    assert not stale, f"run `python -m archcurator.core.zoo` to regenerate: {stale}"
     extra = sorted(p.stem for p in ARCH_DIR.glob("*.json") if p.stem not in zoo)
     assert not extra, f"files the zoo does not generate: {extra}"
 
 
 def test_check_mode_reports_nothing_stale():
-    from core.zoo.__main__ import main
+    from archcurator.core.zoo.__main__ import main
 
     assert main(["--check"]) == 0
 
@@ -176,13 +176,13 @@ def test_design_round_trips(name, zoo):
 
 @pytest.mark.parametrize("name", ZOO_NAMES)
 def test_zoo_agrees_with_torch(name, zoo):
-    torch = pytest.importorskip("torch")
+    import torch
     from torch.utils.flop_counter import FlopCounterMode
 
-    from core import dims as D
-    from core.build import build_module, example_inputs
-    from core.cost import cost_env
-    from core.verify import verify_graph
+    from archcurator.core import dims as D
+    from archcurator.core.build import build_module, example_inputs
+    from archcurator.core.cost import cost_env
+    from archcurator.core.verify import verify_graph
 
     design = Design.from_dict(zoo[name], source=f"{name}.json")
     report = verify_graph(design)
@@ -228,8 +228,9 @@ def test_zoo_agrees_with_torch(name, zoo):
                                            "seq2seq_gru", "transformer", "mixer_s16_224")])
 def test_batch_of_two_forwards(name, zoo):
     """The batch symbol is a real batch: two samples run as well as one."""
-    torch = pytest.importorskip("torch")
-    from core.build import build_module, example_inputs
+    import torch
+
+    from archcurator.core.build import build_module, example_inputs
 
     design = Design.from_dict(zoo[name])
     with torch.device("meta"):
@@ -241,8 +242,9 @@ def test_batch_of_two_forwards(name, zoo):
 
 def test_gpt_attention_is_causal(zoo):
     """Changing a later token leaves every earlier position's logits alone."""
-    torch = pytest.importorskip("torch")
-    from core.build import build_module, example_inputs
+    import torch
+
+    from archcurator.core.build import build_module, example_inputs
 
     design = Design.from_dict(zoo["gpt-nano"])
     torch.manual_seed(0)

@@ -18,9 +18,9 @@ import gc
 import os
 import time
 from collections import OrderedDict, deque
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable
 
 from textual import work
 from textual.app import App, SystemCommand
@@ -28,9 +28,10 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
-from store.app_queries import AppStore
-from tui.config import Config, load_config
-from tui.widgets.messages import (
+from archcurator.store.app_queries import AppStore
+
+from .config import Config, load_config
+from .widgets.messages import (
     DesignLoaded,
     DiffReady,
     FacetsLoaded,
@@ -46,7 +47,7 @@ from tui.widgets.messages import (
     RunUpdate,
     WriteDone,
 )
-from tui.widgets.queue_list import QueueModel
+from .widgets.queue_list import QueueModel
 
 CACHE_SIZE = 32  # prepared designs kept for instant back/next
 
@@ -140,7 +141,7 @@ class CuratorApp(App[int]):
 
     # ---- start-up ----------------------------------------------------------------
     def get_default_screen(self) -> Screen:
-        from tui.screens.queue import QueueScreen
+        from .screens.queue import QueueScreen
 
         return QueueScreen(self.main_queue, main=True)
 
@@ -214,7 +215,7 @@ class CuratorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="design", exit_on_error=False)
     def load_design(self, target, design_id: str, request: int) -> None:
-        from tui.widgets.design_model import prepare_view
+        from .widgets.design_model import prepare_view
 
         version = self._versions.get(design_id, 0)
         data = self.store.design(design_id)
@@ -225,7 +226,7 @@ class CuratorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="prefetch", exit_on_error=False)
     def prefetch(self, design_ids: list[str]) -> None:
-        from tui.widgets.design_model import prepare_view
+        from .widgets.design_model import prepare_view
 
         versions = {d: self._versions.get(d, 0) for d in design_ids}
         for did, data in self.store.designs(design_ids).items():
@@ -243,8 +244,8 @@ class CuratorApp(App[int]):
     @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
     def compute_diff(self, target, base_kind: str, base_name: str, b_graph: dict, b_label: str,
                      request: int) -> None:
-        from core.diff import diff_designs
-        from core.graph import Design
+        from archcurator.core.diff import diff_designs
+        from archcurator.core.graph import Design
 
         if base_kind == "reference":
             graph, where = self.store.reference(base_name)
@@ -350,7 +351,7 @@ class CuratorApp(App[int]):
         self._queue_row_changed(view.id)
 
     def _queue_row_changed(self, design_id: str) -> None:
-        from tui.widgets.queue_list import QueueList
+        from .widgets.queue_list import QueueList
 
         for screen in self.screen_stack:
             for ql in screen.query(QueueList):
@@ -485,13 +486,13 @@ class CuratorApp(App[int]):
 
     # ---- navigation -------------------------------------------------------------------------
     def action_help(self) -> None:
-        from tui.screens.help import HelpScreen
+        from .screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(HelpScreen())
 
     def action_reports(self) -> None:
-        from tui.screens.reports import ReportsScreen
+        from .screens.reports import ReportsScreen
 
         if not isinstance(self.screen, ReportsScreen):
             self.push_screen(ReportsScreen())
@@ -511,12 +512,11 @@ class CuratorApp(App[int]):
         self._open_optional("kb")
 
     def _open_optional(self, name: str) -> None:
-        from tui.screens import load_optional_screen
-
-        cls = load_optional_screen(name)
-        if cls is None:
-            self.notify(f"the {name} screen is not available in this build", severity="warning")
-            return
+        # the runs and KB screens import their own heavier modules: loaded on first use
+        if name == "runs":
+            from .screens.runs import RunsScreen as cls
+        else:
+            from .screens.kb import KnowledgeBaseScreen as cls
         if isinstance(self.screen, cls):
             return
         for screen in self.screen_stack:
@@ -528,14 +528,9 @@ class CuratorApp(App[int]):
 
     def launch_run(self, design_id: str, kind: str = "forward") -> None:
         """Start a forward check (or a short training) of a stored design, through the runs screen's hook."""
-        from tui.screens import load_optional_screen
+        from .screens.runs import RunsScreen
 
-        cls = load_optional_screen("runs")
-        launch = getattr(cls, "launch", None) if cls is not None else None
-        if launch is None:
-            self.notify("runs are not available in this build", severity="warning")
-            return
-        launch(self, design_id, kind)
+        RunsScreen.launch(self, design_id, kind)
 
     # ---- runs: launched here, watched by the runs screen, stored by this process -------------
     TRAIN_STEPS = 200
@@ -545,7 +540,7 @@ class CuratorApp(App[int]):
 
     @work(thread=True, exclusive=False, group="run-launch", exit_on_error=False)
     def _submit_run(self, design_id: str, kind: str) -> None:
-        from core.runs import RunSpec, get_runner
+        from archcurator.core.runs import RunSpec, get_runner
 
         graph = self.store.graph(design_id)
         if graph is None:
@@ -589,7 +584,7 @@ class CuratorApp(App[int]):
 
     @work(thread=True, exclusive=False, group="run-store", exit_on_error=False)
     def _persist_run(self, handle) -> None:
-        from tui.commands.run_cmd import persist_result
+        from .commands.run_cmd import persist_result
 
         stored = persist_result(self.store.db, handle.spec, handle.result)
         self.post_message(RunUpdate(handle, stored))
@@ -618,7 +613,7 @@ class CuratorApp(App[int]):
 
     def key_for(self, binding_id: str) -> str:
         """The keys a binding id is on now (config overrides applied), as shown to the curator."""
-        from tui.screens.help import all_bindings
+        from .screens.help import all_bindings
 
         keys = self.config.keymap.get(binding_id)
         if keys is None:

@@ -14,12 +14,12 @@ from pathlib import Path
 
 def open_app(db_path: str | os.PathLike | None = None, *, config_path: str | os.PathLike | None = None) -> int:
     """Seed the demo on first start, then run the app until the curator quits; the exit code."""
-    from store.connection import StoreError
-    from store.paths import resolve_db_path
+    from archcurator.store.connection import StoreError
+    from archcurator.store.paths import resolve_db_path
 
     path = resolve_db_path(db_path)
     try:
-        from store.demo import ensure_demo, is_seeded
+        from archcurator.store.demo import ensure_demo, is_seeded
 
         new = not path.exists() or not is_seeded(path)
         if new:
@@ -27,19 +27,18 @@ def open_app(db_path: str | os.PathLike | None = None, *, config_path: str | os.
             if result is not None and result.imported:
                 print(f"archcurator: first start: loaded {len(result.imported)} demo designs into {path}",
                       file=sys.stderr)
-            try:
-                from store.kb import ensure_kb
-            except ImportError:  # a build without the knowledge base
-                ensure_kb = None
-            if ensure_kb is not None and ensure_kb(path):
+            from archcurator.store.kb import ensure_kb
+
+            if ensure_kb(path):
                 print("archcurator: first start: seeded the demo knowledge base", file=sys.stderr)
     except StoreError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
-    from tui.config import load_config
+        from .commands.errors import fail
+
+        return fail("", None, exc)
+    from .config import load_config
 
     config = load_config(config_path)
-    from tui.app import CuratorApp
+    from .app import CuratorApp
 
     app = CuratorApp(Path(path), config)
     code = app.run()

@@ -10,7 +10,7 @@ import argparse
 import importlib
 import sys
 
-from tui.commands import COMMAND_MODULES
+from .commands import COMMAND_MODULES
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,12 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--db", help="DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMAND_MODULES:
-        try:
-            mod = importlib.import_module(f"tui.commands.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name == f"tui.commands.{name}":
-                continue  # listed but not shipped in this build
-            raise
+        mod = importlib.import_module(f"{__package__}.commands.{name}")
         before = set(sub.choices)
         mod.register(sub)
         for cmd in set(sub.choices) - before:
@@ -38,12 +33,30 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subparsers(parser: argparse.ArgumentParser):
+    return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+
+
+def _innermost(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser:
+    """The (sub)parser of the command the arguments named: `archcurator kb merge` -> kb merge's."""
+    while (action := _subparsers(parser)) is not None:
+        chosen = getattr(args, action.dest, None)
+        if chosen not in action.choices:
+            break
+        parser = action.choices[chosen]
+    return parser
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # argparse leaves flags it does not know to the top parser, whose usage says nothing
+        # of the subcommand the user was typing: the subcommand's own usage does
+        _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     if not args.command:
-        from tui.app_entry import open_app
+        from .app_entry import open_app
 
         return open_app(args.db)
     try:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.aiq.spec import (
+from .spec import (
     QUESTION_FORMAT,
     SpecError,
     infer_question_type,
@@ -252,7 +252,7 @@ def read_bundle(path: str | os.PathLike) -> Bundle:
 def write_bundle(questions: list[dict], root: str | os.PathLike) -> Path:
     """Write QUESTIONS in ArchitectureIQ's layout under ROOT/datasets (specs, tensors,
     candidate specs with results/summary.json, question.json). Returns ROOT."""
-    from core.aiq import datasets as ds_mod
+    from . import datasets as ds_mod
 
     root = Path(root)
     for q in questions:
@@ -268,7 +268,8 @@ def write_bundle(questions: list[dict], root: str | os.PathLike) -> Path:
         for ch in q["choices"]:
             cdir = set_dir / ch["candidate_id"]
             (cdir / "results").mkdir(parents=True, exist_ok=True)
-            (cdir / "candidate_spec.json").write_text(json.dumps(ch["candidate"], indent=2, sort_keys=True), encoding="utf-8")
+            (cdir / "candidate_spec.json").write_text(json.dumps(ch["candidate"], indent=2, sort_keys=True),
+                                                      encoding="utf-8")
             r = ch.get("result")
             if r:
                 summary = {"candidate_id": ch["candidate_id"], "selection_metric": metric,

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from core.aiq.spec import METRIC_BY_FAMILY, SCHEMA_VERSION, SpecError, short_hash
+from .spec import METRIC_BY_FAMILY, SCHEMA_VERSION, SpecError, short_hash
 
 ID_PREFIX = {
     "univariate_regression": "sym",
@@ -102,7 +102,8 @@ def sample_dataset_spec(family: str, seed: int, **options: Any) -> dict:
         }
     elif family == "synthetic_tabular_classification":
         input_dim = int(options.get("input_dim", rng.choice([2, 4, 8])))
-        rule = options.get("rule_family", rng.choice(["smooth_additive", "sparse_interaction", "piecewise_boundary", "xor"]))
+        rule = options.get("rule_family",
+                           rng.choice(["smooth_additive", "sparse_interaction", "piecewise_boundary", "xor"]))
         active = sorted(rng.sample(range(input_dim), 2))
         params = {
             "instance_seed": seed,
@@ -139,7 +140,7 @@ def dataset_features(spec: dict) -> dict:
     p = spec.get("params", {})
     family = spec.get("family")
     f: dict[str, Any] = {"family": family}
-    from core.aiq.spec import TASK_BY_FAMILY
+    from .spec import TASK_BY_FAMILY
     f["task"] = TASK_BY_FAMILY.get(family, "unknown")
     if "input_dim" in p:
         f["input_dim"] = int(p["input_dim"])
@@ -247,7 +248,8 @@ def _tabular(p: dict):
         if rule == "xor":
             return -x[:, a] * x[:, b]
         if rule == "piecewise_boundary":
-            bw = torch.where(x[:, a] > p["piecewise_breakpoint"], torch.full_like(x[:, a], w[1]), torch.full_like(x[:, a], w[0]))
+            bw = torch.where(x[:, a] > p["piecewise_breakpoint"],
+                             torch.full_like(x[:, a], w[1]), torch.full_like(x[:, a], w[0]))
             return bw * x[:, b] + w[2] * x[:, a]
         raise SpecError(f"unknown rule family {rule!r}")
 
@@ -285,8 +287,9 @@ def materialize(spec: dict) -> tuple:
 
 def load_tensors(path) -> tuple:
     """ArchitectureIQ tensors: train.pt / test.pt, each {"x", "y"}, loaded weights-only."""
-    import torch
     from pathlib import Path
+
+    import torch
 
     path = Path(path)
     out = []
@@ -303,8 +306,9 @@ def load_tensors(path) -> tuple:
 
 
 def save_tensors(spec: dict, path) -> None:
-    import torch
     from pathlib import Path
+
+    import torch
 
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)

@@ -21,9 +21,10 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from core.aiq.spec import (
+from .spec import (
     EXECUTOR_VERSION,
     METRIC_BY_FAMILY,
     SpecError,
@@ -50,7 +51,7 @@ def _resolve_device(requested: str | None) -> str:
 
 
 def _dataset_tensors(payload: dict) -> tuple:
-    from core.aiq import datasets
+    from . import datasets
 
     if payload.get("tensors") is not None:
         return tuple(payload["tensors"])
@@ -76,7 +77,7 @@ def run_candidate(payload: dict, *, emit: Any = None, **_offered: Any) -> dict:
     """
     import torch
 
-    from core.aiq.models import build_batched, build_optimizer
+    from .models import build_batched, build_optimizer
 
     t0 = time.perf_counter()
     cand = payload["candidate"]
@@ -85,8 +86,8 @@ def run_candidate(payload: dict, *, emit: Any = None, **_offered: Any) -> dict:
     metric = METRIC_BY_FAMILY.get(family)
     if metric is None:
         raise SpecError(f"unknown dataset family {family!r}")
-    seeds = list(payload.get("seeds") or range(int(payload.get("base_seed", BASE_SEED)),
-                                              int(payload.get("base_seed", BASE_SEED)) + int(payload.get("n_seeds", N_SEEDS))))
+    base = int(payload.get("base_seed", BASE_SEED))
+    seeds = list(payload.get("seeds") or range(base, base + int(payload.get("n_seeds", N_SEEDS))))
     device = _resolve_device(payload.get("device"))
     tx, ty, vx, vy = _dataset_tensors(payload)
 
@@ -328,7 +329,7 @@ def runs_runner(*, device: str = "cpu", time_limit_s: float | None = 900, on_res
     """A Runner that sends each candidate through ``core.runs`` (kind ``aiq``, a child
     process, the local or Ray backend). ON_RESULT(spec, result) sees every finished run
     (the CLI records it in the store)."""
-    from core.runs import RunSpec, run_sync
+    from ..runs import RunSpec, run_sync
 
     def call(payload: dict) -> dict:
         payload = {k: v for k, v in payload.items() if k != "tensors"}

@@ -1,6 +1,6 @@
 """Generate, execute and keep ArchitectureIQ-shaped questions (run once; not in CI).
 
-    python -m core.aiq.generate --out assets/aiq [--seed 0] [--groups 3] [--workers 2]
+    python -m archcurator.core.aiq.generate --out assets/aiq [--seed 0] [--groups 3] [--workers 2]
     archcurator kb generate --out assets/aiq
 
 Plan: for each family, a few *dataset pairs* (same shape, different data:
@@ -34,9 +34,9 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from core.aiq import datasets as ds_mod
-from core.aiq.execute import BASE_SEED, MIN_MARGIN, N_SEEDS, run_candidate, significance
-from core.aiq.spec import (
+from . import datasets as ds_mod
+from .execute import BASE_SEED, MIN_MARGIN, N_SEEDS, run_candidate, significance
+from .spec import (
     EXECUTOR_VERSION,
     QUESTION_FORMAT,
     SCHEMA_VERSION,
@@ -273,7 +273,8 @@ def make_question(ds: dict, cands: list[dict], results: list[dict], sig: dict, *
         "synthetic": True,
         "family": ds["family"],
         "dataset_id": ds["dataset_id"],
-        "budget": {"total_samples_seen": budgets[0]} if len(budgets) == 1 else {"total_samples_seen": budgets, "mixed": True},
+        "budget": ({"total_samples_seen": budgets[0]} if len(budgets) == 1
+                   else {"total_samples_seen": budgets, "mixed": True}),
         "type": category,
         "invariant_axes": invariant,
         "varying_axes": varying,
@@ -325,10 +326,10 @@ def assemble(pools: list[dict], cands: dict, results: dict, *, seed: int, device
                                  -min(kept[0][c]["min_margin"], kept[1][c]["min_margin"]), c))
         use: dict[int, int] = {}
 
-        def free(combo, limit=2):
+        def free(combo, limit=2, use=use):
             return all(use.get(r, 0) < limit for r in combo)
 
-        def take(combo):
+        def take(combo, use=use):
             for r in combo:
                 use[r] = use.get(r, 0) + 1
 
@@ -345,7 +346,8 @@ def assemble(pools: list[dict], cands: dict, results: dict, *, seed: int, device
             rng.shuffle(order)
             qa, qb = (
                 make_question(pool["datasets"][di], [cands[(pi, di, r)] for r in c],
-                              [results[(pool["datasets"][di]["dataset_id"], cands[(pi, di, r)]["candidate_id"])] for r in c],
+                              [results[(pool["datasets"][di]["dataset_id"], cands[(pi, di, r)]["candidate_id"])]
+                               for r in c],
                               kept[di][c], category=pool["category"], rng=rng, device=device, split=split,
                               group=pool["group"], pool_id=pool["pool_id"], order=order)
                 for di in (0, 1)
@@ -429,8 +431,9 @@ def generate(out: Path, *, seed: int = 0, groups: int = 3, workers: int = 2, dev
     manifest = {
         "format": QUESTION_FORMAT,
         "synthetic": True,
-        "label": "synthetic questions generated and executed by archcurator (ArchitectureIQ's shape; not the study's questions)",
-        "generator": "python -m core.aiq.generate",
+        "label": ("synthetic questions generated and executed by archcurator "
+                  "(ArchitectureIQ's shape; not the study's questions)"),
+        "generator": "python -m archcurator.core.aiq.generate",
         "seed": seed,
         "groups_per_family": groups,
         "pool_size": POOL_SIZE,
@@ -452,7 +455,7 @@ def generate(out: Path, *, seed: int = 0, groups: int = 3, workers: int = 2, dev
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m core.aiq.generate", description=__doc__.split("\n\n")[0])
+    ap = argparse.ArgumentParser(prog="python -m archcurator.core.aiq.generate", description=__doc__.split("\n\n")[0])
     ap.add_argument("--out", default="assets/aiq")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--groups", type=int, default=3, help="dataset pairs per family")

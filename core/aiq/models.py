@@ -15,9 +15,12 @@ torch is imported inside the functions (the walls keep core import-light).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.aiq.spec import SpecError
+from .spec import SpecError
+
+if TYPE_CHECKING:
+    import torch
 
 
 def _uniform_(t: torch.Tensor, bound: float, g: torch.Generator) -> None:
@@ -29,7 +32,6 @@ class SeedBatchedModel:
     """A functional model whose parameters carry a leading seed dimension."""
 
     def __init__(self) -> None:
-        import torch
         self.params: list[torch.Tensor] = []
         self.names: list[str] = []
 
@@ -40,7 +42,7 @@ class SeedBatchedModel:
         self.names.append(name)
         return t
 
-    def to(self, device: str) -> "SeedBatchedModel":
+    def to(self, device: str) -> SeedBatchedModel:
         moved = [p.detach().to(device).requires_grad_(True) for p in self.params]
         self.params = moved
         self._bind()
@@ -93,7 +95,8 @@ class BatchedMLP(SeedBatchedModel):
         self.slope = float(spec.get("leaky_relu_slope", 0.01))
         if len(self.acts) != self.depth or len(self.norms) != self.depth:
             raise SpecError("MLP depth does not match activations / layer_norm")
-        shapes: list[tuple[str, tuple[int, ...], str, int]] = [("in.w", (input_dim, w), "u", input_dim), ("in.b", (w,), "u", input_dim)]
+        shapes: list[tuple[str, tuple[int, ...], str, int]] = [
+            ("in.w", (input_dim, w), "u", input_dim), ("in.b", (w,), "u", input_dim)]
         for i in range(self.depth):
             if self.norms[i]:
                 shapes += [(f"b{i}.ln.g", (w,), "one", 0), (f"b{i}.ln.b", (w,), "zero", 0)]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any, Iterable
+from typing import Any
 
 QUESTION_FORMAT = "archcurator-aiq/1"
 SCHEMA_VERSION = "2.0"
@@ -28,16 +28,11 @@ FAMILIES = (
     "bigram_lm",
     "synthetic_tabular_classification",
 )
-# ArchitectureIQ family names we read but whose datasets we do not synthesise.
-READ_ONLY_FAMILIES = ("xor_classification", "spiral_classification")
 
 CATEGORIES = ("optimizer_only", "architecture_only", "mixed")
-# ArchitectureIQ also has loss_only; we read it, we do not generate it.
-ALL_QUESTION_TYPES = CATEGORIES + ("loss_only",)
 
 OPTIMIZERS = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")
 ACTIVATIONS = ("relu", "leaky_relu", "gelu", "silu", "tanh")
-MODEL_TYPES = ("mlp", "transformer_lm")
 LOSSES = ("mse", "mse_l2", "mse_l1", "cross_entropy", "cross_entropy_l2", "cross_entropy_l1")
 
 METRIC_BY_FAMILY = {
@@ -199,8 +194,3 @@ def category_of(q: dict) -> str:
     return q.get("type") or q.get("category") or infer_question_type(question_candidates(q))
 
 
-def iter_jsonl(text: str) -> Iterable[tuple[int, dict]]:
-    for lineno, line in enumerate(text.splitlines(), 1):
-        line = line.strip()
-        if line:
-            yield lineno, json.loads(line)

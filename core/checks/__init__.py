@@ -2,14 +2,14 @@
 
 Importing this package registers them all; `CATALOGUE` maps id -> CheckSpec.
 `catalogue_document()` is what `assets/checks.json` holds (a test keeps the
-shipped file equal to it; `python -m core.checks` rewrites it).
+shipped file equal to it; `python -m archcurator.core.checks` rewrites it).
 """
 
 from __future__ import annotations
 
-from core.checks import connectivity, efficiency, numerics, shape  # noqa: F401  (registration)
-from core.checks.base import CATALOGUE, GRAPH_CHECKS, NODE_CHECKS, CheckCtx, CheckSpec
-from core.ops import OP_TABLE
+from ..ops import OP_TABLE
+from . import connectivity, efficiency, numerics, shape  # noqa: F401  (registration)
+from .base import CATALOGUE, GRAPH_CHECKS, NODE_CHECKS, CheckCtx, CheckSpec
 
 
 def _ops_raising(rule_id: str) -> list[str]:
@@ -25,7 +25,7 @@ def catalogue_document(grounding: dict | None = None) -> dict:
         if spec.kind == "requirement":
             d["ops"] = _ops_raising(cid)
         checks.append(d)
-    return {"format": "archcurator-checks/1", "generated_by": "python -m core.checks", "count": len(checks),
+    return {"format": "archcurator-checks/1", "generated_by": "python -m archcurator.core.checks", "count": len(checks),
             "checks": checks}
 
 

@@ -1,4 +1,4 @@
-"""`python -m core.checks [--check] [--out PATH]`: write the published catalogue, assets/checks.json.
+"""`python -m archcurator.core.checks [--check] [--out PATH]`: write the published catalogue, assets/checks.json.
 
 The file is `catalogue_document(grounding)`: every check's words from the code,
 and for each block rule the grounding cases that back it — the corrupted zoo
@@ -15,12 +15,12 @@ import json
 import sys
 from pathlib import Path
 
-from core.assets import asset_path
+from ..assets import asset_path
 
 
 def document() -> dict:
-    from core.checks import catalogue_document
-    from core.ground import grounding_map
+    from ..ground import grounding_map
+    from . import catalogue_document
 
     return catalogue_document(grounding_map())
 
@@ -30,7 +30,7 @@ def dumps(doc: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m core.checks", description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="python -m archcurator.core.checks", description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=asset_path("checks.json"))
     ap.add_argument("--check", action="store_true", help="write nothing; exit 1 when the file differs")
     args = ap.parse_args(argv)
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     old = args.out.read_text(encoding="utf-8") if args.out.exists() else None
     if args.check:
         if old != text:
-            print(f"{args.out} is stale: run python -m core.checks", file=sys.stderr)
+            print(f"{args.out} is stale: run python -m archcurator.core.checks", file=sys.stderr)
             return 1
         return 0
     if old != text:

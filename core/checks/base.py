@@ -10,8 +10,8 @@ Three kinds of check, one registry:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 SEVERITIES = ("block", "warn")
 CATEGORIES = ("shape", "dtype", "connectivity", "numerics", "efficiency", "parse")

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from core.checks.base import graph_check, node_check
-from core.graph import parse_ref
+from ..graph import parse_ref
+from .base import graph_check, node_check
 
 W = "warn"
-SOURCE_OPS = {"Parameter", "Constant", "Arange"}
 
 
 def _reaches_outputs(ctx) -> set:

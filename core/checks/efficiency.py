@@ -5,9 +5,9 @@
 
 from __future__ import annotations
 
-from core.assets import gpu_prices
-from core.checks.base import graph_check, node_check
-from core.graph import parse_ref
+from ..assets import gpu_prices
+from ..graph import parse_ref
+from .base import graph_check, node_check
 
 W = "warn"
 BLOWUP = 10.0
@@ -110,7 +110,8 @@ def _giant_linear(node, ctx):
         yield f"Linear {node.id!r} after {p.op} holds {mine:,} of {total:,} parameters ({mine / total:.0%})"
 
 
-@node_check("efficiency.attention-quadratic-memory", W, "efficiency", "Attention scores too large at the declared length",
+@node_check("efficiency.attention-quadratic-memory", W, "efficiency",
+            "Attention scores too large at the declared length",
             ops=("MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer"),
             condition=f"Attention score matrices (batch x heads x T x T) at the declared seq_len and batch_size take "
                       f"over {ATTN_MEMORY_SHARE:.0%} of the declared (or default) device's memory per layer.",

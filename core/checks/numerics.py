@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core.checks.base import graph_check, node_check
-from core.graph import parse_ref
-from core.ops.activation import SATURATING
+from ..graph import parse_ref
+from ..ops.activation import SATURATING
+from .base import graph_check, node_check
 
 W = "warn"
 WEIGHTED = {"Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",

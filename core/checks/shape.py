@@ -7,8 +7,8 @@ inferred types.
 
 from __future__ import annotations
 
-from core import dims as D
-from core.checks.base import declare, node_check
+from .. import dims as D
+from .base import declare, node_check
 
 B, W = "block", "warn"
 
@@ -228,7 +228,7 @@ def _unknown_dim(node, ctx):
             why="Token ids past the table raise 'index out of range in self' on the first batch that has one.",
             fix="Set num_embeddings to at least the vocabulary size.")
 def _index_range(node, ctx):
-    from core.build import declared_id_range
+    from ..build import declared_id_range
 
     ops = ctx.operands.get(node.id, [])
     if not ops or ops[0] not in ctx.design.input_ids:

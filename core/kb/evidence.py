@@ -10,11 +10,11 @@ propositions' rows, one per question (the first argument's row wins).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, replace
-from typing import Iterable
 
-from core.kb.features import QuestionView
-from core.kb.props import Structure, judge
+from .features import QuestionView
+from .props import Structure, judge
 
 VERDICTS = ("support", "contradict", "inapplicable")
 EVIDENCE_SPLITS = ("train",)

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.aiq.datasets import dataset_features
-from core.aiq.spec import category_of, recipe_id
+from ..aiq.datasets import dataset_features
+from ..aiq.spec import category_of, recipe_id
 
 # name -> (level, kind, description). kind: cat (categorical), num, bool.
 FEATURES: dict[str, tuple[str, str, str]] = {

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import itertools
 import statistics
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
-from core.kb.features import QuestionView
-from core.kb.props import Claim, Condition, Structure
-from core.kb.stats import wilson_lower
+from .features import QuestionView
+from .props import Claim, Condition, Structure
+from .stats import wilson_lower
 
 PREFER_FEATURES = ("lr", "weight_decay", "depth", "width", "params", "batch_size", "steps")
 CAT_CLAIM_FEATURES = ("optimizer", "activation", "loss", "model")
@@ -69,8 +69,8 @@ def claim_vocabulary(views: list[QuestionView]) -> list[Claim]:
     moms = sorted(set(_values(views, "momentum")))
     for m in moms:
         for kind in ("wins", "loses"):
-            claims.append(Claim(kind, tuple(sorted((Condition("optimizer", "==", "sgd"), Condition("momentum", "==", m)),
-                                                   key=lambda c: c.key))))
+            when = (Condition("optimizer", "==", "sgd"), Condition("momentum", "==", m))
+            claims.append(Claim(kind, tuple(sorted(when, key=lambda c: c.key))))
     for f in PREFER_FEATURES:
         if len(set(_values(views, f))) > 1:
             for d in ("higher", "lower"):

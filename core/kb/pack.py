@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
-from core.kb.stats import wilson_lower
-from core.kb.suggest import PropLite
+from .stats import wilson_lower
+from .suggest import PropLite
 
 CAP = 20
 UNTESTED_SLOTS = 3

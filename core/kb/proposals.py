@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.kb.props import PropError, Structure
+from .props import PropError, Structure
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,12 @@ question **supports** it (the winner is the one the claim points to) or
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
-from core.kb.features import FEATURES, QuestionView
+from .features import FEATURES, QuestionView
 
 OPS = ("==", "!=", "<=", ">=", "<", ">", "in")
 _COND_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(==|!=|<=|>=|<|>|=|\bin\b)\s*(.+?)\s*$")
@@ -67,7 +67,7 @@ class Condition:
             raise PropError(f"unknown feature {self.feature!r} (known: {', '.join(sorted(FEATURES))})")
 
     @classmethod
-    def parse(cls, text: str) -> "Condition":
+    def parse(cls, text: str) -> Condition:
         m = _COND_RE.match(text)
         if not m:
             raise PropError(f"cannot read condition {text!r} (expected e.g. 'budget < 4096')")
@@ -79,7 +79,7 @@ class Condition:
         return cls(feat, op, _coerce(val))
 
     @classmethod
-    def from_obj(cls, o: Any) -> "Condition":
+    def from_obj(cls, o: Any) -> Condition:
         if isinstance(o, str):
             return cls.parse(o)
         if isinstance(o, dict):
@@ -153,7 +153,7 @@ class Claim:
             raise PropError(f"claim kind must be wins, loses or prefer, got {self.kind!r}")
 
     @classmethod
-    def from_obj(cls, o: Any) -> "Claim":
+    def from_obj(cls, o: Any) -> Claim:
         if isinstance(o, str):
             return cls.parse(o)
         if not isinstance(o, dict):
@@ -164,7 +164,7 @@ class Claim:
         return cls(kind, conditions(o.get("when") or ()))
 
     @classmethod
-    def parse(cls, text: str) -> "Claim":
+    def parse(cls, text: str) -> Claim:
         """'higher lr wins' / 'lower batch_size wins' / 'optimizer == sgd, momentum == 0 loses'."""
         t = text.strip()
         m = re.match(r"^(higher|lower)\s+([A-Za-z_]+)\s+wins$", t)
@@ -221,19 +221,20 @@ class Structure:
         return {"scope": [c.to_obj() for c in self.scope], "claim": self.claim.to_obj()}
 
     @classmethod
-    def from_obj(cls, scope: Any, claim: Any) -> "Structure":
+    def from_obj(cls, scope: Any, claim: Any) -> Structure:
         if isinstance(scope, str):
             scope = [s for s in re.split(r"\s*(?:,|\band\b|&)\s*", scope) if s.strip()]
         return cls(conditions(scope or ()), Claim.from_obj(claim))
 
-    def narrowed(self, extra: Iterable[Condition]) -> "Structure":
+    def narrowed(self, extra: Iterable[Condition]) -> Structure:
         return Structure(tuple(sorted(set(self.scope) | set(extra), key=lambda c: c.key)), self.claim)
 
     def render(self) -> str:
         """Plain-English text of the structure (the default text of a proposition)."""
         claim = self.claim
         if claim.kind == "prefer":
-            what = f"the candidate with the {'highest' if claim.direction == 'higher' else 'lowest'} {claim.feature} wins"
+            most = "highest" if claim.direction == "higher" else "lowest"
+            what = f"the candidate with the {most} {claim.feature} wins"
         else:
             who = " and ".join(str(c) for c in claim.when)
             what = f"a candidate with {who} {'wins' if claim.kind == 'wins' else 'does not win'}"
@@ -281,5 +282,3 @@ def applies(structure: Structure, q: QuestionView) -> tuple[list[int], set[int]]
     return keep, {keep[i] for i in pick[0]}
 
 
-def structure_json(s: Structure) -> str:
-    return json.dumps(s.to_obj(), sort_keys=True)

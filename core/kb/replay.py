@@ -21,13 +21,13 @@ datasets; the true winners flip in the stated share of pairs).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Iterable, Sequence
 
-from core.kb.features import QuestionView
-from core.kb.pack import PackEntry
-from core.kb.props import Structure, applies
-from core.kb.stats import fmt_interval, fmt_pct, paired_difference, wilson
+from .features import QuestionView
+from .pack import PackEntry
+from .props import Structure, applies
+from .stats import fmt_interval, fmt_pct, paired_difference, wilson
 
 FALLBACK = "the first listed choice (A)"
 CHANCE = 1 / 3
@@ -156,7 +156,8 @@ def render(report: dict) -> str:
     d = r["difference"]
     lo, hi = d["ci95"]
     verdict = "within the noise (the interval holds 0)" if d["within_noise"] else "beyond the noise"
-    lines.append(f"  difference: {100 * d['points']:+.1f} points (95% CI {100 * lo:+.1f} to {100 * hi:+.1f}), {verdict}")
+    lines.append(f"  difference: {100 * d['points']:+.1f} points "
+                 f"(95% CI {100 * lo:+.1f} to {100 * hi:+.1f}), {verdict}")
     lines.append("  by category:")
     for cat, v in r["by_category"].items():
         lines.append(f"    {cat:<18} without {_fmt(v['without_kb'])}; with {_fmt(v['with_kb'])}")

@@ -14,12 +14,12 @@ the duplicate pairs, distinct pairs cut.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
-from core.kb.evidence import EvidenceRow, counts, recheck
-from core.kb.features import QuestionView
-from core.kb.props import Condition, Structure
+from .evidence import EvidenceRow, counts, recheck
+from .features import QuestionView
+from .props import Condition, Structure
 
 TEXT_THRESHOLD = 80.0   # token-set ratio to surface a pair on text alone
 CLUSTER_TEXT = 90.0     # ... to count it as the same cluster in the pack
@@ -72,8 +72,8 @@ def duplicate_pairs(props: Sequence[PropLite], distinct: Iterable[tuple[int, int
             elif sa.claim == sb.claim and (set(sa.scope) < set(sb.scope) or set(sb.scope) < set(sa.scope)):
                 narrow, wide = (a, b) if len(sa.scope) > len(sb.scope) else (b, a)
                 extra = set(narrow.structure.scope) - set(wide.structure.scope)
-                out.append(DuplicatePair(a.id, b.id, "nested scope", 90.0,
-                                         f"same claim; P{narrow.id} adds {', '.join(str(c) for c in sorted(extra, key=lambda c: c.key))}"))
+                added = ", ".join(str(c) for c in sorted(extra, key=lambda c: c.key))
+                out.append(DuplicatePair(a.id, b.id, "nested scope", 90.0, f"same claim; P{narrow.id} adds {added}"))
             elif text >= text_threshold:
                 out.append(DuplicatePair(a.id, b.id, "similar text", float(text), f"text similarity {text:.0f}"))
     order = {"same structure": 0, "nested scope": 1, "similar text": 2}

@@ -5,8 +5,8 @@ Adding an op touches one family module; nothing here changes.
 
 from __future__ import annotations
 
-from core.ops import activation, attention, conv, linear, norm, pooling, recurrent, tensor
-from core.ops.base import REQUIRED, Arg, InferCtx, OpSpec, TensorType, UNKNOWN
+from . import activation, attention, conv, linear, norm, pooling, recurrent, tensor
+from .base import REQUIRED, UNKNOWN, Arg, InferCtx, OpSpec, TensorType
 
 FAMILIES = (linear, conv, norm, attention, recurrent, pooling, activation, tensor)
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from core.ops.base import Arg, InferCtx, OpSpec, TensorType, same_shape
-from core.ops import torch_build as tb
+from . import torch_build as tb
+from .base import Arg, InferCtx, OpSpec, TensorType, same_shape
 
 
 def _float_only(ctx: InferCtx):
     x = ctx.x
     ctx.require(not x.is_int, "dtype.int-into-float",
-                lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; it is defined on floats only")
+                lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; "
+                        "it is defined on floats only")
     return [x]
 
 

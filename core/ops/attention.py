@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core import dims as D
-from core.ops.base import Arg, InferCtx, OpSpec, TensorType, UNKNOWN
-from core.ops import torch_build as tb
+from .. import dims as D
+from . import torch_build as tb
+from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType
 
 ATTN_RULES = ("shape.heads-divisibility", "shape.attention-width", "shape.rank", "dtype.int-into-float")
 
@@ -145,8 +145,8 @@ def _enc_flops(ctx, outs):
     if x is None:
         return None
     d, f = a["d_model"], a["dim_feedforward"]
-    n, l = _seq_dims(x, a["batch_first"])
-    return D.add(_attn_flops(n, l, l, d, d, d), D.mul(D.mul(n, l), 4 * d * f))
+    n, length = _seq_dims(x, a["batch_first"])
+    return D.add(_attn_flops(n, length, length, d, d, d), D.mul(D.mul(n, length), 4 * d * f))
 
 
 def _dec_flops(ctx, outs):
@@ -155,9 +155,9 @@ def _dec_flops(ctx, outs):
     if x is None or m is None:
         return None
     d = a["d_model"]
-    n, l = _seq_dims(x, a["batch_first"])
+    n, length = _seq_dims(x, a["batch_first"])
     _, s = _seq_dims(m, a["batch_first"])
-    return D.add(_enc_flops(ctx, outs), _attn_flops(n, l, s, d, d, d))
+    return D.add(_enc_flops(ctx, outs), _attn_flops(n, length, s, d, d, d))
 
 
 OPS = [

@@ -11,11 +11,12 @@ shapes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, Optional
+from typing import Any
 
-from core import dims as D
-from core.dims import Dim
+from .. import dims as D
+from ..dims import Dim
 
 
 class _Required:
@@ -43,7 +44,7 @@ class Arg:
 class TensorType:
     """A value flowing along an edge: its shape (None = rank unknown) and dtype."""
 
-    shape: Optional[tuple] = None
+    shape: tuple | None = None
     dtype: str = "float32"
 
     @property
@@ -57,9 +58,6 @@ class TensorType:
     @property
     def is_int(self) -> bool:
         return self.dtype in INT_DTYPES or self.dtype == "bool"
-
-    def with_shape(self, shape) -> "TensorType":
-        return TensorType(None if shape is None else tuple(shape), self.dtype)
 
 
 UNKNOWN = TensorType(None, "float32")
@@ -113,7 +111,8 @@ class InferCtx:
             self.violations.append(
                 Violation(
                     "shape.rank",
-                    f"{self.node.op} {self.node.id!r} expects a {want} {what}, got {len(t.shape)}-D {D.fmt_shape(t.shape)}",
+                    f"{self.node.op} {self.node.id!r} expects a {want} {what}, "
+                    f"got {len(t.shape)}-D {D.fmt_shape(t.shape)}",
                     [self.node.id],
                 )
             )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from math import prod
 
-from core import dims as D
-from core.ops.base import Arg, InferCtx, OpSpec, TensorType, UNKNOWN, pair
-from core.ops import torch_build as tb
+from .. import dims as D
+from . import torch_build as tb
+from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType, pair
 
 CONV_RULES = ("shape.conv-channels", "shape.conv-groups", "shape.kernel-too-large",
               "shape.spatial-collapse", "shape.rank", "dtype.int-into-float")
@@ -25,7 +25,8 @@ def _conv_args(transposed: bool):
 def _check_common(ctx: InferCtx, n: int, op: str):
     x, a = ctx.x, ctx.args
     ctx.require(not x.is_int, "dtype.int-into-float",
-                lambda: f"{op} {ctx.node.id!r} receives integer {x.dtype} values; convolutions need floats — cast the input")
+                lambda: f"{op} {ctx.node.id!r} receives integer {x.dtype} values; "
+                        "convolutions need floats — cast the input")
     g = a["groups"]
     ctx.require(a["in_channels"] % g == 0, "shape.conv-groups",
                 lambda: f"{op} {ctx.node.id!r}: in_channels={a['in_channels']} is not divisible by groups={g}")

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core import dims as D
-from core.ops.base import Arg, InferCtx, OpSpec, TensorType
-from core.ops import torch_build as tb
+from .. import dims as D
+from . import torch_build as tb
+from .base import Arg, InferCtx, OpSpec, TensorType
 
 FLATTENING = {"Flatten", "Reshape"}
 

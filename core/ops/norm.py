@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from math import prod
 
-from core import dims as D
-from core.ops.base import Arg, InferCtx, OpSpec, TensorType, UNKNOWN
-from core.ops import torch_build as tb
+from .. import dims as D
+from . import torch_build as tb
+from .base import UNKNOWN, Arg, InferCtx, OpSpec
 
 _BN_ARGS = (Arg("num_features"), Arg("eps", 1e-5), Arg("momentum", 0.1), Arg("affine", True),
             Arg("track_running_stats", True))
@@ -16,7 +16,8 @@ def _bn_infer(ranks: tuple):
     def infer(ctx: InferCtx):
         x, a = ctx.x, ctx.args
         ctx.require(not x.is_int, "dtype.int-into-float",
-                    lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
+                    lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; "
+                            "normalisation needs floats")
         if x.shape is None:
             return [x]
         if not ctx.need_rank(x, ranks):
@@ -85,7 +86,8 @@ def _in_infer(ranks):
     def infer(ctx: InferCtx):
         x = ctx.x
         ctx.require(not x.is_int, "dtype.int-into-float",
-                    lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
+                    lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; "
+                            "normalisation needs floats")
         if x.shape is None:
             return [x]
         if not ctx.need_rank(x, ranks):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import math
 
-from core import dims as D
-from core.ops.base import Arg, InferCtx, OpSpec, TensorType, UNKNOWN, pair
-from core.ops import torch_build as tb
+from .. import dims as D
+from . import torch_build as tb
+from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType, pair
 
 POOL_RULES = ("shape.kernel-too-large", "shape.spatial-collapse", "shape.pool-padding", "shape.rank")
 
@@ -57,7 +57,7 @@ def _pool_infer(n: int, kind: str):
             if D.is_const(v) and v <= 0:
                 ctx.require(False, "shape.spatial-collapse",
                             f"{op} {ctx.node.id!r}: a window of {k[i]} on size {size} leaves output size {v} at "
-                            "spatial dim {i}; the feature map has collapsed — downsample less before it".replace("{i}", str(i)))
+                            f"spatial dim {i}; the feature map has collapsed — downsample less before it")
                 return [UNKNOWN]
             out.append(v)
         return [TensorType(x.shape[:-n] + tuple(out), x.dtype)]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core import dims as D
-from core.ops.base import Arg, InferCtx, OpSpec, TensorType, UNKNOWN
-from core.ops import torch_build as tb
+from .. import dims as D
+from . import torch_build as tb
+from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 _COMMON = [Arg("input_size"), Arg("hidden_size"), Arg("num_layers", 1)]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from core import dims as D
-from core.ops.base import Arg, InferCtx, OpSpec, TensorType, UNKNOWN, broadcast
-from core.ops import torch_build as tb
+from .. import dims as D
+from . import torch_build as tb
+from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType, broadcast
 
 
 def _norm_dim(ctx: InferCtx, dim, rank: int, extra: int = 0):
@@ -112,7 +112,6 @@ def _split_results(args, size):
         return list(sec)
     if not D.is_const(size):
         return None
-    n = -(-size // sec)
     return [sec] * (size // sec) + ([size % sec] if size % sec else [])
 
 

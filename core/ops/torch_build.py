@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 
 def module(class_name: str, convert: Callable[[dict], dict] | None = None):
@@ -22,7 +22,7 @@ def custom(class_name: str):
     """Build one of our own small modules for tensor operations."""
 
     def build(args: dict):
-        from core.ops import torch_impl
+        from . import torch_impl
 
         return getattr(torch_impl, class_name)(**args)
 

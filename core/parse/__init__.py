@@ -32,14 +32,22 @@ import os
 import sys
 from dataclasses import dataclass, field
 
+from . import torchlib
 from .dims import Sym, is_int
 from .graph import Graph
 from .interp import Interp
 from .source import Loader
 from .values import (
-    ClassVal, FuncVal, InstanceVal, InterpError, PartialVal, TensorVal, TorchClass, Unknown, UserRaise,
+    ClassVal,
+    FuncVal,
+    InstanceVal,
+    InterpError,
+    PartialVal,
+    TensorVal,
+    TorchClass,
+    Unknown,
+    UserRaise,
 )
-from . import torchlib
 
 __all__ = ["parse_source", "discover_modules", "ParseResult", "ParseWarning", "ParseFailure", "design_params",
            "parse_input_spec"]
@@ -116,8 +124,8 @@ def design_params(design):
     project's).  A node that shares another node's weight counts only what it
     does not share: all of it when both are the same op, else everything but
     its ``weight`` (a tied LM head keeps its own bias)."""
-    from .nnops import param_count, param_shapes
     from .dims import prod
+    from .nnops import param_count, param_shapes
     ops = {n["id"]: n["op"] for n in design.get("nodes", [])}
     total = 0
     for n in design.get("nodes", []):
@@ -158,11 +166,11 @@ def _load_entry_module(path):
     try:
         mod = loader.load(path)
     except SyntaxError as e:
-        raise ParseFailure(f"{path}:{e.lineno}: cannot parse: {e.msg}")
+        raise ParseFailure(f"{path}:{e.lineno}: cannot parse: {e.msg}") from None
     except (RecursionError, MemoryError):
-        raise ParseFailure(f"{path}: cannot parse: nested too deep")
+        raise ParseFailure(f"{path}: cannot parse: nested too deep") from None
     except (OSError, ValueError) as e:
-        raise ParseFailure(f"{path}: cannot read: {e}")
+        raise ParseFailure(f"{path}: cannot read: {e}") from None
     return loader, mod
 
 
@@ -200,7 +208,7 @@ def _parse_source(path, entry, args, inputs):
     try:
         target = it.mod_lookup(mod, entry)
     except (InterpError, RecursionError) as e:
-        raise ParseFailure(f"{path}: '{entry}' could not be read: {e}")
+        raise ParseFailure(f"{path}: '{entry}' could not be read: {e}") from None
     defline = mod.defs[entry][-1].lineno
     if not isinstance(target, (ClassVal, FuncVal, PartialVal, TorchClass)):
         raise ParseFailure(f"{path}:{defline}: '{entry}' is not a class or builder function")
@@ -221,11 +229,11 @@ def _parse_source(path, entry, args, inputs):
         model = it.call(target, [], kwargs)
     except UserRaise as e:
         raise ParseFailure(f"{e.where}: building '{entry}' raises {e.exc_name}"
-                           + (f": {e.message}" if e.message else ""))
+                           + (f": {e.message}" if e.message else "")) from None
     except InterpError as e:
-        raise ParseFailure(f"{it.where()}: '{entry}' could not be built: {e}")
+        raise ParseFailure(f"{it.where()}: '{entry}' could not be built: {e}") from None
     except RecursionError:
-        raise ParseFailure(f"{path}:{defline}: '{entry}' nests too deep to follow")
+        raise ParseFailure(f"{path}:{defline}: '{entry}' nests too deep to follow") from None
     if not (isinstance(model, InstanceVal) and model.kind == "module"):
         why = model.why if isinstance(model, Unknown) and model.why else it.describe(model)
         first = f" ({it.warnings[0][0]}:{it.warnings[0][1]}: {it.warnings[0][2]})" if it.warnings else ""
@@ -407,7 +415,7 @@ def _report_unreached(it, model, g, mod, defline):
             if not reached:
                 missing += param_count(m.op, m.args or {}) or 0
         else:
-            for k, p in m.params.items():
+            for _k, p in m.params.items():
                 if p is not None and p.param is not None and id(p.param) not in _param_ids(g):
                     n = 1
                     for d in p.shape or []:
@@ -428,7 +436,7 @@ def _report_unreached(it, model, g, mod, defline):
             it.warn(f"'{m.qname or m.cls.name}' ({missing} parameters) is built but never reached by forward; "
                     f"its parameters are not in the design", (m.file or mod, m.line or defline))
             return
-        for k, p in m.params.items():
+        for _k, p in m.params.items():
             if p is not None and p.param is not None and not m.op and id(p.param) not in _param_ids(g):
                 it.warn(f"parameter '{p.param.qname}' is never used by forward; not in the design",
                         (m.file or mod, m.line or defline))

@@ -8,8 +8,20 @@ from __future__ import annotations
 
 from .dims import Sym, is_int
 from .values import (
-    BoundMethod, BuiltinFn, ClassVal, ExcClass, ExtVal, FuncVal, InstanceVal, InterpError, NTuple, PartialVal,
-    SuperVal, TensorVal, TorchClass, Unknown,
+    BoundMethod,
+    BuiltinFn,
+    ClassVal,
+    ExcClass,
+    ExtVal,
+    FuncVal,
+    InstanceVal,
+    InterpError,
+    NTuple,
+    PartialVal,
+    SuperVal,
+    TensorVal,
+    TorchClass,
+    Unknown,
 )
 
 _EXC = ["Exception", "ValueError", "TypeError", "RuntimeError", "NotImplementedError", "KeyError", "IndexError",
@@ -48,7 +60,7 @@ def make_builtins(it):
         try:
             return range(*[int(x) if isinstance(x, bool) else x for x in a])
         except TypeError as e:
-            raise InterpError(f"range: {e}")
+            raise InterpError(f"range: {e}") from None
 
     def b_minmax(fn):
         def f(a, k):
@@ -80,7 +92,7 @@ def make_builtins(it):
             try:
                 return fn(vals)
             except (TypeError, ValueError) as e:
-                raise InterpError(f"{fn.__name__}: {e}")
+                raise InterpError(f"{fn.__name__}: {e}") from None
         return f
 
     def b_sum(a, k):
@@ -302,7 +314,7 @@ def make_builtins(it):
                 raise InterpError("int() of long string")
             return typ(*a)
         except (TypeError, ValueError, OverflowError) as e:
-            raise InterpError(f"{typ.__name__}(): {e}")
+            raise InterpError(f"{typ.__name__}(): {e}") from None
 
     B = {
         "len": b_len, "range": b_range, "min": b_minmax(min), "max": b_minmax(max), "sum": b_sum,

@@ -19,7 +19,7 @@ class Sym:
         self.terms = {k: v for k, v in terms.items() if v != 0}
 
     @staticmethod
-    def named(name: str) -> "Sym":
+    def named(name: str) -> Sym:
         return Sym({(name,): Fraction(1)})
 
     # -- helpers -------------------------------------------------------
@@ -41,11 +41,6 @@ class Sym:
                 return k[0]
         return None
 
-    def symbols(self):
-        out = set()
-        for k in self.terms:
-            out.update(k)
-        return out
 
     def substitute(self, env: dict):
         """Evaluate with symbol values from env; None when a symbol is missing."""

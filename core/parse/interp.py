@@ -14,12 +14,30 @@ import copy as _copy
 import operator
 
 from . import torchlib
-from .dims import Sym, dim_add, dim_mul, dim_floordiv, dim_truediv, dim_eq, is_int
-from .source import Loader, SourceModule, _MISSING
+from .dims import Sym, dim_add, dim_eq, dim_floordiv, dim_mul, dim_truediv, is_int
+from .source import _MISSING, Loader, SourceModule
 from .values import (
-    BoundMethod, BreakSignal, BuiltinFn, ClassVal, ContinueSignal, ExcClass, ExtVal, FuncVal,
-    InstanceVal, InterpError, NTuple, NTupleClass, PartialVal, PyMethod, ReturnSignal, SuperVal,
-    TensorMethod, TensorVal, TorchClass, Unknown, UserRaise,
+    BoundMethod,
+    BreakSignal,
+    BuiltinFn,
+    ClassVal,
+    ContinueSignal,
+    ExcClass,
+    ExtVal,
+    FuncVal,
+    InstanceVal,
+    InterpError,
+    NTuple,
+    NTupleClass,
+    PartialVal,
+    PyMethod,
+    ReturnSignal,
+    SuperVal,
+    TensorMethod,
+    TensorVal,
+    TorchClass,
+    Unknown,
+    UserRaise,
 )
 
 MAX_STEPS = 3_000_000
@@ -182,7 +200,7 @@ class Interp:
         try:
             return self.load(f)
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as e:
-            raise InterpError(f"cannot read {self.display(f)}: {type(e).__name__} {e}")
+            raise InterpError(f"cannot read {self.display(f)}: {type(e).__name__} {e}") from None
 
     def _import_target(self, mod, st):
         f = self.loader.resolve(mod.path, st.module or "", st.level)
@@ -640,7 +658,7 @@ class Interp:
                 try:
                     out[key] = self.eval(v, fr)
                 except TypeError:
-                    raise InterpError("unhashable dict key")
+                    raise InterpError("unhashable dict key") from None
         return out
 
     def e_JoinedStr(self, n, fr):
@@ -701,14 +719,14 @@ class Interp:
             if op is ast.Invert:
                 return ~v
         except TypeError:
-            raise InterpError(f"unary {op.__name__} on {self.describe(v)}")
+            raise InterpError(f"unary {op.__name__} on {self.describe(v)}") from None
         raise InterpError("unary op not followed")
 
     def e_BoolOp(self, n, fr):
         is_and = isinstance(n.op, ast.And)
         result = None
         unknown = False
-        for i, e in enumerate(n.values):
+        for _i, e in enumerate(n.values):
             v = self.eval(e, fr)
             t = self.truth(v)
             if t is None:
@@ -734,7 +752,7 @@ class Interp:
                 return Unknown("tensor comparison")
             if r is False:
                 return False
-            if not (r is True):
+            if r is not True:
                 result = Unknown("comparison of unknown")
             left = right
         return result
@@ -1238,7 +1256,7 @@ class Interp:
         try:
             r = getattr(obj, name)(*args, **kwargs)
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
-            raise InterpError(f"{type(obj).__name__}.{name}: {e}")
+            raise InterpError(f"{type(obj).__name__}.{name}: {e}") from None
         if isinstance(r, (type({}.items()), type({}.keys()), type({}.values()))):
             return list(r)
         return r
@@ -1389,7 +1407,7 @@ class Interp:
             try:
                 return obj[idx]
             except IndexError:
-                raise InterpError(f"index {idx} out of range")
+                raise InterpError(f"index {idx} out of range") from None
         if to is dict and type(idx) is str and idx in obj:
             return obj[idx]
         if isinstance(obj, TensorVal):
@@ -1409,7 +1427,7 @@ class Interp:
             try:
                 r = obj[idx]
             except (IndexError, KeyError, TypeError) as e:
-                raise InterpError(f"indexing failed: {type(e).__name__} {e}")
+                raise InterpError(f"indexing failed: {type(e).__name__} {e}") from None
             if isinstance(obj, NTuple) and isinstance(idx, slice):
                 return tuple(r)
             return r
@@ -1422,7 +1440,7 @@ class Interp:
             try:
                 obj[idx] = value
             except (IndexError, TypeError) as e:
-                raise InterpError(f"item assignment failed: {e}")
+                raise InterpError(f"item assignment failed: {e}") from None
             return
         if isinstance(obj, TensorVal):
             return torchlib.tensor_setitem(self, obj, idx, value)
@@ -1490,7 +1508,7 @@ class Interp:
             try:
                 return _FAST_OPS[op](a, b)
             except (ZeroDivisionError, OverflowError, ValueError) as e:
-                raise InterpError(f"{op.__name__}: {e}")
+                raise InterpError(f"{op.__name__}: {e}") from None
         if isinstance(a, TensorVal) or isinstance(b, TensorVal):
             return torchlib.tensor_binop(self, op, a, b, inplace)
         if isinstance(a, Unknown):
@@ -1517,8 +1535,9 @@ class Interp:
         f = _BINOPS.get(op)
         if op is ast.Pow and isinstance(b, (int, float)) and abs(b) > 4096 and isinstance(a, int) and abs(a) > 1:
             raise InterpError("power too large")
-        if op is ast.Mult and ((isinstance(a, (str, list, tuple, bytes)) and isinstance(b, int) and len(a) * b > MAX_SEQ)
-                               or (isinstance(b, (str, list, tuple, bytes)) and isinstance(a, int) and len(b) * a > MAX_SEQ)):
+        seq = (str, list, tuple, bytes)
+        if op is ast.Mult and ((isinstance(a, seq) and isinstance(b, int) and len(a) * b > MAX_SEQ)
+                               or (isinstance(b, seq) and isinstance(a, int) and len(b) * a > MAX_SEQ)):
             raise InterpError("sequence too long")
         if op is ast.LShift and isinstance(b, int) and b > 4096:
             raise InterpError("shift too large")
@@ -1536,7 +1555,7 @@ class Interp:
                 return a
             return f(a, b)
         except (TypeError, ZeroDivisionError, ValueError, OverflowError) as e:
-            raise InterpError(f"{op.__name__}: {e}")
+            raise InterpError(f"{op.__name__}: {e}") from None
 
     def compare(self, op, a, b):
         ta, tb = type(a), type(b)
@@ -1587,7 +1606,7 @@ class Interp:
         try:
             return _CMP[op](a, b)
         except TypeError as e:
-            raise InterpError(f"comparison: {e}")
+            raise InterpError(f"comparison: {e}") from None
 
     # ------------------------------------------------------------ misc
     def describe(self, v):

@@ -10,11 +10,8 @@ from __future__ import annotations
 
 import math
 
-from .dims import dim_add, dim_mul, dim_floordiv, dim_eq, is_int, prod
+from .dims import dim_add, dim_eq, dim_floordiv, dim_mul, is_int, prod
 from .nn_sigs import SIGS
-
-# containers and the generic base are not ops
-CONTAINERS = {"Sequential", "ModuleList", "ModuleDict", "Module", "ParameterList", "ParameterDict"}
 
 SHAPE_KEEP = {
     "ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softmin", "Softmax2d",
@@ -25,8 +22,6 @@ SHAPE_KEEP = {
     "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LocalResponseNorm", "CrossMapLRN2d",
     "Scale", "TransformerEncoderLayer", "ChannelShuffle",
 }
-
-MULTI_RESULT = {"LSTM", "GRU", "RNN", "MultiheadAttention", "Split"}
 
 
 _DEFAULTS = {}
@@ -367,7 +362,12 @@ def _infer(op, a, shapes, x):
             out = []
             for j in range(n):
                 L = x[2 + j]
-                out.append(int(math.floor(L * sf[j])) if is_int(L) else (dim_mul(L, int(sf[j])) if float(sf[j]).is_integer() and L is not None else None))
+                if is_int(L):
+                    out.append(int(math.floor(L * sf[j])))
+                elif float(sf[j]).is_integer() and L is not None:
+                    out.append(dim_mul(L, int(sf[j])))
+                else:
+                    out.append(None)
             return list(x[:2]) + out
         return None
     if op in ("Embedding",):

@@ -77,9 +77,6 @@ class SourceModule:
             for s in st.body:
                 self._collect(s)
 
-    def top_level_names(self):
-        return list(self.defs)
-
 
 def _target_names(t):
     if isinstance(t, ast.Name):

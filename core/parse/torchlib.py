@@ -14,15 +14,25 @@ import math
 import struct
 
 from . import nnops
-from .dims import Sym, dim_add, dim_mul, dim_floordiv, dim_eq, is_int, prod
+from .dims import Sym, dim_add, dim_eq, dim_floordiv, dim_mul, is_int, prod
 from .nn_sigs import SIGS
 from .values import (
-    BuiltinFn, ClassVal, ExtVal, FuncVal, InstanceVal, InterpError, NTupleClass, ParamInfo,
-    PartialVal, TensorMethod, TensorVal, TorchClass, Unknown,
+    BuiltinFn,
+    ClassVal,
+    ExtVal,
+    FuncVal,
+    InstanceVal,
+    InterpError,
+    NTupleClass,
+    ParamInfo,
+    PartialVal,
+    TensorMethod,
+    TensorVal,
+    TorchClass,
+    Unknown,
 )
 
 MAX_VALUES = 1 << 16
-INT64_MAX = 9223372036854775807
 CONTAINER_KINDS = ("Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict")
 IDENTITY_CLASSES = {"StochasticDepth", "DropPath", "DropBlock2d", "DropBlock3d"}
 
@@ -187,7 +197,7 @@ def torch_init(it, inst, name, args, kwargs):
             given[k] = v
         elif name != "Identity":
             it.warn(f"nn.{name} has no argument '{k}'; ignored")
-    for n_, d, req in sig:
+    for n_, _default, req in sig:
         if req and n_ not in given and name != "Identity":
             it.warn(f"nn.{name} is missing its argument '{n_}'")
             given[n_] = Unknown(f"missing {n_}")
@@ -311,7 +321,7 @@ def make_parameter(it, args, kwargs):
 def module_setattr(it, inst, name, value):
     if name == "training":
         return
-    for d in (inst.attrs, inst.params, inst.buffers, inst.modules):
+    for _d in (inst.attrs, inst.params, inst.buffers, inst.modules):
         pass
     if _is_module(value):
         inst.attrs.pop(name, None)
@@ -533,7 +543,7 @@ def module_getitem(it, inst, idx):
             try:
                 return items[idx][1]
             except IndexError:
-                raise InterpError(f"index {idx} out of range of {inst.cls.name}")
+                raise InterpError(f"index {idx} out of range of {inst.cls.name}") from None
         raise InterpError("container index not known")
     f = _user_method(it, inst, "__getitem__")
     if f:
@@ -916,7 +926,7 @@ def shape_arg(it, dims, op, minus1=False, src=None):
             continue
         pending.append(i)
         out.append(d)
-    for n, i in enumerate(pending):
+    for _n, i in enumerate(pending):
         d = out[i]
         if minus1 and not used_m1:
             out[i] = -1
@@ -994,10 +1004,6 @@ def _norm_dim(d, t):
     return d
 
 
-def _const_like(t, shape, dtype=None, values=None):
-    return TensorVal(None, shape, dtype or t.dtype, values=values)
-
-
 def reshape(it, t, shape):
     shape = list(shape)
     if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
@@ -1005,7 +1011,8 @@ def reshape(it, t, shape):
     full = {"shape": [(-1 if (is_int(d) and d == -1) else d) for d in shape]}
     for d in shape:
         if isinstance(d, Unknown) or d is None:
-            full["shape"] = [(-1 if (is_int(x) and x == -1) else (None if isinstance(x, Unknown) else x)) for x in shape]
+            full["shape"] = [(-1 if (is_int(x) and x == -1) else (None if isinstance(x, Unknown) else x))
+                             for x in shape]
     outshape = nnops.infer("Reshape", _reshape_full(full["shape"]), [t.shape])
     if t.is_const or it.graph is None:
         vals = t.values if (t.values is not None and outshape and all(is_int(d) for d in outshape)) else None
@@ -1083,7 +1090,7 @@ def expand(it, t, sizes):
     if len(sizes) == 1 and isinstance(sizes[0], (list, tuple)):
         sizes = list(sizes[0])
     out = []
-    for i, s in enumerate(sizes):
+    for _i, s in enumerate(sizes):
         if is_int(s) and s == -1:
             out.append(-1)
         elif is_int(s):
@@ -1459,7 +1466,7 @@ def _index_one(it, t, d, x):
             try:
                 return TensorVal(None, [], t.dtype, values=[t.values[x]])
             except IndexError:
-                raise InterpError("index out of range")
+                raise InterpError("index out of range") from None
         return select(it, t, d, x)
     if isinstance(x, slice):
         st, en, sp = x.start, x.stop, x.step
@@ -1543,7 +1550,7 @@ def tensor_getattr(it, t, name):
 
 
 _IDENTITY_METHODS = {"contiguous", "clone", "detach", "float", "cpu", "cuda", "to", "type_as", "requires_grad_",
-                     "half", "double", "bfloat16", "cuda", "pin_memory", "coalesce", "view_as_real_copy",
+                     "half", "double", "bfloat16", "pin_memory", "coalesce", "view_as_real_copy",
                      "retain_grad", "share_memory_"}
 _SHAPE_KEEP_FUNCS = {"exp", "log", "abs", "sqrt", "rsqrt", "sign", "neg", "reciprocal", "erf", "floor", "ceil",
                      "round", "clamp", "clamp_min", "clamp_max", "clip", "roll", "flip", "masked_fill", "normalize",
@@ -1623,7 +1630,7 @@ def tensor_method(it, t, name, args, kwargs):
         try:
             v = t.shape[d]
         except (IndexError, TypeError):
-            raise InterpError("size() dimension out of range")
+            raise InterpError("size() dimension out of range") from None
         return v if (is_int(v) or isinstance(v, Sym)) else Unknown("size")
     if name in ("dim", "ndimension"):
         return len(t.shape) if t.shape is not None else Unknown("dim")
@@ -2383,7 +2390,7 @@ def call_math(it, name, args, kwargs):
     try:
         return f(*args, **kwargs)
     except (ValueError, TypeError, OverflowError) as e:
-        raise InterpError(f"math.{name}: {e}")
+        raise InterpError(f"math.{name}: {e}") from None
 
 
 def call_numpy(it, name, args, kwargs):
@@ -2584,7 +2591,9 @@ def _rearrange(it, args, kwargs):
     x = args[0] if args else None
     pattern = args[1] if len(args) > 1 else kwargs.get("pattern")
     if not isinstance(x, TensorVal) or not isinstance(pattern, str) or "->" not in pattern or "..." in pattern:
-        return passthrough(it, "einops.rearrange", x, keep_shape=False) if isinstance(x, TensorVal) else Unknown("rearrange")
+        if isinstance(x, TensorVal):
+            return passthrough(it, "einops.rearrange", x, keep_shape=False)
+        return Unknown("rearrange")
     lhs, rhs = pattern.split("->")
     lg, rg = _einops_groups(lhs), _einops_groups(rhs)
     if x.shape is None or len(lg) != len(x.shape):

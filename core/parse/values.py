@@ -222,9 +222,6 @@ class InstanceVal:
         self.unregistered = False
         self.cache = None  # (full args, design args) once emitted
 
-    @property
-    def cls_name(self):
-        return self.cls.name
 
     def __repr__(self):
         return f"<{self.cls.name} {self.qname}>"

@@ -3,7 +3,7 @@ candidate, executed for real in a child process (locally or as a Ray job).
 
 The app and the CLI use:
 
-    from core.runs import RunSpec, get_runner
+    from . import RunSpec, get_runner
     handle = get_runner(cluster=None).submit(RunSpec(kind="forward", design=d))
     for event in handle.events(): ...      # status, progress, log, metric, result
     handle.cancel(); handle.status(); handle.wait() -> RunResult
@@ -11,8 +11,8 @@ The app and the CLI use:
 See core/runs/README.md.
 """
 
-from core.runs.runner import BaseHandle, RunHandle, Runner, get_runner, local_runner, run_sync
-from core.runs.spec import (
+from .runner import BaseHandle, RunHandle, Runner, get_runner, local_runner, run_sync
+from .spec import (
     EVENT_PREFIX,
     KINDS,
     STATUSES,

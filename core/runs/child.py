@@ -1,5 +1,5 @@
-"""The child process of a run: ``python -m core.runs.child [SPEC.json | -]``
-or ``python -m core.runs.child --spec-z64 DATA``.
+"""The child process of a run: ``python -m archcurator.core.runs.child [SPEC.json | -]``
+or ``python -m archcurator.core.runs.child --spec-z64 DATA``.
 
 It reads a `RunSpec` (a JSON file, stdin with ``-``, or the compact form of
 `RunSpec.to_z64()`), runs it, and writes its events as JSON lines on
@@ -24,7 +24,7 @@ import threading
 import time
 import traceback
 
-from core.runs.spec import RunResult, RunSpec, SpecError, encode_event_line
+from .spec import RunResult, RunSpec, SpecError, encode_event_line
 
 MESSAGE_MAX = 2000
 MB = 1 << 20
@@ -221,7 +221,7 @@ def _exit_when_orphaned(poll_s: float = 0.5) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m core.runs.child")
+    ap = argparse.ArgumentParser(prog="python -m archcurator.core.runs.child")
     ap.add_argument("spec", nargs="?", help="run spec JSON file, or - for stdin")
     ap.add_argument("--spec-z64", help="the spec in RunSpec.to_z64() form")
     args = ap.parse_args(argv)
@@ -251,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
         _warm_threads(torch)
         guard.arm(device, torch)
 
-        from core.runs import kinds  # noqa: PLC0415
+        from . import kinds  # noqa: PLC0415
 
         metrics = kinds.run(spec, device, torch, emit)
         result = RunResult(status="ok", message="", device=name, metrics=metrics or {})

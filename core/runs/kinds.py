@@ -45,13 +45,13 @@ def run(spec, device, torch, emit) -> dict:
 
 
 def _load_builder():
-    from core.build import build_module, example_inputs  # noqa: PLC0415
+    from ..build import build_module, example_inputs  # noqa: PLC0415
 
     return build_module, example_inputs
 
 
 def _design(spec):
-    from core.graph import Design  # noqa: PLC0415
+    from ..graph import Design  # noqa: PLC0415
 
     name = (spec.design or {}).get("name") or "<design>"
     return Design.from_dict(spec.design, source=name)
@@ -281,7 +281,7 @@ def train(spec, device, torch, emit) -> dict:
 
 def aiq(spec, device, torch, emit) -> dict:
     try:
-        from core.aiq.execute import run_candidate  # noqa: PLC0415
+        from ..aiq.execute import run_candidate  # noqa: PLC0415
     except ImportError as exc:
         raise ImportError(f"ArchitectureIQ runs need core.aiq.execute.run_candidate: {exc}") from None
     offered = {"device": device, "emit": emit, "seed": spec.seed, "batch_size": spec.batch_size,

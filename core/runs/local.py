@@ -1,6 +1,6 @@
 """The local backend: each run is a child process on this machine.
 
-``python -m core.runs.child -`` is started in its own session (so it and
+``python -m archcurator.core.runs.child -`` is started in its own session (so it and
 anything it starts form one process group), reads its spec on stdin and
 writes events on stdout; its stderr becomes log events.
 
@@ -38,8 +38,8 @@ import time
 from collections import deque
 from pathlib import Path
 
-from core.runs.runner import LINE_MAX, STOP_CANCEL, STOP_TIMEOUT, BaseHandle
-from core.runs.spec import (
+from .runner import LINE_MAX, STOP_CANCEL, STOP_TIMEOUT, BaseHandle
+from .spec import (
     LogEvent,
     RunResult,
     RunSpec,
@@ -52,7 +52,9 @@ RUNTIME_ALLOWANCE_MB = int(os.environ.get("ARCHCURATOR_RUN_ALLOWANCE_MB", "4096"
 POLL_S = 0.05
 #: How long a child that already wrote its result may take to exit.
 EXIT_GRACE_S = 5.0
-_REPO_ROOT = str(Path(__file__).resolve().parents[2])
+#: The folder holding `core/` (the checkout, or site-packages' archcurator/):
+#: the child's working directory.
+_PACKAGE_ROOT = str(Path(__file__).resolve().parents[2])
 
 
 def detect_gpus() -> list[str]:
@@ -70,7 +72,7 @@ def detect_gpus() -> list[str]:
     if smi:
         try:
             out = subprocess.run([smi, "-L"], capture_output=True, text=True, timeout=10).stdout
-            return [str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))]
+            return [str(i) for i, line in enumerate(ln for ln in out.splitlines() if ln.startswith("GPU "))]
         except (OSError, subprocess.SubprocessError):
             pass
     return []
@@ -88,7 +90,7 @@ class Scheduler:
     def pool_for(self, spec: RunSpec) -> str:
         return "gpu" if spec.device != "cpu" and self.gpu_free else "cpu"
 
-    def acquire(self, handle: "LocalHandle", pool: str) -> str | None:
+    def acquire(self, handle: LocalHandle, pool: str) -> str | None:
         """Block until `handle` holds a slot (its name: "cpu" or a GPU id);
         None when it was cancelled while waiting."""
         with self.cond:
@@ -146,7 +148,7 @@ def _limit_address_space(limit_bytes: int):
 class LocalHandle(BaseHandle):
     backend = "local"
 
-    def __init__(self, runner: "LocalRunner", spec: RunSpec) -> None:
+    def __init__(self, runner: LocalRunner, spec: RunSpec) -> None:
         super().__init__(spec)
         self.runner = runner
         self.pid: int | None = None
@@ -198,8 +200,6 @@ class LocalHandle(BaseHandle):
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         env.setdefault("MALLOC_ARENA_MAX", "2")
-        env["PYTHONPATH"] = os.pathsep.join(
-            [_REPO_ROOT] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p])
         if slot != "cpu":
             env["CUDA_VISIBLE_DEVICES"] = slot
         elif self.spec.device == "cpu":
@@ -223,9 +223,9 @@ class LocalHandle(BaseHandle):
 
     def _popen(self, slot: str, preexec) -> subprocess.Popen:
         proc = subprocess.Popen(
-            [self.runner.python, "-m", "core.runs.child", "-"],
+            [self.runner.python, "-m", "archcurator.core.runs.child", "-"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            start_new_session=True, env=self._child_env(slot), cwd=_REPO_ROOT,
+            start_new_session=True, env=self._child_env(slot), cwd=_PACKAGE_ROOT,
             preexec_fn=preexec, close_fds=True,
         )
         self._proc = proc

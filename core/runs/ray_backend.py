@@ -8,10 +8,12 @@ Chosen with ``--cluster http://HEAD:8265`` or ``$RAY_API_SERVER_ADDRESS``
   entrypoint is the same child as the local backend's,
   ``python -m core.runs.child --spec-z64 DATA`` (the spec, zlib-compressed
   and base64'd; a spec too long for a command line travels as ``spec.json``
-  in the runtime_env's ``working_dir``). The ``core`` package is shipped in
-  ``runtime_env.py_modules``, so the cluster needs only Python and torch
-  (``ship_code=False``, or ``ARCHCURATOR_RAY_SHIP_CODE=0``, when the
-  cluster has archcurator installed).
+  in the runtime_env's ``working_dir``). The ``core`` room is shipped in
+  ``runtime_env.py_modules`` and runs there as the top-level ``core`` (it
+  imports nothing outside itself, all relative), so the cluster needs only
+  Python and torch (``ship_code=False``, or ``ARCHCURATOR_RAY_SHIP_CODE=0``,
+  when the cluster has archcurator installed: then the entrypoint is
+  ``python -m archcurator.core.runs.child``).
 - ``tail_job_logs`` (an async generator) follows the job's log; the child's
   event lines in it become the same events as locally, other lines become
   log events.
@@ -36,8 +38,8 @@ import threading
 import time
 from pathlib import Path
 
-from core.runs.runner import RAY_ADDRESS_ENV, STOP_CANCEL, STOP_TIMEOUT, BaseHandle
-from core.runs.spec import (
+from .runner import RAY_ADDRESS_ENV, STOP_CANCEL, STOP_TIMEOUT, BaseHandle
+from .spec import (
     LogEvent,
     RunResult,
     RunSpec,
@@ -107,7 +109,7 @@ class RayRunner:
         self._handles: list[RayHandle] = []
         self._lock = threading.Lock()
 
-    def submit(self, spec: RunSpec) -> "RayHandle":
+    def submit(self, spec: RunSpec) -> RayHandle:
         spec.validate()
         handle = RayHandle(self, spec)
         with self._lock:
@@ -115,7 +117,7 @@ class RayRunner:
         handle._thread.start()
         return handle
 
-    def handles(self) -> list["RayHandle"]:
+    def handles(self) -> list[RayHandle]:
         with self._lock:
             return list(self._handles)
 
@@ -144,9 +146,11 @@ class RayRunner:
         runs the same child module as the local backend)."""
         env_vars = {"PYTHONUNBUFFERED": "1", "MALLOC_ARENA_MAX": "2"}
         runtime_env: dict = {"env_vars": env_vars}
+        child = "archcurator.core.runs.child"
         if self.ship_code:
             runtime_env["py_modules"] = [_CORE_DIR]
             runtime_env["excludes"] = ["__pycache__", "*.pyc"]
+            child = "core.runs.child"
         z = spec.to_z64()
         if len(z) <= INLINE_SPEC_MAX or workdir is None:
             args = f"--spec-z64 {z}"
@@ -158,7 +162,7 @@ class RayRunner:
         if gpus == 0 and spec.device == "cpu":
             env_vars["CUDA_VISIBLE_DEVICES"] = ""
         return {
-            "entrypoint": f"{shlex.quote(self.python)} -m core.runs.child {args}",
+            "entrypoint": f"{shlex.quote(self.python)} -m {child} {args}",
             "submission_id": f"archcurator-{run_id}",
             "runtime_env": runtime_env,
             "entrypoint_num_cpus": 1,

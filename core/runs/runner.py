@@ -16,19 +16,20 @@ import threading
 import time
 import uuid
 from collections import deque
-from typing import Callable, Iterator, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator
+from typing import Protocol, runtime_checkable
 
-from core.runs.spec import (
+from .spec import (
     LOG_TAIL_LINES,
     LogEvent,
-    decode_event_line,
-    event_from_dict,
     ProgressEvent,
     ResultEvent,
     RunEvent,
     RunResult,
     RunSpec,
     StatusEvent,
+    decode_event_line,
+    event_from_dict,
 )
 
 #: The environment variable that names a Ray cluster's dashboard address.
@@ -118,7 +119,7 @@ class BaseHandle:
         i = 0
         while True:
             with self._cond:
-                if not self._cond.wait_for(lambda: len(self._history) > i, timeout):
+                if not self._cond.wait_for(lambda i=i: len(self._history) > i, timeout):
                     return
                 batch = self._history[i:]
             for ev in batch:
@@ -211,7 +212,7 @@ def local_runner():
     global _LOCAL_RUNNER
     with _LOCAL_LOCK:
         if _LOCAL_RUNNER is None:
-            from core.runs.local import LocalRunner
+            from .local import LocalRunner
 
             _LOCAL_RUNNER = LocalRunner()
         return _LOCAL_RUNNER
@@ -223,7 +224,7 @@ def get_runner(cluster: str | None = None) -> Runner:
     the missing extra when a cluster is asked for and Ray is not installed."""
     address = cluster or os.environ.get(RAY_ADDRESS_ENV) or None
     if address:
-        from core.runs.ray_backend import RayRunner
+        from .ray_backend import RayRunner
 
         return RayRunner(address)
     return local_runner()

@@ -2,7 +2,7 @@
 ends (`RunResult`).
 
 Everything here is plain data that travels as JSON: from the launching
-process to the child (`python -m core.runs.child`), and back from the child
+process to the child (`python -m archcurator.core.runs.child`), and back from the child
 as one JSON object a line on its stdout, each line starting with
 `EVENT_PREFIX` so that the lines can be picked out of a log that also holds
 other output (a Ray job's log mixes stdout and stderr).
@@ -17,12 +17,10 @@ import json
 import time
 import zlib
 from dataclasses import asdict, dataclass, field
-from typing import Any, Union
+from typing import Any
 
 #: How a run ends, exactly as SPEC §4 lists them.
 STATUSES = ("ok", "failed", "timeout", "killed", "cancelled")
-#: What `RunHandle.status()` can say before a run has ended.
-LIVE_STATUSES = ("queued", "running")
 KINDS = ("forward", "train", "aiq")
 DEVICES = ("auto", "cpu", "cuda")
 
@@ -103,7 +101,7 @@ class RunSpec:
         return json.dumps(self.to_dict(), separators=(",", ":"))
 
     @classmethod
-    def from_dict(cls, d: Any) -> "RunSpec":
+    def from_dict(cls, d: Any) -> RunSpec:
         if not isinstance(d, dict):
             raise SpecError(f"a run spec must be a JSON object, got {type(d).__name__}")
         known = {f for f in cls.__dataclass_fields__}
@@ -113,7 +111,7 @@ class RunSpec:
         return cls(**d)
 
     @classmethod
-    def from_json(cls, text: str) -> "RunSpec":
+    def from_json(cls, text: str) -> RunSpec:
         try:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -125,7 +123,7 @@ class RunSpec:
         return base64.urlsafe_b64encode(zlib.compress(self.to_json().encode(), 9)).decode()
 
     @classmethod
-    def from_z64(cls, text: str) -> "RunSpec":
+    def from_z64(cls, text: str) -> RunSpec:
         try:
             raw = zlib.decompress(base64.urlsafe_b64decode(text.encode()))
         except Exception as exc:  # noqa: BLE001 - any decoding fault is a spec error
@@ -173,7 +171,7 @@ class RunResult:
         }
 
     @classmethod
-    def from_dict(cls, d: dict) -> "RunResult":
+    def from_dict(cls, d: dict) -> RunResult:
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in d.items() if k in known})
 
@@ -262,7 +260,7 @@ class ResultEvent:
         return {"type": self.type, "run_id": self.run_id, "t": self.t, "result": self.result.to_dict()}
 
 
-RunEvent = Union[StatusEvent, ProgressEvent, LogEvent, MetricEvent, ResultEvent]
+RunEvent = StatusEvent | ProgressEvent | LogEvent | MetricEvent | ResultEvent
 _EVENT_TYPES = {
     "status": StatusEvent,
     "progress": ProgressEvent,

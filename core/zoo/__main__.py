@@ -1,4 +1,4 @@
-"""`python -m core.zoo [--out DIR] [--check]`: write (or check) the zoo files."""
+"""`python -m archcurator.core.zoo [--out DIR] [--check]`: write (or check) the zoo files."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import argparse
 import sys
 from pathlib import Path
 
-from core.zoo import build_zoo
-from core.zoo.builder import dumps
+from . import build_zoo
+from .builder import dumps
 
 DEFAULT_OUT = Path(__file__).resolve().parents[2] / "assets" / "architectures"
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m core.zoo", description=__doc__)
+    ap = argparse.ArgumentParser(prog="python -m archcurator.core.zoo", description=__doc__)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT,
                     help="folder for NAME.json files (default: assets/architectures)")
     ap.add_argument("--check", action="store_true",

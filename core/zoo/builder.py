@@ -12,9 +12,10 @@ is topologically ordered by construction.
 from __future__ import annotations
 
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
-from core.graph import FORMAT, parse_ref
+from ..graph import FORMAT, parse_ref
 
 
 class ZooError(ValueError):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from core.zoo.builder import GraphBuilder, bn, conv, linear
-from core.zoo.common import CIFAR, IMAGENET, MNIST, meta
+from .builder import GraphBuilder, bn, conv, linear
+from .common import CIFAR, IMAGENET, MNIST, meta
 
 _M = "cnn"
 

@@ -4,8 +4,8 @@ Permute; the layer scale is a Parameter node of shape [C, 1, 1]."""
 
 from __future__ import annotations
 
-from core.zoo.builder import GraphBuilder, conv, layer_norm, linear
-from core.zoo.common import IMAGENET, meta
+from .builder import GraphBuilder, conv, layer_norm, linear
+from .common import IMAGENET, meta
 
 _M = "convnext"
 

@@ -3,8 +3,8 @@ concatenation (Concat, dim=1) of its block's input and all earlier layers."""
 
 from __future__ import annotations
 
-from core.zoo.builder import GraphBuilder, bn, conv, linear
-from core.zoo.common import IMAGENET, meta
+from .builder import GraphBuilder, bn, conv, linear
+from .common import IMAGENET, meta
 
 _M = "densenet"
 

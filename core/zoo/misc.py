@@ -3,8 +3,8 @@ and a text CNN."""
 
 from __future__ import annotations
 
-from core.zoo.builder import GraphBuilder, bn, conv, linear
-from core.zoo.common import MNIST, RECON, SEGMENT, lm_train, meta
+from .builder import GraphBuilder, bn, conv, linear
+from .common import MNIST, RECON, SEGMENT, lm_train, meta
 
 _M = "misc"
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import math
 
-from core.zoo.builder import GraphBuilder, bn, conv, linear, make_divisible
-from core.zoo.common import IMAGENET, meta
+from .builder import GraphBuilder, bn, conv, linear, make_divisible
+from .common import IMAGENET, meta
 
 _M = "mobile"
 

@@ -3,8 +3,8 @@ the stride sits on the 3x3 convolution of a bottleneck)."""
 
 from __future__ import annotations
 
-from core.zoo.builder import GraphBuilder, bn, conv, linear
-from core.zoo.common import CIFAR, IMAGENET, meta
+from .builder import GraphBuilder, bn, conv, linear
+from .common import CIFAR, IMAGENET, meta
 
 _M = "resnet"
 

@@ -3,8 +3,8 @@ attentional GRU sequence-to-sequence model."""
 
 from __future__ import annotations
 
-from core.zoo.builder import GraphBuilder, linear
-from core.zoo.common import lm_train, meta
+from .builder import GraphBuilder, linear
+from .common import lm_train, meta
 
 _M = "rnn"
 

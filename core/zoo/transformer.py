@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import math
 
-from core.zoo.builder import GraphBuilder, conv, layer_norm, linear
-from core.zoo.common import IMAGENET, lm_train, meta
+from .builder import GraphBuilder, conv, layer_norm, linear
+from .common import IMAGENET, lm_train, meta
 
 _M = "transformer"
 

@@ -14,13 +14,13 @@ if str(HERE) not in sys.path:
 
 @pytest.fixture(scope="session")
 def corruption_cases():
-    from core.corrupt import corruption_set
+    from archcurator.core.corrupt import corruption_set
 
     return corruption_set()
 
 
 @pytest.fixture(scope="session")
 def grounding(corruption_cases):
-    from core.ground import grounding_map
+    from archcurator.core.ground import grounding_map
 
     return grounding_map(corruption_cases)

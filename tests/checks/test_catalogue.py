@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import json
 
-from core.assets import asset_path
-from core.checks import CATALOGUE, catalogue_document
+from archcurator.core.assets import asset_path
+from archcurator.core.checks import CATALOGUE, catalogue_document
 
 CASES_RUN_PER_RULE = 1
 
 
 def test_shipped_catalogue_equals_the_code(grounding):
     shipped = json.loads(asset_path("checks.json").read_text(encoding="utf-8"))
-    assert shipped == catalogue_document(grounding), "assets/checks.json is stale: run python -m core.checks"
+    stale = "assets/checks.json is stale: run python -m archcurator.core.checks"
+    assert shipped == catalogue_document(grounding), stale
 
 
 def test_catalogue_shape():
@@ -34,7 +35,7 @@ def test_every_block_rule_names_grounding_cases(grounding):
 
 def test_grounding_cases_fail_in_torch(grounding, corruption_cases):
     """The first (smallest) grounding case of every block rule, run for real in the ground child."""
-    from core.ground import observe_all
+    from archcurator.core.ground import observe_all
 
     by_id = {c["case"]: c for c in corruption_cases}
     chosen = {}

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 from rule_fixtures import FIXTURES
 
-from core.checks import CATALOGUE
-from core.graph import Design
-from core.verify import verify_graph
+from archcurator.core.checks import CATALOGUE
+from archcurator.core.graph import Design
+from archcurator.core.verify import verify_graph
 
 # a warn rule whose firing fixture may fail when run, by definition: the size it could not follow
 # is made up (8) by the runner, and the layer's requirement was never checked
@@ -43,7 +43,7 @@ def test_clean_twins_of_block_rules_do_not_block():
 
 def test_fixtures_hold_in_torch():
     """Block fixtures fail in torch, their clean twins and every warn fixture run (one child process)."""
-    from core.ground import observe_all
+    from archcurator.core.ground import observe_all
 
     cases = []
     for rule, (fire, clean) in sorted(FIXTURES.items()):
@@ -51,7 +51,7 @@ def test_fixtures_hold_in_torch():
         cases.append({"case": f"{rule}/clean", "graph": clean})
     obs = observe_all(cases, timeout=30)
     wrong = []
-    for rule, (fire, clean) in sorted(FIXTURES.items()):
+    for rule in sorted(FIXTURES):
         f, c = obs[f"{rule}/fire"], obs[f"{rule}/clean"]
         if c["status"] != "ok":
             wrong.append(f"{rule}/clean {c['status']} {c['exception']}: {c['message'][:100]}")

@@ -3,9 +3,9 @@ one-node design; the verifier blocks it exactly when torch fails on it (in the g
 
 from __future__ import annotations
 
-from core.graph import Design
-from core.ops import OP_TABLE
-from core.verify import verify_graph
+from archcurator.core.graph import Design
+from archcurator.core.ops import OP_TABLE
+from archcurator.core.verify import verify_graph
 
 ARGS = {
     "Linear": {"in_features": 8, "out_features": 4}, "Bilinear": None,
@@ -73,7 +73,7 @@ def one_node_designs():
 
 
 def test_every_op_blocks_exactly_when_torch_fails_on_its_dtype():
-    from core.ground import observe_all
+    from archcurator.core.ground import observe_all
 
     cases = one_node_designs()
     assert len(cases) > 100

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import duckdb
 
-from tui.cli import main
+from archcurator.tui.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
 MODELS = ROOT / "parse" / "models"

@@ -22,6 +22,8 @@ Path({marker!r}).write_text("executed")
 raise SystemExit("generated code must not run")
 '''
 
+CANDIDATE_SET = "datasets/univariate_regression/sym_suite01/candidates/set_2048_fix_var_fix_suite"
+
 
 def _mlp() -> dict:
     return {"type": "mlp", "depth": 2, "width": 32, "residual": False, "layer_norm": [False, False],
@@ -86,8 +88,8 @@ def write(root: Path, marker: Path) -> Path:
         "candidate_sets": ["datasets/univariate_regression/sym_suite01/candidates/set_2048_fix_var_fix_suite"],
         "num_choices": 3,
         "choices": [{"letter": letters[cid], "candidate_id": cid,
-                     "candidate_path": f"datasets/univariate_regression/sym_suite01/candidates/set_2048_fix_var_fix_suite/{cid}",
-                     "candidate_set_path": "datasets/univariate_regression/sym_suite01/candidates/set_2048_fix_var_fix_suite"}
+                     "candidate_path": f"{CANDIDATE_SET}/{cid}",
+                     "candidate_set_path": CANDIDATE_SET}
                     for cid in CANDIDATES],
         "correct_letter": letters[WINNER],
         "significance": {"passed": True, "gap": 0.39, "win_rate": 1.0, "metric": "test_mse"},

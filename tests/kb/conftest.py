@@ -11,9 +11,8 @@ import pytest
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-for p in (str(ROOT), str(HERE)):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
 QUESTIONS = ROOT / "assets" / "aiq" / "questions.jsonl"
 
@@ -42,7 +41,7 @@ def small_set(shipped: list[dict], n_pairs: int = 6, n_single: int = 40) -> list
 
 @pytest.fixture(scope="session")
 def _small_template(tmp_path_factory, shipped) -> Path:
-    from store import kb
+    from archcurator.store import kb
 
     path = tmp_path_factory.mktemp("kb") / "small.duckdb"
     kb.import_questions(path, small_set(shipped))
@@ -59,7 +58,7 @@ def small_db(_small_template, tmp_path) -> Path:
 
 @pytest.fixture(scope="session")
 def _seeded_template(tmp_path_factory) -> Path:
-    from store import kb
+    from archcurator.store import kb
 
     path = tmp_path_factory.mktemp("kbseed") / "seeded.duckdb"
     kb.seed_kb(path)

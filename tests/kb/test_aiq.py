@@ -8,10 +8,10 @@ from collections import Counter
 import aiq_bundle
 import pytest
 
-from core.aiq import bundle as bundle_mod
-from core.aiq.datasets import sample_dataset_spec
-from core.aiq.execute import execute_question, run_candidate, significance
-from core.aiq.spec import SpecError, make_candidate, recipe_id, validate_candidate
+from archcurator.core.aiq import bundle as bundle_mod
+from archcurator.core.aiq.datasets import sample_dataset_spec
+from archcurator.core.aiq.execute import execute_question, run_candidate, significance
+from archcurator.core.aiq.spec import SpecError, make_candidate, recipe_id, validate_candidate
 
 
 def _cand(ds, opt, **model_kw):

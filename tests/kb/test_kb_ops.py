@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from core.kb.features import view
-from core.kb.props import Structure, judge
-from store import kb
-from store.connection import connect
+from archcurator.core.kb.features import view
+from archcurator.core.kb.props import Structure, judge
+from archcurator.store import kb
+from archcurator.store.connection import connect
 
 
 def _state(db):
@@ -66,7 +66,8 @@ def test_edit_and_undo(small_db):
     assert _state(small_db)[1] == s0[1]  # text only: evidence untouched
     kb.edit(small_db, pid, scope=["budget < 4096"], claim="optimizer == adamw wins")
     p = kb.get_proposition(small_db, pid)
-    assert [str(c) for c in p.structure.scope] == ["budget < 4096"] and str(p.structure.claim) == "optimizer == adamw wins"
+    assert [str(c) for c in p.structure.scope] == ["budget < 4096"]
+    assert str(p.structure.claim) == "optimizer == adamw wins"
     assert _state(small_db)[1] != s0[1]  # structure: evidence re-derived
     kb.undo(small_db)
     kb.undo(small_db)

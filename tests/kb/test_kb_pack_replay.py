@@ -6,13 +6,13 @@ import json
 
 import pytest
 
-from core.kb.pack import CAP, UNTESTED_SLOTS, build_pack
-from core.kb.props import Structure
-from core.kb.replay import render, replay, solve, rules_from_pack
-from core.kb.suggest import PropLite, clusters
-from store import kb
-from store.connection import connect
-from tui.cli import main
+from archcurator.core.kb.pack import CAP, UNTESTED_SLOTS, build_pack
+from archcurator.core.kb.props import Structure
+from archcurator.core.kb.replay import render, replay, rules_from_pack, solve
+from archcurator.core.kb.suggest import PropLite, clusters
+from archcurator.store import kb
+from archcurator.store.connection import connect
+from archcurator.tui.cli import main
 
 
 def test_seeded_store_gives_every_operation_work(seeded_db):
@@ -146,7 +146,7 @@ def test_cli_end_to_end(seeded_db, capsys, tmp_path):
     code, out, _ = _run(capsys, "kb", "log", "--db", db)
     assert code == 0 and "undone by" in out
     code, _, err = _run(capsys, "kb", "pin", "P999", "--db", db)
-    assert code == 1 and "no proposition P999" in err
+    assert code == 2 and "no proposition P999" in err and err.startswith("archcurator kb pin: ")
     code, _, err = _run(capsys, "kb", "import-proposals", str(tmp_path / "missing.jsonl"), "--db", db)
     assert code == 2 and "missing.jsonl" in err
     code, out, _ = _run(capsys, "kb", "questions", "--db", db, "--json")

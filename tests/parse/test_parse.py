@@ -13,10 +13,9 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
-from core.parse import ParseFailure, design_params, discover_modules, parse_source
-
-torch = pytest.importorskip("torch")
+from archcurator.core.parse import ParseFailure, design_params, discover_modules, parse_source
 
 MODELS = Path(__file__).parent / "models"
 ROOT = Path(__file__).resolve().parents[2]
@@ -58,8 +57,8 @@ def _shapes(out):
 
 
 def _verify(design):
-    from core.graph import Design
-    from core.verify import verify_graph
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
 
     return verify_graph(Design.from_dict(design))
 
@@ -90,8 +89,8 @@ IDS = [f"{f}:{n}" for f, n, _, _ in CLEAN]
 
 @pytest.mark.parametrize("relpath,name,args,inputs", CLEAN, ids=IDS)
 def test_clean_model_matches_real_torch(relpath, name, args, inputs):
-    from core.build import build_module
-    from core.graph import Design
+    from archcurator.core.build import build_module
+    from archcurator.core.graph import Design
 
     result = parse_source(MODELS / relpath, name, args, inputs)
     design = result.design
@@ -117,8 +116,8 @@ def test_clean_model_matches_real_torch(relpath, name, args, inputs):
 
 def test_einops_mixer_without_einops():
     """einops.rearrange is followed (the package need not be installed); DropPath is an identity."""
-    from core.build import build_module
-    from core.graph import Design
+    from archcurator.core.build import build_module
+    from archcurator.core.graph import Design
 
     r = parse_source(MODELS / "einops_mixer.py", "PatchMixer", {}, [([2, 3, 16, 16], "float32")])
     ops = [n["op"] for n in r.design["nodes"]]
@@ -301,7 +300,8 @@ def test_source_is_never_executed(tmp_path, monkeypatch):
     mods_before = set(sys.modules)
     r = parse_source(MODELS / "evil.py", "Evil", {}, [([2, 4], "float32")])
     # and through the command line, in a child process
-    proc = subprocess.run([sys.executable, "-m", "tui.cli", "parse", str(MODELS / "evil.py"), "--entry", "Evil",
+    proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "parse", str(MODELS / "evil.py"),
+                           "--entry", "Evil",
                            "--input", "2,4", "--json"], cwd=ROOT, capture_output=True, text=True,
                           env={**os.environ, "ARCHCURATOR_TEST_MARKER": str(marker)}, timeout=120)
     assert proc.returncode == 0, proc.stderr
@@ -347,7 +347,7 @@ def _ns(**kw):
 
 
 def test_cli_missing_name_exit_2(capsys):
-    from tui.commands import parse_cmd
+    from archcurator.tui.commands import parse_cmd
 
     rc = parse_cmd.run(_ns(entry="Missing"))
     out, err = capsys.readouterr()
@@ -359,7 +359,7 @@ def test_cli_missing_name_exit_2(capsys):
 def test_cli_json_and_errors(capsys):
     import json
 
-    from tui.commands import parse_cmd
+    from archcurator.tui.commands import parse_cmd
 
     assert parse_cmd.run(_ns(inputs=["2,3,32,32"], entry_args='{"num_classes": 5}')) == 0
     d = json.loads(capsys.readouterr().out)
@@ -375,7 +375,8 @@ def test_cli_json_and_errors(capsys):
 
 
 def test_cli_entry_point_subprocess():
-    proc = subprocess.run([sys.executable, "-m", "tui.cli", "parse", str(MODELS / "vgg_cfg.py"), "--entry", "VGGX"],
+    proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "parse", str(MODELS / "vgg_cfg.py"),
+                           "--entry", "VGGX"],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
     assert len(proc.stderr.strip().splitlines()) == 1 and "vgg_cfg.py" in proc.stderr
@@ -383,8 +384,8 @@ def test_cli_entry_point_subprocess():
 
 
 def test_cli_module_imports_neither_textual_nor_torch():
-    code = ("import sys, tui.commands.parse_cmd, core.parse; "
-            "core.parse.parse_source('tests/parse/models/tiny_cnn.py', 'TinyCNN'); "
+    code = ("import sys, archcurator.tui.commands.parse_cmd, archcurator.core.parse as P; "
+            "P.parse_source('tests/parse/models/tiny_cnn.py', 'TinyCNN'); "
             "bad = [m for m in ('textual', 'torch') if m in sys.modules]; "
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)

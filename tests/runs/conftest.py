@@ -32,7 +32,7 @@ def design():
 
 @pytest.fixture
 def runner():
-    from core.runs.local import LocalRunner
+    from archcurator.core.runs.local import LocalRunner
 
     r = LocalRunner()
     yield r

@@ -13,7 +13,7 @@ SPEC_KEYS = {"status", "exception", "message", "device", "seconds"}
 
 
 def archcurator(*args, db, timeout=300):
-    return subprocess.run([sys.executable, "-m", "tui.cli", "--db", str(db), *args],
+    return subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "--db", str(db), *args],
                           capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
@@ -28,7 +28,7 @@ def test_forward_json_answer_has_the_spec_shape_and_is_stored(tmp_path):
     assert answer["device"] == "cpu"
     assert isinstance(answer["seconds"], float) and isinstance(answer["message"], str)
 
-    from store.runs import get_run
+    from archcurator.store.runs import get_run
 
     row = get_run(str(db), answer["store_run_id"])
     assert row["status"] == "failed" and row["exception"] == "RuntimeError"
@@ -78,6 +78,6 @@ def test_unreadable_input_is_one_line_and_exit_2(tmp_path):
 
 
 def _runs(db) -> int:
-    from store.runs import list_runs
+    from archcurator.store.runs import list_runs
 
     return len(list_runs(str(db)))

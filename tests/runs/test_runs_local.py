@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from core.runs import MetricEvent, ProgressEvent, ResultEvent, RunSpec, StatusEvent
-from core.runs.local import LocalRunner
+from archcurator.core.runs import MetricEvent, ProgressEvent, ResultEvent, RunSpec, StatusEvent
+from archcurator.core.runs.local import LocalRunner
 
 FOREVER = 10**8  # training steps that never finish in a test
 
@@ -146,7 +146,7 @@ def test_one_run_at_a_time_others_queued(design):
 
 
 def test_spec_and_result_round_trip():
-    from core.runs.spec import SpecError, event_from_dict, RunResult
+    from archcurator.core.runs.spec import RunResult, SpecError, event_from_dict
 
     spec = RunSpec(kind="train", design={"format": "archgraph/1"}, steps=5, memory_limit_mb=64,
                    tags={"design_id": "d1"})
@@ -166,7 +166,7 @@ def test_spec_and_result_round_trip():
 
 
 def test_memory_errors_are_classified_as_killed():
-    from core.runs.child import classify
+    from archcurator.core.runs.child import classify
 
     assert classify(MemoryError(), 128)[0:2] == ("killed", "MemoryError")
     try:
@@ -186,11 +186,11 @@ def test_child_stdout_carries_only_events(tmp_path, design):
     import subprocess
     import sys
 
-    from core.runs.spec import EVENT_PREFIX
+    from archcurator.core.runs.spec import EVENT_PREFIX
 
     spec_file = tmp_path / "spec.json"
     spec_file.write_text(RunSpec(kind="forward", design=design("width_mismatch")).to_json())
-    out = subprocess.run([sys.executable, "-m", "core.runs.child", str(spec_file)],
+    out = subprocess.run([sys.executable, "-m", "archcurator.core.runs.child", str(spec_file)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0
     lines = out.stdout.splitlines()
@@ -208,8 +208,8 @@ def test_child_ends_when_its_launcher_dies(tmp_path):
     design_file = Path(__file__).parent / "designs" / "mlp.json"
     script = f"""
 import json, os, sys
-from core.runs import RunSpec, MetricEvent
-from core.runs.local import LocalRunner
+from archcurator.core.runs import RunSpec, MetricEvent
+from archcurator.core.runs.local import LocalRunner
 h = LocalRunner().submit(RunSpec(kind="train", design=json.load(open({str(design_file)!r})), steps={FOREVER}))
 for ev in h.events(timeout=120):
     if isinstance(ev, MetricEvent):

@@ -23,7 +23,7 @@ DESIGNS = Path(__file__).parent / "designs"
 def test_forward_run_through_a_real_ray_head(ray_head, tmp_path):
     t0 = time.monotonic()
     out = subprocess.run(
-        [sys.executable, "-m", "tui.cli", "--db", str(tmp_path / "store.duckdb"), "run",
+        [sys.executable, "-m", "archcurator.tui.cli", "--db", str(tmp_path / "store.duckdb"), "run",
          str(DESIGNS / "width_mismatch.json"), "--check", "forward", "--device", "cpu",
          "--cluster", ray_head["url"], "--json"],
         capture_output=True, text=True, timeout=300, cwd=REPO, env=ray_head["env"])
@@ -39,8 +39,8 @@ def test_forward_run_through_a_real_ray_head(ray_head, tmp_path):
 
 
 def test_ray_ok_run_events_and_cancel(ray_head):
-    from core.runs import MetricEvent, RunSpec
-    from core.runs.ray_backend import RayRunner
+    from archcurator.core.runs import MetricEvent, RunSpec
+    from archcurator.core.runs.ray_backend import RayRunner
 
     runner = RayRunner(ray_head["url"])
     h = runner.submit(RunSpec(kind="forward", design=json.loads((DESIGNS / "mlp.json").read_text()),

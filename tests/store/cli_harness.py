@@ -6,14 +6,15 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parents[1]), str(HERE)]
+sys.path[:0] = [str(HERE)]
 
 if os.environ.get("ARCHCURATOR_TEST_VERIFIER") == "fake":
     import fake_verifier
-    import store.verifier
 
-    store.verifier.default_verifier = lambda: fake_verifier.verify
+    import archcurator.store.verifier
 
-from tui.cli import main  # noqa: E402
+    archcurator.store.verifier.default_verifier = lambda: fake_verifier.verify
+
+from archcurator.tui.cli import main  # noqa: E402
 
 sys.exit(main())

@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-for p in (str(HERE.parents[1]), str(HERE)):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
 
 @pytest.fixture

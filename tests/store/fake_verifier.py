@@ -7,7 +7,7 @@ node's args `rule`, else fake.block / fake.warn). `train.usd` sets the quote.
 
 from __future__ import annotations
 
-from core.report import Finding, Report
+from archcurator.core.report import Finding, Report
 
 
 def _verify(design, *, with_meh: bool):

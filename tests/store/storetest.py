@@ -10,15 +10,14 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-for p in (str(ROOT), str(HERE)):
-    if p not in sys.path:
-        sys.path.insert(0, p)
+if str(HERE) not in sys.path:
+    sys.path.insert(0, str(HERE))
 
 
 def subprocess_env(**extra) -> dict:
     env = dict(os.environ)
     env.pop("ARCHCURATOR_DB", None)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), str(HERE)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    env["PYTHONPATH"] = os.pathsep.join([str(HERE)] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     env.update({k: str(v) for k, v in extra.items()})
     return env
 

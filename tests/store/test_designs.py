@@ -1,8 +1,8 @@
 import pytest
-
-import store
 from fake_verifier import record
-from store.importers import import_records
+
+from archcurator import store
+from archcurator.store.importers import import_records
 
 
 @pytest.fixture

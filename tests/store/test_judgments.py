@@ -1,9 +1,9 @@
 import pytest
-
-import store
 from fake_verifier import record, verify_v2
-from store.importers import import_records
-from store.judgments import JudgmentError
+
+from archcurator import store
+from archcurator.store.importers import import_records
+from archcurator.store.judgments import JudgmentError
 
 
 @pytest.fixture

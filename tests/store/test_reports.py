@@ -3,12 +3,12 @@ import shutil
 import subprocess
 
 import pytest
-
-import store
-from storetest import cli
 from fake_verifier import record
-from store.importers import import_records
-from store.reports import cohen_kappa, wilson_lower
+from storetest import cli
+
+from archcurator import store
+from archcurator.store.importers import import_records
+from archcurator.store.reports import cohen_kappa, wilson_lower
 
 
 @pytest.fixture
@@ -138,5 +138,7 @@ def test_report_and_export_on_a_missing_store_say_so(tmp_path):
     missing = tmp_path / "nope.duckdb"
     for args in (["report", "refusals", "--json"], ["export", "--format", "csv", "--out", tmp_path / "o"]):
         p = cli(*args, db=missing)
-        assert p.returncode == 2 and p.stderr.strip() == f"{missing}: no such store (import designs first, or pass --db)"
+        assert p.returncode == 2
+        why = "no such store (import designs first, or pass --db)"
+        assert p.stderr.strip() == f"archcurator {args[0]}: {missing}: {why}"
     assert not missing.exists()

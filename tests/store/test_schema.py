@@ -1,9 +1,9 @@
 import duckdb
 import pytest
 
-import store
-from store import connection
-from store.paths import default_db_path, resolve_db_path
+from archcurator import store
+from archcurator.store import connection
+from archcurator.store.paths import default_db_path, resolve_db_path
 
 TABLES = {"designs", "findings", "judgments", "missed_defects", "runs", "store_meta", "schema_version"}
 
@@ -39,7 +39,7 @@ def test_a_later_migration_numbered_between_applied_ones_still_runs(db, monkeypa
     """Versions are tracked one by one: room for e.g. 0100_kb.sql next to later core ones."""
     real = connection.migrations()
     kb = (100, "kb", "CREATE TABLE kb_propositions (id VARCHAR PRIMARY KEY, text VARCHAR);")
-    core2 = (2, "more", "CREATE TABLE extra_core (x INTEGER);")
+    core2 = (50, "more", "CREATE TABLE extra_core (x INTEGER);")
     monkeypatch.setattr(connection, "migrations", lambda: sorted(real + [kb]))
     store.schema_version(db)
     monkeypatch.setattr(connection, "migrations", lambda: sorted(real + [kb, core2]))

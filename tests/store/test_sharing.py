@@ -9,11 +9,11 @@ import sys
 import time
 
 import pytest
-
-import store
-from storetest import cli, subprocess_env, write_jsonl
 from fake_verifier import record
-from store.importers import import_records
+from storetest import cli, subprocess_env, write_jsonl
+
+from archcurator import store
+from archcurator.store.importers import import_records
 
 HOLD = """
 import sys, time, duckdb
@@ -26,7 +26,7 @@ time.sleep(60)
 APP = """
 import sys, time
 sys.path[:0] = sys.argv[3:]
-import store
+from archcurator import store
 from fake_verifier import verify
 import os
 db, n = sys.argv[1], int(sys.argv[2])
@@ -45,9 +45,9 @@ for i in range(n):
 
 
 def _spawn(code, *args):
-    from storetest import HERE, ROOT
+    from storetest import HERE
 
-    return subprocess.Popen([sys.executable, "-c", code, *map(str, args), str(ROOT), str(HERE)],
+    return subprocess.Popen([sys.executable, "-c", code, *map(str, args), str(HERE)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=subprocess_env())
 
 

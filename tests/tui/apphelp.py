@@ -9,8 +9,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def make_app(path, curator: str = "ada", keymap: dict | None = None, **kw):
-    from tui.app import CuratorApp
-    from tui.config import Config
+    from archcurator.tui.app import CuratorApp
+    from archcurator.tui.config import Config
 
     cfg = Config(curator=curator, keymap=dict(keymap or {}), path=Path("config.toml"), cursor_blink=False)
     return CuratorApp(path, cfg, **kw)

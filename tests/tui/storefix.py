@@ -39,7 +39,8 @@ def records() -> list[dict]:
         {"id": "d-003", **common, "model": "model-b", "graph": tiny},
         {"id": "d-004", "author": "human", "model": None, "task_set": "open-source", "run": "2026-10-30",
          "graph": tiny},
-        {"id": "d-005", **common, "task_set": "repair", "parent": "d-001", "graph": _with(tiny, fc={"out_features": 12})},
+        {"id": "d-005", **common, "task_set": "repair", "parent": "d-001",
+         "graph": _with(tiny, fc={"out_features": 12})},
         {"id": "d-006", **common, "task_set": "repair", "reference": "resnet18", "graph": r18_bad},
         {"id": "d-007", **common, "error": "could not generate: op 'Mamba' unknown"},
         {"id": "d-008", **common, "model": "model-b", "run": "2026-11-02b",
@@ -48,7 +49,7 @@ def records() -> list[dict]:
 
 
 def make_store(path: Path) -> Path:
-    from store.importers import import_records
+    from archcurator.store.importers import import_records
 
     res = import_records(path, records(), label="tui-fixture")
     assert not res.rejected, res.rejected
@@ -69,7 +70,7 @@ KB_PROPOSITIONS = [
 def make_kb(path: Path) -> Path:
     """A small fixed knowledge base (40 executed questions kept with the tests, six propositions, one
     near-duplicate pair, broad ones to narrow): independent of the shipped questions and the miner."""
-    from store import kb as K
+    from archcurator.store import kb as K
 
     lines = (ROOT / "tests" / "tui" / "fixtures" / "aiq_questions.jsonl").read_text().splitlines()
     K.import_questions(path, [json.loads(line) for line in lines if line.strip()], source="tests/tui/fixtures")

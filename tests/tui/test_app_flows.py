@@ -10,7 +10,7 @@ from apphelp import ROOT, make_app, settle
 
 
 def _current(path, curator="ada"):
-    from store.connection import connect
+    from archcurator.store.connection import connect
 
     with connect(path) as con:
         return con.execute(
@@ -19,7 +19,7 @@ def _current(path, curator="ada"):
 
 
 async def test_judge_three_undo_one_quit_reopen_two_remain(store_path):
-    from tui.screens.design import DesignScreen
+    from archcurator.tui.screens.design import DesignScreen
 
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -92,7 +92,7 @@ async def test_quit_waits_for_pending_writes(store_path):
 
 
 async def test_missed_defect_shows_in_report_rules_and_clean(store_path, capsys):
-    from tui.screens.modals import MissedDefectScreen
+    from archcurator.tui.screens.modals import MissedDefectScreen
 
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -111,14 +111,14 @@ async def test_missed_defect_shows_in_report_rules_and_clean(store_path, capsys)
         assert app.screen.view.id == "d-003"
         await pilot.press("c")  # and the design is otherwise clean
         await settle(pilot)
-    from tui.cli import main
+    from archcurator.tui.cli import main
 
     capsys.readouterr()
     assert main(["report", "rules", "--json", "--db", str(store_path)]) == 0
     out = json.loads(capsys.readouterr().out)
     row = next(r for r in out["rows"] if r["rule"] == "shape.flatten-linear-width")
     assert row["missed"] == 1
-    from store.missed import list_missed_defects
+    from archcurator.store.missed import list_missed_defects
 
     md = list_missed_defects(store_path, "d-003")
     assert md[0]["node_list"] == ["fc"] and md[0]["description"] == "head reads the wrong width"
@@ -138,18 +138,18 @@ async def test_undo_missed_defect_retracts_it(store_path):
         await pilot.press("tab", *"something off", "enter")  # skip nodes and rule: a description only
         await pilot.press("enter")
         await settle(pilot)
-        from store.missed import list_missed_defects
+        from archcurator.store.missed import list_missed_defects
 
         assert len(list_missed_defects(store_path, "d-004")) in (0, 1)
         await pilot.press("ctrl+z")
         await settle(pilot)
-    from store.missed import list_missed_defects
+    from archcurator.store.missed import list_missed_defects
 
     assert list_missed_defects(store_path, "d-004") == []
 
 
 async def test_diff_against_parent_and_reference(store_path):
-    from tui.screens.diff import DiffScreen
+    from archcurator.tui.screens.diff import DiffScreen
 
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -178,7 +178,7 @@ async def test_diff_against_parent_and_reference(store_path):
 
 
 async def test_filters_sort_search_and_jump(store_path):
-    from tui.widgets.queue_list import QueueList
+    from archcurator.tui.widgets.queue_list import QueueList
 
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -210,13 +210,13 @@ async def test_filters_sort_search_and_jump(store_path):
 
 
 async def test_keys_rebound_from_config(store_path, tmp_path):
-    from tui.config import load_config
+    from archcurator.tui.config import load_config
 
     cfg_file = tmp_path / "config.toml"
     cfg_file.write_text('curator = "grace"\n[keys]\njudge_real = "x"\nnext_design = "ctrl+n"\n')
     cfg = load_config(cfg_file)
     assert cfg.curator == "grace" and cfg.keymap == {"judge_real": "x", "next_design": "ctrl+n"}
-    from tui.app import CuratorApp
+    from archcurator.tui.app import CuratorApp
 
     cfg.cursor_blink = False
     app = CuratorApp(store_path, cfg)
@@ -237,7 +237,7 @@ async def test_keys_rebound_from_config(store_path, tmp_path):
 
 
 async def test_command_palette_has_every_action(store_path):
-    from tui.screens.help import all_bindings
+    from archcurator.tui.screens.help import all_bindings
 
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -261,8 +261,8 @@ async def test_command_palette_has_every_action(store_path):
 
 
 async def test_help_and_reports_screens_open(store_path):
-    from tui.screens.help import HelpScreen
-    from tui.screens.reports import ReportsScreen
+    from archcurator.tui.screens.help import HelpScreen
+    from archcurator.tui.screens.reports import ReportsScreen
 
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:

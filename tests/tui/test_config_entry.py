@@ -6,7 +6,7 @@ from apphelp import make_app, settle
 
 
 def test_config_defaults_and_problems(tmp_path, monkeypatch):
-    from tui.config import config_path, load_config, login_name
+    from archcurator.tui.config import config_path, load_config, login_name
 
     monkeypatch.setenv("ARCHCURATOR_CONFIG", str(tmp_path / "missing.toml"))
     cfg = load_config()
@@ -26,7 +26,7 @@ def test_config_defaults_and_problems(tmp_path, monkeypatch):
 
 
 def test_config_folder_follows_xdg(tmp_path, monkeypatch):
-    from tui.config import config_path
+    from archcurator.tui.config import config_path
 
     monkeypatch.delenv("ARCHCURATOR_CONFIG", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
@@ -34,9 +34,9 @@ def test_config_folder_follows_xdg(tmp_path, monkeypatch):
 
 
 def test_open_app_seeds_the_demo_on_first_start(tmp_path, monkeypatch):
-    import tui.app
-    from store.demo import is_seeded
-    from tui.app_entry import open_app
+    import archcurator.tui.app
+    from archcurator.store.demo import is_seeded
+    from archcurator.tui.app_entry import open_app
 
     seen = {}
 
@@ -45,8 +45,8 @@ def test_open_app_seeds_the_demo_on_first_start(tmp_path, monkeypatch):
         seen["curator"] = self.curator
         return 0
 
-    monkeypatch.setattr(tui.app.CuratorApp, "run", fake_run)
-    monkeypatch.setattr("store.kb.ensure_kb", lambda db: None)  # the KB seeding is store.kb's own test
+    monkeypatch.setattr(archcurator.tui.app.CuratorApp, "run", fake_run)
+    monkeypatch.setattr("archcurator.store.kb.ensure_kb", lambda db: None)  # the KB seeding is store.kb's own test
     cfg = tmp_path / "config.toml"
     cfg.write_text('curator = "ada"\n')
     db = tmp_path / "new.duckdb"
@@ -56,7 +56,7 @@ def test_open_app_seeds_the_demo_on_first_start(tmp_path, monkeypatch):
 
 
 def test_open_app_reports_an_unusable_store(tmp_path, capsys):
-    from tui.app_entry import open_app
+    from archcurator.tui.app_entry import open_app
 
     folder = tmp_path / "a-folder.duckdb"
     folder.mkdir()
@@ -65,7 +65,7 @@ def test_open_app_reports_an_unusable_store(tmp_path, capsys):
 
 
 async def test_store_busy_is_one_line_not_a_crash(store_path, monkeypatch):
-    from store.connection import StoreBusy
+    from archcurator.store.connection import StoreBusy
 
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
@@ -74,7 +74,7 @@ async def test_store_busy_is_one_line_not_a_crash(store_path, monkeypatch):
         await settle(pilot)
 
         def busy(*a, **kw):
-            raise StoreBusy(store_path, 4242, "python -m tui.cli import big.jsonl", 5.0)
+            raise StoreBusy(store_path, 4242, "python -m archcurator.tui.cli import big.jsonl", 5.0)
 
         monkeypatch.setattr(app.store, "judge", busy)
         await pilot.press("r")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from apphelp import make_app, settle
 from storefix import make_store
 
@@ -25,8 +24,8 @@ def kb_store(kb_template, tmp_path):
 
 
 async def test_merge_two_and_narrow_one(kb_store):
-    from store import kb as K
-    from tui.screens.kb import KnowledgeBaseScreen
+    from archcurator.store import kb as K
+    from archcurator.tui.screens.kb import KnowledgeBaseScreen
 
     app = make_app(kb_store)
     async with app.run_test(size=(140, 40)) as pilot:

@@ -19,8 +19,8 @@ async def _wait_for(pilot, predicate, timeout: float = 120.0) -> None:
 
 async def test_forward_check_of_blocked_design_is_stored_with_its_exception(store_path, monkeypatch):
     monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
-    from store.runs import list_runs
-    from tui.screens.runs import RunsScreen
+    from archcurator.store.runs import list_runs
+    from archcurator.tui.screens.runs import RunsScreen
 
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -62,7 +62,7 @@ async def _open(pilot, app, design_id: str) -> None:
 
 
 async def _start_training(pilot, app, design_id: str, steps: int):
-    from tui.screens.runs import RunsScreen
+    from archcurator.tui.screens.runs import RunsScreen
 
     app.TRAIN_STEPS = steps
     await _open(pilot, app, design_id)
@@ -93,7 +93,7 @@ def _alive(pid: int) -> bool:
 
 async def test_short_training_of_a_clean_design_shows_a_falling_loss(store_path, monkeypatch):
     monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
-    from store.runs import list_runs
+    from archcurator.store.runs import list_runs
 
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -137,7 +137,7 @@ async def test_a_child_killed_from_outside_is_reported_killed(store_path, monkey
     import signal
 
     monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
-    from store.runs import list_runs
+    from archcurator.store.runs import list_runs
 
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -7,7 +7,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from apphelp import make_app, settle
 from storefix import make_store
 

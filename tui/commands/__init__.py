@@ -10,6 +10,7 @@ COMMAND_MODULES = [
     "run_cmd",
     "report_cmd",
     "export_cmd",
+    "archive_cmd",
     "ground_cmd",
     "kb_cmd",
     "catalogue_cmd",

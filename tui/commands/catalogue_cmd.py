@@ -12,7 +12,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from core.checks import catalogue_document
+    from archcurator.core.checks import catalogue_document
 
     doc = catalogue_document()
     if args.json:

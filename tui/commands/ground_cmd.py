@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 import time
 
 
@@ -11,7 +10,8 @@ def register(sub) -> None:
     p = sub.add_parser("ground", help="run every zoo and corrupted graph in torch; verdict vs observed failure")
     p.add_argument("--json", action="store_true", help="print the summary and every case as JSON")
     p.add_argument("--timeout", type=float, default=None, help="seconds per graph (default 20)")
-    p.add_argument("--device", default="auto", help="where what meta cannot see runs: auto (GPU if present) | cpu | cuda")
+    p.add_argument("--device", default="auto",
+                   help="where what meta cannot see runs: auto (GPU if present) | cpu | cuda")
     p.add_argument("--filter", default=None, help="only cases whose id contains this text")
     p.add_argument("--full", action="store_true",
                    help="run every whole graph for real after meta (slow on a CPU; checks the fast protocol)")
@@ -20,8 +20,8 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from core.corrupt import ground_set
-    from core.ground import DEFAULT_TIMEOUT, run_study, summarize
+    from archcurator.core.corrupt import ground_set
+    from archcurator.core.ground import DEFAULT_TIMEOUT, run_study, summarize
 
     t0 = time.perf_counter()
     cases = ground_set()

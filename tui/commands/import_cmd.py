@@ -11,6 +11,8 @@ import argparse
 import json
 import sys
 
+from .errors import error_line
+
 PROGRESS_MIN = 200  # designs before a progress bar is worth showing
 
 
@@ -44,12 +46,12 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def _err(line: str) -> None:
-    print(line, file=sys.stderr)
+    print(error_line("import", None, line), file=sys.stderr)
 
 
 def run(args) -> int:
-    from store.connection import StoreError
-    from store.importers import Defaults, ImportInputError, PyOptions, import_batches, plan
+    from archcurator.store.connection import StoreError
+    from archcurator.store.importers import Defaults, ImportInputError, PyOptions, import_batches, plan
 
     py_args = None
     if getattr(args, "py_args", None):
@@ -106,6 +108,8 @@ def run(args) -> int:
     ung = len(result.ungenerated)
     print(f"imported {len(result.imported)}" + (f" ({ung} ungenerated)" if ung else "")
           + f", skipped {len(result.skipped)} (already stored), rejected {len(result.rejected)}")
+    for new, old in result.present.items():
+        print(f"  {new}: already present as {old} (same graph)")
     if len(result.batches) > 1:
         for b in result.batches:
             print(f"  {b.label}: imported {b.imported}, skipped {b.skipped}, rejected {b.rejected}")
@@ -114,10 +118,8 @@ def run(args) -> int:
 
 def _split_question_bundles(paths):
     """ArchitectureIQ bundles (and our question files) go to the knowledge base, the rest to designs."""
-    try:
-        from core.aiq.bundle import is_bundle
-    except ImportError:
-        return [], list(paths)
+    from archcurator.core.aiq.bundle import is_bundle
+
     bundles, rest = [], []
     for p in paths:
         (bundles if is_bundle(p) else rest).append(p)
@@ -125,9 +127,9 @@ def _split_question_bundles(paths):
 
 
 def _import_bundles(db, bundles, args) -> int:
-    from core.aiq.bundle import BundleError
-    from store.connection import StoreError
-    from store.kb import import_bundle
+    from archcurator.core.aiq.bundle import BundleError
+    from archcurator.store.connection import StoreError
+    from archcurator.store.kb import import_bundle
 
     code = 0
     for path in bundles:

@@ -32,6 +32,8 @@ import argparse
 import json
 import sys
 
+from .errors import fail
+
 DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
 
 
@@ -157,22 +159,22 @@ def _scope_arg(values) -> list[str]:
 # --------------------------------------------------------------------------- run
 
 def run(args) -> int:
-    from store.connection import StoreError
-    from store.kb import KBError
+    from archcurator.store.connection import StoreError
+    from archcurator.store.kb import KBError
 
     db = getattr(args, "db", None)
     try:
         return _dispatch(args, db)
     except KBError as e:
-        print(f"archcurator kb {args.kb_cmd}: {e}", file=sys.stderr)
-        return 1
+        from archcurator.store.paths import resolve_db_path
+
+        return fail(f"kb {args.kb_cmd}", resolve_db_path(db), e)
     except StoreError as e:
-        print(str(e), file=sys.stderr)
-        return 2
+        return fail(f"kb {args.kb_cmd}", None, e)
 
 
 def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
-    from store import kb
+    from archcurator.store import kb
 
     cmd = args.kb_cmd
     as_json = getattr(args, "json", False)
@@ -201,7 +203,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if p.parent_id:
             con.print(f"  narrowed from P{p.parent_id}")
         if p.merged_from:
-            con.print(f"  merged from {', '.join('P%d' % i for i in p.merged_from)}")
+            con.print(f"  merged from {', '.join(f'P{i}' for i in p.merged_from)}")
         if p.merged_into:
             con.print(f"  merged into P{p.merged_into}")
         con.print(f"  evidence: {p.support} support, {p.contradict} contradict, {p.inapplicable} inapplicable;"
@@ -292,15 +294,14 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
                 with open(args.out, "w", encoding="utf-8") as f:
                     f.write(content)
             except OSError as e:
-                print(f"{args.out}: cannot write ({e.strerror or e})", file=sys.stderr)
-                return 2
+                return fail("kb pack", args.out, f"cannot write ({e.strerror or e})")
         sys.stdout.write(content)
         if not as_json:
             print(f"(export #{eid} recorded)", file=sys.stderr)
         return 0
 
     if cmd == "replay":
-        from core.kb.replay import render
+        from archcurator.core.kb.replay import render
 
         r = kb.replay_report(db, split=args.split)
         if as_json:
@@ -315,7 +316,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json({"proposed": ids})
         else:
-            print(f"miner proposed {len(ids)} new propositions: {', '.join('P%d' % i for i in ids) or '(none)'}")
+            print(f"miner proposed {len(ids)} new propositions: {', '.join(f'P{i}' for i in ids) or '(none)'}")
         return 0
 
     if cmd == "import-proposals":
@@ -323,12 +324,11 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             ids, bad = kb.import_proposals(db, args.file, actor=actor)
         except (OSError, UnicodeDecodeError) as e:
             why = getattr(e, "strerror", None) or e.__class__.__name__
-            print(f"{args.file}: cannot read ({why})", file=sys.stderr)
-            return 2
+            return fail("kb import-proposals", args.file, f"cannot read ({why})")
         if as_json:
             _print_json({"imported": ids, "rejected": bad})
         else:
-            print(f"imported {len(ids)} proposals as proposed: {', '.join('P%d' % i for i in ids) or '(none)'}")
+            print(f"imported {len(ids)} proposals as proposed: {', '.join(f'P{i}' for i in ids) or '(none)'}")
             for b in bad:
                 print(b)
         return 1 if bad else 0
@@ -361,7 +361,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
     if cmd == "generate":
         from pathlib import Path
 
-        from core.aiq.generate import generate
+        from archcurator.core.aiq.generate import generate
 
         out = Path(args.out) if args.out else kb.assets_dir()
         generate(out, seed=args.seed, groups=args.groups, workers=args.workers, device=args.device)
@@ -382,13 +382,13 @@ def _report_prop(kb, db, pid: int, verb: str, as_json: bool) -> int:
 
 
 def _rerun(kb, db, args, as_json: bool) -> int:
-    from core.aiq.execute import RunFailed, execute_question, runs_runner
-    from core.aiq.spec import SpecError
+    from archcurator.core.aiq.execute import RunFailed, execute_question, runs_runner
+    from archcurator.core.aiq.spec import SpecError
 
     q = kb.get_question(db, args.question)
     runner = None
     if not args.in_process:
-        from tui.commands.run_cmd import persist_result
+        from .run_cmd import persist_result
 
         def record(spec, result):
             try:
@@ -400,8 +400,7 @@ def _rerun(kb, db, args, as_json: bool) -> int:
     try:
         out = execute_question(q, device=args.device, runner=runner)
     except (RunFailed, SpecError) as e:
-        print(f"archcurator kb rerun: {e}", file=sys.stderr)
-        return 1
+        return fail("kb rerun", args.question, e)
     sig = out["significance"]
     answer = {
         "question_id": q["question_id"], "recorded_winner": out["recorded_letter"],
@@ -414,5 +413,6 @@ def _rerun(kb, db, args, as_json: bool) -> int:
     else:
         print(f"{q['question_id']}: winner {answer['winner']} (recorded {answer['recorded_winner']}) -> "
               f"{'reproduced' if answer['reproduced'] else 'NOT reproduced'}; win rate {sig['win_rate']:.0%}, "
-              f"kept by the rule: {'yes' if sig['passed'] else 'no (' + sig['reason'] + ')'}; device {answer['device']}")
+              f"kept by the rule: {'yes' if sig['passed'] else 'no (' + sig['reason'] + ')'}; "
+              f"device {answer['device']}")
     return 0 if out["reproduced"] else 1

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import sys
 
+from .errors import fail
+
 
 def register(subparsers):
     p = subparsers.add_parser(
@@ -34,15 +36,11 @@ def register(subparsers):
 
 
 def _fail(path, message):
-    text = " ".join(str(message).split())
-    if not text.startswith(str(path)):
-        text = f"{path}: {text}"
-    print(f"archcurator parse: {text}", file=sys.stderr)
-    return 2
+    return fail("parse", path, message)
 
 
 def run(args) -> int:
-    from core.parse import ParseFailure, parse_input_spec, parse_source
+    from archcurator.core.parse import ParseFailure, parse_input_spec, parse_source
 
     path = args.file
     entry_args = None
@@ -79,7 +77,7 @@ def _summary(design, warnings):
           + (", ..." if len(ops) > 8 else "") + ")")
     print(f"  outputs: {', '.join(design['outputs'])}")
     try:
-        from core.parse import design_params
+        from archcurator.core.parse import design_params
         params = design_params(design)
         if params is not None:
             print(f"  params:  {params:,}")

@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from .errors import fail, no_store
+
 
 def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser("report", help="refusals by author, rule precision/recall, curator agreement",
@@ -68,15 +70,14 @@ def _table(title, heads, rows, *, last=None, right=(), width=None):
 
 
 def run(args) -> int:
-    from store.connection import StoreError
-    from store.reports import agreement_report, refusal_report, rules_report
+    from archcurator.store.connection import StoreError
+    from archcurator.store.reports import agreement_report, refusal_report, rules_report
 
     db = getattr(args, "db", None)
-    from store.paths import resolve_db_path
+    from archcurator.store.paths import resolve_db_path
 
     if not resolve_db_path(db).exists():
-        print(f"{resolve_db_path(db)}: no such store (import designs first, or pass --db)", file=sys.stderr)
-        return 2
+        return no_store("report", resolve_db_path(db))
     try:
         if args.report == "refusals":
             data = refusal_report(db)
@@ -85,8 +86,7 @@ def run(args) -> int:
         else:
             data = agreement_report(db, args.a, args.b)
     except StoreError as exc:
-        print(str(exc), file=sys.stderr)
-        return 2
+        return fail("report", None, exc)
     if getattr(args, "json", False):
         print(json.dumps(data, indent=2, default=str))
         return 0

@@ -15,6 +15,8 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+from .errors import error_line, fail
+
 PROG = "archcurator run"
 
 
@@ -47,13 +49,12 @@ def register(sub) -> None:
 
 
 def _fail_input(path, problem: str) -> int:
-    print(f"{PROG}: {path}: {problem}", file=sys.stderr)
-    return 2
+    return fail("run", path, problem)
 
 
 def read_design(path: str) -> tuple[dict, str | None]:
     """(archgraph dict, record id) of FILE; raises ValueError with a one-line reason."""
-    from core.graph import Design, DesignError
+    from archcurator.core.graph import Design, DesignError
 
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -79,7 +80,7 @@ def read_design(path: str) -> tuple[dict, str | None]:
 
 
 def run(args) -> int:
-    from core.runs import RunSpec, SpecError, get_runner
+    from archcurator.core.runs import RunSpec, SpecError, get_runner
 
     path = args.file
     try:
@@ -95,13 +96,11 @@ def run(args) -> int:
                        tags={"source": str(Path(path).resolve()),
                              **({"design_id": design_id} if design_id else {})})
     except SpecError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 2
+        return fail("run", path, exc)
     try:
         runner = get_runner(args.cluster)
     except Exception as exc:  # noqa: BLE001 - RayUnavailable and friends: no run was made
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
+        return fail("run", "--cluster", exc)
     handle = runner.submit(spec)
     try:
         for ev in handle.events():
@@ -119,7 +118,7 @@ def run(args) -> int:
         try:
             answer["store_run_id"] = persist_result(getattr(args, "db", None), spec, result)
         except Exception as exc:  # noqa: BLE001 - the answer stands even if the store is busy
-            print(f"{PROG}: the outcome was not recorded in the store: {exc}", file=sys.stderr)
+            print(error_line("run", None, f"the outcome was not recorded in the store: {exc}"), file=sys.stderr)
     if args.json:
         print(json.dumps(answer, indent=2, default=str))
     else:
@@ -132,8 +131,8 @@ def run(args) -> int:
 
 def stored_design_id(db, graph: dict) -> str | None:
     """The id of a stored design with the same content, if any."""
-    from store.connection import reading
-    from store.importers import canonical_hash
+    from archcurator.store.connection import reading
+    from archcurator.store.importers import canonical_hash
 
     with reading(db) as con:
         row = con.execute("SELECT id FROM designs WHERE content_hash = ? ORDER BY id LIMIT 1",
@@ -152,8 +151,8 @@ def persist_result(db, spec, result, *, design_id: str | None = None,
     with the same content, else ``file:<path>`` from `spec.tags["source"]`.
     The stored spec leaves the design out (it is the design's row).
     """
-    from store.connection import utcnow
-    from store.runs import record_run
+    from archcurator.store.connection import utcnow
+    from archcurator.store.runs import record_run
 
     tags = spec.tags or {}
     design_id = design_id or tags.get("design_id")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import sys
+
+from .errors import fail
 
 
 def register(sub) -> None:
@@ -14,14 +15,13 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from core.graph import Design, DesignError
-    from core.verify import verify_graph
+    from archcurator.core.graph import Design, DesignError
+    from archcurator.core.verify import verify_graph
 
     try:
         design = Design.load(args.file)
     except DesignError as exc:
-        print(f"archcurator verify: {exc}", file=sys.stderr)
-        return 2
+        return fail("verify", args.file, exc)
     report = verify_graph(design)
     if args.json:
         print(json.dumps(report.to_dict(), indent=2))
@@ -56,7 +56,8 @@ def print_report(design, report) -> None:
             f"params {c['params']:,}   forward {flops / 1e9:.3f} GFLOPs/sample   "
             f"train memory {c['memory']['total_bytes'] / 1024 ** 3:.2f} GiB\n"
             f"one run: ${q['usd']:,.4f} on {q['device']} (${q['price_per_hour']}/h, {q['peak_tflops']} TFLOP/s peak at "
-            f"{q['utilisation']:.0%} utilisation, {q['steps']} steps x batch {q['batch_size']}, prices of {q['price_date']})"
+            f"{q['utilisation']:.0%} utilisation, {q['steps']} steps x batch {q['batch_size']}, "
+            f"prices of {q['price_date']})"
         )
         for a in c.get("assumptions", []):
             console.print(f"  [dim]assumed: {a}[/]")

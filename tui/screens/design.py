@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import time
 
-from rich.markup import escape
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -22,11 +21,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, OptionList, ProgressBar, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from tui.widgets.design_model import DesignView, catalogue_entry, catalogue_ids
-from tui.widgets.graph_text import layout
-from tui.widgets.lines import Line, LinesView
-from tui.widgets.messages import DesignLoaded, NextFound
-from tui.widgets.queue_list import QueueModel
+from ..widgets.design_model import DesignView, catalogue_entry, catalogue_ids
+from ..widgets.graph_text import layout
+from ..widgets.lines import Line, LinesView
+from ..widgets.messages import DesignLoaded, NextFound
+from ..widgets.queue_list import QueueModel
 
 VERDICT_LABEL = {"real": "real", "false_alarm": "false alarm", "unsure": "unsure", "clean": "clean"}
 VERDICT_STYLE = {"real": "bold red", "false_alarm": "bold green", "unsure": "bold yellow", "clean": "bold green"}
@@ -509,8 +508,9 @@ class DesignScreen(Screen):
             subset = view.graph.neighbourhood(focus, self.radius)
             gv.set_lines(layout(view.graph, subset))
             names = ", ".join(sorted(focus))
+            shown = names if len(names) < 40 else names[:39] + "…"
             title.update(Text.assemble(("Graph", "bold"), f" · {n} nodes · within {self.radius} of "
-                                       f"{names if len(names) < 40 else names[:39] + '…'} · g: whole · +/-: radius"), layout=False)
+                                       f"{shown} · g: whole · +/-: radius"), layout=False)
         self._apply_graph_focus(redraw=False)
 
     def _apply_graph_focus(self, redraw: bool = True) -> None:
@@ -619,7 +619,7 @@ class DesignScreen(Screen):
         self._after_judgment(None)
 
     def action_missed(self) -> None:
-        from tui.screens.modals import MissedDefectScreen
+        from .modals import MissedDefectScreen
 
         view = self.view
         if view is None or view.graph is None:
@@ -687,7 +687,7 @@ class DesignScreen(Screen):
 
     # ---- diff and runs ------------------------------------------------------------------------
     def _open_diff(self, kind: str, name: str) -> None:
-        from tui.screens.diff import DiffScreen
+        from .diff import DiffScreen
 
         self.app.push_screen(DiffScreen(self.view, kind, name))
 
@@ -705,8 +705,8 @@ class DesignScreen(Screen):
             self.action_diff_pick()
 
     def action_diff_pick(self) -> None:
-        from tui.screens.modals import ChoiceScreen, PromptScreen
-        from tui.screens.queue import QueueScreen
+        from .modals import ChoiceScreen, PromptScreen
+        from .queue import QueueScreen
 
         view = self.view
         if view is None or view.design is None:

@@ -15,9 +15,9 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 
-from tui.widgets.graph_text import args_text
-from tui.widgets.lines import Line, LinesView
-from tui.widgets.messages import DiffReady
+from ..widgets.graph_text import args_text
+from ..widgets.lines import Line, LinesView
+from ..widgets.messages import DiffReady
 
 MARK = {"same": (" ", ""), "input": ("●", "green"), "changed": ("~", "bold yellow"), "added": ("+", "bold green"),
         "removed": ("-", "bold red")}

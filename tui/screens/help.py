@@ -11,13 +11,13 @@ from textual.widgets import Static
 
 
 def scopes() -> list[tuple[str, type]]:
-    from tui.app import CuratorApp
-    from tui.screens.design import DesignScreen
-    from tui.screens.diff import DiffScreen
-    from tui.screens.kb import KnowledgeBaseScreen
-    from tui.screens.runs import RunsScreen
-    from tui.screens.queue import QueueScreen
-    from tui.screens.reports import ReportsScreen
+    from ..app import CuratorApp
+    from .design import DesignScreen
+    from .diff import DiffScreen
+    from .kb import KnowledgeBaseScreen
+    from .queue import QueueScreen
+    from .reports import ReportsScreen
+    from .runs import RunsScreen
 
     return [("Everywhere", CuratorApp), ("Queue", QueueScreen), ("Design and judging", DesignScreen),
             ("Diff", DiffScreen), ("Reports", ReportsScreen), ("Knowledge base", KnowledgeBaseScreen),

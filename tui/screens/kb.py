@@ -18,7 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from tui.widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
+from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
 
 STATUS_STYLE = {"active": "green", "proposed": "cyan", "retired": "dim", "merged": "dim", "narrowed": "dim",
                 "withdrawn": "dim"}
@@ -282,7 +282,7 @@ class KnowledgeBaseScreen(Screen):
         return pid
 
     def _prompt(self, title: str, placeholder: str, value: str, then) -> None:
-        from tui.screens.modals import PromptScreen
+        from .modals import PromptScreen
 
         def done(text) -> None:
             if text and text.strip():
@@ -352,7 +352,7 @@ class KnowledgeBaseScreen(Screen):
                      lambda other: self._run("mark_distinct", pid, other, select=pid))
 
     def action_add(self) -> None:
-        from tui.screens.modals import PropositionFormScreen
+        from .modals import PropositionFormScreen
 
         def done(result) -> None:
             if result:

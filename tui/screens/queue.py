@@ -8,8 +8,8 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, ProgressBar, Static
 
-from tui.widgets.messages import NextFound, QueueLoaded, RowsLoaded
-from tui.widgets.queue_list import SORTS, QueueList, QueueModel, header_text
+from ..widgets.messages import NextFound, QueueLoaded, RowsLoaded
+from ..widgets.queue_list import SORTS, QueueList, QueueModel, header_text
 
 CYCLES = {
     "verdict": [None, "block", "warn", "pass", "ungenerated"],
@@ -162,7 +162,7 @@ class QueueScreen(Screen):
         self.open_index(message.index)
 
     def open_index(self, index: int) -> None:
-        from tui.screens.design import DesignScreen
+        from .design import DesignScreen
 
         self.app.push_screen(DesignScreen(self.model, index))
 
@@ -212,7 +212,7 @@ class QueueScreen(Screen):
         self._set_filter(key, nxt)  # the filter line shows it
 
     def action_pick_rule(self) -> None:
-        from tui.screens.modals import ChoiceScreen
+        from .modals import ChoiceScreen
 
         rules = self.app.facets.get("rule") or []
         choices = [(None, "any rule")] + [(r, f"{r}  ({n:,} designs)") for r, n in rules]
@@ -269,7 +269,7 @@ class QueueScreen(Screen):
             self.reload(select=self.query_one(QueueList).current_id)
 
     def action_jump(self) -> None:
-        from tui.screens.modals import PromptScreen
+        from .modals import PromptScreen
 
         def done(value: str | None) -> None:
             if value:

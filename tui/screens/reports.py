@@ -9,7 +9,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
 
-from tui.widgets.messages import ReportsLoaded
+from ..widgets.messages import ReportsLoaded
 
 BAR_WIDTH = 30
 
@@ -54,7 +54,7 @@ def share_chart(rows: list[dict], width: int = BAR_WIDTH) -> Text:
         if lo is not None and hi is not None and r.get("runs", 0) > 1:
             t.append(f"  runs {_pct(lo)}–{_pct(hi)}", style="dim")
         t.append("\n")
-    t.append(f"\nbar: blocked / returned designs; underlined: the range over recorded runs", style="dim italic")
+    t.append("\nbar: blocked / returned designs; underlined: the range over recorded runs", style="dim italic")
     return t
 
 

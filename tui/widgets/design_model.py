@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tui.widgets.graph_text import BIG_GRAPH, GraphModel, build_model, layout
-from tui.widgets.lines import Line
+from .graph_text import BIG_GRAPH, GraphModel, build_model, layout
+from .lines import Line
 
 
 @dataclass
@@ -47,7 +47,7 @@ def prepare_view(data: dict) -> DesignView:
         view.problem = f"not generated: {data.get('error') or 'no graph'}"
         return view
     try:
-        from core.graph import Design
+        from archcurator.core.graph import Design
 
         view.design = Design.from_dict(graph, source=data["id"])
     except Exception as exc:  # a stored graph the current reader rejects
@@ -55,13 +55,13 @@ def prepare_view(data: dict) -> DesignView:
         return view
     types: dict = {}
     try:
-        from core.shapes import infer_design
+        from archcurator.core.shapes import infer_design
 
         types = infer_design(view.design).types
     except Exception as exc:  # shapes are a help, not a requirement
         view.problem = f"shapes unavailable: {type(exc).__name__}: {exc}"
     try:  # the catalogue's words are read on the UI thread: import them here, off it
-        import core.checks  # noqa: F401
+        import archcurator.core.checks  # noqa: F401
     except Exception:  # pragma: no cover
         pass
     view.graph = build_model(view.design, types, data.get("findings"))
@@ -72,7 +72,7 @@ def prepare_view(data: dict) -> DesignView:
 def catalogue_entry(rule: str):
     """The check's catalogue words (condition, why, fix), or None for an unknown rule."""
     try:
-        from core.checks import CATALOGUE
+        from archcurator.core.checks import CATALOGUE
     except Exception:  # pragma: no cover - the catalogue is part of core
         return None
     return CATALOGUE.get(rule)
@@ -80,7 +80,7 @@ def catalogue_entry(rule: str):
 
 def catalogue_ids() -> list[str]:
     try:
-        from core.checks import CATALOGUE
+        from archcurator.core.checks import CATALOGUE
     except Exception:  # pragma: no cover
         return []
     return sorted(CATALOGUE)

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from tui.widgets.lines import Line
+from .lines import Line
 
 STYLE_LAYER = "dim"
 STYLE_ID = "bold"

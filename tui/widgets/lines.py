@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
 from textual.geometry import Region, Size
@@ -51,25 +50,25 @@ class LinesView(ScrollView, can_focus=True):
     class Activated(Message):
         """Enter pressed on a line."""
 
-        def __init__(self, view: "LinesView", index: int, key: str | None) -> None:
+        def __init__(self, view: LinesView, index: int, key: str | None) -> None:
             super().__init__()
             self.view = view
             self.index = index
             self.key = key
 
         @property
-        def control(self) -> "LinesView":
+        def control(self) -> LinesView:
             return self.view
 
     class CursorMoved(Message):
-        def __init__(self, view: "LinesView", index: int, key: str | None) -> None:
+        def __init__(self, view: LinesView, index: int, key: str | None) -> None:
             super().__init__()
             self.view = view
             self.index = index
             self.key = key
 
         @property
-        def control(self) -> "LinesView":
+        def control(self) -> LinesView:
             return self.view
 
     def __init__(self, *, name: str | None = None, id: str | None = None, classes: str | None = None,

@@ -56,10 +56,6 @@ class QueueModel:
             self._pos = {d: i for i, d in enumerate(self.ids)}
         return self._pos.get(design_id)
 
-    def row_at(self, index: int) -> dict | None:
-        if 0 <= index < len(self.ids):
-            return self.rows.get(self.ids[index])
-        return None
 
     def missing(self, start: int, end: int) -> list[str]:
         start = max(0, start)
@@ -132,7 +128,7 @@ def header_text(width: int) -> Text:
 def row_text(row: dict | None, design_id: str, width: int) -> Text:
     t = Text(" ")
     used = 1
-    for title, w, key in COLUMNS:
+    for _title, w, key in COLUMNS:
         if used + w + 1 > width:
             break
         used += w + 1
@@ -278,9 +274,6 @@ class QueueList(ScrollView, can_focus=True):
         self._asked = (start, end)
         self.call_later(self.post_message, self.NeedRows(start, end))
 
-    def visible_range(self) -> tuple[int, int]:
-        y = self.scroll_offset.y
-        return y, min(len(self.model), y + self.size.height)
 
     # ---- cursor ------------------------------------------------------------------
     def validate_cursor(self, value: int) -> int:
