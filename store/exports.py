@@ -48,6 +48,11 @@ def export(db: DB, fmt: str, out: str | os.PathLike, tables: list[str] | None = 
     """
     if fmt not in FORMATS:
         raise ExportError(f"{out}: unknown format {fmt!r} (parquet, csv or json)")
+    if str(out).strip() in ("", "-"):
+        raise ExportError(f"--out {str(out)!r}: name a file (store.{fmt}) or a folder to write")
+    suffix = Path(out).suffix.lower().lstrip(".")
+    if suffix in FORMATS and suffix != fmt and not Path(out).is_dir():
+        raise ExportError(f"{out}: a .{suffix} file, but --format is {fmt}; pass --format {suffix}")
     if is_file_target(out, fmt):
         return [_export_file(db, fmt, Path(out), tables)]
     out = Path(out)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -68,3 +69,45 @@ def test_a_bad_flag_prints_the_subcommands_usage(argv, usage):
     assert p.returncode == 2
     assert p.stderr.startswith(usage), p.stderr
     assert "unrecognized arguments: --bogus" in p.stderr
+
+
+def test_files_after_a_flag_still_belong_to_the_command(tmp_path):
+    a, b = tmp_path / "a.json", tmp_path / "b.json"
+    for name, path in (("first", a), ("second", b)):
+        g = json.loads((ROOT / "tests" / "fixtures" / "tiny_cnn.json").read_text())
+        g["name"] = name
+        g["nodes"][-1]["args"]["out_features"] = 10 + len(name)
+        path.write_text(json.dumps(g))
+    p = _cli("import", a, "--json", b, db=tmp_path / "s.duckdb")
+    assert p.returncode == 0, p.stderr
+    assert sorted(json.loads(p.stdout)["imported"]) == ["first", "second"]
+
+
+@pytest.mark.parametrize("argv,problem", [
+    (["run", "x.json", "--batch", "0"], "argument --batch: must be at least 1, got 0"),
+    (["run", "x.json", "--time-limit", "-1"], "argument --time-limit: must be a positive number"),
+    (["import", "x.json", "--workers", "-3"], "argument --workers: must be at least 1, got -3"),
+])
+def test_nonsense_numbers_are_refused_at_the_door(argv, problem):
+    p = _cli(*argv)
+    assert p.returncode == 2 and problem in p.stderr
+
+
+def test_export_refuses_an_empty_or_mismatched_target(tmp_path):
+    db = tmp_path / "s.duckdb"
+    assert _cli("import", ROOT / "tests" / "fixtures" / "tiny_cnn.json", db=db).returncode == 0
+    before = set(tmp_path.iterdir())
+    for out, words in (("", "name a file"), ("-", "name a file"), (tmp_path / "x.csv", "pass --format csv")):
+        p = _cli("export", "--out", out, cwd=tmp_path, db=db)
+        assert p.returncode == 2 and words in p.stderr, p.stderr
+        assert ERROR.match(p.stderr.strip())
+    assert set(tmp_path.iterdir()) == before
+
+
+def test_a_file_name_too_long_is_one_line(tmp_path):
+    long = tmp_path / ("a" * 300 + ".json")
+    for argv in (["import", long], ["export", "--format", "csv", "--out", tmp_path / ("b" * 300 + ".csv")],
+                 ["verify", long]):
+        p = _cli(*argv, db=tmp_path / ("c" * 300 + ".duckdb") if argv[0] == "import" else tmp_path / "s.duckdb")
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"archcurator {argv[0]}: "), p.stderr

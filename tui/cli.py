@@ -47,10 +47,27 @@ def _innermost(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser
     return parser
 
 
+def _take_late_positionals(parser: argparse.ArgumentParser, args, extra: list[str]) -> list[str]:
+    """`import a.json --json b.json`: argparse stops filling a many-valued positional at the first
+    flag; the files after it belong to it as much as the ones before."""
+    many = [a for a in parser._actions if not a.option_strings and a.nargs in ("+", "*")
+            and not isinstance(a, argparse._SubParsersAction)]
+    if len(many) != 1 or any(x.startswith("-") and x != "-" for x in extra):
+        return extra
+    getattr(args, many[0].dest).extend(extra)
+    return []
+
+
+def _command_name(parser: argparse.ArgumentParser, args) -> str:
+    return _innermost(parser, args).prog.removeprefix("archcurator").strip()
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
+    if extra:
+        extra = _take_late_positionals(_innermost(parser, args), args, extra)
     if extra:
         # argparse leaves flags it does not know to the top parser, whose usage says nothing
         # of the subcommand the user was typing: the subcommand's own usage does
@@ -61,6 +78,13 @@ def main(argv: list[str] | None = None) -> int:
         return open_app(args.db)
     try:
         return int(args.func(args) or 0)
+    except OSError as exc:
+        # the last guard: a file system refusal a command did not foresee (a name too long,
+        # a full disk) is still one line naming the file
+        from .commands.errors import fail
+
+        where = exc.filename if exc.filename is not None else "(file system)"
+        return fail(_command_name(parser, args), where, exc.strerror or exc)
     except KeyboardInterrupt:
         print("archcurator: interrupted", file=sys.stderr)
         return 130

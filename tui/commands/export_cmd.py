@@ -16,7 +16,8 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "findings, judgments (the events), current_judgments (the current verdicts), "
                     "missed_defects, runs, the knowledge base's tables) into the folder, one file each "
                     "(NAME.parquet ...), replacing files of the same names.")
-    p.add_argument("--format", dest="fmt", choices=("parquet", "csv", "json"), default="parquet")
+    p.add_argument("--format", dest="fmt", choices=("parquet", "csv", "json"), default="parquet",
+                   help="file format (default: parquet)")
     p.add_argument("--out", required=True, metavar="FILE.EXT|FOLDER",
                    help="a file ending in .parquet/.csv/.json (one table), else a folder (a file per table)")
     p.add_argument("--table", dest="tables", action="append", metavar="NAME",

@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 
+from .argtypes import positive_int
 from .errors import error_line
 
 PROGRESS_MIN = 200  # designs before a progress bar is worth showing
@@ -37,8 +38,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--args", dest="py_args", metavar="JSON", help=".py files: keyword arguments of the entry")
     p.add_argument("--input", dest="py_inputs", action="append", default=[], metavar="SHAPE[:DTYPE]",
                    help=".py files: one per forward argument, e.g. 2,3,32,32 or 2,16:int64")
-    p.add_argument("--workers", type=int, default=None,
-                   help="processes verifying a big batch (default: 2 from 400 designs on)")
+    p.add_argument("--workers", type=positive_int, default=None,
+                   help="processes verifying a big batch (default: 2 from 400 designs on; 1: none)")
     p.add_argument("--json", action="store_true", help="print what happened as JSON")
     p.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     p.set_defaults(func=run)

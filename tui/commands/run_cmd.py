@@ -15,6 +15,7 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+from .argtypes import positive_float, positive_int
 from .errors import error_line, fail
 
 PROG = "archcurator run"
@@ -30,12 +31,12 @@ def register(sub) -> None:
                    help="forward: one forward pass; train: a short training on a synthetic task")
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="auto (default): CUDA when available, else CPU")
-    p.add_argument("--batch", type=int, default=None,
+    p.add_argument("--batch", type=positive_int, default=None,
                    help="batch size (default 2 for forward, 16 for train)")
-    p.add_argument("--steps", type=int, default=None, help="training steps (default 50)")
-    p.add_argument("--time-limit", type=float, default=300.0, metavar="S",
+    p.add_argument("--steps", type=positive_int, default=None, help="training steps (default 50)")
+    p.add_argument("--time-limit", type=positive_float, default=300.0, metavar="S",
                    help="wall-time limit of the child in seconds (default 300)")
-    p.add_argument("--memory-limit", type=int, default=None, metavar="MB",
+    p.add_argument("--memory-limit", type=positive_int, default=None, metavar="MB",
                    help="memory the run may take on top of python and torch")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cluster", default=None, metavar="URL",
