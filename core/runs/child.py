@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import signal
 import sys
 import threading
 import time
@@ -246,10 +247,38 @@ def _prepare_environment(spec: RunSpec) -> None:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_DETERMINISTIC_WORKSPACE)
 
 
+#: prctl(2)'s option that has the kernel signal a process when its parent thread ends.
+_PR_SET_PDEATHSIG = 1
+#: Set by the local backend, whose thread that starts a child waits on it for the whole run.
+DIE_WITH_LAUNCHER_ENV = "ARCHCURATOR_RUN_DIE_WITH_LAUNCHER"
+
+
+def _die_with_launcher() -> bool:
+    """Ask the kernel for SIGKILL when the launcher's thread that started us
+    ends: immediate, where a polling thread can be starved for seconds on a
+    loaded machine. Only when the local backend started us (its thread lives
+    as long as the run; another launcher's thread may not). False where
+    prctl is not to be had."""
+    if os.environ.get(DIE_WITH_LAUNCHER_ENV) != "1" or not sys.platform.startswith("linux"):
+        return False
+    try:
+        import ctypes  # noqa: PLC0415
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
 def _exit_when_orphaned(poll_s: float = 0.5) -> None:
     """End the child when its launcher dies (it lives in its own session, so
-    nothing else would): a run must never outlive the app that watches it."""
+    nothing else would): a run must never outlive the app that watches it.
+    The kernel's parent-death signal first; a thread that polls the parent
+    as well, for where that is missing (and for the moment before it was set)."""
     parent = os.getppid()
+    _die_with_launcher()
+    if os.getppid() != parent:  # the launcher died before the signal was asked for
+        os._exit(143)
 
     def watch() -> None:
         while True:

@@ -41,6 +41,7 @@ from collections import deque
 from pathlib import Path
 
 from . import memory
+from .child import DIE_WITH_LAUNCHER_ENV
 from .runner import LINE_MAX, STOP_CANCEL, STOP_TIMEOUT, BaseHandle
 from .spec import (
     LogEvent,
@@ -203,6 +204,7 @@ class LocalHandle(BaseHandle):
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         env.setdefault("MALLOC_ARENA_MAX", "2")
+        env[DIE_WITH_LAUNCHER_ENV] = "1"  # this handle's thread waits on the child until it ends
         if slot != "cpu":
             env["CUDA_VISIBLE_DEVICES"] = slot
         elif self.spec.device == "cpu":
