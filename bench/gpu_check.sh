@@ -18,7 +18,8 @@
 #     and names what is missing. A GPU machine without network can be given the
 #     wheels beforehand: on a machine with pip, for that machine's Python, e.g.
 #       pip download --no-deps --only-binary=:all: --python-version 3.12 \
-#         --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 -d .whl \
+#         --implementation cp --platform manylinux2014_x86_64 --platform manylinux_2_28_x86_64 \
+#         --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 -d .whl \
 #         textual==8.2.8 rich duckdb rapidfuzz markdown-it-py mdurl mdit-py-plugins \
 #         linkify-it-py uc-micro-py platformdirs pygments typing-extensions
 #     (and `echo /.whl/ >> .git/info/exclude`, so the wheels stay out of git).
