@@ -13,13 +13,20 @@ record the gap, the win rate and the smallest per-seed margin).
 
 Determinism on the CPU: every seed draws its initialisation and its batches
 from its own generator, one intra-op thread, and deterministic algorithms
-where torch offers them. CPU and CUDA results are not interchangeable; the
-device is part of every result.
+where torch offers them. On CUDA also (`_cuda_determinism`): cuBLAS's fixed
+workspace, cuDNN's deterministic algorithms without benchmarking, full fp32
+matrix products (no TF32) and the math kernel of scaled_dot_product_attention
+(the fused kernels' backward is not reproducible). Initialisation and batch
+order are drawn on the CPU on every device, so a CUDA run answers the same
+question as the CPU's; CPU and CUDA floats still differ in their last bits,
+so the device is part of every result.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
 import time
 from collections.abc import Callable
 from typing import Any
@@ -96,8 +103,9 @@ def run_candidate(payload: dict, *, emit: Any = None, **_offered: Any) -> dict:
     torch.set_num_threads(int(payload.get("threads", 1)))
     torch.use_deterministic_algorithms(True, warn_only=True)
     try:
-        out = _train(cand, metric, seeds, device, tx, ty, vx, vy, int(payload.get("eval_points", EVAL_POINTS)),
-                     build_batched, build_optimizer, emit)
+        with _cuda_determinism(torch, device):
+            out = _train(cand, metric, seeds, device, tx, ty, vx, vy, int(payload.get("eval_points", EVAL_POINTS)),
+                         build_batched, build_optimizer, emit)
     finally:
         torch.set_num_threads(prev_threads)
         torch.use_deterministic_algorithms(prev_det)
@@ -112,6 +120,45 @@ def run_candidate(payload: dict, *, emit: Any = None, **_offered: Any) -> dict:
         "seconds": round(time.perf_counter() - t0, 3),
     })
     return out
+
+
+#: cuBLAS is reproducible only with a fixed workspace, read when its first handle is made (the
+#: runs child sets it before torch starts; this covers run_candidate called in-process).
+CUBLAS_WORKSPACE = ":4096:8"
+
+
+def _fp32_flags(torch) -> list[tuple[object, str]]:
+    """(object, attribute) of each switch that lets CUDA compute fp32 in TF32."""
+    b = torch.backends
+    if hasattr(b.cuda.matmul, "fp32_precision") or hasattr(b, "fp32_precision"):  # torch >= 2.9
+        return [(b.cuda.matmul, "fp32_precision"), (b.cudnn.conv, "fp32_precision"),
+                (b.cudnn.rnn, "fp32_precision")]
+    return [(b.cuda.matmul, "allow_tf32"), (b.cudnn, "allow_tf32")]
+
+
+@contextlib.contextmanager
+def _cuda_determinism(torch, device: str):
+    """On CUDA, the switches that make a run repeat itself and stay close to the
+    CPU's numbers; each is put back afterwards. Nothing changes on the CPU."""
+    if not str(device).startswith("cuda"):
+        yield
+        return
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)
+    cudnn = torch.backends.cudnn
+    flags = _fp32_flags(torch)
+    saved = (cudnn.deterministic, cudnn.benchmark, [getattr(o, a) for o, a in flags])
+    try:
+        cudnn.deterministic, cudnn.benchmark = True, False
+        for o, a in flags:
+            setattr(o, a, "ieee" if a == "fp32_precision" else False)
+        with sdpa_kernel([SDPBackend.MATH]):
+            yield
+    finally:
+        cudnn.deterministic, cudnn.benchmark = saved[0], saved[1]
+        for (o, a), v in zip(flags, saved[2]):
+            setattr(o, a, v)
 
 
 def _train(cand, metric, seeds, device, tx, ty, vx, vy, eval_points, build_batched, build_optimizer,

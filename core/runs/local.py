@@ -6,8 +6,10 @@ writes events on stdout; its stderr becomes log events.
 
 - **Wall-time limit**: counted from the child's start; when it passes the
   group gets SIGTERM, then SIGKILL after `grace_s`; the run is ``timeout``.
-- **Memory limit**: a preexec_fn sets RLIMIT_AS to (limit + a backstop
-  allowance for the runtime) for CPU runs; the child then lowers its soft
+- **Memory limit**: every run has one (the spec's, else the default of
+  `core.runs.memory`: a share of the memory free where it runs). A
+  preexec_fn sets RLIMIT_AS to (limit + a backstop allowance for the
+  runtime) for runs that cannot reach a GPU; the child then lowers its soft
   limit to (its address space once torch is up + limit), see
   `core.runs.child.MemoryGuard`. Running out is ``killed`` with the reason.
 - **Cancel**: SIGTERM to the process group, SIGKILL after `grace_s`
@@ -38,6 +40,8 @@ import time
 from collections import deque
 from pathlib import Path
 
+from . import memory
+from .child import DIE_WITH_LAUNCHER_ENV
 from .runner import LINE_MAX, STOP_CANCEL, STOP_TIMEOUT, BaseHandle
 from .spec import (
     LogEvent,
@@ -200,6 +204,7 @@ class LocalHandle(BaseHandle):
         env = dict(os.environ)
         env["PYTHONUNBUFFERED"] = "1"
         env.setdefault("MALLOC_ARENA_MAX", "2")
+        env[DIE_WITH_LAUNCHER_ENV] = "1"  # this handle's thread waits on the child until it ends
         if slot != "cpu":
             env["CUDA_VISIBLE_DEVICES"] = slot
         elif self.spec.device == "cpu":
@@ -209,8 +214,12 @@ class LocalHandle(BaseHandle):
     def _run_child(self, pool: str, slot: str) -> None:
         spec = self.spec
         preexec = None
-        if spec.memory_limit_mb and pool == "cpu":
-            preexec = _limit_address_space((spec.memory_limit_mb + RUNTIME_ALLOWANCE_MB) << 20)
+        if pool == "cpu" and (spec.memory_limit_mb or spec.device == "cpu"):
+            # a hard backstop under the child's own guard; only where the child cannot reach a
+            # GPU (its CUDA_VISIBLE_DEVICES is empty) or a limit was asked for: CUDA's start
+            # reserves more address space than any such limit, and a GPU this launcher failed to
+            # see would silently become a CPU run
+            preexec = _limit_address_space(memory.host_backstop_bytes(spec.memory_limit_mb, RUNTIME_ALLOWANCE_MB))
         with self._lock:
             cancelled_early = self._stop_reason is not None
             if not cancelled_early:
@@ -291,7 +300,7 @@ class LocalHandle(BaseHandle):
             except ValueError:
                 name = f"signal {-rc}"
             msg = f"the child was killed by {name}"
-            if name == "SIGKILL" and self.spec.memory_limit_mb is None:
+            if name == "SIGKILL":  # the launcher's own kills are cancel and timeout, handled above
                 msg += " (from outside, e.g. the kernel's out-of-memory killer)"
             return RunResult(status="killed", message=msg, device=device, seconds=seconds)
         last = self.log_tail().strip().splitlines()[-1:] or [""]

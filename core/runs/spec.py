@@ -50,7 +50,10 @@ class RunSpec:
     time_limit_s: wall time of the child, counted from its start (not the
     time spent queued); None means no limit.
     memory_limit_mb: memory the run may take on top of the interpreter and
-    torch (see core/runs/README.md); None means no limit.
+    torch (see core/runs/README.md). None means the default, not "no limit":
+    every run has a limit, by default a share of the memory free where it
+    runs (`core.runs.memory`: half the machine's free memory on the CPU, 90%
+    of the GPU's free memory on a GPU).
     tags: free-form labels for the launcher (e.g. the store's design id); the
     child ignores them.
     """
@@ -135,7 +138,9 @@ class RunSpec:
 class RunResult:
     """How a run ended. `status` is one of STATUSES; `exception` the class
     name of the exception that ended it (or None); `device` the device's name
-    (``cpu`` or e.g. ``NVIDIA H200``); `seconds` the child's wall time."""
+    (``cpu`` or e.g. ``NVIDIA H200``); `seconds` the child's wall time;
+    `memory_limit` the limit the run ran under (`MemoryLimit.to_answer()`:
+    mb, where, set_by, rule), None when the child ended before taking it."""
 
     status: str
     exception: str | None = None
@@ -147,6 +152,7 @@ class RunResult:
     run_id: str | None = None
     kind: str | None = None
     backend: str | None = None
+    memory_limit: dict | None = None
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -157,7 +163,7 @@ class RunResult:
 
     def to_answer(self) -> dict:
         """The `archcurator run --json` answer: SPEC §4's five keys first,
-        then the extras (kind, backend, run_id, metrics)."""
+        then the extras (kind, backend, run_id, memory_limit, metrics)."""
         return {
             "status": self.status,
             "exception": self.exception,
@@ -167,6 +173,7 @@ class RunResult:
             "kind": self.kind,
             "backend": self.backend,
             "run_id": self.run_id,
+            "memory_limit": self.memory_limit,
             "metrics": self.metrics,
         }
 

@@ -37,7 +37,9 @@ def register(sub) -> None:
     p.add_argument("--time-limit", type=positive_float, default=300.0, metavar="S",
                    help="wall-time limit of the child in seconds (default 300)")
     p.add_argument("--memory-limit", type=positive_int, default=None, metavar="MB",
-                   help="memory the run may take on top of python and torch")
+                   help="memory the run may take on top of python and torch (default: half the "
+                        "machine's free memory on the CPU, 90%% of the GPU's free memory on a GPU, "
+                        "measured where the run starts); past it the run is killed with that reason")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--cluster", default=None, metavar="URL",
                    help="Ray dashboard address, e.g. http://HEAD:8265 "
