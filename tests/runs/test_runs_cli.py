@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DESIGNS = Path(__file__).parent / "designs"
@@ -81,3 +84,14 @@ def _runs(db) -> int:
     from archcurator.store.runs import list_runs
 
     return len(list_runs(str(db)))
+
+
+def test_cuda_asked_for_on_a_machine_without_one_says_so(tmp_path):
+    if shutil.which("nvidia-smi"):
+        pytest.skip("this machine has a GPU: the cuda path is the real one")
+    p = archcurator("run", DESIGNS / "mlp.json", "--check", "forward", "--device", "cuda", "--json",
+                    db=tmp_path / "s.duckdb")
+    answer = json.loads(p.stdout)
+    assert answer["status"] == "ok" and answer["device"] == "cpu"
+    assert "CUDA was asked for" in answer["message"]
+    assert p.stderr.strip().startswith("archcurator run: --device: CUDA was asked for")

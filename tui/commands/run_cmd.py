@@ -117,6 +117,11 @@ def run(args) -> int:
             print(f"{PROG}: interrupted", file=sys.stderr)
             return 130
     answer = result.to_answer()
+    if args.device == "cuda" and answer.get("device") == "cpu":
+        # the child falls back to the CPU rather than report a design failure that is the machine's
+        why = "CUDA was asked for but torch sees no CUDA device here; the run took the CPU"
+        answer["message"] = f"{why}. {answer['message']}".strip() if answer.get("message") else why
+        print(error_line("run", "--device", why), file=sys.stderr)
     if not args.no_record:
         try:
             answer["store_run_id"] = persist_result(getattr(args, "db", None), spec, result)
