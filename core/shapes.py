@@ -102,7 +102,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     ctx = InferCtx(node, args, in_types, producers, train)
     try:
         outs = spec.infer(ctx)
-        bad = _bad_results(outs)
+        bad = _bad_results(outs, in_types[0].shape if in_types else None)
     except Exception as exc:  # noqa: BLE001 - any argument a shape rule cannot read is the design's fault
         bad = f"{type(exc).__name__}: {exc}"
     if bad:
@@ -152,7 +152,7 @@ def _memo_key(node: Node, inf: Inference):
         in_types.append(results[idx])
     try:
         return node.op, repr(node.args), tuple(in_types)
-    except TypeError:
+    except Exception:  # noqa: BLE001 - an argument repr cannot show (too deep, too long): no memo
         return None
 
 
@@ -165,21 +165,46 @@ def _is_size(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def _bad_results(outs) -> str | None:
-    """Why a shape rule's results are not a list of valid types (None when they are)."""
+INT64_MAX = 2 ** 63 - 1  # torch keeps sizes and element counts as int64
+_SMALL = 1 << 15  # dims below this, four or fewer of them, cannot hold more than 2**60 elements
+
+
+def _bad_results(outs, first_input=None) -> str | None:
+    """Why a shape rule's results are not a list of valid types (None when they are): a size that is
+    no count, or a tensor torch cannot hold (a size or an element count past int64, which torch
+    refuses: 'Storage size calculation overflowed')."""
     if not isinstance(outs, list) or not outs:
         return "no results"
     for t in outs:
         if not isinstance(t, TensorType):
             return "a result is not a tensor"
-        if t.shape is None:
-            continue
-        for d in t.shape:
+        shape = t.shape
+        if shape is None or shape is first_input:
+            continue  # unknown, or the operand's own shape (already checked where it was made)
+        top = 0
+        for d in shape:
             if d is None or isinstance(d, str):
                 continue
             if not _is_size(d):
-                return f"size {d!r} in {list(t.shape)}"
+                return f"size {_short(d)} in {_short(list(shape))}"
+            if d > top:
+                top = d
+                if d > INT64_MAX:
+                    return f"size {_short(d)} in {_short(list(shape))} is past torch's int64 sizes"
+        if top >= _SMALL or len(shape) > 4:
+            numel = 1
+            for d in shape:
+                if type(d) is int:
+                    numel *= d
+                    if numel > INT64_MAX:
+                        return (f"a tensor of shape {_short(list(shape))} has more elements than torch can hold "
+                                "(2**63-1)")
     return None
+
+
+def _short(v, limit: int = 120) -> str:
+    text = repr(v[:40]) if isinstance(v, list) and len(v) > 40 else repr(v)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _own_params_when_tied(node: Node, nodes: dict, spec, args: dict) -> int:
@@ -188,12 +213,12 @@ def _own_params_when_tied(node: Node, nodes: dict, spec, args: dict) -> int:
     other = nodes.get(node.shares)
     if other is None or other.op == node.op:
         return 0
-    w = weight_shape(node.op, args)
     try:
+        w = weight_shape(node.op, args)
         total = spec.params(args)
-    except (TypeError, ValueError, KeyError):
+        return max(0, total - (w[0] * w[1] if w else total))
+    except Exception:  # noqa: BLE001 - arguments no count can be made of: the shape rule said why
         return 0
-    return max(0, total - (w[0] * w[1] if w else total))
 
 
 def weight_shape(op: str, args: dict):
