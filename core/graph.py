@@ -132,10 +132,11 @@ class Design:
                 raise DesignError(f"{where}: input {iid!r}: duplicate id")
             seen.add(iid)
             shape = raw["shape"]
-            if not isinstance(shape, list) or not all(_is_dim(s) for s in shape):
+            if not isinstance(shape, list) or not all(_is_dim(s) for s in shape) or len(shape) > MAX_RANK \
+                    or sum(len(s) for s in shape if isinstance(s, str)) > MAX_SIZE_TEXT:
                 raise DesignError(
-                    f"{where}: input {iid!r}: shape must be a list of sizes >= 0 (at most 2**63-1), "
-                    "symbols (names such as \"B\") or null"
+                    f"{where}: input {iid!r}: shape must be a list of at most {MAX_RANK} sizes >= 0 (at most "
+                    "2**63-1), symbols (names such as \"B\", 4096 characters in all) or null"
                 )
             spec = InputSpec(
                 id=iid,
@@ -365,10 +366,12 @@ def find_cycles(design: Design, stuck: list | None = None) -> list[list[str]]:
     order = {n.id: i for i, n in enumerate(stuck)}
     cycles = []
     for comp in _strong_components(succ):
-        first = min(comp, key=order.__getitem__)
-        if len(comp) == 1 and first not in succ[first]:
+        if len(comp) == 1:
+            first = next(iter(comp))
+            if first in succ[first]:
+                cycles.append([first])  # a self-loop
             continue
-        cycles.append(_first_cycle(first, succ, comp))
+        cycles.append(_first_cycle(min(comp, key=order.__getitem__), succ, comp))
     cycles.sort(key=lambda c: order[min(c, key=order.__getitem__)])
     return cycles
 
@@ -477,6 +480,9 @@ def _shown(value: Any, limit: int = 60) -> str:
 
 
 MAX_SYMBOL = 100  # characters in a symbolic size's name
+# what the verifier follows (core.shapes.MAX_RANK, MAX_SIZE_TEXT): an input past it is refused here
+MAX_RANK = 1024
+MAX_SIZE_TEXT = 4096
 
 
 def _is_dim(value: Any) -> bool:

@@ -22,7 +22,14 @@ CE_LOSSES = {"cross_entropy", "crossentropy", "ce", "nll"}
 
 
 def weighted_depth(ctx) -> int:
-    """Weighted layers (Linear/Conv/recurrent/attention) on the longest path."""
+    """Weighted layers (Linear/Conv/recurrent/attention) on the longest path (once per design)."""
+    found = ctx.memo.get("weighted_depth")
+    if found is None:
+        found = ctx.memo["weighted_depth"] = _weighted_depth(ctx)
+    return found
+
+
+def _weighted_depth(ctx) -> int:
     depth: dict = {}
     for node in ctx.inf.order or ctx.design.topo_order():
         best = max((depth.get(o, 0) for o in ctx.operands.get(node.id, [])), default=0)
