@@ -366,3 +366,78 @@ def test_jsontext_refuses_what_json_loads_lets_through():
     assert jsontext.loads("[" + "7" * 40 + "]") == [int("7" * 40)]
     assert jsontext.loads('["[[[[", "]]"]') == ["[[[[", "]]"]
     assert jsontext.loads('{"a": "\\"[\\\\", "b": [1.5, -2e-5]}') == {"a": '"[\\', "b": [1.5, -2e-5]}
+
+
+# ---- what the fuzzer (bench/fuzz_designs.py) found ---------------------------------------------
+
+@pytest.mark.parametrize("node", [
+    {"id": "r", "op": "GRU", "args": {"input_size": ["B"] * 20_000, "hidden_size": 650}, "in": ["x"]},
+    {"id": "c", "op": "Conv1d", "args": {"in_channels": 8, "out_channels": 10 ** 6, "kernel_size": ["x" * 1000, 3]},
+     "in": ["x"]},
+    {"id": "l", "op": "Linear", "args": {"in_features": "x" * 1000, "out_features": 10 ** 9}, "in": ["x"]},
+    {"id": "p", "op": "Parameter", "args": {"shape": [[1] * 20_000, 10 ** 9]}},
+], ids=["list-input-size", "string-kernel", "string-width", "nested-shape"])
+def test_strings_and_lists_where_numbers_belong_are_findings_not_gigabytes(node):
+    d = Design.from_dict(design([node], inputs=[{"id": "x", "shape": ["B", 8, 16]}]))
+    with no_hang(30), peak_mb() as peak:
+        report = verify_graph(d)
+    assert peak[0] < 100
+    assert report.verdict == "block" and "connectivity.bad-arg" in {f.rule for f in report.findings}
+
+
+def test_a_long_symbolic_shape_is_followed_in_linear_time():
+    d = Design.from_dict(design([
+        {"id": "r", "op": "Reshape", "args": {"shape": ["B"] + ["T"] * 20_000}, "in": ["x"]},
+        {"id": "s", "op": "Reshape", "args": {"shape": [-1]}, "in": ["r"]},
+        {"id": "f", "op": "Flatten", "args": {"start_dim": 0}, "in": ["x"]},
+    ], inputs=[{"id": "x", "shape": ["B"] + ["H"] * 1000}]))
+    with no_hang(30), peak_mb() as peak:
+        report = verify_graph(d)
+    assert peak[0] < 200
+    assert any(f.rule == "shape.unknown-dim" and "1024 dims" in f.message for f in report.findings)
+    json.dumps(report.to_dict(), allow_nan=False)
+
+
+def test_an_input_past_1024_dims_is_refused_at_the_door():
+    with pytest.raises(DesignError, match="at most 1024"):
+        Design.from_dict(design([LINEAR], inputs=[{"id": "x", "shape": [1] * 1025}]))
+
+
+def test_mean_over_many_dims_is_not_rank_times_dims():
+    d = Design.from_dict(design([{"id": "m", "op": "Mean", "args": {"dim": list(range(1000)) * 100}, "in": ["x"]}],
+                                inputs=[{"id": "x", "shape": [1] * 1000}]))
+    with no_hang(30):
+        verify_graph(d)
+
+
+def test_a_split_into_a_billion_pieces_is_unknown_not_a_billion_results():
+    d = Design.from_dict(design([
+        {"id": "s", "op": "Split", "args": {"split_size_or_sections": 1, "dim": 1}, "in": ["x"]},
+        {"id": "r", "op": "ReLU", "in": ["s:5"]},
+    ], inputs=[{"id": "x", "shape": ["B", 10 ** 9]}]))
+    with no_hang(30), peak_mb() as peak:
+        report = verify_graph(d)
+    assert peak[0] < 50 and report.verdict != "block"
+
+
+@pytest.mark.parametrize("warnings", [7, "not a list", {"a": 1}, [None, 3, [], {"line": [1] * 10_000}]])
+def test_parser_warnings_that_are_not_the_parsers_do_not_crash(warnings):
+    d = Design.from_dict(design([LINEAR]))
+    d.meta = {"parser_warnings": warnings}
+    report = verify_graph(d)
+    assert all(len(f.message) < 1000 for f in report.findings)
+
+
+def test_sharing_a_node_that_lacks_its_arguments_is_a_finding():
+    d = Design.from_dict(design([
+        {"id": "e", "op": "Embedding", "args": {"num_embeddings": 10}, "in": ["x"]},
+        {"id": "l", "op": "Linear", "args": {"in_features": 8, "out_features": 10}, "in": ["x"], "shares": "e"},
+    ], inputs=[{"id": "x", "shape": ["B", 8]}]))
+    report = verify_graph(d)
+    assert "connectivity.missing-arg" in {f.rule for f in report.findings}
+
+
+def test_a_long_unknown_op_name_is_cut_short_in_its_finding():
+    d = Design.from_dict(design([{"id": "u", "op": "Z" * 100_000, "in": ["x"]}]))
+    report = verify_graph(d)
+    assert all(len(f.message) < 500 for f in report.findings)
