@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+import stat
 from typing import Any
 
 MAX_DEPTH = 100  # arrays/objects inside each other; a design needs about 6
 MAX_DIGITS = 40  # digits in one number; 2**128 has 39, no size or count of a design needs more
 BOM = "\ufeff"
+MAX_FILE_BYTES = 64 << 20  # one design file (the largest reference design is 190 KB)
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
 _LONG_DIGITS = re.compile(f"[0-9]{{{MAX_DIGITS + 1},}}")
@@ -35,6 +38,45 @@ _TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]|-?\d[\d.eE+-]*|[A-Za-z]+
 
 class JSONTextError(json.JSONDecodeError):
     """A JSON text refused at the door: too deep, too long a number, not finite, not encodable."""
+
+
+class FileRefused(ValueError):
+    """A file that is not read at all: not a regular file, or too large (the message is one line)."""
+
+
+def open_regular(path, flags: int = os.O_RDONLY) -> int:
+    """A descriptor of `path` when it is a regular file; FileRefused otherwise (OSError as raised).
+    Opened without blocking and checked after opening, so a FIFO (which would block the open, or
+    the read, for ever), a device such as /dev/zero (endless) or a socket is never read, even one
+    swapped in between a check and the open."""
+    fd = os.open(path, flags | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = ("a folder" if stat.S_ISDIR(mode) else "a FIFO" if stat.S_ISFIFO(mode) else
+                    "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a socket" if stat.S_ISSOCK(mode)
+                    else "not a regular file")
+            raise FileRefused(f"is {kind}, not a file to read")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return fd
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_file(path, limit: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a regular file of at most `limit` bytes (a leading BOM dropped).
+    Raises FileRefused, OSError or UnicodeDecodeError."""
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > limit:
+            raise FileRefused(f"is too large to be a design ({size:,} bytes; at most {limit:,})")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise FileRefused(f"is too large to be a design (more than {limit:,} bytes)")
+    return strip_bom(data.decode("utf-8"))
 
 
 def loads(text: str) -> Any:

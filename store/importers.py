@@ -152,17 +152,19 @@ class Batch:
             return
         name = str(self.path)
         try:
-            with open(self.path, encoding="utf-8") as fh:
+            with os.fdopen(jsontext.open_regular(self.path), encoding="utf-8") as fh:
                 for n, line in enumerate(fh, 1):
                     if n == 1:
                         line = jsontext.strip_bom(line)  # a BOM is not part of line 1's JSON
                     if line.strip():
                         yield Item(name, n, line)
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, jsontext.FileRefused) as exc:
             raise ImportInputError(f"{name}: cannot read: {_reason(exc)}") from None
 
 
 def _reason(exc: BaseException) -> str:
+    if isinstance(exc, jsontext.FileRefused):
+        return str(exc)
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text (byte {exc.start})"
     if isinstance(exc, OSError):
@@ -177,7 +179,13 @@ def _scan_jsonl(path: Path) -> int:
     carry = ""
     offset = 0
     try:
-        with open(path, "rb") as fh:
+        fd = jsontext.open_regular(path)  # a FIFO or /dev/zero named as a batch is never read
+    except jsontext.FileRefused as exc:
+        raise ImportInputError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ImportInputError(f"{path}: cannot read: {_reason(exc)}") from None
+    try:
+        with os.fdopen(fd, "rb") as fh:
             while True:
                 block = fh.read(1 << 22)
                 try:
@@ -198,7 +206,9 @@ def _scan_jsonl(path: Path) -> int:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return jsontext.read_file(path)
+    except jsontext.FileRefused as exc:
+        raise ImportInputError(f"{path}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ImportInputError(f"{path}: cannot read: {_reason(exc)}") from None
 
@@ -213,6 +223,8 @@ def plan(paths: Iterable[str | os.PathLike], py: PyOptions | None = None) -> lis
     for path in paths:
         if not path.exists():
             raise ImportInputError(f"{path}: no such file or folder")
+        if not path.is_dir() and not path.is_file():  # a FIFO, a device, a socket: never opened
+            raise ImportInputError(f"{path}: is not a regular file or a folder")
         if path.is_dir():
             batches.extend(_plan_folder(path))
         elif path.suffix.lower() in BATCH_SUFFIXES:
@@ -251,8 +263,8 @@ def _plan_folder(folder: Path) -> list[Batch]:
             out.append(Batch(str(p), "jsonl", p, count=_scan_jsonl(p)))
         else:
             try:
-                text = p.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+                text = jsontext.read_file(p)
+            except (OSError, UnicodeDecodeError, jsontext.FileRefused) as exc:
                 # one unreadable member of a folder is a rejection, not the end of the import
                 designs.items.append(Item(str(p), None, None, obj=ImportInputError(_reason(exc))))
                 continue
