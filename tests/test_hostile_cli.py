@@ -101,3 +101,17 @@ def test_import_refuses_a_fifo_named_as_a_batch_and_skips_one_in_a_folder(tmp_pa
     r = cli("import", folder, "--db", tmp_path / "s.duckdb", "--json", timeout=120)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["imported"] == ["tiny-cnn"]
+
+
+def test_a_batch_whose_first_line_is_hostile_imports_the_rest(tmp_path):
+    """`import` first asks whether a batch is a question file by reading its first line: that
+    read goes through the door too (a deep first line was a RecursionError before any import)."""
+    graph = json.loads(TINY.read_text())
+    good = json.dumps({"id": "d2", "author": "agent", "graph": graph})
+    p = tmp_path / "b.jsonl"
+    p.write_text("[" * 100_000 + "\n" + good + "\n")
+    r = cli("import", p, "--db", tmp_path / "s.duckdb")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines() == [f"archcurator import: {p}:1: rejected: malformed JSON at column 101: "
+                                     "nested deeper than 100 levels"]
+    assert "imported 1" in r.stdout
