@@ -24,6 +24,7 @@ batch line without `author` is rejected unless `--author` is given.
 from __future__ import annotations
 
 import codecs
+import gc
 import json
 import os
 import re
@@ -667,6 +668,7 @@ def _process(items: list[Item]) -> list[tuple]:
 
     defaults, known, verifier = _W["defaults"], _W["known"], _W["verifier"]
     budget = _W.get("budget") or design_budget_s()
+    collecting = gc.isenabled()
     now = utcnow()
     out = []
     for it in items:
@@ -682,6 +684,8 @@ def _process(items: list[Item]) -> list[tuple]:
         except _Bad as exc:
             out.append(("bad", it.file, it.line, str(exc)))
         except OverBudget:
+            if collecting and not gc.isenabled():
+                gc.enable()  # the budget may have ended the verifier between its gc.disable() and its finally
             out.append(("bad", it.file, it.line,
                         f"over the time budget: reading and verifying it took more than {budget:g} s of CPU "
                         "(the rest of the import goes on; $ARCHCURATOR_DESIGN_BUDGET_S sets the budget)"))
