@@ -165,6 +165,10 @@ def connect(db: str | os.PathLike | None = None, *, timeout: float | None = None
     `transaction()` for a unit of work that must be all-or-nothing.
     """
     path = resolve_db_path(db)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8 in the name: DuckDB fails on them with std::bad_cast
+        raise StoreFault(f"{path}: the store's path is not UTF-8 text; name the store with a UTF-8 path") from None
     if path.exists() and path.is_dir():
         raise StoreError(f"{path}: is a folder, not a store file")
     try:

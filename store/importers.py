@@ -49,6 +49,7 @@ POOL_SIZE = 2
 # CPU seconds one design may take to be read and verified (a sound 10,000-node design takes well
 # under one); past it the design is rejected with that reason and the rest go on
 DESIGN_BUDGET_S = 10.0
+MAX_LINE = jsontext.MAX_FILE_BYTES  # characters of one batch line (a design file's own limit)
 
 
 def design_budget_s() -> float:
@@ -154,7 +155,20 @@ class Batch:
         name = str(self.path)
         try:
             with os.fdopen(jsontext.open_regular(self.path), encoding="utf-8") as fh:
-                for n, line in enumerate(fh, 1):
+                n = 0
+                while True:
+                    # a line is read up to MAX_LINE characters: a longer one (a design no budget can take,
+                    # or no design at all) is skipped to its end and rejected, not held in memory
+                    line = fh.readline(MAX_LINE + 1)
+                    if not line:
+                        break
+                    n += 1
+                    if len(line) > MAX_LINE and not line.endswith("\n"):
+                        while (rest := fh.readline(1 << 20)) and not rest.endswith("\n"):
+                            pass
+                        yield Item(name, n, None, obj=ImportInputError(
+                            f"the line is longer than {MAX_LINE:,} characters (a design holds far fewer)"))
+                        continue
                     if n == 1:
                         line = jsontext.strip_bom(line)  # a BOM is not part of line 1's JSON
                     if line.strip():

@@ -348,3 +348,21 @@ def test_a_full_disk_is_one_line_and_nothing_half_written(tmp_path, filled, work
     r = cli("import", batch, "--db", db, "-q")  # room again: the store works and takes the batch
     assert r.returncode == 0, r.stderr
     assert len(stored_ids(db)) == len(before) + n
+
+
+def test_a_store_path_that_is_not_utf8_is_one_line(tmp_path):
+    p = write_batch(tmp_path / "b.jsonl", [json.dumps(rec(1))])
+    db = tmp_path / os.fsdecode(b"s-\xff.duckdb")
+    r = cli("import", p, "--db", db)
+    assert r.returncode == 2 and "not UTF-8" in one_line(r.stderr, "import", "")
+
+
+def test_an_endless_line_is_rejected_without_being_held(tmp_path, db, monkeypatch):
+    from archcurator.store import importers
+
+    monkeypatch.setattr(importers, "MAX_LINE", 10_000)
+    p = tmp_path / "b.jsonl"
+    p.write_text(json.dumps(rec(1)) + "\n" + "x" * 50_000 + "\n" + json.dumps(rec(3)) + "\n", encoding="utf-8")
+    result = import_paths(db, [p], workers=0)
+    assert sorted(result.imported) == ["d1", "d3"]
+    assert [r.line for r in result.rejected] == [2] and "longer than 10,000" in result.rejected[0].message
