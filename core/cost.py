@@ -6,6 +6,9 @@ so a quote can be read without this file open.
 
 from __future__ import annotations
 
+import math
+import sys
+
 from . import dims as D
 from .assets import gpu_prices
 from .graph import Design
@@ -22,6 +25,22 @@ DEFAULTS = {
 OPTIMIZER_STATES = {"adam": 2, "adamw": 2, "sgd": 1, "rmsprop": 1, "adagrad": 1, "sgd-nomomentum": 0}
 # forward + backward ~ 3x forward (backward computes grads w.r.t. inputs and weights)
 TRAIN_FLOPS_FACTOR = 3
+# A node's FLOPs or a tensor's values beyond this are no figure a quote can use (torch counts in
+# int64); they are left out and said so, which also keeps every number printable (Python refuses
+# to print an int of more than 4,300 digits)
+LARGEST = 2 ** 63 - 1
+
+
+def _count(v) -> bool:
+    return type(v) is int and 0 < v <= LARGEST
+
+
+def _finite(x: float, notes: list, what: str) -> float:
+    """A float figure of the quote, kept finite so that the JSON answer holds no NaN or Infinity."""
+    if math.isfinite(x):
+        return x
+    notes.append(f"{what} overflowed a float; shown as the largest float")
+    return sys.float_info.max
 
 
 def cost_env(design: Design, batch: int = 1) -> tuple[dict, list[str]]:
@@ -38,8 +57,8 @@ def cost_env(design: Design, batch: int = 1) -> tuple[dict, list[str]]:
             if i == 0:
                 env[d] = batch
             elif i == 1 and len(spec.shape) <= 3:
-                env[d] = int(seq) if isinstance(seq, int) else DEFAULTS["seq_len"]
-                if not isinstance(seq, int):
+                env[d] = seq if _count(seq) else DEFAULTS["seq_len"]
+                if not _count(seq):
                     notes.append(f"{d}={DEFAULTS['seq_len']} (default seq_len)")
             else:
                 env[d] = DEFAULTS["other_symbol"]
@@ -64,8 +83,8 @@ def compute_cost(design: Design, inf) -> dict:
         else:
             v = resolved.get(f)
             if v is None:
-                v = resolved[f] = D.substitute(f, env)
-        if v is None or not D.is_const(v):
+                v = resolved[f] = _value(f, env)
+        if v is None or not D.is_const(v) or not 0 <= v <= LARGEST:
             unknown_nodes.append(node.id)
             continue
         flops += v
@@ -78,10 +97,13 @@ def compute_cost(design: Design, inf) -> dict:
         for t in inf.types.get(node.id, []):
             if t.shape is None:
                 continue
-            n = sizes.get(t.shape)
-            if n is None:
-                n = sizes[t.shape] = D.substitute(D.prod(t.shape), env)
-            if D.is_const(n):
+            # a long shape is known by identity: hashing it again for each node would cost its rank
+            key = t.shape if len(t.shape) <= 64 else id(t.shape)
+            n = sizes.get(key, sizes)
+            if n is sizes:
+                n = _value(D.prod(t.shape), env)
+                sizes[key] = n = n if D.is_const(n) and 0 <= n <= LARGEST else None
+            if n is not None:
                 act_values += n
 
     def field(name):
@@ -89,24 +111,35 @@ def compute_cost(design: Design, inf) -> dict:
         if v is None:
             assumptions.append(f"{name}={DEFAULTS[name]} (default)")
             return DEFAULTS[name]
+        if not _count(v):  # Design.from_dict refuses these; a design built in code may still hold one
+            assumptions.append(f"{name}={DEFAULTS[name]} (default; {str(v)[:40]!r} is not a count)")
+            return DEFAULTS[name]
         return v
 
     steps = field("steps")
     batch = field("batch_size")
-    optimizer = str(train.get("optimizer", DEFAULTS["optimizer"])).lower()
+    optimizer = train.get("optimizer", DEFAULTS["optimizer"])
+    optimizer = optimizer.lower() if isinstance(optimizer, str) else DEFAULTS["optimizer"]
     bpv = DEFAULTS["bytes_per_value"]
     device_name = train.get("device") or prices["default"]
-    device = prices["devices"].get(device_name)
+    device = prices["devices"].get(device_name) if isinstance(device_name, str) else None
     if device is None:
-        assumptions.append(f"device {device_name!r} not in the price table; quoted on {prices['default']}")
+        assumptions.append(f"device {str(device_name)[:60]!r} not in the price table; quoted on {prices['default']}")
         device_name = prices["default"]
         device = prices["devices"][device_name]
-    util = float(train.get("utilisation", prices["default_utilisation"]))
+    util = train.get("utilisation", prices["default_utilisation"])
+    if isinstance(util, bool) or not isinstance(util, (int, float)) or not 0 < util <= 1:
+        util = prices["default_utilisation"]
+    util = float(util)
     train_flops_per_step = TRAIN_FLOPS_FACTOR * flops * batch
     total_flops = train_flops_per_step * steps
-    seconds = total_flops / (device["peak_tflops"] * 1e12 * util) if total_flops else 0.0
+    try:
+        seconds = total_flops / (device["peak_tflops"] * 1e12 * util) if total_flops else 0.0
+    except OverflowError:
+        seconds = math.inf
+    seconds = _finite(seconds, assumptions, "the run's time")
     hours = seconds / 3600
-    usd = hours * device["price_per_hour"]
+    usd = _finite(hours * device["price_per_hour"], assumptions, "the run's price")
     memory = {
         "params_bytes": params * bpv,
         "grads_bytes": params * bpv,
@@ -132,6 +165,14 @@ def compute_cost(design: Design, inf) -> dict:
         },
         "assumptions": assumptions,
     }
+
+
+def _value(d, env):
+    """A size or FLOP expression with the symbols set; None when it cannot be evaluated."""
+    try:
+        return D.substitute(d, env)
+    except (ValueError, OverflowError, RecursionError, MemoryError, SyntaxError):
+        return None  # an expression no design should hold (a symbol the size arithmetic cannot read)
 
 
 def quote_on(cost: dict, device_name: str | None = None) -> float:

@@ -8,6 +8,7 @@ An unknown never equals anything and never blocks.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 Dim = int | str | None
@@ -78,12 +79,44 @@ def _mul_sym(a: Dim, b: Dim) -> Dim:
 
 
 def prod(dims) -> Dim:
+    if len(dims) > _LONG:
+        out = _prod_long(dims)
+        if out is not _SLOW:
+            return out
     out: Dim = 1
     for d in dims:
         out = mul(out, d)
         if out is None:
             return None
     return out
+
+
+_LONG = 16
+_SLOW = object()
+# a product of names with an integer in front, as `_compose` writes it: `_factors` splits it exactly
+_CLEAN_PRODUCT = re.compile(r"(?:-?[0-9]+\*)?[A-Za-z_][A-Za-z0-9_]*(?:\*[A-Za-z_][A-Za-z0-9_]*)*")
+
+
+def _prod_long(dims):
+    """The product of a long shape in one pass, equal to multiplying one dim at a time (which
+    re-reads the growing product at each step: quadratic in the rank, hours for 100,000 dims).
+    _SLOW when a dim is an expression whose reading depends on the order of the steps."""
+    coef = 1
+    syms: list[str] = []
+    zero = False
+    for d in dims:
+        if d is None:
+            return None
+        if type(d) is int:
+            zero = zero or d == 0
+            coef *= d
+        elif isinstance(d, str) and _CLEAN_PRODUCT.fullmatch(d):
+            c, s = _factors(d) if len(d) < 64 else _factors.__wrapped__(d)  # long strings stay out of the cache
+            coef *= c
+            syms.extend(s)
+        else:
+            return _SLOW
+    return 0 if zero else _compose(coef, syms)
 
 
 def add(a: Dim, b: Dim) -> Dim:

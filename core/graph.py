@@ -10,13 +10,19 @@ one-line message naming the file and the node. Faults of the graph itself
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from . import jsontext
+
 FORMAT = "archgraph/1"
-ID_PATTERN = re.compile(r"^[A-Za-z0-9_.\-]+$")
+# matched whole (`fullmatch`): with `match` and `$`, an id "fc\n" passed
+ID_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,512}")
+# torch keeps sizes and counts as int64: anything larger cannot be a tensor's size
+INT64_MAX = 2 ** 63 - 1
 _NODE_KEYS = ("id", "op", "args", "in", "shares")
 DTYPES = frozenset({"float32", "float16", "bfloat16", "float64", "float", "int64", "int32", "int16", "int8",
                     "uint8", "long", "int", "bool"})
@@ -126,9 +132,11 @@ class Design:
                 raise DesignError(f"{where}: input {iid!r}: duplicate id")
             seen.add(iid)
             shape = raw["shape"]
-            if not isinstance(shape, list) or not all(_is_dim(s) for s in shape):
+            if not isinstance(shape, list) or not all(_is_dim(s) for s in shape) or len(shape) > MAX_RANK \
+                    or sum(len(s) for s in shape if isinstance(s, str)) > MAX_SIZE_TEXT:
                 raise DesignError(
-                    f"{where}: input {iid!r}: shape must be a list of sizes >= 0, symbols or null"
+                    f"{where}: input {iid!r}: shape must be a list of at most {MAX_RANK} sizes >= 0 (at most "
+                    "2**63-1), symbols (names such as \"B\", 4096 characters in all) or null"
                 )
             spec = InputSpec(
                 id=iid,
@@ -137,12 +145,15 @@ class Design:
                 extra={k: v for k, v in raw.items() if k not in ("id", "shape", "dtype")},
             )
             spec._had_dtype = "dtype" in raw
-            if spec.dtype not in DTYPES:
-                raise DesignError(f"{where}: input {iid!r}: dtype {spec.dtype!r} is not one of "
+            if type(spec.dtype) is not str or spec.dtype not in DTYPES:
+                raise DesignError(f"{where}: input {iid!r}: dtype {_shown(spec.dtype)} is not one of "
                                   f"{', '.join(sorted(DTYPES))}")
+            if "vocab_size" in spec.extra and not _is_count(spec.extra["vocab_size"]):
+                raise DesignError(f"{where}: input {iid!r}: vocab_size must be an integer from 1 to 2**63-1, "
+                                  f"got {_shown(spec.extra['vocab_size'])}")
             inputs.append(spec)
         nodes: list[Node] = []
-        id_ok = ID_PATTERN.match
+        id_ok = ID_PATTERN.fullmatch
         for i, raw in enumerate(data["nodes"]):
             # the common case is checked inline: this loop runs once per node of every imported design
             if type(raw) is not dict:
@@ -151,7 +162,7 @@ class Design:
             if nid is None:
                 raise DesignError(f"{where}: node #{i}: missing field 'id'")
             if type(nid) is not str or not id_ok(nid):
-                _check_id(nid, where, f"node #{i}" if not isinstance(nid, str) else f"node {nid!r}")
+                _check_id(nid, where, f"node #{i}")
             if nid in seen:
                 raise DesignError(f"{where}: node {nid!r}: duplicate id")
             seen.add(nid)
@@ -184,6 +195,10 @@ class Design:
         for key in ("train", "meta"):
             if data.get(key) is not None and not isinstance(data[key], dict):
                 raise DesignError(f"{where}: field {key!r} must be an object")
+        if data.get("train"):
+            problem = train_problem(data["train"])
+            if problem:
+                raise DesignError(f"{where}: {problem}")
         return cls(
             name=name,
             inputs=inputs,
@@ -200,7 +215,7 @@ class Design:
     def from_json(cls, text: str, source: str | None = None) -> Design:
         where = source or "<design>"
         try:
-            data = json.loads(text)
+            data = jsontext.loads(text)
         except json.JSONDecodeError as exc:
             raise DesignError(
                 f"{where}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
@@ -211,11 +226,15 @@ class Design:
     def load(cls, path: str | Path) -> Design:
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            text = jsontext.read_file(path)
         except FileNotFoundError:
             raise DesignError(f"{path}: no such file") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise DesignError(f"{path}: cannot read: {exc}") from None
+        except jsontext.FileRefused as exc:
+            raise DesignError(f"{path}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise DesignError(f"{path}: cannot read: not UTF-8 text (byte {exc.start})") from None
+        except OSError as exc:
+            raise DesignError(f"{path}: cannot read: {exc.strerror or exc}") from None
         return cls.from_json(text, source=str(path))
 
     # ---- saving --------------------------------------------------------
@@ -329,46 +348,195 @@ def _kahn(design: Design, wired: tuple | None = None) -> tuple[list[Node], list[
 
 
 def find_cycles(design: Design, stuck: list | None = None) -> list[list[str]]:
-    """One representative cycle per strongly connected component of the stuck nodes."""
+    """One representative cycle per strongly connected component of the stuck nodes.
+
+    Linear in the stuck nodes and their edges: one pass of Tarjan's algorithm finds the
+    components, then one walk per component names its cycle (a search per component over the
+    whole graph was quadratic: 16,000 self-loops took 22 s). The cycle named is the one
+    `networkx.find_cycle` names from the component's first node in file order, so finding keys
+    stay what they were."""
     if stuck is None:  # the nodes Kahn's walk could not order; a caller that walked already passes them
         _, stuck = _kahn(design)
     if not stuck:
         return []
-    import networkx as nx
-
-    g = nx.DiGraph()
-    stuck_ids = {n.id for n in stuck}
+    # successors within the stuck nodes: consumers in file order, each once
+    succ: dict[str, list[str]] = {n.id: [] for n in stuck}
     for n in stuck:
-        g.add_node(n.id)
         for r in n.inputs:
-            rid = parse_ref(r)[0]
-            if rid in stuck_ids:
-                g.add_edge(rid, n.id)
+            rid = r if ":" not in r else parse_ref(r)[0]
+            out = succ.get(rid)
+            if out is not None and (not out or out[-1] != n.id):
+                out.append(n.id)
+    order = {n.id: i for i, n in enumerate(stuck)}
     cycles = []
-    for comp in nx.strongly_connected_components(g):
-        # a fresh graph in file order, walked from the component's first node: a subgraph view of
-        # the set `comp` iterates in hash order, which changed the cycle reported (and the
-        # finding's key) from one process to the next
-        sub = nx.DiGraph()
-        sub.add_nodes_from(n.id for n in stuck if n.id in comp)
-        sub.add_edges_from((u, v) for u, v in g.edges if u in comp and v in comp)
-        first = next(iter(sub))
-        if len(comp) == 1 and not sub.has_edge(first, first):
+    for comp in _strong_components(succ):
+        if len(comp) == 1:
+            first = next(iter(comp))
+            if first in succ[first]:
+                cycles.append([first])  # a self-loop
             continue
-        cyc = nx.find_cycle(sub, source=first)
-        cycles.append([e[0] for e in cyc])
+        cycles.append(_first_cycle(min(comp, key=order.__getitem__), succ, comp))
+    cycles.sort(key=lambda c: order[min(c, key=order.__getitem__)])
     return cycles
 
 
+def _strong_components(succ: dict[str, list[str]]) -> list[set]:
+    """Tarjan's strongly connected components, iterative (no recursion limit on long chains)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set = set()
+    stack: list[str] = []
+    comps: list[set] = []
+    counter = 0
+    for root in succ:
+        if root in index:
+            continue
+        work = [(root, iter(succ[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            v, it = work[-1]
+            advanced = False
+            for w in it:
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, iter(succ[w])))
+                    advanced = True
+                    break
+                if w in on_stack and index[w] < low[v]:
+                    low[v] = index[w]
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                u = work[-1][0]
+                if low[v] < low[u]:
+                    low[u] = low[v]
+            if low[v] == index[v]:
+                comp = set()
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.add(w)
+                    if w == v:
+                        break
+                comps.append(comp)
+    return comps
+
+
+def _first_cycle(first: str, succ: dict[str, list[str]], comp: set) -> list[str]:
+    """The cycle `networkx.find_cycle(component, source=first)` reports: an edge-by-edge depth-first
+    walk that keeps the active path and stops at the first edge back onto it."""
+    iters: dict = {}
+    walk = [first]
+    path: list[tuple[str, str]] = []
+    active = {first}
+    previous_head = None
+    while walk:
+        cur = walk[-1]
+        it = iters.get(cur)
+        if it is None:
+            it = iters[cur] = iter([w for w in succ[cur] if w in comp])
+        head = next(it, None)
+        if head is None:
+            walk.pop()
+            continue
+        walk.append(head)
+        tail = cur
+        if previous_head is not None and tail != previous_head:
+            # backtracked: drop path edges until the path ends where this edge starts
+            while True:
+                if not path:
+                    active = {tail}
+                    break
+                active.discard(path.pop()[1])
+                if path and path[-1][1] == tail:
+                    break
+        path.append((tail, head))
+        if head in active:
+            start = next(i for i, (t, _) in enumerate(path) if t == head)
+            return [t for t, _ in path[start:]]
+        active.add(head)
+        previous_head = head
+    raise AssertionError("a strongly connected component without a cycle")
+
+
 def _check_id(value: Any, where: str, label: str) -> None:
-    if not isinstance(value, str) or not ID_PATTERN.match(value):
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         raise DesignError(
-            f"{where}: {label}: id {value!r} must use letters, digits, '_', '-' and '.'"
+            f"{where}: {label}: id {_shown(value)} must use letters, digits, '_', '-' and '.' "
+            "(at most 512 of them)"
         )
 
 
+def _shown(value: Any, limit: int = 60) -> str:
+    """A value in an error line: its repr, cut short (a hostile value may be megabytes long)."""
+    if isinstance(value, (str, bytes, list, dict, tuple)) and len(value) > limit:
+        text = repr(value[:limit] if not isinstance(value, dict) else dict(list(value.items())[:3]))
+        return text[:limit] + "…"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+MAX_SYMBOL = 100  # characters in a symbolic size's name
+# what the verifier follows (core.shapes.MAX_RANK, MAX_SIZE_TEXT): an input past it is refused here
+MAX_RANK = 1024
+MAX_SIZE_TEXT = 4096
+
+
 def _is_dim(value: Any) -> bool:
-    return value is None or (isinstance(value, str) and bool(value)) or (
-        isinstance(value, int) and not isinstance(value, bool) and value >= 0)
+    # a symbol is a name ("B", "seq_len"): the size arithmetic reads symbols as expressions,
+    # so anything else ("9**9**9", a NUL) must not reach it
+    if value is None:
+        return True
+    if isinstance(value, str):
+        return 0 < len(value) <= MAX_SYMBOL and value.isidentifier()
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= INT64_MAX
+
+
+def _is_count(value: Any, low: int = 1) -> bool:
+    return type(value) is int and low <= value <= INT64_MAX
+
+
+def _is_amount(value: Any, low: float = 0.0, high: float | None = None, open_low: bool = False) -> bool:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        v = float(value)
+    except OverflowError:
+        return False
+    return math.isfinite(v) and (v > low if open_low else v >= low) and (high is None or v <= high)
+
+
+# The train block's fields (SPEC §1, README "Cost defaults"): what each must hold. Other fields are
+# kept as written; these feed the cost quote and the checks, so a wrong type there would travel far
+# (a batch_size "x" made the quote repeat a string to gigabytes).
+_TRAIN_FIELDS = {
+    "loss": (lambda v: isinstance(v, str), "a string (e.g. \"cross_entropy\")"),
+    "steps": (_is_count, "an integer from 1 to 2**63-1"),
+    "batch_size": (_is_count, "an integer from 1 to 2**63-1"),
+    "seq_len": (_is_count, "an integer from 1 to 2**63-1"),
+    "vocab_size": (_is_count, "an integer from 1 to 2**63-1"),
+    "device": (lambda v: isinstance(v, str), "a GPU name of the price table (a string)"),
+    "optimizer": (lambda v: isinstance(v, str), "a string (e.g. \"adam\")"),
+    "budget_usd": (_is_amount, "a finite number >= 0"),
+    "utilisation": (lambda v: _is_amount(v, 0.0, 1.0, open_low=True), "a number above 0 and at most 1"),
+    "baseline": (lambda v: isinstance(v, dict) and all(_is_amount(v[k]) for k in ("params", "flops") if k in v
+                                                        and v[k] is not None),
+                 "an object whose params and flops are finite numbers >= 0"),
+}
+
+
+def train_problem(train: dict) -> str | None:
+    """Why a `train` block cannot be used (one line), or None."""
+    for name, (ok, want) in _TRAIN_FIELDS.items():
+        if name in train and train[name] is not None and not ok(train[name]):
+            return f"train.{name} must be {want}, got {_shown(train[name])}"
+    return None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 VERIFIER_VERSION = "1"
@@ -18,9 +19,10 @@ class Finding:
     def to_dict(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "nodes": list(self.nodes), "message": self.message}
 
-    @property
+    @cached_property
     def key(self) -> str:
-        """Stable identity across re-verification: rule + node ids."""
+        """Stable identity across re-verification: rule + node ids (made once: a design with many
+        findings asks for each key several times)."""
         return self.rule + "@" + ",".join(self.nodes)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .graph import Design, Node, parse_ref
+from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE
 from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
 
@@ -67,18 +67,20 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     spec = OP_TABLE.get(node.op)
     if spec is None:
         _fail(inf, node, "connectivity.unknown-op",
-              f"node {node.id!r} uses op {node.op!r}, which the op table does not know; "
+              f"node {node.id!r} uses op {_short(node.op, 60)}, which the op table does not know; "
               "use a torch.nn class name or a tensor op of archgraph/1")
         return
     args, missing, unknown = spec.resolve_args(node.args)
-    inf.args[node.id] = args
+    args = inf.args[node.id] = _guarded(args)
     if missing:
         _fail(inf, node, "connectivity.missing-arg",
               f"{node.op} {node.id!r} is missing required argument(s) {', '.join(missing)}")
         return
     if unknown:
+        names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5
+                                                                 else "")
         _fail(inf, node, "connectivity.bad-arg",
-              f"{node.op} {node.id!r} has argument(s) {', '.join(unknown)} that torch.nn.{node.op} does not take")
+              f"{node.op} {node.id!r} has argument(s) {names} that torch.nn.{node.op} does not take")
         return
     lo, hi = spec.arity
     n = len(node.inputs)
@@ -102,9 +104,15 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     ctx = InferCtx(node, args, in_types, producers, train)
     try:
         outs = spec.infer(ctx)
-        bad = _bad_results(outs)
+        bad = _bad_results(outs, in_types[0].shape if in_types else None)
     except Exception as exc:  # noqa: BLE001 - any argument a shape rule cannot read is the design's fault
         bad = f"{type(exc).__name__}: {exc}"
+    if bad is TOO_LONG:
+        bad = None
+        outs = [TensorType(None, t.dtype) for t in outs]
+        ctx.warn("shape.unknown-dim",
+                 f"{node.op} {node.id!r}: a result has more than {MAX_RANK} dims, or symbolic sizes too long to write; "
+                 "the verifier does not follow it, so sizes after it are unknown")
     if bad:
         _fail(inf, node, "connectivity.bad-arg",
               f"{node.op} {node.id!r}: its arguments cannot be read ({bad[:200]}); "
@@ -152,7 +160,7 @@ def _memo_key(node: Node, inf: Inference):
         in_types.append(results[idx])
     try:
         return node.op, repr(node.args), tuple(in_types)
-    except TypeError:
+    except Exception:  # noqa: BLE001 - an argument repr cannot show (too deep, too long): no memo
         return None
 
 
@@ -165,21 +173,111 @@ def _is_size(v) -> bool:
     return isinstance(v, int) and not isinstance(v, bool) and v >= 0
 
 
-def _bad_results(outs) -> str | None:
-    """Why a shape rule's results are not a list of valid types (None when they are)."""
+INT64_MAX = 2 ** 63 - 1  # torch keeps sizes and element counts as int64
+# MAX_RANK: dims of a result the walk follows (torch takes more; no model needs them);
+# MAX_SIZE_TEXT: characters of a result's symbolic sizes together (their products are written out)
+
+
+# a result too long to follow in time linear in the design (every node after it would copy and
+# hash its shape): the walk goes on with its sizes unknown
+TOO_LONG = "too long to follow"
+
+
+class _ArgStr(str):
+    """A string argument as the shape rules see it: no count repeats it. The rules multiply
+    arguments (`gates * hidden * input_size`); a string or a list where a number belongs would
+    otherwise be repeated to gigabytes instead of failing (an input_size of 20,000 "B"s made a
+    300 MB list)."""
+
+    __slots__ = ()
+
+    def __mul__(self, other):
+        raise TypeError(f"a count times the string {str(self)[:20]!r}")
+
+    __rmul__ = __mul__
+
+
+class _ArgList(list):
+    """A list argument as the shape rules see it: no count repeats it (see `_ArgStr`)."""
+
+    __slots__ = ()
+
+    def __mul__(self, other):
+        raise TypeError("a count times a list")
+
+    __rmul__ = __imul__ = __mul__
+
+
+def _guard(v):
+    t = type(v)
+    if t is str:
+        return _ArgStr(v)
+    if t is list:
+        return _ArgList(_guard(x) for x in v)
+    if t is dict:
+        return {k: _guard(x) for k, x in v.items()}
+    return v
+
+
+def _guarded(args: dict) -> dict:
+    """The args with strings and lists (at any depth) that no count can repeat; the dict itself
+    when it holds none (most nodes hold only numbers)."""
+    for v in args.values():
+        t = type(v)
+        if t is str or t is list or t is dict:
+            return {k: _guard(x) for k, x in args.items()}
+    return args
+_SMALL = 1 << 15  # dims below this, four or fewer of them, cannot hold more than 2**60 elements
+
+
+def _bad_results(outs, first_input=None) -> str | None:
+    """Why a shape rule's results are not a list of valid types (None when they are): a size that is
+    no count, or a tensor torch cannot hold (a size or an element count past int64, which torch
+    refuses: 'Storage size calculation overflowed'); TOO_LONG for a result too long to follow."""
     if not isinstance(outs, list) or not outs:
         return "no results"
+    long = None
     for t in outs:
         if not isinstance(t, TensorType):
             return "a result is not a tensor"
-        if t.shape is None:
+        shape = t.shape
+        if shape is None or shape is first_input:
+            continue  # unknown, or the operand's own shape (already checked where it was made)
+        if len(shape) > MAX_RANK:
+            long = TOO_LONG
             continue
-        for d in t.shape:
-            if d is None or isinstance(d, str):
+        top = 0
+        text = 0
+        for d in shape:
+            if d is None:
+                continue
+            if isinstance(d, str):
+                text += len(d)
+                if text > MAX_SIZE_TEXT:
+                    long = TOO_LONG
                 continue
             if not _is_size(d):
-                return f"size {d!r} in {list(t.shape)}"
-    return None
+                return f"size {_short(d)} in {_short(list(shape))}"
+            if d > top:
+                top = d
+                if d > INT64_MAX:
+                    return f"size {_short(d)} in {_short(list(shape))} is past torch's int64 sizes"
+        if top >= _SMALL or len(shape) > 4:
+            numel = 1
+            for d in shape:
+                if type(d) is int:
+                    numel *= d
+                    if numel > INT64_MAX:
+                        return (f"a tensor of shape {_short(list(shape))} has more elements than torch can hold "
+                                "(2**63-1)")
+    return long
+
+
+def _short(v, limit: int = 120) -> str:
+    if isinstance(v, (list, str)) and len(v) > limit:
+        v = v[:limit]
+    text = repr(v)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def _own_params_when_tied(node: Node, nodes: dict, spec, args: dict) -> int:
@@ -188,21 +286,25 @@ def _own_params_when_tied(node: Node, nodes: dict, spec, args: dict) -> int:
     other = nodes.get(node.shares)
     if other is None or other.op == node.op:
         return 0
-    w = weight_shape(node.op, args)
     try:
+        w = weight_shape(node.op, args)
         total = spec.params(args)
-    except (TypeError, ValueError, KeyError):
+        return max(0, total - (w[0] * w[1] if w else total))
+    except Exception:  # noqa: BLE001 - arguments no count can be made of: the shape rule said why
         return 0
-    return max(0, total - (w[0] * w[1] if w else total))
 
 
 def weight_shape(op: str, args: dict):
     """The main weight's shape, for checking that tied weights agree."""
     if op == "Embedding":
-        return (args["num_embeddings"], args["embedding_dim"])
-    if op == "Linear":
-        return (args["out_features"], args["in_features"])
-    return None
+        names = ("num_embeddings", "embedding_dim")
+    elif op == "Linear":
+        names = ("out_features", "in_features")
+    else:
+        return None
+    if not all(n in args for n in names):
+        return None  # a node missing its arguments (already refused for that): no weight to compare
+    return (args[names[0]], args[names[1]])
 
 
 def _check_shares(node: Node, nodes: dict, inf: Inference) -> None:

@@ -41,6 +41,14 @@ class StoreError(RuntimeError):
     """The store cannot be used; the message is one line naming the file."""
 
 
+class StoreNewer(StoreError):
+    """The store holds schema changes this archcurator does not know: a newer one wrote it."""
+
+
+class StoreFault(StoreError):
+    """The store file cannot be used as it is: damaged, foreign, unwritable, or the disk is full."""
+
+
 class StoreBusy(StoreError):
     """Another process holds the store file. `.pid` / `.holder` name it when DuckDB says."""
 
@@ -75,6 +83,11 @@ def _describe_pid(pid: int) -> str | None:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+# A store file never loads code: DuckDB would otherwise fetch an extension from the network to
+# read a SQLite file given as --db, and load it
+_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+
+
 def _open(path: Path, timeout: float) -> duckdb.DuckDBPyConnection:
     deadline = time.monotonic() + max(timeout, 0.0)
     # poll often: the app holds the file only for short units of work, and a slow poll
@@ -83,11 +96,13 @@ def _open(path: Path, timeout: float) -> duckdb.DuckDBPyConnection:
     start = time.monotonic()
     while True:
         try:
-            return duckdb.connect(str(path))
+            return duckdb.connect(str(path), config=_CONFIG)
         except duckdb.IOException as exc:
             msg = str(exc)
-            if "lock" not in msg.lower():
-                raise StoreError(f"{path}: cannot open the store: {_first_line(msg)}") from None
+            low = msg.lower()
+            if "lock" not in low or any(k in low for k in _NO_ACCESS + _NO_ROOM + _FOREIGN + _DAMAGED):
+                raise store_fault(path, exc, "open") or StoreError(
+                    f"{path}: cannot open the store: {_first_line(msg)}") from None
             if time.monotonic() >= deadline:
                 m = _LOCK_RE.search(msg)
                 pid = int(m.group("pid")) if m else None
@@ -98,11 +113,44 @@ def _open(path: Path, timeout: float) -> duckdb.DuckDBPyConnection:
             time.sleep(delay)
             delay = min(delay * 1.5, 0.05)
         except duckdb.Error as exc:
-            raise StoreError(f"{path}: cannot open the store: {_first_line(str(exc))}") from None
+            raise store_fault(path, exc, "open") or StoreError(
+                f"{path}: cannot open the store: {_first_line(str(exc))}") from None
 
 
-def _first_line(msg: str) -> str:
-    return " ".join(msg.split())
+def _first_line(msg: str, limit: int = 300) -> str:
+    text = " ".join(msg.split())
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+_NO_ROOM = ("no space left", "file too large", "disk quota", "out of disk")
+_NO_ACCESS = ("permission denied", "operation not permitted", "read-only file system")
+_DAMAGED = ("could not read enough bytes", "corrupt", "checksum", "invalid block", "failed to read",
+            "deserializ", "serializ")
+_FOREIGN = ("not a valid duckdb database file",)
+
+
+def store_fault(path: Path, exc: BaseException, doing: str = "use") -> StoreFault | None:
+    """The one line for a DuckDB error that comes from the store *file* (and what to do about it),
+    or None for any other error (a mistake in the project's SQL stays a traceback for its tests)."""
+    detail = _first_line(str(exc))
+    low = detail.lower()
+    if any(k in low for k in _NO_ROOM):
+        return StoreFault(f"{path}: cannot write the store: the disk is full or the file may grow no larger "
+                          f"({detail}); what was being written was rolled back: free space and run the command again")
+    if any(k in low for k in _NO_ACCESS):
+        return StoreFault(f"{path}: cannot {doing} the store: not allowed to write it or its folder ({detail}); "
+                          "what was being written was rolled back: make both writable, or pass --db another store")
+    if any(k in low for k in _FOREIGN) or (doing == "open" and "sqlite" in low):
+        what = "a SQLite database" if "sqlite" in low else "not a DuckDB database file"
+        return StoreFault(f"{path}: not an archcurator store ({what}); pass --db a store, or a path where a new "
+                          "one may be made")
+    if any(k in low for k in _DAMAGED) or isinstance(exc, duckdb.SerializationException):
+        return StoreFault(f"{path}: the store file is damaged (truncated or corrupt: {detail}); restore it from a "
+                          "backup, or pass --db a new path to start another store")
+    if isinstance(exc, (duckdb.IOException, duckdb.FatalException)) or "invalidated" in low:
+        return StoreFault(f"{path}: cannot {doing} the store: {detail}; what was being written was rolled back: "
+                          "check the file and the disk, then run the command again")
+    return None
 
 
 @contextmanager
@@ -117,6 +165,10 @@ def connect(db: str | os.PathLike | None = None, *, timeout: float | None = None
     `transaction()` for a unit of work that must be all-or-nothing.
     """
     path = resolve_db_path(db)
+    try:
+        str(path).encode("utf-8")
+    except UnicodeEncodeError:  # bytes that are not UTF-8 in the name: DuckDB fails on them with std::bad_cast
+        raise StoreFault(f"{path}: the store's path is not UTF-8 text; name the store with a UTF-8 path") from None
     if path.exists() and path.is_dir():
         raise StoreError(f"{path}: is a folder, not a store file")
     try:
@@ -125,11 +177,24 @@ def connect(db: str | os.PathLike | None = None, *, timeout: float | None = None
         raise StoreError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
     con = _open(path, DEFAULT_TIMEOUT if timeout is None else timeout)
     try:
-        if migrate:
-            migrate_schema(con)
-        yield con
+        try:
+            if migrate:
+                migrate_schema(con, path)
+            else:
+                check_schema(con, path)
+            yield con
+        except duckdb.Error as exc:
+            # the file failed under the work (a truncated store read, a full disk at commit):
+            # one line naming the file; the transaction that was open is rolled back by DuckDB
+            fault = store_fault(path, exc)
+            if fault is None:
+                raise
+            raise fault from None
     finally:
-        con.close()
+        try:
+            con.close()
+        except duckdb.Error:
+            pass  # closing after a failed write: nothing more to keep
 
 
 @contextmanager
@@ -204,7 +269,18 @@ def applied_versions(con: duckdb.DuckDBPyConnection) -> set[int]:
     return {r[0] for r in con.execute("SELECT version FROM schema_version").fetchall()}
 
 
-def migrate_schema(con: duckdb.DuckDBPyConnection) -> list[int]:
+def check_schema(con: duckdb.DuckDBPyConnection, path: Path | str = "store", applied: set | None = None) -> None:
+    """Refuse a store stamped with schema changes this archcurator does not know (a newer one
+    wrote it): reading it could misread its tables, writing it could break it for its owner."""
+    applied = applied_versions(con) if applied is None else applied
+    unknown = sorted(applied - {v for v, _, _ in migrations()})
+    if unknown:
+        names = ", ".join(f"{v:04d}" for v in unknown[:5]) + (" …" if len(unknown) > 5 else "")
+        raise StoreNewer(f"{path}: the store was written by a newer archcurator (schema change {names} is unknown "
+                         "here); nothing was read or written: upgrade archcurator to use it")
+
+
+def migrate_schema(con: duckdb.DuckDBPyConnection, path: Path | str = "store") -> list[int]:
     """Apply every migration not yet applied, lowest number first, one transaction each.
 
     Versions are tracked one by one (not as a high-water mark), so a
@@ -213,6 +289,7 @@ def migrate_schema(con: duckdb.DuckDBPyConnection) -> list[int]:
     """
     with _migrate_lock:
         done = applied_versions(con)
+        check_schema(con, path, done)
         todo = [m for m in migrations() if m[0] not in done]
         ran = []
         for version, name, sql in todo:

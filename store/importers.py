@@ -24,6 +24,7 @@ batch line without `author` is rejected unless `--author` is given.
 from __future__ import annotations
 
 import codecs
+import gc
 import json
 import os
 import re
@@ -34,6 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from archcurator.core import jsontext
+
 from .connection import DB, utcnow
 
 AUTHORS = ("human", "agent", "reference")
@@ -43,6 +46,19 @@ DESIGN_SUFFIXES = (".json",)
 CHUNK = 128
 POOL_THRESHOLD = 400  # designs in a batch before a process pool pays for itself
 POOL_SIZE = 2
+# CPU seconds one design may take to be read and verified (a sound 10,000-node design takes well
+# under one); past it the design is rejected with that reason and the rest go on
+DESIGN_BUDGET_S = 10.0
+MAX_LINE = jsontext.MAX_FILE_BYTES  # characters of one batch line (a design file's own limit)
+
+
+def design_budget_s() -> float:
+    """The per-design budget: $ARCHCURATOR_DESIGN_BUDGET_S, else DESIGN_BUDGET_S."""
+    try:
+        v = float(os.environ.get("ARCHCURATOR_DESIGN_BUDGET_S", DESIGN_BUDGET_S))
+    except ValueError:
+        return DESIGN_BUDGET_S
+    return v if v > 0 else DESIGN_BUDGET_S
 
 
 class ImportInputError(ValueError):
@@ -138,15 +154,32 @@ class Batch:
             return
         name = str(self.path)
         try:
-            with open(self.path, encoding="utf-8") as fh:
-                for n, line in enumerate(fh, 1):
+            with os.fdopen(jsontext.open_regular(self.path), encoding="utf-8") as fh:
+                n = 0
+                while True:
+                    # a line is read up to MAX_LINE characters: a longer one (a design no budget can take,
+                    # or no design at all) is skipped to its end and rejected, not held in memory
+                    line = fh.readline(MAX_LINE + 1)
+                    if not line:
+                        break
+                    n += 1
+                    if len(line) > MAX_LINE and not line.endswith("\n"):
+                        while (rest := fh.readline(1 << 20)) and not rest.endswith("\n"):
+                            pass
+                        yield Item(name, n, None, obj=ImportInputError(
+                            f"the line is longer than {MAX_LINE:,} characters (a design holds far fewer)"))
+                        continue
+                    if n == 1:
+                        line = jsontext.strip_bom(line)  # a BOM is not part of line 1's JSON
                     if line.strip():
                         yield Item(name, n, line)
-        except (OSError, UnicodeDecodeError) as exc:
+        except (OSError, UnicodeDecodeError, jsontext.FileRefused) as exc:
             raise ImportInputError(f"{name}: cannot read: {_reason(exc)}") from None
 
 
 def _reason(exc: BaseException) -> str:
+    if isinstance(exc, jsontext.FileRefused):
+        return str(exc)
     if isinstance(exc, UnicodeDecodeError):
         return f"not UTF-8 text (byte {exc.start})"
     if isinstance(exc, OSError):
@@ -161,7 +194,13 @@ def _scan_jsonl(path: Path) -> int:
     carry = ""
     offset = 0
     try:
-        with open(path, "rb") as fh:
+        fd = jsontext.open_regular(path)  # a FIFO or /dev/zero named as a batch is never read
+    except jsontext.FileRefused as exc:
+        raise ImportInputError(f"{path}: {exc}") from None
+    except OSError as exc:
+        raise ImportInputError(f"{path}: cannot read: {_reason(exc)}") from None
+    try:
+        with os.fdopen(fd, "rb") as fh:
             while True:
                 block = fh.read(1 << 22)
                 try:
@@ -182,7 +221,9 @@ def _scan_jsonl(path: Path) -> int:
 
 def _read_text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return jsontext.read_file(path)
+    except jsontext.FileRefused as exc:
+        raise ImportInputError(f"{path}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ImportInputError(f"{path}: cannot read: {_reason(exc)}") from None
 
@@ -197,6 +238,8 @@ def plan(paths: Iterable[str | os.PathLike], py: PyOptions | None = None) -> lis
     for path in paths:
         if not path.exists():
             raise ImportInputError(f"{path}: no such file or folder")
+        if not path.is_dir() and not path.is_file():  # a FIFO, a device, a socket: never opened
+            raise ImportInputError(f"{path}: is not a regular file or a folder")
         if path.is_dir():
             batches.extend(_plan_folder(path))
         elif path.suffix.lower() in BATCH_SUFFIXES:
@@ -235,8 +278,8 @@ def _plan_folder(folder: Path) -> list[Batch]:
             out.append(Batch(str(p), "jsonl", p, count=_scan_jsonl(p)))
         else:
             try:
-                text = p.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError) as exc:
+                text = jsontext.read_file(p)
+            except (OSError, UnicodeDecodeError, jsontext.FileRefused) as exc:
                 # one unreadable member of a folder is a rejection, not the end of the import
                 designs.items.append(Item(str(p), None, None, obj=ImportInputError(_reason(exc))))
                 continue
@@ -251,7 +294,7 @@ def _design_file_problem(text: str, path: Path) -> str | None:
     from archcurator.core.graph import Design, DesignError
 
     try:
-        obj = json.loads(text)
+        obj = jsontext.loads(text)
     except json.JSONDecodeError as exc:
         return f"{path}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
     if isinstance(obj, dict) and "format" not in obj and ("graph" in obj or "error" in obj):
@@ -333,21 +376,120 @@ def _one_line(exc: BaseException, path: Path) -> str:
 _W: dict = {}
 
 
-def _init_worker(defaults: Defaults, known: frozenset | set, verifier: Callable | None) -> None:
+def _init_worker(defaults: Defaults, known: frozenset | set, verifier: Callable | None,
+                 budget_s: float | None = None, parent: int | None = None) -> None:
     _W["defaults"] = defaults
     _W["known"] = known
     _W["verifier"] = verifier
+    _W["budget"] = budget_s if budget_s is not None else design_budget_s()
+    if parent is not None:  # a pool worker
+        _die_with_parent(parent)
+        # imported here, so that the first design's budget is not spent importing the verifier
+        from archcurator.core import verify  # noqa: F401
+
+        from . import verifier  # noqa: F401
+
+
+def _die_with_parent(parent: int) -> None:
+    """A pool worker ends when the import that started it ends, however it ends (kill -9
+    included): it would otherwise wait on its queue for ever, and keep the resource tracker
+    (which waits for every holder of its pipe) alive with it."""
+    import signal
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            libc = ctypes_libc()
+            libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: the kernel kills us when the parent dies
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent:  # it died before we could ask
+        os._exit(1)
+
+    def watch():  # where there is no PR_SET_PDEATHSIG: look
+        import time
+
+        while True:
+            time.sleep(1.0)
+            if os.getppid() != parent:
+                os._exit(1)
+
+    threading.Thread(target=watch, name="archcurator-parent-watch", daemon=True).start()
+
+
+def ctypes_libc():
+    import ctypes
+    import ctypes.util
+
+    return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 
 
 class _Bad(Exception):
     pass
 
 
+# A record's names reach the store, the app's queue and every report: plain text only. Control
+# characters (terminal escapes among them) and the invisible format characters that reorder or
+# hide text (bidirectional overrides, zero-width marks) are refused at the door.
+_NOT_PLAIN = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_NOT_PLAIN_MESSAGE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+NAME_LIMIT = 256  # characters of an id, author, model, task set, run, parent or reference
+MESSAGE_LIMIT = 65_536  # characters of an `error` (an agent's own traceback fits)
+
+
+def plain_text_problem(value: str, limit: int = NAME_LIMIT, lines: bool = False) -> str | None:
+    """Why `value` is not a plain one-line (or, with `lines`, multi-line) text, or None."""
+    if len(value) > limit:
+        return f"is {len(value):,} characters long (at most {limit:,})"
+    m = (_NOT_PLAIN_MESSAGE if lines else _NOT_PLAIN).search(value)
+    if m:
+        return f"holds the control character U+{ord(m.group()):04X} at {m.start()} (plain text only)"
+    return None
+
+
 def _opt_str(obj: dict, name: str, default=None):
     v = obj.get(name, default)
     if v is not None and not isinstance(v, str):
         raise _Bad(f"field {name!r} must be a string or null")
+    if v is not None:
+        problem = plain_text_problem(v)
+        if problem:
+            raise _Bad(f"field {name!r} {problem}")
     return v
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value[:limit] if isinstance(value, (str, list)) else value)
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def check_defaults(defaults: Defaults) -> None:
+    """The command line's fields for records that do not carry their own (ImportInputError)."""
+    for flag, v in (("--author", defaults.author), ("--model", defaults.model), ("--task-set", defaults.task_set),
+                    ("--run", defaults.run)):
+        if v is None:
+            continue
+        problem = _encoding_problem(v) or plain_text_problem(v)
+        if problem:
+            raise ImportInputError(f"{flag}: the value {problem}")
+
+
+def _encoding_problem(text: str) -> str | None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not UTF-8 text"
+    return None
+
+
+def stored_text(text: str) -> str:
+    """A name from outside (a file path from the command line) as text a UTF-8 store can hold:
+    bytes that are not UTF-8 (kept by Python as lone surrogates) become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
 
 
 def _record(item: Item, defaults: Defaults) -> dict:
@@ -355,11 +497,16 @@ def _record(item: Item, defaults: Defaults) -> dict:
     if isinstance(item.obj, ImportInputError):
         raise _Bad(str(item.obj))
     span = None
+    text = item.text
     if item.obj is not None:
         obj = item.obj
     else:
         try:
-            obj, span = loads_with_span(item.text) if item.line is not None else (json.loads(item.text), None)
+            if item.line is not None:
+                obj, span = loads_with_span(text)
+            else:
+                text = jsontext.strip_bom(text)
+                obj = jsontext.loads(text)
         except json.JSONDecodeError as exc:
             where = f"column {exc.colno}" if item.line is not None else f"line {exc.lineno} column {exc.colno}"
             raise _Bad(f"malformed JSON at {where}: {exc.msg}") from None
@@ -371,6 +518,9 @@ def _record(item: Item, defaults: Defaults) -> dict:
         did = rec.get("id")
         if not isinstance(did, str) or not did.strip():
             raise _Bad("missing field 'id'" if did is None else "field 'id' must be a non-empty string")
+        problem = plain_text_problem(did)
+        if problem:
+            raise _Bad(f"field 'id' {problem}")
         author = rec.get("author", defaults.author)
         if author is None:
             raise _Bad("missing field 'author' (human, agent or reference; or pass --author)")
@@ -381,6 +531,10 @@ def _record(item: Item, defaults: Defaults) -> dict:
             raise _Bad("needs 'graph' (a design) or 'error' (why it could not be generated)")
         if has_error and not isinstance(rec["error"], str):
             raise _Bad("field 'error' must be a string")
+        if has_error:
+            problem = plain_text_problem(rec["error"], MESSAGE_LIMIT, lines=True)
+            if problem:
+                raise _Bad(f"field 'error' {problem}")
         out = {
             "id": did, "author": author,
             "model": _opt_str(rec, "model", defaults.model),
@@ -388,7 +542,7 @@ def _record(item: Item, defaults: Defaults) -> dict:
             "run": _opt_str(rec, "run", defaults.run),
             "parent": _opt_str(rec, "parent"), "reference": _opt_str(rec, "reference"),
             "graph": rec.get("graph"), "error": rec.get("error"),
-            "graph_text": item.text[span[0]:span[1]] if span and has_graph else None,
+            "graph_text": text[span[0]:span[1]] if span and has_graph else None,
             "extra": {k: v for k, v in rec.items() if k not in RECORD_FIELDS} or None,
             "by_content": False,
         }
@@ -405,7 +559,7 @@ def _record(item: Item, defaults: Defaults) -> dict:
             "by_content": True,
         }
     if out["author"] not in AUTHORS:
-        raise _Bad(f"author must be human, agent or reference, not {out['author']!r}")
+        raise _Bad(f"author must be human, agent or reference, not {_shown(out['author'])}")
     return out
 
 
@@ -431,16 +585,17 @@ _WS = re.compile(r"[ \t\n\r]*")
 
 
 def loads_with_span(text: str, key: str = "graph") -> tuple[Any, tuple[int, int] | None]:
-    """`json.loads(text)`, plus where the value of the top-level object's `key` lies in `text`,
-    so a batch line's graph is stored from its own text instead of being serialised again.
-    Anything unusual falls back to `json.loads` (and its error)."""
+    """`core.jsontext.loads(text)` (the door's limits), plus where the value of the top-level
+    object's `key` lies in `text`, so a batch line's graph is stored from its own text instead of
+    being serialised again. Anything unusual falls back to `jsontext.loads` (and its error)."""
+    decoder = jsontext.guard(text)
     try:
-        return _scan_top(text, key)
+        return _scan_top(text, key, decoder)
     except (ValueError, StopIteration, IndexError):
-        return json.loads(text), None
+        return jsontext.loads(text), None
 
 
-def _scan_top(s: str, key: str):
+def _scan_top(s: str, key: str, decoder: json.JSONDecoder = _DEC):
     i = _WS.match(s, 0).end()
     if s[i:i + 1] != "{":
         raise ValueError
@@ -453,12 +608,12 @@ def _scan_top(s: str, key: str):
         while True:
             if s[i:i + 1] != '"':
                 raise ValueError
-            k, i = _DEC.scan_once(s, i)
+            k, i = decoder.scan_once(s, i)
             i = _WS.match(s, i).end()
             if s[i:i + 1] != ":":
                 raise ValueError
             i = _WS.match(s, i + 1).end()
-            v, j = _DEC.scan_once(s, i)
+            v, j = decoder.scan_once(s, i)
             if k == key:
                 span = (i, j)
             obj[k] = v
@@ -523,20 +678,31 @@ def build_rows(rec: dict, source: str, verifier: Callable | None, now=None) -> t
 
 def _process(items: list[Item]) -> list[tuple]:
     """("ok", file, line, row, findings, by_content) | ("skip", file, line, id) | ("bad", file, line, message)."""
+    from archcurator.core.budget import Budget, OverBudget
+
     defaults, known, verifier = _W["defaults"], _W["known"], _W["verifier"]
+    budget = _W.get("budget") or design_budget_s()
+    collecting = gc.isenabled()
     now = utcnow()
     out = []
     for it in items:
         try:
-            rec = _record(it, defaults)
-            if rec["id"] in known:
-                out.append(("skip", it.file, it.line, rec["id"]))
-                continue
-            source = f"{it.file}:{it.line}" if it.line is not None else it.file
-            row, findings = build_rows(rec, source, verifier, now)
+            with Budget(budget):
+                rec = _record(it, defaults)
+                if rec["id"] in known:
+                    out.append(("skip", it.file, it.line, rec["id"]))
+                    continue
+                source = stored_text(f"{it.file}:{it.line}" if it.line is not None else it.file)
+                row, findings = build_rows(rec, source, verifier, now)
             out.append(("ok", it.file, it.line, row, findings, rec["by_content"]))
         except _Bad as exc:
             out.append(("bad", it.file, it.line, str(exc)))
+        except OverBudget:
+            if collecting and not gc.isenabled():
+                gc.enable()  # the budget may have ended the verifier between its gc.disable() and its finally
+            out.append(("bad", it.file, it.line,
+                        f"over the time budget: reading and verifying it took more than {budget:g} s of CPU "
+                        "(the rest of the import goes on; $ARCHCURATOR_DESIGN_BUDGET_S sets the budget)"))
     return out
 
 
@@ -577,6 +743,8 @@ def import_batches(db: DB, batches: list[Batch], *, defaults: Defaults | None = 
     from .designs import insert_designs, stored_ids
 
     defaults = defaults or Defaults()
+    check_defaults(defaults)
+    budget = design_budget_s()
     total = sum(b.count for b in batches)
     if on_total:
         on_total(total)
@@ -597,11 +765,12 @@ def import_batches(db: DB, batches: list[Batch], *, defaults: Defaults | None = 
                 import multiprocessing as mp
 
                 pool = ProcessPoolExecutor(use_pool, mp_context=mp.get_context("spawn"),
-                                           initializer=_init_worker, initargs=(defaults, known, verifier))
+                                           initializer=_init_worker,
+                                           initargs=(defaults, known, verifier, budget, os.getpid()))
             if use_pool:
                 chunk_results = pool.map(_process, _chunks(batch.iter_items(), CHUNK))
             else:
-                _init_worker(defaults, known, verifier)
+                _init_worker(defaults, known, verifier, budget)
                 chunk_results = map(_process, _chunks(batch.iter_items(), CHUNK))
             for res in chunk_results:
                 for r in res:

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import jsontext
 from .spec import (
     QUESTION_FORMAT,
     SpecError,
@@ -73,8 +74,10 @@ def is_question_file(path: str | os.PathLike) -> bool:
     if not p.is_file() or p.suffix.lower() not in (".jsonl", ".ndjson"):
         return False
     try:
-        obj = json.loads(_first_line(p) or "null")
-    except json.JSONDecodeError:
+        # the first line of any batch given to `archcurator import` is read here: through the door,
+        # so a hostile line (nested past the recursion limit, say) is just not a question file
+        obj = jsontext.loads(_first_line(p) or "null")
+    except ValueError:
         return False
     return isinstance(obj, dict) and obj.get("format") == QUESTION_FORMAT
 

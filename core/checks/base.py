@@ -95,6 +95,9 @@ class CheckCtx:
     users: dict = field(default_factory=dict)  # id -> [consumer node ids]
     operands: dict = field(default_factory=dict)  # node id -> [producer ids] (result index dropped)
     faulty: set = field(default_factory=set)  # node ids named by a block finding before the checks ran
+    # per-design results checks share (walks up the graph), so that a question asked of every
+    # node is answered in one pass over the design instead of one walk per node
+    memo: dict = field(default_factory=dict)
 
     def producer(self, node, i: int = 0):
         """The node that feeds operand i, or None for a design input."""

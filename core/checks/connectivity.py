@@ -90,8 +90,17 @@ def _duplicate_outputs(ctx):
              why="The parsed graph may miss or simplify what the code does there; its findings may be incomplete.",
              fix="Check the named line; rewrite it in a form the parser follows, or judge the design by hand.")
 def _parser_warnings(ctx):
-    for w in (ctx.design.meta or {}).get("parser_warnings", []) or []:
+    warnings = (ctx.design.meta or {}).get("parser_warnings")
+    if not isinstance(warnings, list):
+        return  # meta is free-form: only the parser's list is read
+    for w in warnings:
         if isinstance(w, dict):
-            yield [], f"{w.get('line', '?')}: {w.get('message', '')}"
+            yield [], f"{_text(w.get('line', '?'))}: {_text(w.get('message', ''))}"
         else:
-            yield [], str(w)
+            yield [], _text(w)
+
+
+def _text(v, limit: int = 500) -> str:
+    """A value of meta (anyone may have written it) as one finding's words, cut short."""
+    s = v if isinstance(v, str) else repr(v)
+    return s if len(s) <= limit else s[:limit] + "…"

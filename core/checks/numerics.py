@@ -22,7 +22,14 @@ CE_LOSSES = {"cross_entropy", "crossentropy", "ce", "nll"}
 
 
 def weighted_depth(ctx) -> int:
-    """Weighted layers (Linear/Conv/recurrent/attention) on the longest path."""
+    """Weighted layers (Linear/Conv/recurrent/attention) on the longest path (once per design)."""
+    found = ctx.memo.get("weighted_depth")
+    if found is None:
+        found = ctx.memo["weighted_depth"] = _weighted_depth(ctx)
+    return found
+
+
+def _weighted_depth(ctx) -> int:
     depth: dict = {}
     for node in ctx.inf.order or ctx.design.topo_order():
         best = max((depth.get(o, 0) for o in ctx.operands.get(node.id, [])), default=0)
@@ -146,21 +153,52 @@ def _deep_saturating(ctx):
         yield sat, f"{len(sat)} saturating activations and no normalisation"
 
 
-def _trace_back(ctx, node, through: set):
-    """Walk up single-operand chains through `through` ops; return visited nodes."""
-    seen = []
+SOURCES = ("Constant", "Parameter", "Arange")
+
+
+def _walk_up(ctx, node, through: frozenset, marks: frozenset = frozenset()):
+    """Walk up from `node` through ops in `through`, following each node's first operand that is
+    not a constant or learned table; (the first node met that is not in `through`, or None when
+    the walk runs off the graph or round a loop; whether a node walked through has an op in `marks`).
+
+    Every node's answer is kept per (through, marks), so a design's walks together visit each node
+    once: walking again from each of many Softmax nodes at the end of one long chain was quadratic,
+    and a loop through Add (a cycle the structural pass already refuses) was walked forever."""
+    memo = ctx.memo.setdefault(("walk_up", through, marks), {})
+    path = []
+    on_path = set()
     cur = node
-    while cur is not None and cur.op in through:
-        seen.append(cur)
-        ops = ctx.operands.get(cur.id, [])
+    while True:
+        if cur is None or cur.op not in through:
+            found = (cur, False)
+            break
+        hit = memo.get(cur.id)
+        if hit is not None:
+            found = hit
+            break
+        if cur.id in on_path:
+            found = (None, False)
+            break
+        path.append(cur)
+        on_path.add(cur.id)
         nxt = None
-        for o in ops:
+        for o in ctx.operands.get(cur.id, ()):
             cand = ctx.nodes.get(o)
-            if cand is not None and cand.op not in ("Constant", "Parameter", "Arange"):
+            if cand is not None and cand.op not in SOURCES:
                 nxt = cand
                 break
         cur = nxt
-    return seen, cur
+    src, marked = found
+    for c in reversed(path):
+        marked = marked or c.op in marks
+        memo[c.id] = (src, marked)
+    return src, marked
+
+
+SCALES = frozenset({"Scale", "Div"})
+SCORE_PATH = frozenset({"Add", "Sub", "Masked", "Scale", "Div"})
+QUERY_PATH = frozenset(VIEW_OPS | SCALES)
+EMBEDDING_PATH = frozenset({"Dropout", "LayerNorm", "Scale", "Identity", "Transpose", "Permute"})
 
 
 @node_check("numerics.attention-no-scale", W, "numerics", "Hand-built attention without 1/sqrt(d) scaling",
@@ -171,14 +209,11 @@ def _trace_back(ctx, node, through: set):
                 "vanish.",
             fix="Multiply the scores (or the query) by 1/sqrt(head_dim) with Scale.")
 def _attention_no_scale(node, ctx):
-    chain, src = _trace_back(ctx, ctx.producer(node), {"Add", "Sub", "Masked", "Scale", "Div"})
-    if src is None or src.op != "MatMul":
-        return
-    if any(c.op in ("Scale", "Div") for c in chain):
+    src, scaled = _walk_up(ctx, ctx.producer(node), SCORE_PATH, SCALES)
+    if src is None or src.op != "MatMul" or scaled:
         return
     for o in ctx.operands.get(src.id, []):
-        up, _ = _trace_back(ctx, ctx.nodes.get(o), VIEW_OPS | {"Scale", "Div"})
-        if any(c.op in ("Scale", "Div") for c in up):
+        if _walk_up(ctx, ctx.nodes.get(o), QUERY_PATH, SCALES)[1]:
             return
     yield [src.id, node.id], f"scores {src.id!r} reach Softmax {node.id!r} without 1/sqrt(d) scaling"
 
@@ -295,7 +330,6 @@ def _loss_output(ctx):
             why="Self-attention is permutation-invariant: without positions the model cannot tell word order.",
             fix="Add a learned position table (Parameter) or sinusoidal positions to the token embeddings.")
 def _attention_no_position(node, ctx):
-    chain, src = _trace_back(ctx, ctx.producer(node), {"Dropout", "LayerNorm", "Scale", "Identity",
-                                                      "Transpose", "Permute"})
+    src, _ = _walk_up(ctx, ctx.producer(node), EMBEDDING_PATH)
     if src is not None and src.op == "Embedding":
         yield [src.id, node.id], f"{node.op} {node.id!r} reads Embedding {src.id!r} with no position added"

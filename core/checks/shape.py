@@ -184,18 +184,33 @@ def _silent_broadcast(node, ctx):
 def _fault_upstream(node, ctx) -> bool:
     """Whether the node or an ancestor carries a block finding (a failed requirement,
     a dangling read, a cycle), which already explains a lost size."""
+    return _faults_upstream(ctx).get(node.id, True)
+
+
+def _faults_upstream(ctx) -> dict:
+    """node id -> whether it or an ancestor carries a block finding, for every node, in one pass in
+    topological order (a walk over the ancestors of each node asking was quadratic). The nodes
+    Kahn's walk could not order come last and read operands not yet answered: they sit on a cycle
+    or below one, which is a fault."""
+    answer = ctx.memo.get("faults_upstream")
+    if answer is not None:
+        return answer
+    answer = {}
     inputs = set(ctx.design.input_ids)
-    seen = set()
-    stack = [node.id]
-    while stack:
-        nid = stack.pop()
-        if nid in seen or nid in inputs:
-            continue
-        seen.add(nid)
-        if nid in ctx.faulty or nid not in ctx.nodes:
-            return True
-        stack.extend(ctx.operands.get(nid, []))
-    return False
+    nodes, faulty, operands = ctx.nodes, ctx.faulty, ctx.operands
+    for n in ctx.inf.order or ctx.design.topo_order():
+        nid = n.id
+        fault = nid in faulty
+        if not fault:
+            for o in operands.get(nid, ()):
+                if o in inputs:
+                    continue
+                if o not in nodes or answer.get(o, True):
+                    fault = True
+                    break
+        answer[nid] = fault
+    ctx.memo["faults_upstream"] = answer
+    return answer
 
 
 @node_check("shape.unknown-dim", W, "shape", "A size could not be followed",

@@ -17,17 +17,25 @@ def _seq_dims(shape, batch_first):
 
 
 def _mha_check(ctx: InferCtx, e: int, h: int, label: str):
+    # the words only when the requirement fails: finding a divisor costs more than the check
     ctx.require(h > 0 and e % h == 0, "shape.heads-divisibility",
-                f"{label} {ctx.node.id!r}: embed_dim={e} is not divisible by num_heads={h}; "
-                f"use a head count that divides {e} (e.g. {_divisor_near(e, h)})")
+                lambda: f"{label} {ctx.node.id!r}: embed_dim={e} is not divisible by num_heads={h}; "
+                        f"use a head count that divides {e}" + _divisor_hint(e, h))
 
 
-def _divisor_near(e, h):
+DIVISOR_SEARCH = 1 << 16  # candidates tried on each side of the asked head count
+
+
+def _divisor_hint(e, h) -> str:
+    """' (e.g. D)' with D the divisor of e nearest to h, searched in a window around h: the search
+    must not grow with e (embed_dim=10**10 made it walk ten billion candidates)."""
+    if not isinstance(e, int) or not isinstance(h, int) or e <= 0:
+        return ""
     best = 1
-    for c in range(1, e + 1):
+    for c in range(max(1, h - DIVISOR_SEARCH), min(e, h + DIVISOR_SEARCH) + 1):
         if e % c == 0 and abs(c - h) < abs(best - h):
             best = c
-    return best
+    return f" (e.g. {best})"
 
 
 def _mha_infer(ctx: InferCtx):

@@ -47,20 +47,28 @@ def _rnn_infer(ctx: InferCtx):
     return [out, h, c] if op == "LSTM" else [out, h]
 
 
+def _per_layers(num_layers, first, rest):
+    """first + (num_layers - 1) * rest: layers after the first are alike, so the count is a product,
+    not a loop over num_layers (10**9 layers hung the verifier)."""
+    if num_layers < 1:
+        return 0
+    return first + (num_layers - 1) * rest
+
+
 def _rnn_params(op):
     def params(a):
         g, hs = GATES[op], a["hidden_size"]
         dirs = 2 if a["bidirectional"] else 1
         proj = a.get("proj_size", 0) or 0
         h_out = proj or hs
-        total = 0
-        for layer in range(a["num_layers"]):
-            inp = a["input_size"] if layer == 0 else h_out * dirs
+
+        def layer(inp):
             per = g * hs * inp + g * hs * h_out + (2 * g * hs if a["bias"] else 0)
             if proj:
                 per += proj * hs
-            total += per * dirs
-        return total
+            return per * dirs
+
+        return _per_layers(a["num_layers"], layer(a["input_size"]), layer(h_out * dirs))
 
     return params
 
@@ -78,10 +86,10 @@ def _rnn_flops(op):
             steps_rows = x[0]
         else:
             steps_rows = D.mul(x[0], x[1])
-        per_row = 0
-        for layer in range(a["num_layers"]):
-            inp = a["input_size"] if layer == 0 else h_out * dirs
-            per_row += dirs * 2 * (g * hs * inp + g * hs * h_out + (proj * hs if proj else 0))
+        def layer(inp):
+            return dirs * 2 * (g * hs * inp + g * hs * h_out + (proj * hs if proj else 0))
+
+        per_row = _per_layers(a["num_layers"], layer(a["input_size"]), layer(h_out * dirs))
         return D.mul(steps_rows, per_row)
 
     return flops

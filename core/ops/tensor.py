@@ -106,11 +106,16 @@ def _concat_infer(stack: bool):
     return infer
 
 
+MAX_PIECES = 4096  # results of a Split the walk follows; more are unknown (each would be a result to keep)
+
+
 def _split_results(args, size):
     sec = args["split_size_or_sections"]
     if isinstance(sec, list):
-        return list(sec)
+        return list(sec) if len(sec) <= MAX_PIECES else None
     if not D.is_const(size):
+        return None
+    if size // sec > MAX_PIECES:
         return None
     return [sec] * (size // sec) + ([size % sec] if size % sec else [])
 
@@ -276,6 +281,7 @@ def _reduce_infer(ctx: InferCtx):
         if nd is None:
             return [UNKNOWN]
         norm.append(nd)
+    norm = set(norm)  # looked up once per dim: a list made this rank x len(dim)
     out = [1 if i in norm else s for i, s in enumerate(x.shape)] if keep else \
           [s for i, s in enumerate(x.shape) if i not in norm]
     return [TensorType(tuple(out), x.dtype)]

@@ -103,7 +103,9 @@ def parse_input_spec(spec) -> tuple:
         part = part.strip()
         if not part:
             continue
-        if part.lstrip("-").isdigit():
+        if part.isascii() and part.lstrip("-").isdigit():  # ascii: "²".isdigit() holds, int("²") fails
+            if len(part.lstrip("-")) > 19:
+                raise ParseFailure(f"input {spec[:60]!r}: size {part[:30]}… is past int64")
             v = int(part)
             if v < 0:
                 raise ParseFailure(f"input {spec!r}: negative size {v}")

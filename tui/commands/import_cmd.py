@@ -51,13 +51,14 @@ def _err(line: str) -> None:
 
 
 def run(args) -> int:
+    from archcurator.core import jsontext
     from archcurator.store.connection import StoreError
     from archcurator.store.importers import Defaults, ImportInputError, PyOptions, import_batches, plan
 
     py_args = None
     if getattr(args, "py_args", None):
         try:
-            py_args = json.loads(args.py_args)
+            py_args = jsontext.loads(args.py_args)
         except json.JSONDecodeError as exc:
             _err(f"--args: not JSON: {exc.msg}")
             return 2

@@ -40,13 +40,14 @@ def _fail(path, message):
 
 
 def run(args) -> int:
+    from archcurator.core import jsontext
     from archcurator.core.parse import ParseFailure, parse_input_spec, parse_source
 
     path = args.file
     entry_args = None
     if getattr(args, "entry_args", None):
         try:
-            entry_args = json.loads(args.entry_args)
+            entry_args = jsontext.loads(args.entry_args)
         except json.JSONDecodeError as exc:
             return _fail(path, f"--args is not valid JSON ({exc.msg} at column {exc.colno})")
         if not isinstance(entry_args, dict):

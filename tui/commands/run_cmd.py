@@ -57,16 +57,19 @@ def _fail_input(path, problem: str) -> int:
 
 def read_design(path: str) -> tuple[dict, str | None]:
     """(archgraph dict, record id) of FILE; raises ValueError with a one-line reason."""
+    from archcurator.core import jsontext
     from archcurator.core.graph import Design, DesignError
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        text = jsontext.read_file(path)
     except UnicodeDecodeError:
         raise ValueError("not UTF-8 text") from None
+    except jsontext.FileRefused as exc:
+        raise ValueError(str(exc)) from None
     except OSError as exc:
         raise ValueError(exc.strerror or str(exc)) from None
     try:
-        data = json.loads(text)
+        data = jsontext.loads(text)
     except json.JSONDecodeError as exc:
         raise ValueError(f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
     record_id = None

@@ -24,7 +24,7 @@ def run(args) -> int:
         return fail("verify", args.file, exc)
     report = verify_graph(design)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2))
+        print(json.dumps(report.to_dict(), indent=2, allow_nan=False))  # SPEC's JSON: no NaN, no Infinity
         return 0
     print_report(design, report)
     return 0

@@ -1,0 +1,120 @@
+"""A time budget for one unit of work: past it, `OverBudget` is raised in the thread doing it.
+
+    with Budget(10.0):
+        verify(design)        # raises OverBudget once this thread has spent 10 s of CPU on it
+
+One design of an import must not stop the import however long it would take:
+its budget ends it with a reason and the next design goes on. Signals cannot
+do this (only the main thread gets them, and the app imports from worker
+threads), so one watchdog thread per process looks at every armed budget a
+few times a second and raises `OverBudget` in a thread that has run past its
+own, through CPython's `PyThreadState_SetAsyncExc`: the exception arrives
+between two bytecodes, so a single long C call (none in the verifier) would
+delay it until it returns.
+
+The budget counts the thread's CPU time where the platform gives it
+(`time.pthread_getcpuclockid`), so a busy machine does not cut a design
+short, and wall time six times as long as a backstop for work that waits.
+`OverBudget` derives from BaseException: the verifier's `except Exception`
+(which turns a malformed argument into a finding) must not swallow it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+import time
+from dataclasses import dataclass
+
+TICK_S = 0.05  # how often the watchdog looks
+WALL_FACTOR = 6.0  # wall-time backstop, in budgets
+
+
+class OverBudget(BaseException):
+    """The unit of work ran past its budget (raised in its own thread)."""
+
+
+@dataclass
+class _Armed:
+    seconds: float
+    clock: int | None  # the thread's CPU clock, where there is one
+    cpu0: float
+    wall0: float
+    fired: bool = False
+
+
+_lock = threading.Lock()
+_armed: dict[int, _Armed] = {}  # thread ident -> its budget
+_watchdog: threading.Thread | None = None
+
+
+def _cpu_clock(tid: int) -> int | None:
+    try:
+        clock = time.pthread_getcpuclockid(tid)
+        time.clock_gettime(clock)
+        return clock
+    except (AttributeError, OSError):  # no per-thread CPU clock here: wall time only
+        return None
+
+
+def _raise_in(tid: int, exc: type | None) -> None:
+    """Raise `exc` in thread `tid` at its next bytecode; None takes back one not yet raised."""
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(exc) if exc else None)
+
+
+def _watch() -> None:
+    while True:
+        time.sleep(TICK_S)
+        now = time.monotonic()
+        with _lock:
+            for tid, a in _armed.items():
+                if a.fired:
+                    continue
+                used = now - a.wall0
+                over = used > a.seconds * WALL_FACTOR
+                if not over and a.clock is not None:
+                    try:
+                        over = time.clock_gettime(a.clock) - a.cpu0 > a.seconds
+                    except OSError:  # the thread is gone
+                        continue
+                elif not over:
+                    over = used > a.seconds
+                if over:
+                    a.fired = True
+                    _raise_in(tid, OverBudget)
+
+
+class Budget:
+    """`with Budget(seconds):` — OverBudget is raised in this thread past `seconds` of its CPU time
+    (or `WALL_FACTOR` times that of wall time). `seconds` None or <= 0: no budget."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds if seconds and seconds > 0 else None
+        self.fired = False
+
+    def __enter__(self) -> Budget:
+        global _watchdog
+        if self.seconds is None:
+            return self
+        tid = threading.get_ident()
+        clock = _cpu_clock(tid)
+        armed = _Armed(self.seconds, clock, time.clock_gettime(clock) if clock is not None else 0.0,
+                       time.monotonic())
+        with _lock:
+            _armed[tid] = armed
+            if _watchdog is None or not _watchdog.is_alive():
+                _watchdog = threading.Thread(target=_watch, name="archcurator-budget", daemon=True)
+                _watchdog.start()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        if self.seconds is None:
+            return False
+        tid = threading.get_ident()
+        with _lock:
+            armed = _armed.pop(tid, None)
+            fired = armed is not None and armed.fired
+            if fired and exc_type is not OverBudget:
+                _raise_in(tid, None)  # it ran out as the work ended: the work stands, take the exception back
+        self.fired = fired or exc_type is OverBudget
+        return False

@@ -1,0 +1,117 @@
+"""Hostile files and flags through the command line: one line naming the file (or flag) and the
+problem, exit 2, in bounded time; never a traceback, a hang on a FIFO or an endless read.
+
+Each test failed before its fix (issue 12).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "fixtures" / "tiny_cnn.json"
+MODELS = ROOT / "tests" / "parse" / "models"
+
+
+def cli(*args, timeout=120):
+    return subprocess.run([sys.executable, "-m", "archcurator", *map(str, args)], capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def one_line(r, command: str, where) -> str:
+    assert r.returncode == 2, (r.returncode, r.stdout[-500:], r.stderr[-2000:])
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in r.stderr, r.stderr
+    assert lines[0].startswith(f"archcurator {command}: {where}"), lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    p = tmp_path / "design.json"
+    os.mkfifo(p)
+    return p
+
+
+@pytest.mark.parametrize("command", [["verify"], ["run", "--check", "forward", "--no-record"]])
+def test_a_fifo_is_refused_not_waited_on(fifo, command):
+    r = cli(*command, fifo, timeout=60)
+    assert "FIFO" in one_line(r, command[0], fifo)
+
+
+@pytest.mark.parametrize("command", [["verify"], ["run", "--check", "forward", "--no-record"]])
+def test_a_link_to_an_endless_device_is_refused(tmp_path, command):
+    p = tmp_path / "zero.json"
+    p.symlink_to("/dev/zero")
+    r = cli(*command, p, timeout=60)
+    assert "device" in one_line(r, command[0], p)
+
+
+def test_a_huge_file_is_refused_before_it_is_read(tmp_path):
+    p = tmp_path / "huge.json"
+    with open(p, "wb") as fh:
+        fh.truncate(10 << 30)  # 10 GB, sparse
+    r = cli("verify", p, "--json", timeout=60)
+    assert "too large" in one_line(r, "verify", p)
+
+
+def test_run_reads_its_file_through_the_door(tmp_path):
+    p = tmp_path / "deep.json"
+    p.write_text('{"format": "archgraph/1", "meta": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    r = cli("run", p, "--check", "forward", "--no-record", "--json")
+    assert "nested deeper" in one_line(r, "run", p)
+
+
+@pytest.mark.parametrize("value,why", [
+    ("[" * 50_000 + "]" * 50_000, "nested deeper"),
+    ('{"num_classes": ' + "9" * 5000 + "}", "digits"),
+    ('{"num_classes": NaN}', "NaN"),
+], ids=["deep", "digits", "nan"])
+def test_parse_args_are_read_through_the_door(value, why):
+    r = cli("parse", MODELS / "classic.py", "--entry", "MnistNet", "--args", value, "--json")
+    assert why in one_line(r, "parse", MODELS / "classic.py")
+
+
+@pytest.mark.parametrize("value", ["2," + "9" * 5000, "2,\u00b2", "2," + "1" * 25])
+def test_parse_input_sizes_are_one_line(value):
+    r = cli("parse", MODELS / "classic.py", "--entry", "MnistNet", "--input", value, "--json")
+    one_line(r, "parse", MODELS / "classic.py")
+
+
+def test_import_args_are_read_through_the_door(tmp_path):
+    db = tmp_path / "s.duckdb"
+    r = cli("import", MODELS / "classic.py", "--entry", "MnistNet", "--args", "[" * 50_000, "--db", db)
+    assert "nested deeper" in one_line(r, "import", "--args")
+    assert not (tmp_path / "s.duckdb").exists()
+
+
+def test_import_refuses_a_fifo_named_as_a_batch_and_skips_one_in_a_folder(tmp_path):
+    folder = tmp_path / "in"
+    folder.mkdir()
+    os.mkfifo(folder / "pipe.jsonl")
+    r = cli("import", folder / "pipe.jsonl", "--db", tmp_path / "s.duckdb", timeout=60)
+    assert "not a regular file" in one_line(r, "import", folder / "pipe.jsonl")
+    (folder / "d.json").write_text(TINY.read_text())
+    r = cli("import", folder, "--db", tmp_path / "s.duckdb", "--json", timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["imported"] == ["tiny-cnn"]
+
+
+def test_a_batch_whose_first_line_is_hostile_imports_the_rest(tmp_path):
+    """`import` first asks whether a batch is a question file by reading its first line: that
+    read goes through the door too (a deep first line was a RecursionError before any import)."""
+    graph = json.loads(TINY.read_text())
+    good = json.dumps({"id": "d2", "author": "agent", "graph": graph})
+    p = tmp_path / "b.jsonl"
+    p.write_text("[" * 100_000 + "\n" + good + "\n")
+    r = cli("import", p, "--db", tmp_path / "s.duckdb")
+    assert r.returncode == 1 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.splitlines() == [f"archcurator import: {p}:1: rejected: malformed JSON at column 101: "
+                                     "nested deeper than 100 levels"]
+    assert "imported 1" in r.stdout
