@@ -80,6 +80,11 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         _fail(inf, node, "connectivity.bad-arg",
               f"{node.op} {node.id!r} has argument(s) {', '.join(unknown)} that torch.nn.{node.op} does not take")
         return
+    malformed = spec.arg_problems(node.args)
+    if malformed:
+        # checked against the op's schema before any shape rule, check or cost reads the values
+        _fail(inf, node, "connectivity.bad-arg", f"{node.op} {node.id!r}: {'; '.join(malformed)}")
+        return
     lo, hi = spec.arity
     n = len(node.inputs)
     if n < lo or (hi is not None and n > hi):

@@ -10,8 +10,18 @@ import textwrap
 
 import pytest
 
-from archcurator.core.corrupt import KINDS, clean_set, corrupt, corruption_set, ground_set, load_zoo
-from archcurator.core.ground import observe_all, run_study, summarize, verify_case
+from archcurator.core.ground import (
+    KINDS,
+    clean_set,
+    corrupt,
+    corruption_set,
+    ground_set,
+    load_zoo,
+    observe_all,
+    run_study,
+    summarize,
+    verify_case,
+)
 
 ISSUE_KINDS = {"head-divisibility", "linear-width", "conv-channels", "severed-connection", "residual-shape",
                "concat-sizes", "norm-features", "spatial-collapse", "dtype-int-into-float",
@@ -104,7 +114,7 @@ def test_each_graph_has_its_own_time_limit(study):
 
 def test_a_dead_child_costs_one_graph(monkeypatch, tmp_path, study):
     """The case in flight when the child dies is recorded as killed; a new child does the rest."""
-    from archcurator.core import ground as ground
+    from archcurator.core.ground import study as ground
 
     fake = tmp_path / "fake_child.py"
     fake.write_text(textwrap.dedent("""

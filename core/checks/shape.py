@@ -128,9 +128,11 @@ declare("connectivity.missing-arg", B, "connectivity", "Missing required argumen
         why="The design cannot be built.",
         fix="Add the argument; the op table lists every required one.")
 declare("connectivity.bad-arg", B, "connectivity", "Argument the op does not take",
-        condition="A node passes an argument its torch.nn constructor does not accept, or one of the wrong type.",
-        why="torch raises TypeError at construction; the design cannot be built.",
-        fix="Use the constructor's own argument names and types.")
+        condition="A node passes an argument its torch.nn constructor does not accept, or a value its op's "
+                  "schema refuses (wrong type, out of range, not finite, not one of the allowed strings).",
+        why="torch raises TypeError or ValueError at construction or on the first forward; the design cannot be "
+            "built or run.",
+        fix="Use the constructor's own argument names, types and ranges (the op table's schema lists them).")
 declare("connectivity.bad-result", B, "connectivity", "Reference to a result that does not exist",
         condition="`id:N` names a result index the node does not produce.",
         why="The design cannot be built.",

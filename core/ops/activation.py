@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from . import torch_build as tb
-from .base import Arg, InferCtx, OpSpec, TensorType, same_shape
+from .base import BOOL, INT, NUM, POS, Arg, Enum, Float, InferCtx, OpSpec, Optional, TensorType, same_shape
+
+INPLACE = Arg("inplace", False, BOOL)
+PROB = Float(0, 1)
 
 
 def _float_only(ctx: InferCtx):
@@ -48,29 +51,29 @@ def _act(name, args=(), infer=_float_only, accepts="float", params=None, saturat
 
 
 OPS = [
-    _act("ReLU", [Arg("inplace", False)], infer=same_shape, accepts="any"),
-    _act("ReLU6", [Arg("inplace", False)], infer=same_shape, accepts="any"),
-    _act("LeakyReLU", [Arg("negative_slope", 0.01), Arg("inplace", False)]),
-    _act("ELU", [Arg("alpha", 1.0), Arg("inplace", False)]),
-    _act("SELU", [Arg("inplace", False)]),
-    _act("GELU", [Arg("approximate", "none")]),
-    _act("SiLU", [Arg("inplace", False)]),
-    _act("Mish", [Arg("inplace", False)]),
-    _act("Hardswish", [Arg("inplace", False)]),
-    _act("Hardsigmoid", [Arg("inplace", False)], saturating=True),
-    _act("Hardtanh", [Arg("min_val", -1.0), Arg("max_val", 1.0), Arg("inplace", False)], infer=same_shape,
+    _act("ReLU", [INPLACE], infer=same_shape, accepts="any"),
+    _act("ReLU6", [INPLACE], infer=same_shape, accepts="any"),
+    _act("LeakyReLU", [Arg("negative_slope", 0.01, NUM), INPLACE]),
+    _act("ELU", [Arg("alpha", 1.0, NUM), INPLACE]),
+    _act("SELU", [INPLACE]),
+    _act("GELU", [Arg("approximate", "none", Enum("none", "tanh"))]),
+    _act("SiLU", [INPLACE]),
+    _act("Mish", [INPLACE]),
+    _act("Hardswish", [INPLACE]),
+    _act("Hardsigmoid", [INPLACE], saturating=True),
+    _act("Hardtanh", [Arg("min_val", -1.0, NUM), Arg("max_val", 1.0, NUM), INPLACE], infer=same_shape,
          accepts="any", saturating=True),
-    _act("Softplus", [Arg("beta", 1.0), Arg("threshold", 20.0)]),
+    _act("Softplus", [Arg("beta", 1.0, NUM), Arg("threshold", 20.0, NUM)]),
     _act("Tanh", infer=_promote, accepts="any", saturating=True),
     _act("Sigmoid", infer=_promote, accepts="any", saturating=True),
-    _act("PReLU", [Arg("num_parameters", 1), Arg("init", 0.25)], params=lambda a: a["num_parameters"]),
-    _act("Softmax", [Arg("dim", None)], infer=_softmax_like),
-    _act("LogSoftmax", [Arg("dim", None)], infer=_softmax_like),
-    OpSpec("Dropout", "activation", (Arg("p", 0.5), Arg("inplace", False)), _dropout, tb.module("Dropout"),
+    _act("PReLU", [Arg("num_parameters", 1, POS), Arg("init", 0.25, NUM)], params=lambda a: a["num_parameters"]),
+    _act("Softmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
+    _act("LogSoftmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
+    OpSpec("Dropout", "activation", (Arg("p", 0.5, PROB), INPLACE), _dropout, tb.module("Dropout"),
            rules=("dtype.int-into-float",)),
-    OpSpec("Dropout1d", "activation", (Arg("p", 0.5), Arg("inplace", False)), _dropout, tb.module("Dropout1d"),
+    OpSpec("Dropout1d", "activation", (Arg("p", 0.5, PROB), INPLACE), _dropout, tb.module("Dropout1d"),
            rules=("dtype.int-into-float",)),
-    OpSpec("Dropout2d", "activation", (Arg("p", 0.5), Arg("inplace", False)), _dropout, tb.module("Dropout2d"),
+    OpSpec("Dropout2d", "activation", (Arg("p", 0.5, PROB), INPLACE), _dropout, tb.module("Dropout2d"),
            rules=("dtype.int-into-float",)),
     OpSpec("Identity", "activation", (), same_shape, tb.module("Identity"), accepts="any"),
 ]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType
+from .base import BOOL, NAT, NUM, POS, UNKNOWN, Arg, Enum, Float, InferCtx, OpSpec, Optional, TensorType
 
 ATTN_RULES = ("shape.heads-divisibility", "shape.attention-width", "shape.rank", "dtype.int-into-float")
 
@@ -97,9 +97,11 @@ def _mha_flops(ctx, outs):
     return _attn_flops(n, lq, ls, e, kd, vd)
 
 
-_LAYER_ARGS = (Arg("d_model"), Arg("nhead"), Arg("dim_feedforward", 2048), Arg("dropout", 0.1),
-               Arg("activation", "relu"), Arg("layer_norm_eps", 1e-5), Arg("batch_first", False),
-               Arg("norm_first", False), Arg("bias", True))
+PROB = Float(0, 1)
+_LAYER_ARGS = (Arg("d_model", kind=NAT), Arg("nhead", kind=POS), Arg("dim_feedforward", 2048, NAT),
+               Arg("dropout", 0.1, PROB), Arg("activation", "relu", Enum("relu", "gelu")),
+               Arg("layer_norm_eps", 1e-5, NUM), Arg("batch_first", False, BOOL), Arg("norm_first", False, BOOL),
+               Arg("bias", True, BOOL))
 
 
 def _layer_infer(n_inputs: int, label: str):
@@ -162,8 +164,9 @@ def _dec_flops(ctx, outs):
 
 OPS = [
     OpSpec("MultiheadAttention", "attention",
-           (Arg("embed_dim"), Arg("num_heads"), Arg("dropout", 0.0), Arg("bias", True), Arg("add_bias_kv", False),
-            Arg("add_zero_attn", False), Arg("kdim", None), Arg("vdim", None), Arg("batch_first", False)),
+           (Arg("embed_dim", kind=NAT), Arg("num_heads", kind=POS), Arg("dropout", 0.0, PROB), Arg("bias", True, BOOL),
+            Arg("add_bias_kv", False, BOOL), Arg("add_zero_attn", False, BOOL), Arg("kdim", None, Optional(NAT)),
+            Arg("vdim", None, Optional(NAT)), Arg("batch_first", False, BOOL)),
            _mha_infer, tb.custom("MultiheadAttention"), arity=(1, 3), params=_mha_params, flops=_mha_flops,
            rules=ATTN_RULES),
     OpSpec("TransformerEncoderLayer", "attention", _LAYER_ARGS, _layer_infer(1, "TransformerEncoderLayer"),

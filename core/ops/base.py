@@ -11,6 +11,7 @@ shapes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,14 +31,128 @@ FLOAT_DTYPES = {"float32", "float16", "bfloat16", "float64", "float"}
 INT_DTYPES = {"int64", "int32", "int16", "int8", "uint8", "long", "int"}
 
 
+class Kind:
+    """What values an argument takes, as torch's constructor accepts them: `problem(v)` is None
+    for a good value, else the words "must be ..." completing the finding's sentence."""
+
+    __slots__ = ("test", "text")
+
+    def __init__(self, test: Callable[[Any], bool], text: str):
+        self.test, self.text = test, text
+
+    def problem(self, v) -> str | None:
+        try:
+            return None if self.test(v) else self.text
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            return self.text
+
+    def __repr__(self) -> str:
+        return f"Kind({self.text})"
+
+
+def _is_int(v) -> bool:
+    return type(v) is int
+
+
+def _is_num(v) -> bool:
+    return (type(v) is int or type(v) is float) and math.isfinite(v)
+
+
+def Int(lo: int | None = None, hi: int | None = None) -> Kind:  # noqa: N802 - reads as a type
+    if lo is None and hi is None:
+        return Kind(_is_int, "an int")
+    if hi is None:
+        words = {0: "an int >= 0", 1: "a positive int"}.get(lo, f"an int >= {lo}")
+        return Kind(lambda v: type(v) is int and v >= lo, words)
+    return Kind(lambda v: type(v) is int and (lo is None or v >= lo) and v <= hi,
+                f"an int in [{lo}, {hi}]" if lo is not None else f"an int <= {hi}")
+
+
+def Float(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,  # noqa: N802
+          hi_open: bool = False) -> Kind:
+    """A finite number (an int is a number) within the bounds."""
+    def test(v):
+        if not _is_num(v):
+            return False
+        if lo is not None and (v < lo or (lo_open and v == lo)):
+            return False
+        return not (hi is not None and (v > hi or (hi_open and v == hi)))
+
+    if lo is None and hi is None:
+        words = "a finite number"
+    else:
+        left = "(" if lo_open else "["
+        right = ")" if hi_open else "]"
+        words = f"a finite number in {left}{'-inf' if lo is None else lo:g}, {'inf' if hi is None else hi:g}{right}" \
+            if lo is not None and hi is not None else \
+            (f"a finite number {'>' if lo_open else '>='} {lo:g}" if lo is not None else
+             f"a finite number {'<' if hi_open else '<='} {hi:g}")
+    return Kind(test, words)
+
+
+BOOL = Kind(lambda v: type(v) is bool or (type(v) is int and v in (0, 1)), "true or false")
+ANY = Kind(lambda v: True, "anything")
+INT = Int()
+NAT = Int(0)
+POS = Int(1)
+NUM = Float()
+
+
+def Enum(*values) -> Kind:  # noqa: N802
+    allowed = frozenset(values)
+    return Kind(lambda v: type(v) is str and v in allowed, "one of " + ", ".join(repr(x) for x in values))
+
+
+def Optional(kind: Kind) -> Kind:  # noqa: N802
+    return Kind(lambda v: v is None or kind.test(v), f"null or {kind.text}")
+
+
+def OneOf(*kinds: Kind) -> Kind:  # noqa: N802
+    return Kind(lambda v: any(k.test(v) for k in kinds), " or ".join(k.text for k in kinds))
+
+
+def ListOf(kind: Kind, n: int | None = None, *, min_len: int = 0, max_len: int | None = None) -> Kind:  # noqa: N802
+    """A list (a JSON array) of values of one kind: exactly n of them, or min_len..max_len."""
+    def test(v):
+        if type(v) is not list and type(v) is not tuple:
+            return False
+        if n is not None and len(v) != n:
+            return False
+        if len(v) < min_len or (max_len is not None and len(v) > max_len):
+            return False
+        return all(kind.test(x) for x in v)
+
+    count = f"{n} " if n is not None else ""
+    return Kind(test, f"a list of {count}{kind.text.removeprefix('a ').removeprefix('an ')}s")
+
+
+def Ints(n: int, elem: Kind = POS) -> Kind:  # noqa: N802
+    """torch's _single/_pair/_triple: one int, or a list of n ints."""
+    lst = ListOf(elem, n)
+    return Kind(lambda v: elem.test(v) or lst.test(v),
+                f"{elem.text} or a list of {n} of them")
+
+
+SYMBOL = Kind(lambda v: type(v) is str and bool(v), "a symbol")
+# a size in a shape argument: an int >= 0, or a symbol of the design
+SIZE = OneOf(NAT, SYMBOL)
+
+
 @dataclass(frozen=True)
 class Arg:
     name: str
     default: Any = REQUIRED
+    kind: Kind = ANY
 
     @property
     def required(self) -> bool:
         return self.default is REQUIRED
+
+    def problem(self, v) -> str | None:
+        """Why `v` is not a value this argument takes (None when it is). The default is always good."""
+        if v is self.default and not self.required:
+            return None
+        return self.kind.problem(v)
 
 
 @dataclass(frozen=True)
@@ -148,12 +263,26 @@ class OpSpec:
     running_stats: bool = False
     accepts: str = "float"  # float | int | any: the operand dtypes torch accepts
     doc: str = ""
+    extra: Kind | None = None  # the kind of further keyword arguments (einops' axis lengths); None: none taken
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
         self.arg_names = frozenset(a.name for a in self.args)
+        self._by_name = {a.name: a for a in self.args}
         self._defaults = {a.name: a.default for a in self.args}  # in the constructor's order
         self._required = frozenset(a.name for a in self.args if a.required)
+
+    def arg_problems(self, given: dict) -> list[str]:
+        """Each given argument that is not a value torch's constructor takes: "name must be ..., got v"
+        (names the op does not take are resolve_args' `unknown`)."""
+        out = []
+        by_name = self._by_name
+        for name, v in given.items():
+            a = by_name.get(name)
+            why = a.problem(v) if a is not None else (self.extra.problem(v) if self.extra is not None else None)
+            if why is not None:
+                out.append(f"{name} must be {why}, got {_short(v)}")
+        return out
 
     def resolve_args(self, given: dict) -> tuple[dict, list[str], list[str]]:
         """Args with torch's defaults filled; (args, missing, unknown)."""
@@ -172,7 +301,15 @@ class OpSpec:
             else:
                 out[a.name] = a.default
         unknown = [k for k in given if k not in self.arg_names]
+        if self.extra is not None:
+            out.update((k, given[k]) for k in unknown)
+            unknown = []
         return out, missing, unknown
+
+
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def pair(v, n: int = 2) -> tuple:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import Arg, InferCtx, OpSpec, TensorType
+from .base import BOOL, NAT, NUM, POS, Arg, Float, InferCtx, Int, OpSpec, Optional, TensorType
 
 FLATTENING = {"Flatten", "Reshape"}
 
@@ -72,14 +72,15 @@ def _embedding_infer(ctx: InferCtx):
 OPS = [
     OpSpec(
         "Linear", "linear",
-        (Arg("in_features"), Arg("out_features"), Arg("bias", True)),
+        (Arg("in_features", kind=NAT), Arg("out_features", kind=NAT), Arg("bias", True, BOOL)),
         _linear_infer, tb.module("Linear"),
         params=_linear_params, flops=_linear_flops,
         rules=("shape.linear-width", "shape.flatten-linear-width", "dtype.int-into-float", "shape.rank"),
     ),
     OpSpec(
         "Bilinear", "linear",
-        (Arg("in1_features"), Arg("in2_features"), Arg("out_features"), Arg("bias", True)),
+        (Arg("in1_features", kind=POS), Arg("in2_features", kind=NAT), Arg("out_features", kind=NAT),
+         Arg("bias", True, BOOL)),
         _bilinear_infer, tb.module("Bilinear"), arity=(2, 2),
         params=_bilinear_params,
         rules=("shape.linear-width",),
@@ -87,8 +88,9 @@ OPS = [
     ),
     OpSpec(
         "Embedding", "linear",
-        (Arg("num_embeddings"), Arg("embedding_dim"), Arg("padding_idx", None), Arg("max_norm", None),
-         Arg("norm_type", 2.0), Arg("scale_grad_by_freq", False), Arg("sparse", False)),
+        (Arg("num_embeddings", kind=NAT), Arg("embedding_dim", kind=NAT), Arg("padding_idx", None, Optional(Int())),
+         Arg("max_norm", None, Optional(Float())), Arg("norm_type", 2.0, NUM), Arg("scale_grad_by_freq", False, BOOL),
+         Arg("sparse", False, BOOL)),
         _embedding_infer, tb.module("Embedding"),
         params=lambda a: a["num_embeddings"] * a["embedding_dim"],
         rules=("dtype.float-into-embedding",),

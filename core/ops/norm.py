@@ -6,10 +6,11 @@ from math import prod
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec
+from .base import BOOL, NAT, NUM, POS, UNKNOWN, Arg, InferCtx, ListOf, OneOf, OpSpec, Optional
 
-_BN_ARGS = (Arg("num_features"), Arg("eps", 1e-5), Arg("momentum", 0.1), Arg("affine", True),
-            Arg("track_running_stats", True))
+_BN_ARGS = (Arg("num_features", kind=NAT), Arg("eps", 1e-5, NUM), Arg("momentum", 0.1, Optional(NUM)),
+            Arg("affine", True, BOOL), Arg("track_running_stats", True, BOOL))
+NORMALIZED_SHAPE = OneOf(NAT, ListOf(NAT))
 
 
 def _bn_infer(ranks: tuple):
@@ -82,6 +83,10 @@ def _gn_infer(ctx: InferCtx):
     return [x]
 
 
+_IN_ARGS = (Arg("num_features", kind=NAT), Arg("eps", 1e-5, NUM), Arg("momentum", 0.1, Optional(NUM)),
+            Arg("affine", False, BOOL), Arg("track_running_stats", False, BOOL))
+
+
 def _in_infer(ranks):
     def infer(ctx: InferCtx):
         x = ctx.x
@@ -110,20 +115,23 @@ OPS = [
     OpSpec("BatchNorm3d", "norm", _BN_ARGS, _bn_infer((5,)), tb.module("BatchNorm3d"),
            params=_bn_params, running_stats=True, rules=("shape.norm-features", "shape.rank", "dtype.int-into-float")),
     OpSpec("LayerNorm", "norm",
-           (Arg("normalized_shape"), Arg("eps", 1e-5), Arg("elementwise_affine", True), Arg("bias", True)),
+           (Arg("normalized_shape", kind=NORMALIZED_SHAPE), Arg("eps", 1e-5, NUM), Arg("elementwise_affine", True,
+            BOOL),
+            Arg("bias", True, BOOL)),
            _ln_infer, tb.module("LayerNorm"), params=_ln_params, rules=("shape.norm-features", "dtype.int-into-float")),
     OpSpec("RMSNorm", "norm",
-           (Arg("normalized_shape"), Arg("eps", None), Arg("elementwise_affine", True)),
+           (Arg("normalized_shape", kind=NORMALIZED_SHAPE), Arg("eps", None, Optional(NUM)),
+            Arg("elementwise_affine", True, BOOL)),
            _ln_infer, tb.module("RMSNorm"),
            params=lambda a: prod(_ln_shape(a)) if a["elementwise_affine"] else 0,
            rules=("shape.norm-features", "dtype.int-into-float")),
     OpSpec("GroupNorm", "norm",
-           (Arg("num_groups"), Arg("num_channels"), Arg("eps", 1e-5), Arg("affine", True)),
+           (Arg("num_groups", kind=POS), Arg("num_channels", kind=NAT), Arg("eps", 1e-5, NUM), Arg("affine", True,
+            BOOL)),
            _gn_infer, tb.module("GroupNorm"),
            params=lambda a: 2 * a["num_channels"] if a["affine"] else 0,
            rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float")),
-    OpSpec("InstanceNorm2d", "norm", (Arg("num_features"), Arg("eps", 1e-5), Arg("momentum", 0.1),
-                                      Arg("affine", False), Arg("track_running_stats", False)),
+    OpSpec("InstanceNorm2d", "norm", _IN_ARGS,
            _in_infer((3, 4)), tb.module("InstanceNorm2d"),
            params=lambda a: 2 * a["num_features"] if a["affine"] else 0,
            rules=("shape.norm-features", "shape.rank", "dtype.int-into-float")),

@@ -6,7 +6,7 @@ import math
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType, pair
+from .base import BOOL, NAT, UNKNOWN, Arg, InferCtx, Ints, Kind, ListOf, OneOf, OpSpec, Optional, TensorType, pair
 
 POOL_RULES = ("shape.kernel-too-large", "shape.spatial-collapse", "shape.pool-padding", "shape.rank")
 
@@ -80,27 +80,42 @@ def _adaptive_infer(n: int):
     return infer
 
 
-def _max_args():
-    return (Arg("kernel_size"), Arg("stride", None), Arg("padding", 0), Arg("dilation", 1),
-            Arg("return_indices", False), Arg("ceil_mode", False))
+def _stride(n):
+    return Optional(OneOf(Ints(n), ListOf(NAT, 0)))
+
+
+def _max_args(n):
+    return (Arg("kernel_size", kind=Ints(n)), Arg("stride", None, _stride(n)), Arg("padding", 0, Ints(n, NAT)),
+            Arg("dilation", 1, Ints(n)), Arg("return_indices", False, BOOL), Arg("ceil_mode", False, BOOL))
+
+
+NONZERO = Kind(lambda v: type(v) is int and v != 0, "a non-zero int")
 
 
 def _avg_args(n):
-    base = [Arg("kernel_size"), Arg("stride", None), Arg("padding", 0), Arg("ceil_mode", False),
-            Arg("count_include_pad", True)]
+    base = [Arg("kernel_size", kind=Ints(n)), Arg("stride", None, _stride(n)), Arg("padding", 0, Ints(n, NAT)),
+            Arg("ceil_mode", False, BOOL), Arg("count_include_pad", True, BOOL)]
     if n > 1:
-        base.append(Arg("divisor_override", None))
+        base.append(Arg("divisor_override", None, Optional(NONZERO)))
     return tuple(base)
+
+
+def _output_size(n):
+    """An int, or a list of n entries each an int or null (keep the input's size)."""
+    each = Optional(NAT)
+    return OneOf(NAT, ListOf(each, n))
 
 
 OPS = []
 for _n in (1, 2, 3):
-    OPS.append(OpSpec(f"MaxPool{_n}d", "pooling", _max_args(), _pool_infer(_n, "max"), tb.module(f"MaxPool{_n}d"),
+    OPS.append(OpSpec(f"MaxPool{_n}d", "pooling", _max_args(_n), _pool_infer(_n, "max"), tb.module(f"MaxPool{_n}d"),
                       rules=POOL_RULES + (("dtype.int-into-float",) if _n == 1 else ())))
     OPS.append(OpSpec(f"AvgPool{_n}d", "pooling", _avg_args(_n), _pool_infer(_n, "avg"), tb.module(f"AvgPool{_n}d"),
                       rules=POOL_RULES))
-    OPS.append(OpSpec(f"AdaptiveAvgPool{_n}d", "pooling", (Arg("output_size"),), _adaptive_infer(_n),
+    OPS.append(OpSpec(f"AdaptiveAvgPool{_n}d", "pooling", (Arg("output_size", kind=_output_size(_n)),),
+               _adaptive_infer(_n),
                       tb.module(f"AdaptiveAvgPool{_n}d"), rules=("shape.rank", "dtype.int-into-float")))
-    OPS.append(OpSpec(f"AdaptiveMaxPool{_n}d", "pooling", (Arg("output_size"), Arg("return_indices", False)),
+    OPS.append(OpSpec(f"AdaptiveMaxPool{_n}d", "pooling", (Arg("output_size", kind=_output_size(_n)),
+               Arg("return_indices", False, BOOL)),
                       _adaptive_infer(_n), tb.module(f"AdaptiveMaxPool{_n}d"),
                       rules=("shape.rank", "dtype.int-into-float")))

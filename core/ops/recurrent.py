@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType
+from .base import BOOL, NAT, POS, UNKNOWN, Arg, Enum, Float, InferCtx, OpSpec, TensorType
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
-_COMMON = [Arg("input_size"), Arg("hidden_size"), Arg("num_layers", 1)]
-_TAIL = [Arg("bias", True), Arg("batch_first", False), Arg("dropout", 0.0), Arg("bidirectional", False)]
+_COMMON = [Arg("input_size", kind=NAT), Arg("hidden_size", kind=POS), Arg("num_layers", 1, POS)]
+_TAIL = [Arg("bias", True, BOOL), Arg("batch_first", False, BOOL), Arg("dropout", 0.0, Float(0, 1)),
+         Arg("bidirectional", False, BOOL)]
 
 
 def _args(op):
     if op == "RNN":
-        return tuple(_COMMON + [Arg("nonlinearity", "tanh")] + _TAIL)
+        return tuple(_COMMON + [Arg("nonlinearity", "tanh", Enum("tanh", "relu"))] + _TAIL)
     if op == "LSTM":
-        return tuple(_COMMON + _TAIL + [Arg("proj_size", 0)])
+        return tuple(_COMMON + _TAIL + [Arg("proj_size", 0, NAT)])
     return tuple(_COMMON + _TAIL)
 
 

@@ -4,7 +4,33 @@ from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType, broadcast
+from .base import (
+    BOOL,
+    INT,
+    NAT,
+    NUM,
+    POS,
+    SIZE,
+    SYMBOL,
+    UNKNOWN,
+    Arg,
+    Enum,
+    Float,
+    InferCtx,
+    Int,
+    Ints,
+    ListOf,
+    OneOf,
+    OpSpec,
+    Optional,
+    TensorType,
+    broadcast,
+)
+
+DIM = Arg("dim", kind=INT)
+DIMS = Optional(OneOf(INT, ListOf(INT)))
+# a target shape: sizes, symbols, and -1 for the one size torch infers
+TARGET = ListOf(OneOf(Int(-1), SYMBOL))
 
 
 def _norm_dim(ctx: InferCtx, dim, rank: int, extra: int = 0):
@@ -382,6 +408,10 @@ def _upsample_infer(ctx: InferCtx):
     return [TensorType(x.shape[:2] + tuple(out), x.dtype)]
 
 
+SCALE = Float(0, lo_open=True)
+INTERP_MODES = Enum("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+
+
 def _param_params(a):
     n = 1
     for s in a["shape"]:
@@ -396,45 +426,52 @@ OPS = [
 ] + [
     OpSpec("MatMul", "tensor", (), _matmul_infer, tb.custom("MatMul"), arity=(2, 2), flops=_matmul_flops,
            rules=("shape.matmul-inner", "shape.broadcast", "shape.rank")),
-    OpSpec("Concat", "tensor", (Arg("dim", 0),), _concat_infer(False), tb.custom("Concat"), arity=(1, None),
+    OpSpec("Concat", "tensor", (Arg("dim", 0, INT),), _concat_infer(False), tb.custom("Concat"), arity=(1, None),
            accepts="any", rules=("shape.concat-sizes", "shape.dim-range")),
-    OpSpec("Stack", "tensor", (Arg("dim", 0),), _concat_infer(True), tb.custom("Stack"), arity=(1, None),
+    OpSpec("Stack", "tensor", (Arg("dim", 0, INT),), _concat_infer(True), tb.custom("Stack"), arity=(1, None),
            accepts="any", rules=("shape.concat-sizes", "shape.dim-range")),
-    OpSpec("Split", "tensor", (Arg("split_size_or_sections"), Arg("dim", 0)), _split_infer, tb.custom("Split"),
+    OpSpec("Split", "tensor", (Arg("split_size_or_sections", kind=OneOf(POS, ListOf(NAT))), Arg("dim", 0, INT)),
+           _split_infer, tb.custom("Split"),
            accepts="any", rules=("shape.split-sizes", "shape.dim-range")),
-    OpSpec("Reshape", "tensor", (Arg("shape"),), _reshape_infer, tb.custom("Reshape"), accepts="any",
+    OpSpec("Reshape", "tensor", (Arg("shape", kind=TARGET),), _reshape_infer, tb.custom("Reshape"), accepts="any",
            rules=("shape.reshape-product",)),
-    OpSpec("Flatten", "tensor", (Arg("start_dim", 1), Arg("end_dim", -1)), _flatten_infer, tb.module("Flatten"),
+    OpSpec("Flatten", "tensor", (Arg("start_dim", 1, INT), Arg("end_dim", -1, INT)), _flatten_infer,
+           tb.module("Flatten"),
            accepts="any", rules=("shape.dim-range",)),
-    OpSpec("Unflatten", "tensor", (Arg("dim"), Arg("unflattened_size")), _unflatten_infer, tb.module("Unflatten"),
+    OpSpec("Unflatten", "tensor", (DIM, Arg("unflattened_size", kind=TARGET)), _unflatten_infer, tb.module("Unflatten"),
            accepts="any", rules=("shape.reshape-product",)),
-    OpSpec("Permute", "tensor", (Arg("dims"),), _permute_infer, tb.custom("Permute"), accepts="any",
+    OpSpec("Permute", "tensor", (Arg("dims", kind=ListOf(INT)),), _permute_infer, tb.custom("Permute"), accepts="any",
            rules=("shape.dim-range",)),
-    OpSpec("Transpose", "tensor", (Arg("dim0"), Arg("dim1")), _transpose_infer, tb.custom("Transpose"),
+    OpSpec("Transpose", "tensor", (Arg("dim0", kind=INT), Arg("dim1", kind=INT)), _transpose_infer,
+           tb.custom("Transpose"),
            accepts="any", rules=("shape.dim-range",)),
-    OpSpec("Squeeze", "tensor", (Arg("dim", None),), _squeeze_infer, tb.custom("Squeeze"), accepts="any"),
-    OpSpec("Unsqueeze", "tensor", (Arg("dim"),), _unsqueeze_infer, tb.custom("Unsqueeze"), accepts="any"),
-    OpSpec("Mean", "tensor", (Arg("dim", None), Arg("keepdim", False)), _reduce_infer, tb.custom("Mean"),
+    OpSpec("Squeeze", "tensor", (Arg("dim", None, DIMS),), _squeeze_infer, tb.custom("Squeeze"), accepts="any"),
+    OpSpec("Unsqueeze", "tensor", (DIM,), _unsqueeze_infer, tb.custom("Unsqueeze"), accepts="any"),
+    OpSpec("Mean", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Mean"),
            rules=("shape.dim-range", "dtype.int-into-float")),
-    OpSpec("Sum", "tensor", (Arg("dim", None), Arg("keepdim", False)), _reduce_infer, tb.custom("Sum"),
+    OpSpec("Sum", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Sum"),
            accepts="any", rules=("shape.dim-range",)),
-    OpSpec("Select", "tensor", (Arg("dim"), Arg("index")), _select_infer, tb.custom("Select"), accepts="any",
+    OpSpec("Select", "tensor", (DIM, Arg("index", kind=INT)), _select_infer, tb.custom("Select"), accepts="any",
            rules=("shape.dim-range", "shape.index-range")),
-    OpSpec("Slice", "tensor", (Arg("dim"), Arg("start", None), Arg("end", None), Arg("step", 1)), _slice_infer,
+    OpSpec("Slice", "tensor", (DIM, Arg("start", None, Optional(INT)), Arg("end", None, Optional(INT)),
+                                   Arg("step", 1, Optional(POS))), _slice_infer,
            tb.custom("Slice"), accepts="any", rules=("shape.dim-range",)),
-    OpSpec("Expand", "tensor", (Arg("shape"),), _expand_infer, tb.custom("Expand"), accepts="any",
+    OpSpec("Expand", "tensor", (Arg("shape", kind=TARGET),), _expand_infer, tb.custom("Expand"), accepts="any",
            rules=("shape.expand",)),
-    OpSpec("Scale", "tensor", (Arg("value"),), lambda ctx: [ctx.x], tb.custom("Scale"), accepts="any"),
-    OpSpec("Constant", "tensor", (Arg("shape"), Arg("value", 0.0)),
+    OpSpec("Scale", "tensor", (Arg("value", kind=NUM),), lambda ctx: [ctx.x], tb.custom("Scale"), accepts="any"),
+    OpSpec("Constant", "tensor", (Arg("shape", kind=ListOf(SIZE)), Arg("value", 0.0, OneOf(NUM, BOOL))),
            _source_infer(lambda a: "int64" if isinstance(a.get("value"), int) and not isinstance(a.get("value"), bool)
                          else "float32"),
            tb.custom("Constant"), arity=(0, 0), accepts="any"),
-    OpSpec("Arange", "tensor", (Arg("end"),), _source_infer(lambda a: "int64"), tb.custom("Arange"),
+    OpSpec("Arange", "tensor", (Arg("end", kind=SIZE),), _source_infer(lambda a: "int64"), tb.custom("Arange"),
            arity=(0, 0), accepts="any"),
-    OpSpec("Parameter", "tensor", (Arg("shape"),), _source_infer(lambda a: "float32"), tb.custom("Parameter"),
+    OpSpec("Parameter", "tensor", (Arg("shape", kind=ListOf(NAT)),), _source_infer(lambda a: "float32"),
+           tb.custom("Parameter"),
            arity=(0, 0), params=_param_params, accepts="any"),
-    OpSpec("Upsample", "tensor", (Arg("size", None), Arg("scale_factor", None), Arg("mode", "nearest"),
-                                  Arg("align_corners", None)), _upsample_infer, tb.module("Upsample"),
+    OpSpec("Upsample", "tensor", (Arg("size", None, Optional(OneOf(NAT, ListOf(NAT, min_len=1)))),
+                                  Arg("scale_factor", None, Optional(OneOf(SCALE, ListOf(SCALE, min_len=1)))),
+                                  Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL))),
+                                      _upsample_infer, tb.module("Upsample"),
            rules=("shape.rank", "dtype.int-into-float")),
 ]
 
@@ -467,11 +504,13 @@ def _pad_infer(n: int):
 
 
 for _n in (1, 2, 3):
-    OPS.append(OpSpec(f"ZeroPad{_n}d", "tensor", (Arg("padding"),), _pad_infer(_n), tb.module(f"ZeroPad{_n}d"),
+    OPS.append(OpSpec(f"ZeroPad{_n}d", "tensor", (Arg("padding", kind=Ints(2 * _n, INT)),), _pad_infer(_n),
+               tb.module(f"ZeroPad{_n}d"),
                       accepts="any", rules=("shape.rank", "shape.spatial-collapse")))
-    OPS.append(OpSpec(f"ConstantPad{_n}d", "tensor", (Arg("padding"), Arg("value")), _pad_infer(_n),
+    OPS.append(OpSpec(f"ConstantPad{_n}d", "tensor", (Arg("padding", kind=Ints(2 * _n, INT)), Arg("value",
+               kind=NUM)), _pad_infer(_n),
                       tb.module(f"ConstantPad{_n}d"), accepts="any", rules=("shape.rank", "shape.spatial-collapse")))
-    OPS.append(OpSpec(f"ReflectionPad{_n}d", "tensor", (Arg("padding"),), _pad_infer(_n),
+    OPS.append(OpSpec(f"ReflectionPad{_n}d", "tensor", (Arg("padding", kind=Ints(2 * _n, INT)),), _pad_infer(_n),
                       tb.module(f"ReflectionPad{_n}d"), rules=("shape.rank", "shape.spatial-collapse")))
-    OPS.append(OpSpec(f"ReplicationPad{_n}d", "tensor", (Arg("padding"),), _pad_infer(_n),
+    OPS.append(OpSpec(f"ReplicationPad{_n}d", "tensor", (Arg("padding", kind=Ints(2 * _n, INT)),), _pad_infer(_n),
                       tb.module(f"ReplicationPad{_n}d"), rules=("shape.rank", "shape.spatial-collapse")))

@@ -20,8 +20,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from archcurator.core.corrupt import ground_set
-    from archcurator.core.ground import DEFAULT_TIMEOUT, run_study, summarize
+    from archcurator.core.ground import DEFAULT_TIMEOUT, ground_set, run_study, summarize
 
     t0 = time.perf_counter()
     cases = ground_set()

@@ -1,5 +1,5 @@
 """The child of `archcurator ground`:
-``python -m archcurator.core.ground_child CASES.jsonl [--timeout S] [--device D]``.
+``python -m archcurator.core.ground.child CASES.jsonl [--timeout S] [--device D]``.
 
 Reads the study's cases (one JSON object a line, each with "case" and
 "graph"), runs every graph in torch, one after the other in this one process,
@@ -50,7 +50,7 @@ import signal
 import sys
 import time
 
-from .graph import Design, parse_ref
+from ..graph import Design, parse_ref
 
 # ops whose meta kernels skip a check their CPU kernels make (found by the study itself, and by
 # `archcurator ground --full`, which runs every graph for real): Softmax / LogSoftmax do not check
@@ -83,7 +83,7 @@ def observe(graph: dict, device: str, full: bool = False) -> dict:
     """Run one graph; the observation (status, exception class, stage)."""
     import torch
 
-    from .build import BuildError, build_module, example_inputs
+    from ..build import BuildError, build_module, example_inputs
 
     stage = "build"
     try:
@@ -128,7 +128,7 @@ def _replay(design: Design, model, values: dict, cpu_inputs: list, device: str) 
 
     import torch
 
-    from .build import module_key
+    from ..build import module_key
 
     real: dict = {}  # node/input id -> tuple of real integer results
     for spec, t in zip(design.inputs, cpu_inputs):
@@ -172,7 +172,7 @@ def pick_device(wanted: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m archcurator.core.ground_child")
+    ap = argparse.ArgumentParser(prog="python -m archcurator.core.ground.child")
     ap.add_argument("cases", help="JSONL file of cases ({'case', 'graph'}), or - for stdin")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per graph")
     ap.add_argument("--device", default="auto", help="device for what meta cannot see: auto | cpu | cuda")

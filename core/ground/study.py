@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .graph import Design
+from ..graph import Design
 
 DEFAULT_TIMEOUT = 20.0
 
@@ -78,7 +78,7 @@ class CaseResult:
 
 
 def verify_case(case: dict) -> tuple[str, list, list]:
-    from .verify import verify_graph
+    from ..verify import verify_graph
 
     report = verify_graph(Design.from_dict(case["graph"]), with_cost=True)
     fired = sorted({f.rule for f in report.findings})
@@ -89,8 +89,8 @@ def verify_case(case: dict) -> tuple[str, list, list]:
 def grounding_map(cases: Iterable[dict] | None = None) -> dict[str, list[str]]:
     """Block rule id -> ids of the cases that back it: the case claims block and its
     verification fires the rule. Smallest graph first, then by case id."""
-    from .checks import CATALOGUE
-    from .corrupt import corruption_set
+    from ..checks import CATALOGUE
+    from .kinds import corruption_set
 
     cases = corruption_set() if cases is None else cases
     found: dict[str, list] = {}
@@ -109,7 +109,7 @@ def grounding_map(cases: Iterable[dict] | None = None) -> dict[str, list[str]]:
 
 
 def child_command(cases_path: str, timeout: float, device: str, threads: int = 0, full: bool = False) -> list[str]:
-    cmd = [sys.executable, "-m", "archcurator.core.ground_child", cases_path,
+    cmd = [sys.executable, "-m", "archcurator.core.ground.child", cases_path,
            "--timeout", str(timeout), "--device", device]
     if threads:
         cmd += ["--threads", str(threads)]
@@ -236,7 +236,7 @@ def summarize(results: list[CaseResult]) -> dict:
     tn = sum(1 for r in results if not r.blocked and not r.failed)
     warn_failed = [r.case for r in results if r.verdict == "warn" and r.failed]
     per_rule: dict[str, dict] = {}
-    from .checks import CATALOGUE
+    from ..checks import CATALOGUE
 
     for r in results:
         for rule in r.fired:
