@@ -15,7 +15,15 @@ _KEY_DOT = "\u00b7"  # ModuleDict keys may not contain '.'
 
 
 class BuildError(Exception):
-    """The design cannot be built as a torch module; the message says why."""
+    """The design cannot be built as a torch module; the message says why.
+
+    `origin` is "torch" when one of torch's own constructors refused the arguments (the design would
+    fail in torch too), "builder" when this builder refused it (unknown op, missing argument, a
+    reference it cannot resolve); `node` names the node at fault, when there is one."""
+
+    def __init__(self, message: str, origin: str = "builder", node: str | None = None):
+        super().__init__(message)
+        self.origin, self.node = origin, node
 
 
 def module_key(node_id: str) -> str:
@@ -92,7 +100,7 @@ def _graph_module_class():
                 return spec.build(args)
             except Exception as exc:  # torch's constructors assert, raise TypeError, ValueError...
                 raise BuildError(f"node {node.id!r}: torch.nn.{node.op}({_fmt(args)}) failed: "
-                                 f"{type(exc).__name__}: {exc}") from exc
+                                 f"{type(exc).__name__}: {exc}", "torch", node.id) from exc
 
         @staticmethod
         def _tie(node, mod, other):
@@ -111,7 +119,11 @@ def _graph_module_class():
             env: dict[str, tuple] = {i: (t,) for i, t in zip(self.input_ids, inputs)}
             for node_id, key, refs in self.plan:
                 args = [env[r][i] for r, i in map(parse_ref, refs)]
-                out = self.layers[key](*args)
+                try:
+                    out = self.layers[key](*args)
+                except Exception as exc:
+                    exc.archgraph_node = node_id  # which node raised, for whoever observes the run
+                    raise
                 env[node_id] = _flatten(out)
             return env
 

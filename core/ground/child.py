@@ -70,20 +70,63 @@ def _alarm(signum, frame):
 
 
 def sizes_for(design: Design) -> dict:
-    """Batch symbols (dim 0) -> 2, every other symbol -> 8."""
-    out: dict = {}
-    for spec in design.inputs:
-        for i, d in enumerate(spec.shape):
-            if isinstance(d, str) and d not in out:
-                out[d] = BATCH if i == 0 else SYMBOL_SIZE
-    return out
+    """Batch symbols (dim 0) -> 2, a sequence symbol -> the declared train.seq_len, any other -> 8."""
+    from ..build import symbol_env
+
+    return symbol_env(design, batch=BATCH)
+
+
+def run_sizes(design: Design) -> dict:
+    """The sizes a differential run uses: the design's declared train.batch_size and seq_len where it
+    declares them (the verifier judges the design at those), else batch 2 and 8."""
+    from ..build import symbol_env
+
+    batch = (design.train or {}).get("batch_size")
+    return symbol_env(design, batch=batch if type(batch) is int and batch > 0 else BATCH)
+
+
+def _failure(exc, stage: str) -> dict:
+    from ..build import BuildError
+
+    if isinstance(exc, BuildError):
+        cause = exc.__cause__
+        return {"status": "failed", "origin": exc.origin, "node": exc.node, "stage": "build",
+                "exception": type(cause).__name__ if exc.origin == "torch" and cause is not None else "BuildError",
+                "message": str(exc)[:MESSAGE_MAX]}
+    return {"status": "failed", "origin": "torch", "node": getattr(exc, "archgraph_node", None), "stage": stage,
+            "exception": type(exc).__name__, "message": str(exc)[:MESSAGE_MAX]}
+
+
+def observe_eager(graph: dict, device: str = "cpu") -> dict:
+    """Build the design and run one forward for real (eager, on the CPU by default), in the mode it
+    declares (train.mode: "train", the default, or "eval"), at its declared sizes."""
+    import torch
+
+    from ..build import build_module, example_inputs
+
+    stage = "build"
+    try:
+        design = Design.from_dict(graph)
+        sizes = run_sizes(design)
+        model = build_module(design, device, sizes=sizes)
+        stage = "forward"
+        mode = (design.train or {}).get("mode", "train")
+        model.train(mode != "eval")
+        inputs = example_inputs(design, batch=sizes.get("B", BATCH), device=device, env=sizes)
+        with torch.set_grad_enabled(mode != "eval"):
+            model.forward_all(*inputs)
+        return {"status": "ok", "origin": None, "node": None, "exception": None, "message": "", "stage": stage}
+    except GraphTimeout:
+        raise
+    except Exception as exc:  # noqa: BLE001 - what torch (or the builder) raises is the observation
+        return _failure(exc, stage)
 
 
 def observe(graph: dict, device: str, full: bool = False) -> dict:
     """Run one graph; the observation (status, exception class, stage)."""
     import torch
 
-    from ..build import BuildError, build_module, example_inputs
+    from ..build import build_module, example_inputs
 
     stage = "build"
     try:
@@ -108,11 +151,8 @@ def observe(graph: dict, device: str, full: bool = False) -> dict:
         return {"status": "ok", "exception": None, "message": "", "stage": stage}
     except GraphTimeout:
         raise
-    except BuildError as exc:
-        return {"status": "failed", "exception": "BuildError", "message": str(exc)[:MESSAGE_MAX], "stage": "build"}
     except Exception as exc:  # what torch raises is the observation
-        return {"status": "failed", "exception": type(exc).__name__, "message": str(exc)[:MESSAGE_MAX],
-                "stage": stage}
+        return _failure(exc, stage)
 
 
 def _is_int(t) -> bool:
@@ -173,7 +213,11 @@ def pick_device(wanted: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m archcurator.core.ground.child")
-    ap.add_argument("cases", help="JSONL file of cases ({'case', 'graph'}), or - for stdin")
+    ap.add_argument("cases", nargs="?", default=None,
+                    help="JSONL file of cases ({'case', 'graph'}), or - for stdin")
+    ap.add_argument("--generate", default=None, metavar="FIRST:END",
+                    help="differential mode: generate the designs of seeds FIRST..END-1 (core.ground.generate), "
+                         "run each eagerly, and write each line with its graph")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per graph")
     ap.add_argument("--device", default="auto", help="device for what meta cannot see: auto | cpu | cuda")
     ap.add_argument("--full", action="store_true",
@@ -194,6 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     signal.signal(signal.SIGALRM, _alarm)
+    if args.generate:
+        return _generate_and_run(args.generate, args.timeout, out)
     src = sys.stdin if args.cases == "-" else open(args.cases, encoding="utf-8")
     with src:
         for line in src:
@@ -213,6 +259,29 @@ def main(argv: list[str] | None = None) -> int:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             obs.update(case=cid, device=device, seconds=round(time.perf_counter() - t0, 4))
             out.write(json.dumps(obs) + "\n")
+    return 0
+
+
+def _generate_and_run(seeds: str, timeout: float, out) -> int:
+    from .generate import generate
+
+    first, _, end = seeds.partition(":")
+    for seed in range(int(first), int(end)):
+        cid = f"gen-{seed}"
+        out.write(json.dumps({"start": cid}) + "\n")
+        t0 = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        graph = None
+        try:
+            graph = generate(seed)
+            obs = observe_eager(graph)
+        except GraphTimeout:
+            obs = {"status": "timeout", "origin": None, "node": None, "exception": None,
+                   "message": f"ran past {timeout:g} s", "stage": "timeout"}
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        obs.update(case=cid, device="cpu", seconds=round(time.perf_counter() - t0, 4), graph=graph)
+        out.write(json.dumps(obs) + "\n")
     return 0
 
 

@@ -35,10 +35,11 @@ class Kind:
     """What values an argument takes, as torch's constructor accepts them: `problem(v)` is None
     for a good value, else the words "must be ..." completing the finding's sentence."""
 
-    __slots__ = ("test", "text")
+    __slots__ = ("test", "text", "form")
 
-    def __init__(self, test: Callable[[Any], bool], text: str):
-        self.test, self.text = test, text
+    def __init__(self, test: Callable[[Any], bool], text: str, form: tuple = ("any",)):
+        # `form` says the same as `test`, as data: what a generator of designs draws values from
+        self.test, self.text, self.form = test, text, form
 
     def problem(self, v) -> str | None:
         try:
@@ -59,13 +60,14 @@ def _is_num(v) -> bool:
 
 
 def Int(lo: int | None = None, hi: int | None = None) -> Kind:  # noqa: N802 - reads as a type
+    form = ("int", lo, hi)
     if lo is None and hi is None:
-        return Kind(_is_int, "an int")
+        return Kind(_is_int, "an int", form)
     if hi is None:
         words = {0: "an int >= 0", 1: "a positive int"}.get(lo, f"an int >= {lo}")
-        return Kind(lambda v: type(v) is int and v >= lo, words)
+        return Kind(lambda v: type(v) is int and v >= lo, words, form)
     return Kind(lambda v: type(v) is int and (lo is None or v >= lo) and v <= hi,
-                f"an int in [{lo}, {hi}]" if lo is not None else f"an int <= {hi}")
+                f"an int in [{lo}, {hi}]" if lo is not None else f"an int <= {hi}", form)
 
 
 def Float(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,  # noqa: N802
@@ -87,10 +89,10 @@ def Float(lo: float | None = None, hi: float | None = None, *, lo_open: bool = F
             if lo is not None and hi is not None else \
             (f"a finite number {'>' if lo_open else '>='} {lo:g}" if lo is not None else
              f"a finite number {'<' if hi_open else '<='} {hi:g}")
-    return Kind(test, words)
+    return Kind(test, words, ("float", lo, hi))
 
 
-BOOL = Kind(lambda v: type(v) is bool or (type(v) is int and v in (0, 1)), "true or false")
+BOOL = Kind(lambda v: type(v) is bool or (type(v) is int and v in (0, 1)), "true or false", ("bool",))
 ANY = Kind(lambda v: True, "anything")
 INT = Int()
 NAT = Int(0)
@@ -100,15 +102,16 @@ NUM = Float()
 
 def Enum(*values) -> Kind:  # noqa: N802
     allowed = frozenset(values)
-    return Kind(lambda v: type(v) is str and v in allowed, "one of " + ", ".join(repr(x) for x in values))
+    return Kind(lambda v: type(v) is str and v in allowed, "one of " + ", ".join(repr(x) for x in values),
+                ("enum", values))
 
 
 def Optional(kind: Kind) -> Kind:  # noqa: N802
-    return Kind(lambda v: v is None or kind.test(v), f"null or {kind.text}")
+    return Kind(lambda v: v is None or kind.test(v), f"null or {kind.text}", ("optional", kind))
 
 
 def OneOf(*kinds: Kind) -> Kind:  # noqa: N802
-    return Kind(lambda v: any(k.test(v) for k in kinds), " or ".join(k.text for k in kinds))
+    return Kind(lambda v: any(k.test(v) for k in kinds), " or ".join(k.text for k in kinds), ("oneof", kinds))
 
 
 def ListOf(kind: Kind, n: int | None = None, *, min_len: int = 0, max_len: int | None = None) -> Kind:  # noqa: N802
@@ -123,17 +126,18 @@ def ListOf(kind: Kind, n: int | None = None, *, min_len: int = 0, max_len: int |
         return all(kind.test(x) for x in v)
 
     count = f"{n} " if n is not None else ""
-    return Kind(test, f"a list of {count}{kind.text.removeprefix('a ').removeprefix('an ')}s")
+    return Kind(test, f"a list of {count}{kind.text.removeprefix('a ').removeprefix('an ')}s",
+                ("list", kind, n, min_len, max_len))
 
 
 def Ints(n: int, elem: Kind = POS) -> Kind:  # noqa: N802
     """torch's _single/_pair/_triple: one int, or a list of n ints."""
     lst = ListOf(elem, n)
     return Kind(lambda v: elem.test(v) or lst.test(v),
-                f"{elem.text} or a list of {n} of them")
+                f"{elem.text} or a list of {n} of them", ("oneof", (elem, lst)))
 
 
-SYMBOL = Kind(lambda v: type(v) is str and bool(v), "a symbol")
+SYMBOL = Kind(lambda v: type(v) is str and bool(v), "a symbol", ("symbol",))
 # a size in a shape argument: an int >= 0, or a symbol of the design
 SIZE = OneOf(NAT, SYMBOL)
 
@@ -264,6 +268,7 @@ class OpSpec:
     accepts: str = "float"  # float | int | any: the operand dtypes torch accepts
     doc: str = ""
     extra: Kind | None = None  # the kind of further keyword arguments (einops' axis lengths); None: none taken
+    draw_extra: Callable | None = None  # (rng, args, operand shapes) -> further keyword arguments, for generators
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:

@@ -89,7 +89,7 @@ def _max_args(n):
             Arg("dilation", 1, Ints(n)), Arg("return_indices", False, BOOL), Arg("ceil_mode", False, BOOL))
 
 
-NONZERO = Kind(lambda v: type(v) is int and v != 0, "a non-zero int")
+NONZERO = Kind(lambda v: type(v) is int and v != 0, "a non-zero int", ("int", None, None))
 
 
 def _avg_args(n):
