@@ -59,6 +59,11 @@ def _graph_module_class():
             super().__init__()
             self.design_name = design.name
             self.input_ids = [i.id for i in design.inputs]
+            # symbols take their sizes from the inputs of each run (the same symbol is the same size
+            # everywhere); ops that read a symbol (Reshape, Expand) share this dict
+            self.sizes = dict(sizes)
+            self.symbol_dims = [(k, j, d) for k, spec in enumerate(design.inputs) for j, d in enumerate(spec.shape)
+                                if isinstance(d, str)]
             self.outputs = list(design.outputs)
             self.layers = nn.ModuleDict()
             self.plan: list[tuple[str, str, list]] = []  # (node id, module key, refs)
@@ -91,16 +96,31 @@ def _graph_module_class():
                     self._tie(node, mod, self.layers[okey])
                 else:
                     mod = self._make(node, spec, args)
+                if hasattr(mod, "sizes") and isinstance(mod.sizes, dict):
+                    mod.sizes = self.sizes
                 self.layers[key] = mod
                 self.plan.append((node.id, key, list(node.inputs)))
 
         @staticmethod
         def _make(node, spec, args):
             try:
-                return spec.build(args)
+                mod = spec.build(args)
             except Exception as exc:  # torch's constructors assert, raise TypeError, ValueError...
                 raise BuildError(f"node {node.id!r}: torch.nn.{node.op}({_fmt(args)}) failed: "
                                  f"{type(exc).__name__}: {exc}", "torch", node.id) from exc
+            par = node.extra.get("parametrize") if node.extra else None
+            if par is not None:
+                from torch.nn.utils import parametrizations
+
+                fn = getattr(parametrizations, par, None) if par in ("weight_norm", "spectral_norm") else None
+                if fn is None:
+                    raise BuildError(f"node {node.id!r}: unknown parametrization {par!r}", "builder", node.id)
+                try:
+                    mod = fn(mod)
+                except Exception as exc:  # torch refuses a module without the weight it parametrizes
+                    raise BuildError(f"node {node.id!r}: {par}({node.op}) failed: {type(exc).__name__}: {exc}",
+                                     "torch", node.id) from exc
+            return mod
 
         @staticmethod
         def _tie(node, mod, other):
@@ -117,6 +137,9 @@ def _graph_module_class():
             if len(inputs) != len(self.input_ids):
                 raise TypeError(f"{self.design_name}: expected {len(self.input_ids)} inputs, got {len(inputs)}")
             env: dict[str, tuple] = {i: (t,) for i, t in zip(self.input_ids, inputs)}
+            for k, j, sym in self.symbol_dims:
+                if j < inputs[k].dim():
+                    self.sizes[sym] = int(inputs[k].shape[j])
             for node_id, key, refs in self.plan:
                 args = [env[r][i] for r, i in map(parse_ref, refs)]
                 try:

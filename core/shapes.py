@@ -22,6 +22,8 @@ class Inference:
     params: dict = field(default_factory=dict)  # node id -> int (0 for a node that shares)
     args: dict = field(default_factory=dict)  # node id -> args with torch's defaults
     ok: set = field(default_factory=set)  # node ids whose own requirements all held
+    vocab: dict = field(default_factory=dict)  # integer input id -> the declared range of its ids
+    declared: dict = field(default_factory=dict)  # symbol -> size the design declares (declared_sizes)
     order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
 
     def type_of(self, ref: str) -> TensorType:
@@ -41,9 +43,41 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     nodes = design.node_map()
     inf.order = design.topo_order() if order is None else order
     memo: dict = {}
+    inf.declared = declared_sizes(design)
+    inf.vocab = _declared_ranges(design)
     for node in inf.order:
         _infer_node(node, nodes, inf, train, memo)
     return inf
+
+
+def _declared_ranges(design: Design) -> dict:
+    from .build import declared_id_range
+
+    out = {}
+    for spec in design.inputs:
+        if spec.dtype not in ("float32", "float16", "bfloat16", "float64", "float", "bool"):
+            v = declared_id_range(design, spec.id)
+            if type(v) is int and v > 0:
+                out[spec.id] = v
+    return out
+
+
+def declared_sizes(design: Design) -> dict:
+    """The sizes the design itself declares for its symbols: train.batch_size for the batch symbol
+    (dim 0 of an input), train.seq_len for the sequence symbol (dim 1). Conditions on symbols are
+    judged at these (core.build.symbol_env runs a design at them)."""
+    train = design.train or {}
+    batch, seq = train.get("batch_size"), train.get("seq_len")
+    out: dict = {}
+    for spec in design.inputs:
+        for i, d in enumerate(spec.shape):
+            if not isinstance(d, str) or d in out:
+                continue
+            if i == 0 and type(batch) is int and batch > 0:
+                out[d] = batch
+            elif i == 1 and type(seq) is int and seq > 0:
+                out[d] = seq
+    return out
 
 
 def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 1) -> None:  # noqa: D401
@@ -104,7 +138,9 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         in_types.append(results[idx] if results and idx < len(results) else UNKNOWN)  # = inf.type_of(ref)
         producer = nodes.get(rid)
         producers.append(producer.op if producer is not None else None)
-    ctx = InferCtx(node, args, in_types, producers, train)
+    ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
+    if inf.vocab:
+        ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
     try:
         outs = spec.infer(ctx)
         bad = _bad_results(outs)
@@ -137,13 +173,51 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
                   f"{node.op} {node.id!r}: its arguments give no valid parameter count; "
                   "use the types torch's constructor takes", len(outs))
             return
-        inf.params[node.id] = count
+        extra = parametrized_params(node, args)
+        if extra is None:
+            inf.ok.discard(node.id)
+            inf.params[node.id] = 0
+            _fail(inf, node, "connectivity.bad-arg",
+                  f"{node.op} {node.id!r}: parametrize must be \"weight_norm\" or \"spectral_norm\" on a layer with "
+                  f"a weight (Linear, Bilinear, Conv, ConvTranspose, Embedding), got {node.extra.get('parametrize')!r}",
+                  len(outs))
+            return
+        inf.params[node.id] = count + extra
     if node.id in inf.ok:
         try:
             flops = spec.flops(ctx, outs)
         except Exception:  # noqa: BLE001 - an uncountable node is left out of the quote, and said so
             flops = None
         inf.flops[node.id] = flops if flops is None or isinstance(flops, (int, str)) else None
+
+
+PARAMETRIZATIONS = ("weight_norm", "spectral_norm")
+
+
+def weight_rows(op: str, args: dict):
+    """Size of dim 0 of the layer's weight (what weight_norm's magnitude g has one value per)."""
+    if op in ("Linear", "Bilinear"):
+        return args["out_features"]
+    if op.startswith("ConvTranspose"):
+        return args["in_channels"]
+    if op.startswith("Conv"):
+        return args["out_channels"]
+    if op == "Embedding":
+        return args["num_embeddings"]
+    return None
+
+
+def parametrized_params(node: Node, args: dict) -> int | None:
+    """Parameters a node's `parametrize` adds (torch.nn.utils.parametrizations): weight_norm splits the
+    weight into a direction (same size) and a magnitude per row (+ rows); spectral_norm keeps the weight
+    as its parameter (its u, v are buffers). None: a parametrization torch cannot apply."""
+    par = node.extra.get("parametrize") if node.extra else None
+    if par is None:
+        return 0
+    rows = weight_rows(node.op, args)
+    if par not in PARAMETRIZATIONS or rows is None:
+        return None
+    return rows if par == "weight_norm" else 0
 
 
 def _memo_key(node: Node, inf: Inference):

@@ -109,6 +109,81 @@ declare("shape.shares-mismatch", B, "shape", "Shared weights of different shapes
         why="A module called twice has one set of arguments; tied weights must have one shape.",
         fix="Give the sharing node the same arguments, or tie only weights of equal shape "
             "(Linear(d, V) with Embedding(V, d)).")
+declare("shape.symbol-condition", W, "shape", "Runs only under a condition on a symbolic size",
+        condition="A symbolic size (B, T, ...) meets a constant or another symbol where torch needs them equal "
+                  "(a Linear(768) fed a width T, q @ k with T against head_dim, a residual of T and S): the design "
+                  "runs only for the sizes that satisfy the stated condition. When the design's declared sizes "
+                  "(train.batch_size, train.seq_len) violate it, or no size can satisfy it, the op's own rule "
+                  "blocks instead.",
+        why="It runs at some sizes and crashes at the others: whoever runs it at another length or batch gets the "
+            "crash.",
+        fix="Make the layer independent of the symbol (e.g. project to a fixed width), or declare the size the "
+            "design is meant for in train.")
+declare("shape.glu-odd", B, "shape", "GLU halves an odd size",
+        condition="GLU's dim has an odd size: it cannot be split into two equal halves.",
+        why="torch raises 'Halving dimension must be even'.",
+        fix="Make the size even (double the projection before the GLU).")
+declare("shape.channel-divisibility", B, "shape", "Size not divisible by the factor the op splits it by",
+        condition="PixelShuffle's channels not divisible by upscale_factor squared, PixelUnshuffle's height or width "
+                  "not divisible by downscale_factor, ChannelShuffle's channels not divisible by groups, or Fold's "
+                  "dim -2 not divisible by the kernel's area.",
+        why="torch raises on the first forward.",
+        fix="Make the size a multiple of the factor (adjust the layer before it).")
+declare("shape.fold-blocks", B, "shape", "Fold gets the wrong number of blocks",
+        condition="Fold's last input dim differs from the number of sliding blocks its output_size, kernel, stride, "
+                  "padding and dilation make.",
+        why="torch raises 'Given output_size ..., expected size of input's dimension 2 to match the calculated "
+            "number of sliding blocks'.",
+        fix="Use the same kernel, stride, padding and dilation as the Unfold that made the blocks.")
+declare("shape.single-value-statistics", B, "shape", "Batch statistics over a single value",
+        condition="In training mode, a BatchNorm sees one value per channel (batch x spatial = 1) or an "
+                  "InstanceNorm one spatial value, at the sizes the design has or declares.",
+        why="torch raises 'Expected more than 1 value per channel when training'.",
+        fix="Train with a batch (or feature map) larger than 1, or declare train.mode = \"eval\".")
+declare("shape.rnn-state", B, "shape", "Initial recurrent state of the wrong shape",
+        condition="The h_0 / c_0 operand of an RNN, LSTM or GRU (or h / c of a cell) does not have the shape "
+                  "(layers x directions, batch, hidden) the layer needs.",
+        why="torch raises 'Expected hidden size ..., got ...'.",
+        fix="Give the state the layer's (num_layers * directions, batch, hidden_size) shape.")
+declare("shape.attention-mask", B, "shape", "Attention mask of the wrong shape",
+        condition="An attention mask operand is not (L, S) or (batch * heads, L, S), or a key padding mask not "
+                  "(batch, S).",
+        why="torch raises 'The shape of the 2D attn_mask is ..., but should be ...'.",
+        fix="Build the mask for the query and key lengths (and the batch times heads for 3-D masks).")
+declare("dtype.mask", B, "dtype", "Attention mask of an integer dtype",
+        condition="An attention mask operand is neither bool nor float.",
+        why="torch takes bool and float masks only.",
+        fix="Make the mask bool (True = masked) or float (added to the scores).")
+declare("dtype.mixed", B, "dtype", "Operands of different dtypes where torch needs one",
+        condition="An Einsum's operands, or a recurrent layer's input and initial state, have different dtypes.",
+        why="torch's matmul kernels raise 'expected scalar type ... but found ...'.",
+        fix="Cast the operands to one dtype.")
+declare("dtype.index-dtype", B, "dtype", "Index or mask of the wrong dtype",
+        condition="Gather / IndexSelect / Index / MaxUnpool indices that are not integers, a MaskedFill mask or a "
+                  "Where condition that is not bool, EmbeddingBag offsets that are not integers.",
+        why="torch raises: indices must be long (or int), masks bool.",
+        fix="Cast the index to int64 or the mask to bool.")
+declare("shape.gather-sizes", B, "shape", "Index larger than the tensor it indexes",
+        condition="Gather's index is larger than its input at a dim other than `dim`, or a boolean Index mask "
+                  "does not match the dims it masks.",
+        why="torch raises 'Size does not match at dimension'.",
+        fix="Make the index no larger than the input off the gathered dim.")
+declare("shape.pad-size", B, "shape", "Padding too large for its mode",
+        condition="Reflect padding not smaller than the padded size, circular padding that wraps more than once, "
+                  "or a non-constant mode on an empty dim.",
+        why="torch raises 'Padding size should be less than the corresponding input dimension'.",
+        fix="Pad less, or use mode 'constant' / 'replicate'.")
+declare("shape.einsum-sizes", B, "shape", "Einsum equation does not fit its operands",
+        condition="An Einsum equation whose terms do not match the operands' ranks, a subscript with two sizes "
+                  "that do not broadcast, or an output subscript no input has.",
+        why="torch raises 'einsum(): ...'.",
+        fix="Write one subscript per dim of each operand, the same letter only for equal sizes.")
+declare("shape.einops-pattern", B, "shape", "einops pattern does not fit its input",
+        condition="A Rearrange / Reduce / Repeat pattern whose left side does not match the input's rank, a group "
+                  "whose lengths do not divide its dim, axes that appear on one side only (Rearrange), or new axes "
+                  "without lengths (Repeat).",
+        why="einops raises an EinopsError; the design cannot run.",
+        fix="Write one element per input dim and give the lengths of split or new axes.")
 declare("dtype.int-into-float", B, "dtype", "Integer values into a float layer",
         condition="Integer tensors (e.g. token ids) reach a Linear, convolution, normalisation, attention or "
                   "RNN, or another op torch defines on floats only (most activations, Softmax, Mean, dropout, "

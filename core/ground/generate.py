@@ -107,7 +107,7 @@ def _args(spec, operands: list, rng: random.Random, symbols: list) -> dict:
         hints = {"dims": dims, "rank": rank, "symbols": symbols, "dim_like": a.name in DIM_NAMES,
                  "perm": a.name in ("dims",)}
         out[a.name] = _draw(a.kind, rng, hints)
-    if spec.extra is not None and spec.draw_extra is not None:
+    if spec.draw_extra is not None:
         # free keyword arguments (einops' axis lengths) come with the pattern they name
         out.update(spec.draw_extra(rng, out, shapes))
     return out

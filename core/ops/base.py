@@ -137,6 +137,20 @@ def Ints(n: int, elem: Kind = POS) -> Kind:  # noqa: N802
                 f"{elem.text} or a list of {n} of them", ("oneof", (elem, lst)))
 
 
+def Nested(args: tuple) -> Kind:  # noqa: N802
+    """The arguments of another op, as an object (TransformerEncoder's encoder_layer)."""
+    names = {a.name: a for a in args}
+
+    def test(v):
+        if type(v) is not dict or not set(v) <= set(names):
+            return False
+        if any(a.required and a.name not in v for a in args):
+            return False
+        return all(names[k].problem(x) is None for k, x in v.items())
+
+    return Kind(test, "an object of the arguments " + ", ".join(names), ("nested", args))
+
+
 SYMBOL = Kind(lambda v: type(v) is str and bool(v), "a symbol", ("symbol",))
 # a size in a shape argument: an int >= 0, or a symbol of the design
 SIZE = OneOf(NAT, SYMBOL)
@@ -193,15 +207,17 @@ class Violation:
 class InferCtx:
     """What a shape rule sees: the node, its resolved args and operand types."""
 
-    __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train")
+    __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train", "declared", "value_ranges")
 
-    def __init__(self, node, args, inputs, producers=None, design_train=None):
+    def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None):
         self.node = node
         self.args = args
         self.inputs: list[TensorType] = inputs
         self.violations: list[Violation] = []
         self.producers = producers or []  # op names of the operands' nodes (None for inputs)
         self.design_train = design_train or {}
+        self.declared = declared or {}  # symbol -> the size the design declares for it (train block)
+        self.value_ranges: dict = {}  # operand index -> its ids' declared range (a design input's vocab_size)
 
     @property
     def x(self) -> TensorType:
@@ -213,6 +229,36 @@ class InferCtx:
         if cond is False:
             self.violations.append(Violation(rule, message() if callable(message) else message, [self.node.id]))
             return False
+        return True
+
+    def require_equal(self, a, b, rule: str, message, kind: str = "eq") -> bool:
+        """Sizes `a` and `b` must agree (kind "eq"), broadcast ("broadcast") or satisfy a <= b ("le").
+        Two constants decide it; a symbol meeting a constant or another symbol is a condition on the
+        symbol's size: a block when the design's declared sizes violate it or no size satisfies it,
+        else a warn that states it ("runs only when T = 768"). Returns False when it blocked."""
+        c = D.condition(kind, a, b)
+        if c is None or c is True:
+            return True
+        if c is False:
+            return self.require(False, rule, message)
+        return self.on_condition(c, rule, message)
+
+    def on_condition(self, c, rule: str, message) -> bool:
+        label = f"{self.node.op} {self.node.id!r}"
+        declared = D.holds(c, self.declared) if self.declared else None
+        if declared is False:
+            sizes = ", ".join(f"{k} = {v}" for k, v in self.declared.items() if k in
+                              D.symbols_of(c.lhs) + D.symbols_of(c.rhs))
+            return self.require(False, rule, lambda: f"{message() if callable(message) else message}; it runs only "
+                                                     f"when {c.text()}, and the design declares {sizes}")
+        if declared is None and not D.satisfiable(c, self.declared):
+            return self.require(False, rule, lambda: f"{message() if callable(message) else message}; it runs only "
+                                                     f"when {c.text()}, which no size satisfies")
+        why = message() if callable(message) else message
+        self.violations.append(Violation(
+            "shape.symbol-condition",
+            f"{label} runs only when {c.text()}" + (" (the declared sizes satisfy it)" if declared else "") +
+            f": {why}", [self.node.id], "warn"))
         return True
 
     def warn(self, rule: str, message: str) -> None:
@@ -328,8 +374,10 @@ def same_shape(ctx: InferCtx) -> list[TensorType]:
     return [ctx.x]
 
 
-def broadcast(a: tuple, b: tuple) -> tuple[tuple | None, str | None]:
-    """Broadcast two shapes; (shape, None) or (None, reason) when they cannot."""
+def broadcast(a: tuple, b: tuple, conditions: list | None = None) -> tuple[tuple | None, str | None]:
+    """Broadcast two shapes; (shape, None) or (None, reason) when they cannot. A symbol against
+    another size broadcasts only when they are equal or one is 1: that condition is appended to
+    `conditions` (when given) and the result takes the constant side."""
     out = []
     ra, rb = len(a), len(b)
     for i in range(1, max(ra, rb) + 1):
@@ -343,6 +391,10 @@ def broadcast(a: tuple, b: tuple) -> tuple[tuple | None, str | None]:
             return None, f"size {da} against {db} at dim {-i}"
         elif da is None:
             out.append(db)
-        else:
+        elif db is None or da == db:
             out.append(da)
+        else:
+            if conditions is not None:
+                conditions.append(D.Condition("broadcast", da, db))
+            out.append(db if D.is_const(db) else da)
     return tuple(reversed(out)), None

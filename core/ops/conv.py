@@ -42,7 +42,7 @@ def _check_common(ctx: InferCtx, n: int, op: str):
     if not ctx.need_rank(x, (n + 1, n + 2)):
         return None
     ch = x.shape[-n - 1]
-    ctx.require(not D.differ(ch, a["in_channels"]), "shape.conv-channels",
+    ctx.require_equal(ch, a["in_channels"], "shape.conv-channels",
                 lambda: f"{op} {ctx.node.id!r} expects {a['in_channels']} input channels but its input "
                 f"{D.fmt_shape(x.shape)} has {ch}; set in_channels={ch} or fix the layer before it")
     return x.shape

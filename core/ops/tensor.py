@@ -14,8 +14,6 @@ from .base import (
     SYMBOL,
     UNKNOWN,
     Arg,
-    Enum,
-    Float,
     InferCtx,
     Int,
     Ints,
@@ -26,6 +24,7 @@ from .base import (
     TensorType,
     broadcast,
 )
+from .functional import INTERP_MODES, SCALE, interpolate_infer
 
 DIM = Arg("dim", kind=INT)
 DIMS = Optional(OneOf(INT, ListOf(INT)))
@@ -56,11 +55,17 @@ def _binary_infer(ctx: InferCtx):
         dtype = "float32"
     if a.shape is None or b.shape is None:
         return [TensorType(None, dtype)]
-    out, why = broadcast(a.shape, b.shape)
+    conds: list = []
+    out, why = broadcast(a.shape, b.shape, conds)
+    words = (f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)}, "
+             f"which cannot broadcast ({why}); project one side (e.g. a 1x1 conv or Linear) to match")
     if out is None:
-        return ctx.fail("shape.broadcast",
-                        f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)}, "
-                        f"which cannot broadcast ({why}); project one side (e.g. a 1x1 conv or Linear) to match")
+        return ctx.fail("shape.broadcast", words)
+    for c in conds:
+        if not ctx.on_condition(c, "shape.broadcast",
+                                f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and "
+                                f"{D.fmt_shape(b.shape)}"):
+            return [UNKNOWN]
     return [TensorType(out, dtype)]
 
 
@@ -74,11 +79,16 @@ def _matmul_infer(ctx: InferCtx):
         return ctx.fail("shape.rank", f"MatMul {ctx.node.id!r}: operands must be at least 1-D")
     sa = a.shape if len(a.shape) > 1 else (1,) + a.shape
     sb = b.shape if len(b.shape) > 1 else b.shape + (1,)
-    if D.differ(sa[-1], sb[-2]):
-        return ctx.fail("shape.matmul-inner",
-                        f"MatMul {ctx.node.id!r}: inner sizes differ: {D.fmt_shape(a.shape)} @ {D.fmt_shape(b.shape)} "
-                        f"({sa[-1]} vs {sb[-2]}); transpose one operand or fix its width")
-    batch, why = broadcast(sa[:-2], sb[:-2])
+    if not ctx.require_equal(sa[-1], sb[-2], "shape.matmul-inner",
+                             f"MatMul {ctx.node.id!r}: inner sizes differ: {D.fmt_shape(a.shape)} @ "
+                             f"{D.fmt_shape(b.shape)} ({sa[-1]} vs {sb[-2]}); transpose one operand or fix its width"):
+        return [UNKNOWN]
+    conds: list = []
+    batch, why = broadcast(sa[:-2], sb[:-2], conds)
+    for c in conds:
+        if not ctx.on_condition(c, "shape.broadcast", f"MatMul {ctx.node.id!r}: batch dims {D.fmt_shape(sa[:-2])} "
+                                                      f"and {D.fmt_shape(sb[:-2])}"):
+            return [UNKNOWN]
     if batch is None:
         return ctx.fail("shape.broadcast",
                         f"MatMul {ctx.node.id!r}: batch dims {D.fmt_shape(sa[:-2])} and {D.fmt_shape(sb[:-2])} "
@@ -113,11 +123,12 @@ def _concat_infer(stack: bool):
         out = list(ts[0].shape)
         for t in ts[1:]:
             for i, (u, v) in enumerate(zip(out, t.shape)):
-                if (stack or i != dim) and D.differ(u, v):
-                    return ctx.fail("shape.concat-sizes",
-                                    f"{ctx.node.op} {ctx.node.id!r} along dim {ctx.args['dim']}: operands differ at "
-                                    f"dim {i} ({', '.join(D.fmt_shape(t.shape) for t in ts)}); all sizes but the "
-                                    "joined dim must agree")
+                if (stack or i != dim) and not ctx.require_equal(
+                        u, v, "shape.concat-sizes",
+                        f"{ctx.node.op} {ctx.node.id!r} along dim {ctx.args['dim']}: operands differ at "
+                        f"dim {i} ({', '.join(D.fmt_shape(t.shape) for t in ts)}); all sizes but the "
+                        "joined dim must agree"):
+                    return [UNKNOWN]
                 if u is None:
                     out[i] = v
         if stack:
@@ -181,17 +192,10 @@ def _reshape_infer(ctx: InferCtx):
                             f"which is not a multiple of {known} for target {target}")
         fill = D.exact_div(total, known)
         target = [fill if t == -1 else t for t in target]
-    else:
-        if D.is_const(total) and D.is_const(known) and total != known:
-            return ctx.fail("shape.reshape-product",
-                            f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} has {total} elements but target "
-                            f"{target} holds {known}; make the products agree")
-        if D.is_sym(total) and D.is_sym(known) and total != known:
-            q = D.exact_div(total, known)
-            if D.is_const(q) and q != 1:
-                return ctx.fail("shape.reshape-product",
-                                f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} ({total}) does not match target "
-                                f"{target} ({known})")
+    elif not ctx.require_equal(total, known, "shape.reshape-product",
+                               f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} has {total} elements but target "
+                               f"{target} holds {known}; make the products agree"):
+        return [UNKNOWN]
     return [TensorType(tuple(target), x.dtype)]
 
 
@@ -380,36 +384,7 @@ def _source_infer(dtype_of):
     return infer
 
 
-def _upsample_infer(ctx: InferCtx):
-    x, a = ctx.x, ctx.args
-    ctx.require(not x.is_int, "dtype.int-into-float",
-                lambda: f"Upsample {ctx.node.id!r} receives integer {x.dtype} values; torch interpolates floats only "
-                "— cast first")
-    if x.shape is None:
-        return [x]
-    n = len(x.shape) - 2
-    if n < 1:
-        return ctx.fail("shape.rank", f"Upsample {ctx.node.id!r} needs a batched input with spatial dims")
-    if a["size"] is not None:
-        sz = a["size"] if isinstance(a["size"], (list, tuple)) else [a["size"]] * n
-        return [TensorType(x.shape[:2] + tuple(sz), x.dtype)]
-    sf = a["scale_factor"]
-    if sf is None:
-        return ctx.fail("connectivity.missing-arg", f"Upsample {ctx.node.id!r} needs size or scale_factor")
-    sfs = sf if isinstance(sf, (list, tuple)) else [sf] * n
-    out = []
-    for s, f in zip(x.shape[2:], sfs):
-        if D.is_const(s):
-            out.append(int(s * f))
-        elif float(f).is_integer():
-            out.append(D.mul(s, int(f)))
-        else:
-            out.append(None)
-    return [TensorType(x.shape[:2] + tuple(out), x.dtype)]
-
-
-SCALE = Float(0, lo_open=True)
-INTERP_MODES = Enum("nearest", "linear", "bilinear", "bicubic", "trilinear", "area", "nearest-exact")
+_upsample_infer = interpolate_infer
 
 
 def _param_params(a):
@@ -438,7 +413,7 @@ OPS = [
     OpSpec("Flatten", "tensor", (Arg("start_dim", 1, INT), Arg("end_dim", -1, INT)), _flatten_infer,
            tb.module("Flatten"),
            accepts="any", rules=("shape.dim-range",)),
-    OpSpec("Unflatten", "tensor", (DIM, Arg("unflattened_size", kind=TARGET)), _unflatten_infer, tb.module("Unflatten"),
+    OpSpec("Unflatten", "tensor", (DIM, Arg("unflattened_size", kind=ListOf(Int(-1), min_len=1))), _unflatten_infer, tb.module("Unflatten"),
            accepts="any", rules=("shape.reshape-product",)),
     OpSpec("Permute", "tensor", (Arg("dims", kind=ListOf(INT)),), _permute_infer, tb.custom("Permute"), accepts="any",
            rules=("shape.dim-range",)),
@@ -472,29 +447,40 @@ OPS = [
                                   Arg("scale_factor", None, Optional(OneOf(SCALE, ListOf(SCALE, min_len=1)))),
                                   Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL))),
                                       _upsample_infer, tb.module("Upsample"),
-           rules=("shape.rank", "dtype.int-into-float")),
+           rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse")),
 ]
 
 
 # ---- padding ----------------------------------------------------------------
-def _pad_infer(n: int):
+def _pad_infer(n: int, mode: str):
+    """The padding layers: Zero/ConstantPad take any rank >= n; Reflection/Replication/CircularPad take
+    n + 1 or n + 2 dims; reflection pads must be smaller than the size they reflect, circular ones at
+    most that size."""
     def infer(ctx: InferCtx):
         x = ctx.x
         if x.shape is None:
             return [x]
-        if len(x.shape) not in (n + 1, n + 2):
-            return ctx.fail("shape.rank", f"{ctx.node.op} {ctx.node.id!r} expects a {n + 1}-D or {n + 2}-D input, "
+        r = len(x.shape)
+        if (mode == "constant" and r < n) or (mode != "constant" and r not in (n + 1, n + 2)):
+            want = f"at least {n}-D" if mode == "constant" else f"{n + 1}-D or {n + 2}-D"
+            return ctx.fail("shape.rank", f"{ctx.node.op} {ctx.node.id!r} expects a {want} input, "
                                           f"got {D.fmt_shape(x.shape)}")
         pad = ctx.args["padding"]
         pads = list(pad) if isinstance(pad, (list, tuple)) else [pad] * (2 * n)
-        if len(pads) != 2 * n:
-            return ctx.fail("connectivity.bad-arg",
-                            f"{ctx.node.op} {ctx.node.id!r}: padding needs {2 * n} values, got {pads}")
         s = list(x.shape)
         # torch's order: last dim first (left, right), then the one before it
         for i in range(n):
             dim = len(s) - 1 - i
-            s[dim] = D.add(s[dim], pads[2 * i] + pads[2 * i + 1])
+            left, right = pads[2 * i], pads[2 * i + 1]
+            size = s[dim]
+            if mode == "reflect" and D.is_const(size) and (left >= size or right >= size or -left >= size
+                                                           or -right >= size):
+                return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: reflection padding ({left}, "
+                                                  f"{right}) must be smaller than the size {size} of dim {dim}")
+            if mode == "circular" and D.is_const(size) and (left > size or right > size):
+                return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: circular padding ({left}, "
+                                                  f"{right}) may wrap at most once around size {size}")
+            s[dim] = D.add(size, left + right)
             if D.is_const(s[dim]) and s[dim] <= 0:
                 return ctx.fail("shape.spatial-collapse",
                                 f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size {s[dim]}")
@@ -503,14 +489,18 @@ def _pad_infer(n: int):
     return infer
 
 
+PAD_RULES = ("shape.rank", "shape.spatial-collapse", "shape.pad-size")
 for _n in (1, 2, 3):
-    OPS.append(OpSpec(f"ZeroPad{_n}d", "tensor", (Arg("padding", kind=Ints(2 * _n, INT)),), _pad_infer(_n),
-               tb.module(f"ZeroPad{_n}d"),
-                      accepts="any", rules=("shape.rank", "shape.spatial-collapse")))
-    OPS.append(OpSpec(f"ConstantPad{_n}d", "tensor", (Arg("padding", kind=Ints(2 * _n, INT)), Arg("value",
-               kind=NUM)), _pad_infer(_n),
-                      tb.module(f"ConstantPad{_n}d"), accepts="any", rules=("shape.rank", "shape.spatial-collapse")))
-    OPS.append(OpSpec(f"ReflectionPad{_n}d", "tensor", (Arg("padding", kind=Ints(2 * _n, INT)),), _pad_infer(_n),
-                      tb.module(f"ReflectionPad{_n}d"), rules=("shape.rank", "shape.spatial-collapse")))
-    OPS.append(OpSpec(f"ReplicationPad{_n}d", "tensor", (Arg("padding", kind=Ints(2 * _n, INT)),), _pad_infer(_n),
-                      tb.module(f"ReplicationPad{_n}d"), rules=("shape.rank", "shape.spatial-collapse")))
+    _padding = Arg("padding", kind=Ints(2 * _n, INT))
+    OPS += [
+        OpSpec(f"ZeroPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "constant"), tb.module(f"ZeroPad{_n}d"),
+               accepts="any", rules=PAD_RULES),
+        OpSpec(f"ConstantPad{_n}d", "tensor", (_padding, Arg("value", kind=NUM)), _pad_infer(_n, "constant"),
+               tb.module(f"ConstantPad{_n}d"), accepts="any", rules=PAD_RULES),
+        OpSpec(f"ReflectionPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "reflect"),
+               tb.module(f"ReflectionPad{_n}d"), accepts="any", rules=PAD_RULES),
+        OpSpec(f"ReplicationPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "replicate"),
+               tb.module(f"ReplicationPad{_n}d"), accepts="any", rules=PAD_RULES),
+        OpSpec(f"CircularPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "circular"), tb.module(f"CircularPad{_n}d"),
+               accepts="any", rules=PAD_RULES),
+    ]
