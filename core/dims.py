@@ -240,7 +240,8 @@ _OPERATORS = _re.compile(r"[()+*/\s]+|(?<=[\w)])-")
 
 @_dataclass(frozen=True)
 class Condition:
-    """`lhs = rhs` (kind "eq"), `lhs = rhs or either is 1` (kind "broadcast"), `lhs <= rhs` (kind "le")."""
+    """`lhs = rhs` (kind "eq"), `lhs = rhs or either is 1` (kind "broadcast"), `lhs <= rhs` (kind "le"),
+    `lhs` a multiple of `rhs` (kind "multiple")."""
 
     kind: str
     lhs: Dim
@@ -250,6 +251,8 @@ class Condition:
         a, b = fmt(self.lhs), fmt(self.rhs)
         if self.kind == "le":
             return f"{a} <= {b}"
+        if self.kind == "multiple":
+            return f"{a} is a multiple of {b}"
         if self.kind == "broadcast":
             ones = " or ".join(f"{x} = 1" for x in (a, b) if not x.lstrip("-").isdigit())
             return f"{a} = {b}" + (f" (or {ones})" if ones else "")
@@ -258,6 +261,8 @@ class Condition:
     def check(self, a: int, b: int) -> bool:
         if self.kind == "le":
             return a <= b
+        if self.kind == "multiple":
+            return b != 0 and a % b == 0
         if self.kind == "broadcast":
             return a == b or a == 1 or b == 1
         return a == b

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from .graph import Design, Node, parse_ref
 from .ops import OP_TABLE
 from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
+from .ops.dtype_support import refused_dtype, supported
 
 
 @dataclass
@@ -45,6 +46,7 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     memo: dict = {}
     inf.declared = declared_sizes(design)
     inf.vocab = _declared_ranges(design)
+    inf.vocab[None] = None  # never empty: ranges are followed from Arange too
     for node in inf.order:
         _infer_node(node, nodes, inf, train, memo)
     return inf
@@ -104,7 +106,12 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
               f"node {node.id!r} uses op {node.op!r}, which the op table does not know; "
               "use a torch.nn class name or a tensor op of archgraph/1")
         return
-    args, missing, unknown = spec.resolve_args(node.args)
+    own_args = node.args
+    other = nodes.get(node.shares) if node.shares is not None else None
+    if other is not None and other.op == node.op and other.id != node.id:
+        # a module called twice is one module: the shared one's arguments are the ones that run
+        own_args = other.args
+    args, missing, unknown = spec.resolve_args(own_args)
     inf.args[node.id] = args
     if missing:
         _fail(inf, node, "connectivity.missing-arg",
@@ -114,7 +121,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         _fail(inf, node, "connectivity.bad-arg",
               f"{node.op} {node.id!r} has argument(s) {', '.join(unknown)} that torch.nn.{node.op} does not take")
         return
-    malformed = spec.arg_problems(node.args)
+    malformed = spec.arg_problems(own_args)
     if malformed:
         # checked against the op's schema before any shape rule, check or cost reads the values
         _fail(inf, node, "connectivity.bad-arg", f"{node.op} {node.id!r}: {'; '.join(malformed)}")
@@ -138,9 +145,27 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         in_types.append(results[idx] if results and idx < len(results) else UNKNOWN)  # = inf.type_of(ref)
         producer = nodes.get(rid)
         producers.append(producer.op if producer is not None else None)
+    declared_args = args
+    if other is not None and other.op != node.op:
+        args = _tied_args(node, other, args, inf)
+    mode = train.get("mode", "train") if type(train) is dict else "train"
+    refused = refused_dtype(node.op, [t.dtype for t in in_types], mode) \
+        if not any(t.shape is not None and 0 in t.shape for t in in_types) else None
+    if refused is not None:
+        integer = refused not in ("float32", "float64", "float16", "bfloat16", "float")
+        _fail(inf, node, "dtype.int-into-float" if integer else "dtype.unsupported",
+              f"{node.op} {node.id!r} receives {refused} values, which torch's {node.op} does not take"
+              + (" in training mode" if mode != "eval" and supported(node.op, refused, "eval") else "")
+              + ("; cast them to float (or embed token ids)" if integer else
+                 "; cast them to float32 (its weights' dtype) or to a dtype it takes"))
+        return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
     if inf.vocab:
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
+        if node.op == "Arange":
+            inf.vocab[node.id] = args.get("end")
+        elif node.op in VALUE_VIEWS and node.inputs and node.inputs[0] in inf.vocab:
+            inf.vocab[node.id] = inf.vocab[node.inputs[0]]
     try:
         outs = spec.infer(ctx)
         bad = _bad_results(outs)
@@ -159,8 +184,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             inf.ok.add(node.id)
     inf.types[node.id] = outs
     if node.shares is not None:
-        _check_shares(node, nodes, inf)
-        inf.params[node.id] = _own_params_when_tied(node, nodes, spec, args)
+        _check_shares(node, nodes, inf, declared_args)
+        inf.params[node.id] = _own_params_when_tied(node, nodes, spec, declared_args)
     else:
         try:
             count = spec.params(args)
@@ -192,6 +217,9 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
 
 
 PARAMETRIZATIONS = ("weight_norm", "spectral_norm")
+# ops whose results hold values of their first operand only: an id range passes through them
+VALUE_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "Flatten", "Unflatten", "Permute",
+               "Transpose", "Identity", "Tile", "Roll", "Index", "Repeat", "Rearrange"}
 
 
 def weight_rows(op: str, args: dict):
@@ -284,26 +312,65 @@ def weight_shape(op: str, args: dict):
     return None
 
 
-def _check_shares(node: Node, nodes: dict, inf: Inference) -> None:
+def _tied_args(node: Node, other: Node, args: dict, inf: Inference) -> dict:
+    """A layer tied to another op's weight (a Linear head on an Embedding's table) runs with that
+    weight: its sizes are the weight's, whatever it declares."""
+    theirs = OP_TABLE[other.op].resolve_args(other.args)[0] if other.op in OP_TABLE else None
+    w = weight_shape(other.op, theirs) if theirs is not None else None
+    if w is None or not all(type(v) is int for v in w):
+        return args
+    out = dict(args)
+    if node.op == "Linear":
+        out["out_features"], out["in_features"] = w
+    elif node.op == "Embedding":
+        out["num_embeddings"], out["embedding_dim"] = w
+    return out
+
+
+def _check_shares(node: Node, nodes: dict, inf: Inference, declared: dict) -> None:
+    """What torch does with a shared weight: the shared one wins. A module called twice runs with the
+    first call's arguments; a tied layer with the other's weight. What the sharing node declares
+    otherwise is ignored (a warn naming it), unless it cannot run: a tied Linear's own bias must fit the
+    tied weight's rows, and tying needs two weights of one kind (Linear / Embedding)."""
     other = nodes.get(node.shares)
     if other is None or other.id == node.id:
         return  # reported by the structural pass
-    mine, theirs = inf.args.get(node.id), inf.args.get(other.id)
-    if mine is None or theirs is None:
+    theirs = inf.args.get(other.id) or (OP_TABLE[other.op].resolve_args(other.args)[0]
+                                        if other.op in OP_TABLE else None)
+    if theirs is None:
         return
     if other.op == node.op:
-        if mine != theirs:
-            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        given = node.args
+        diff = sorted(k for k in given if k in theirs and given[k] != theirs[k])
+        if diff:
             inf.violations.append(Violation(
-                "shape.shares-mismatch",
-                f"{node.op} {node.id!r} shares {other.id!r} but their arguments differ ({', '.join(diff)}); "
-                "a module called twice has one set of arguments",
-                [node.id, other.id]))
+                "shape.shares-ignored",
+                f"{node.op} {node.id!r} shares {other.id!r}, so it runs as {other.id!r}: its own "
+                f"{', '.join(f'{k}={given[k]!r}' for k in diff)} "
+                f"{'is' if len(diff) == 1 else 'are'} ignored (torch calls the one module twice)",
+                [node.id, other.id], "warn"))
         return
-    a, b = weight_shape(node.op, mine), weight_shape(other.op, theirs)
-    if a is None or b is None or a != b:
+    a, b = weight_shape(node.op, declared), weight_shape(other.op, theirs)
+    if a is None or b is None:
         inf.violations.append(Violation(
             "shape.shares-mismatch",
-            f"{node.op} {node.id!r} ties its weight to {other.op} {other.id!r}, but the weights' shapes "
-            f"{a} and {b} differ; tied weights must have the same shape",
+            f"{node.op} {node.id!r} ties its weight to {other.op} {other.id!r}; only Linear and Embedding weights "
+            "are tied in a design (the other layers' weights do not fit each other's kernels)",
             [node.id, other.id]))
+        return
+    if node.op == "Linear" and declared.get("bias") and declared["out_features"] not in (b[0], 1):
+        inf.violations.append(Violation(
+            "shape.shares-mismatch",
+            f"Linear {node.id!r} ties its weight to {other.op} {other.id!r} ({b[0]} rows) but keeps its own bias of "
+            f"out_features={declared['out_features']}, which cannot be added to {b[0]} outputs; set out_features="
+            f"{b[0]} or bias=false",
+            [node.id, other.id]))
+        return
+    if a != b:
+        names = ("out_features", "in_features") if node.op == "Linear" else ("num_embeddings", "embedding_dim")
+        ignored = [f"{n}={declared[n]}" for n, x, y in zip(names, a, b) if x != y]
+        inf.violations.append(Violation(
+            "shape.shares-ignored",
+            f"{node.op} {node.id!r} ties its weight to {other.op} {other.id!r}, whose weight is {list(b)}: its own "
+            f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} ignored (the tied weight wins)",
+            [node.id, other.id], "warn"))

@@ -103,12 +103,20 @@ declare("shape.arity", B, "shape", "Wrong number of operands",
         condition="A node lists more or fewer operands in `in` than its op takes.",
         why="The op cannot be called with those operands.",
         fix="List exactly the operands the op takes, in order.")
-declare("shape.shares-mismatch", B, "shape", "Shared weights of different shapes",
-        condition="A node that `shares` another uses different arguments (same op) or a weight of another "
-                  "shape (weight tying).",
-        why="A module called twice has one set of arguments; tied weights must have one shape.",
-        fix="Give the sharing node the same arguments, or tie only weights of equal shape "
-            "(Linear(d, V) with Embedding(V, d)).")
+declare("shape.shares-mismatch", B, "shape", "Tied weight that cannot run",
+        condition="A node ties its weight (`shares` of another op) where torch cannot use it: a tied Linear whose "
+                  "own bias (out_features) does not fit the tied weight's rows, or a tie between layers other "
+                  "than Linear and Embedding.",
+        why="The forward adds a bias of the wrong size, or feeds a kernel a weight of the wrong rank: torch raises.",
+        fix="Set the tied Linear's out_features to the tied weight's rows (or bias=false); tie only a Linear and "
+            "an Embedding (Linear(d, V) with Embedding(V, d)).")
+declare("shape.shares-ignored", W, "shape", "Shared weight overrides what the node declares",
+        condition="A node that `shares` another declares arguments the shared weight overrides: a module called "
+                  "twice with other arguments, or a tied Linear / Embedding declared with sizes other than the "
+                  "tied weight's.",
+        why="It runs (the shared weight wins), but the declared sizes are ignored: the design does not say what "
+            "runs.",
+        fix="Declare the shared layer's own arguments on the sharing node (or drop them).")
 declare("shape.symbol-condition", W, "shape", "Runs only under a condition on a symbolic size",
         condition="A symbolic size (B, T, ...) meets a constant or another symbol where torch needs them equal "
                   "(a Linear(768) fed a width T, q @ k with T against head_dim, a residual of T and S): the design "
@@ -184,6 +192,11 @@ declare("shape.einops-pattern", B, "shape", "einops pattern does not fit its inp
                   "without lengths (Repeat).",
         why="einops raises an EinopsError; the design cannot run.",
         fix="Write one element per input dim and give the lengths of split or new axes.")
+declare("dtype.unsupported", B, "dtype", "A float dtype the op's kernels do not take",
+        condition="An op is fed float64, float16 or bfloat16 data its torch kernels refuse (measured per op in "
+                  "core/ops/dtype_support.py): typically a layer with float32 weights fed another float dtype.",
+        why="torch raises 'expected scalar type Float' / 'mat1 and mat2 must have the same dtype' / 'mixed dtype'.",
+        fix="Cast the input to float32, or build the layer in the input's dtype.")
 declare("dtype.int-into-float", B, "dtype", "Integer values into a float layer",
         condition="Integer tensors (e.g. token ids) reach a Linear, convolution, normalisation, attention or "
                   "RNN, or another op torch defines on floats only (most activations, Softmax, Mean, dropout, "
@@ -299,8 +312,8 @@ def _unknown_dim(node, ctx):
 
 
 @node_check("dtype.index-range", B, "dtype", "Vocabulary larger than the embedding table",
-            ops=("Embedding",),
-            condition="An Embedding reads ids straight from an input whose declared range (the input's own "
+            ops=("Embedding", "EmbeddingBag"),
+            condition="An Embedding (or EmbeddingBag) reads ids straight from an input whose declared range (the input's own "
                       "`vocab_size`, else train.vocab_size for the first integer input) exceeds num_embeddings.",
             why="Token ids past the table raise 'index out of range in self' on the first batch that has one.",
             fix="Set num_embeddings to at least the vocabulary size.")
@@ -313,5 +326,5 @@ def _index_range(node, ctx):
     vocab = declared_id_range(ctx.design, ops[0])
     rows = ctx.args(node).get("num_embeddings")
     if isinstance(vocab, int) and isinstance(rows, int) and vocab > rows:
-        yield (f"Embedding {node.id!r} has {rows} rows but input {ops[0]!r} carries ids up to {vocab - 1} "
+        yield (f"{node.op} {node.id!r} has {rows} rows but input {ops[0]!r} carries ids up to {vocab - 1} "
                f"(vocab_size={vocab}); set num_embeddings>={vocab}")

@@ -275,6 +275,9 @@ def _generate_and_run(seeds: str, timeout: float, out) -> int:
         try:
             graph = generate(seed)
             obs = observe_eager(graph)
+        except Exception as exc:  # noqa: BLE001 - a generator fault costs its seed, not the run
+            obs = {"status": "skipped", "origin": None, "node": None, "exception": type(exc).__name__,
+                   "message": f"the generator failed: {exc}"[:MESSAGE_MAX], "stage": "generate"}
         except GraphTimeout:
             obs = {"status": "timeout", "origin": None, "node": None, "exception": None,
                    "message": f"ran past {timeout:g} s", "stage": "timeout"}

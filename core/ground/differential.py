@@ -75,7 +75,7 @@ class DiffResult:
 def verify_result(r: DiffResult) -> None:
     from ..verify import verify_graph
 
-    if r.graph is None:
+    if r.graph is None or r.status == "skipped":
         r.verdict = "error"
         return
     report = verify_graph(Design.from_dict(r.graph))

@@ -64,7 +64,10 @@ def _draw(kind, rng: random.Random, hints: dict, depth: int = 0):
         return rng.random() < 0.5
     if tag == "enum":
         values = form[1]
-        return "bogus" if rng.random() < 0.05 else rng.choice(values)
+        return "bogus" if rng.random() < 0.05 or not values else rng.choice(values)
+    if tag == "nested":
+        return {a.name: _draw(a.kind, rng, hints, depth + 1) for a in form[1]
+                if a.required or rng.random() < 0.3}
     if tag == "optional":
         return None if rng.random() < 0.3 else _draw(form[1], rng, hints, depth + 1)
     if tag == "oneof":
@@ -209,9 +212,16 @@ def _run_node(node: dict, spec, operands: list, mode: str, env: dict):
 
     try:
         args = spec.resolve_args(node["args"])[0]
-        if spec.arity == (0, 0) or node["op"] == "Expand":
+        try:
+            if spec.params(args) > MAX_VALUES:
+                return None, "too large"  # a layer that takes long to build adds nothing a small one does not
+        except Exception:  # noqa: BLE001 - arguments torch will refuse: let it
+            pass
+        if spec.arity == (0, 0):
             args = _concrete(args, env)
         mod = spec.build(args)
+        if isinstance(getattr(mod, "sizes", None), dict):
+            mod.sizes = env
         mod.train(mode == "train")
         with torch.no_grad():
             out = _flatten(mod(*operands))

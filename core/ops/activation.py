@@ -136,6 +136,21 @@ def _with_arg_rule(infer, check):
     return wrapped
 
 
+INT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1)}
+
+
+def _fits_dtype(ctx: InferCtx):
+    """Threshold writes its threshold and value into an integer input's dtype: they must fit."""
+    lo_hi = INT_RANGES.get(ctx.x.dtype)
+    if lo_hi is None:
+        return
+    for name in ("threshold", "value"):
+        v = ctx.args[name]
+        ctx.require(lo_hi[0] - 1 < v < lo_hi[1] + 1, "connectivity.bad-arg",
+                    lambda v=v, name=name: f"Threshold {ctx.node.id!r}: {name}={v} does not fit its "
+                                           f"{ctx.x.dtype} input")
+
+
 def _arg_check(test, words):
     def check(ctx: InferCtx):
         a = ctx.args
@@ -176,7 +191,8 @@ OPS = [
                                                   lambda a: f"max_val ({a['max_val']}) must be greater than "
                                                             f"min_val ({a['min_val']})")),
          saturating=True, rules=("connectivity.bad-arg",)),
-    _act("Threshold", [Arg("threshold", kind=NUM), Arg("value", kind=NUM), INPLACE], infer=_NUMBER),
+    _act("Threshold", [Arg("threshold", kind=NUM), Arg("value", kind=NUM), INPLACE],
+         infer=_with_arg_rule(_NUMBER, _fits_dtype), rules=("connectivity.bad-arg",)),
     _act("Hardshrink", [Arg("lambd", 0.5, NUM)]),
     _act("Softshrink", [Arg("lambd", 0.5, NUM)],
          infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["lambd"] >= 0,

@@ -365,7 +365,7 @@ def einops_apply(kind: str, pattern: str, axes: dict, x, reduction=None):
 
 
 PATTERN = Kind(lambda v: type(v) is str and "->" in v, "an einops pattern 'left -> right'", ("pattern",))
-EQUATION = Kind(lambda v: type(v) is str and bool(v), "an einsum equation", ("equation",))
+EQUATION = Kind(lambda v: type(v) is str, "an einsum equation", ("equation",))
 EINOPS_RULES = ("shape.einops-pattern", "dtype.int-into-float")
 
 

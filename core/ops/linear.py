@@ -68,6 +68,12 @@ def _embedding_infer(ctx: InferCtx):
     ctx.require(not x.is_float, "dtype.float-into-embedding",
                 lambda: f"Embedding {ctx.node.id!r} receives {x.dtype} values; it looks up integer ids — "
                 "feed token ids (int64) or use a Linear for dense features")
+    rows = ctx.value_ranges.get(0)
+    if rows is not None and not (ctx.producers and ctx.producers[0] is None):
+        # ids from an Arange (positions): they run up to end - 1
+        ctx.require_equal(rows, n, "shape.index-range",
+                          lambda: f"Embedding {ctx.node.id!r} has {n} rows but reads positions up to {rows} - 1; "
+                                  f"make the table at least {rows} rows", kind="le")
     if x.shape is None:
         return [TensorType(None)]
     return [TensorType(x.shape + (a["embedding_dim"],), "float32")]
@@ -142,7 +148,7 @@ OPS = [
          Arg("sparse", False, BOOL)),
         _embedding_infer, tb.module("Embedding"),
         params=lambda a: a["num_embeddings"] * a["embedding_dim"],
-        rules=("dtype.float-into-embedding", "connectivity.bad-arg"),
+        rules=("dtype.float-into-embedding", "connectivity.bad-arg", "shape.index-range"),
         accepts="int",
     ),
     OpSpec(

@@ -13,7 +13,7 @@ from math import prod
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import BOOL, NAT, NUM, POS, UNKNOWN, Arg, Enum, InferCtx, ListOf, OneOf, OpSpec, Optional
+from .base import BOOL, NAT, NUM, POS, UNKNOWN, Arg, Enum, InferCtx, Int, ListOf, OneOf, OpSpec, Optional
 
 _BN_ARGS = (Arg("num_features", kind=NAT), Arg("eps", 1e-5, NUM), Arg("momentum", 0.1, Optional(NUM)),
             Arg("affine", True, BOOL), Arg("track_running_stats", True, BOOL))
@@ -32,7 +32,8 @@ def _bn_infer(ranks: tuple):
             return [UNKNOWN]
         # BatchNorm1d on a 2-D input reads channels from dim 1 too
         ch = x.shape[1]
-        ok = ctx.require_equal(ch, a["num_features"], "shape.norm-features",
+        ok = not (a["affine"] or a["track_running_stats"]) or ctx.require_equal(ch, a["num_features"],
+                                                                                 "shape.norm-features",
                                lambda: f"{ctx.node.op} {ctx.node.id!r} expects num_features={a['num_features']} but "
                                f"its input {D.fmt_shape(x.shape)} has {ch} channels at dim 1; set num_features={ch}")
         if ok and _training(ctx):
@@ -99,7 +100,7 @@ def _gn_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     ctx.require(not x.is_int, "dtype.int-into-float",
                 f"GroupNorm {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
-    ctx.require(a["num_channels"] % a["num_groups"] == 0, "shape.groupnorm-divisibility",
+    ctx.require(not a["affine"] or a["num_channels"] % a["num_groups"] == 0, "shape.groupnorm-divisibility",
                 f"GroupNorm {ctx.node.id!r}: num_channels={a['num_channels']} is not divisible by "
                 f"num_groups={a['num_groups']}; pick a group count that divides the channels")
     if x.shape is None:
@@ -107,13 +108,18 @@ def _gn_infer(ctx: InferCtx):
     if not ctx.need_rank(x, (2, 3, 4, 5)):
         return [UNKNOWN]
     ch = x.shape[1]
-    ctx.require_equal(ch, a["num_channels"], "shape.norm-features",
+    if D.is_const(ch) and ch % a["num_groups"]:
+        ctx.require(False, "shape.groupnorm-divisibility",
+                    lambda: f"GroupNorm {ctx.node.id!r}: its input's {ch} channels are not divisible by "
+                            f"num_groups={a['num_groups']}")
+    if a["affine"]:
+        ctx.require_equal(ch, a["num_channels"], "shape.norm-features",
                 f"GroupNorm {ctx.node.id!r} expects num_channels={a['num_channels']} but its input "
                 f"{D.fmt_shape(x.shape)} has {ch} channels at dim 1")
     return [x]
 
 
-_IN_ARGS = (Arg("num_features", kind=NAT), Arg("eps", 1e-5, NUM), Arg("momentum", 0.1, Optional(NUM)),
+_IN_ARGS = (Arg("num_features", kind=Int()), Arg("eps", 1e-5, NUM), Arg("momentum", 0.1, Optional(NUM)),
             Arg("affine", False, BOOL), Arg("track_running_stats", False, BOOL))
 
 
@@ -129,6 +135,9 @@ def _in_infer(ranks):
             return [UNKNOWN]
         batched = len(x.shape) == max(ranks)
         ch = x.shape[1] if batched else x.shape[0]
+        if ctx.args["num_features"] < 0 and (ctx.args["affine"] or ctx.args["track_running_stats"]):
+            return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: num_features must be >= 0 with "
+                                                    "affine or running statistics")
         if ctx.args["affine"] or ctx.args["track_running_stats"]:
             ctx.require_equal(ch, ctx.args["num_features"], "shape.norm-features",
                               f"{ctx.node.op} {ctx.node.id!r} expects num_features={ctx.args['num_features']}, "

@@ -11,6 +11,7 @@ from . import torch_build as tb
 from .base import (
     BOOL,
     NAT,
+    POS,
     UNKNOWN,
     Arg,
     Float,
@@ -130,7 +131,9 @@ def _output_size(n):
 
 
 def _lp_args(n):
-    return (Arg("norm_type", kind=Float()), Arg("kernel_size", kind=Ints(n)), Arg("stride", None, _stride(n)),
+    # torch's lp_pool1d multiplies by kernel_size itself: it must be one int there
+    kernel, stride = (POS, Optional(POS)) if n == 1 else (Ints(n), _stride(n))
+    return (Arg("norm_type", kind=Float()), Arg("kernel_size", kind=kernel), Arg("stride", None, stride),
             Arg("ceil_mode", False, BOOL))
 
 

@@ -29,12 +29,10 @@ RANKS_3_UP = (3, 4, 5, 6, 7, 8)
 
 
 def _divides(ctx: InferCtx, size, k: int, what: str) -> bool:
-    """`size` must be a multiple of k: a constant decides it; a symbol is left unchecked."""
-    if D.is_const(size) and size % k:
-        ctx.require(False, "shape.channel-divisibility",
-                    lambda: f"{ctx.node.op} {ctx.node.id!r}: {what} {size} is not divisible by {k}")
-        return False
-    return True
+    """`size` must be a multiple of k (a symbol: a condition on it)."""
+    return ctx.require_equal(size, k, "shape.channel-divisibility",
+                             lambda: f"{ctx.node.op} {ctx.node.id!r}: {what} {size} is not divisible by {k}",
+                             kind="multiple")
 
 
 def _pixel_shuffle(ctx: InferCtx):

@@ -33,8 +33,9 @@ TARGET = ListOf(OneOf(Int(-1), SYMBOL))
 
 
 def _norm_dim(ctx: InferCtx, dim, rank: int, extra: int = 0):
-    """A dim argument made non-negative, or None (with a finding) when out of range."""
-    r = rank + extra
+    """A dim argument made non-negative, or None (with a finding) when out of range (a 0-D tensor
+    takes dims 0 and -1, as torch wraps it like a 1-D one)."""
+    r = max(rank + extra, 1)
     if not isinstance(dim, int) or not (-r <= dim < r):
         ctx.require(False, "shape.dim-range",
                     f"{ctx.node.op} {ctx.node.id!r}: dim={dim} is out of range for a {rank}-D input")
@@ -223,14 +224,20 @@ def _unflatten_infer(ctx: InferCtx):
     if dim is None:
         return [UNKNOWN]
     sizes = list(ctx.args["unflattened_size"])
+    if sizes.count(-1) > 1:
+        return ctx.fail("shape.reshape-product", f"Unflatten {ctx.node.id!r}: only one -1 is allowed in {sizes}")
     if -1 in sizes:
         known = D.prod([v for v in sizes if v != -1])
-        sizes = [D.exact_div(x.shape[dim], known) if v == -1 else v for v in sizes]
+        size = x.shape[dim]
+        if D.is_const(size) and (known == 0 or size % known):
+            return ctx.fail("shape.reshape-product",
+                            f"Unflatten {ctx.node.id!r}: sizes {sizes} do not divide dim {dim} of size {size}")
+        sizes = [D.exact_div(size, known) if v == -1 else v for v in sizes]
     prod = D.prod(sizes)
-    if D.differ(prod, x.shape[dim]):
-        return ctx.fail("shape.reshape-product",
-                        f"Unflatten {ctx.node.id!r}: sizes {ctx.args['unflattened_size']} multiply to {prod}, "
-                        f"but dim {dim} has {x.shape[dim]}")
+    if not ctx.require_equal(prod, x.shape[dim], "shape.reshape-product",
+                             f"Unflatten {ctx.node.id!r}: sizes {ctx.args['unflattened_size']} multiply to {prod}, "
+                             f"but dim {dim} has {x.shape[dim]}"):
+        return [UNKNOWN]
     return [TensorType(x.shape[:dim] + tuple(sizes) + x.shape[dim + 1:], x.dtype)]
 
 
@@ -269,13 +276,17 @@ def _squeeze_infer(ctx: InferCtx):
     dim = ctx.args["dim"]
     if dim is None:
         return [TensorType(tuple(d for d in x.shape if d != 1), x.dtype)]
-    d = _norm_dim(ctx, dim, len(x.shape))
-    if d is None:
-        return [UNKNOWN]
-    s = list(x.shape)
-    if s[d] == 1:
-        del s[d]
-    return [TensorType(tuple(s), x.dtype)]
+    dims = []
+    for one in (dim if isinstance(dim, list) else [dim]):
+        d = _norm_dim(ctx, one, max(len(x.shape), 1))
+        if d is None:
+            return [UNKNOWN]
+        if d in dims:
+            return ctx.fail("shape.dim-range", f"Squeeze {ctx.node.id!r}: dim {d} appears more than once in {dim}")
+        dims.append(d)
+    if not x.shape:
+        return [x]
+    return [TensorType(tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1)), x.dtype)]
 
 
 def _unsqueeze_infer(ctx: InferCtx):
@@ -316,6 +327,8 @@ def _select_infer(ctx: InferCtx):
     if x.shape is None:
         return [x]
     r = len(x.shape)
+    if r == 0:
+        return ctx.fail("shape.rank", f"Select {ctx.node.id!r}: a 0-D tensor has no dim to select from")
     d = _norm_dim(ctx, ctx.args["dim"], r)
     if d is None:
         return [UNKNOWN]
@@ -366,10 +379,10 @@ def _expand_infer(ctx: InferCtx):
         if t == -1:
             out.append(src)
             continue
-        if i >= pad and src != 1 and D.differ(src, t):
-            return ctx.fail("shape.expand",
-                            f"Expand {ctx.node.id!r}: cannot expand size {src} to {t} at dim {i}; only size-1 dims "
-                            "can be expanded")
+        if i >= pad and src != 1 and not ctx.require_equal(
+                src, t, "shape.expand", f"Expand {ctx.node.id!r}: cannot expand size {src} to {t} at dim {i}; only "
+                                        "size-1 dims can be expanded"):
+            return [UNKNOWN]
         out.append(t)
     return [TensorType(tuple(out), x.dtype)]
 
@@ -480,8 +493,14 @@ def _pad_infer(n: int, mode: str):
             if mode == "circular" and D.is_const(size) and (left > size or right > size):
                 return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: circular padding ({left}, "
                                                   f"{right}) may wrap at most once around size {size}")
+            if mode == "circular" and not D.is_const(size):
+                for p in (left, right):
+                    if not ctx.require_equal(p, size, "shape.pad-size",
+                                             f"{ctx.node.op} {ctx.node.id!r}: circular padding {p} against size "
+                                             f"{size} of dim {dim}", kind="le"):
+                        return [UNKNOWN]
             s[dim] = D.add(size, left + right)
-            if D.is_const(s[dim]) and s[dim] <= 0:
+            if D.is_const(s[dim]) and s[dim] < 0:
                 return ctx.fail("shape.spatial-collapse",
                                 f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size {s[dim]}")
         return [TensorType(tuple(s), x.dtype)]

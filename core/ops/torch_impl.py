@@ -335,6 +335,9 @@ class Index(nn.Module):
         self.dim, self.index = dim, index
 
     def forward(self, x, index=None):
+        if (self.index is None) == (index is None):
+            raise ValueError("Index takes its index either as the `index` argument or as an operand, not both "
+                             "or neither")
         idx = self.index if index is None else index
         if isinstance(idx, list):
             idx = torch.tensor(idx, dtype=torch.long, device=x.device)
@@ -465,6 +468,11 @@ class Rearrange(_Einops):
 
 class Reduce(_Einops):
     kind = "reduce"
+
+    def __init__(self, pattern, reduction, **axes_lengths):
+        if reduction not in ("min", "max", "sum", "mean", "prod"):
+            raise ValueError(f"unknown reduction {reduction!r}")
+        super().__init__(pattern, reduction, **axes_lengths)
 
 
 class Repeat(_Einops):
