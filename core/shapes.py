@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from .graph import Design, Node, parse_ref
 from .ops import OP_TABLE
 from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
-from .ops.dtype_support import refused_dtype, supported
+from .ops.dtype_support import data_dtype, promotes, supported
 
 
 @dataclass
@@ -138,7 +138,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     for ref in node.inputs:
         rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
         results = types.get(rid)
-        if results is not None and idx >= len(results) and results != [UNKNOWN]:
+        if results is not None and idx >= len(results) and not (len(results) == 1 and results[0].shape is None):
             _fail(inf, node, "connectivity.bad-result",
                   f"node {node.id!r} reads {ref!r}, but {rid!r} has only {len(results)} result(s)")
             return
@@ -149,8 +149,9 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if other is not None and other.op != node.op:
         args = _tied_args(node, other, args, inf)
     mode = train.get("mode", "train") if type(train) is dict else "train"
-    refused = refused_dtype(node.op, [t.dtype for t in in_types], mode) \
-        if not any(t.shape is not None and 0 in t.shape for t in in_types) else None
+    data = data_dtype(node.op, [t.dtype for t in in_types])
+    refused = data if data is not None and supported(node.op, data, mode) is False and \
+        not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
         integer = refused not in ("float32", "float64", "float16", "bfloat16", "float")
         _fail(inf, node, "dtype.int-into-float" if integer else "dtype.unsupported",
@@ -160,6 +161,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
                  "; cast them to float32 (its weights' dtype) or to a dtype it takes"))
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
+    ctx.dtype_ok = data is not None and supported(node.op, data, mode) is True
     if inf.vocab:
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
         if node.op == "Arange":
@@ -171,6 +173,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         bad = _bad_results(outs)
     except Exception as exc:  # noqa: BLE001 - any argument a shape rule cannot read is the design's fault
         bad = f"{type(exc).__name__}: {exc}"
+    if not bad and data is not None and promotes(node.op, data, mode):
+        outs = [TensorType(t.shape, "float32") if t.dtype == data else t for t in outs]
     if bad:
         _fail(inf, node, "connectivity.bad-arg",
               f"{node.op} {node.id!r}: its arguments cannot be read ({bad[:200]}); "

@@ -2,7 +2,8 @@
 
 `SUPPORT[op]` is a string of one letter per (dtype, mode) in DTYPES x MODES
 order: "." where torch (on the CPU) ran the op's example from
-`core.ops.examples` with its data operands in that dtype, "X" where it
+`core.ops.examples` with its data operands in that dtype, "f" where it ran
+and gave float32 results (torch promoted the integers), "X" where it
 raised. Data operands are the ones the example gives as float32; indices,
 masks and ids keep their dtypes. The verifier's first pass blocks an op fed
 a dtype its kernels refuse, before its shape rule runs.
@@ -24,7 +25,27 @@ def supported(op: str, dtype: str, mode: str) -> bool | None:
     dtype = ALIASES.get(dtype, dtype)
     if row is None or dtype not in DTYPES:
         return None
-    return row[DTYPES.index(dtype) * len(MODES) + (1 if mode == "eval" else 0)] == "."
+    return row[DTYPES.index(dtype) * len(MODES) + (1 if mode == "eval" else 0)] != "X"
+
+
+def promotes(op: str, dtype: str, mode: str) -> bool:
+    """Whether torch gives float32 results for data of this (integer) dtype."""
+    row = SUPPORT.get(op)
+    dtype = ALIASES.get(dtype, dtype)
+    if row is None or dtype not in DTYPES:
+        return False
+    return row[DTYPES.index(dtype) * len(MODES) + (1 if mode == "eval" else 0)] == "f"
+
+
+def data_dtype(op: str, dtypes: list) -> str | None:
+    """The one dtype of the op's data operands (None: none, or several)."""
+    if not DATA_OPERANDS:
+        DATA_OPERANDS.update(_data_operands())
+    idx = DATA_OPERANDS.get(op)
+    if not idx:
+        return None
+    seen = {dtypes[i] for i in idx if i < len(dtypes)}
+    return seen.pop() if len(seen) == 1 else None
 
 
 def _data_operands() -> dict:
@@ -35,21 +56,6 @@ def _data_operands() -> dict:
 
 
 DATA_OPERANDS: dict = {}
-
-
-def refused_dtype(op: str, dtypes: list, mode: str) -> str | None:
-    """The dtype of the op's data operands when its kernels refuse it, else None. `dtypes`: the
-    operands' dtypes in order (the data operands must share one dtype to be judged here)."""
-    if not DATA_OPERANDS:
-        DATA_OPERANDS.update(_data_operands())
-    idx = DATA_OPERANDS.get(op)
-    if not idx:
-        return None
-    seen = {dtypes[i] for i in idx if i < len(dtypes)}
-    if len(seen) != 1:
-        return None
-    d = seen.pop()
-    return d if supported(op, d, mode) is False else None
 
 
 def measure() -> dict[str, str]:
@@ -85,8 +91,11 @@ def measure() -> dict[str, str]:
                         else:
                             xs.append(torch.randn(shape).to(getattr(torch, dtype)))
                     with torch.set_grad_enabled(mode == "train"):
-                        model(*xs)
-                    row.append(".")
+                        res = model(*xs)
+                    first = res[0] if isinstance(res, tuple) else res
+                    promoted = dtype != "float32" and first.dtype == torch.float32 and \
+                        not dtype.startswith(("float", "bfloat"))
+                    row.append("f" if promoted else ".")
                 except Exception:  # noqa: BLE001 - whatever torch raises, it refused
                     row.append("X")
         out[op] = "".join(row)
@@ -131,9 +140,9 @@ SUPPORT = {
     'CircularPad1d': '................',
     'CircularPad2d': '................',
     'CircularPad3d': '................',
-    'Clamp': '................',
+    'Clamp': '........ffffffff',
     'Concat': '................',
-    'Constant': '................',
+    'Constant': '........ffffffff',
     'ConstantPad1d': '................',
     'ConstantPad2d': '............XX..',
     'ConstantPad3d': '................',
@@ -146,15 +155,15 @@ SUPPORT = {
     'CosineSimilarity': '........XXXXXXXX',
     'CrossMapLRN2d': '........XXXXXXXX',
     'Cumsum': '................',
-    'Div': '................',
+    'Div': '........ffffffff',
     'Dropout': '........X.X.X.X.',
     'Dropout1d': '........X.X.X.X.',
     'Dropout2d': '........X.X.X.X.',
     'Dropout3d': '........X.X.X.X.',
     'ELU': '........XXXXXXXX',
     'Einsum': '..............XX',
-    'Embedding': '................',
-    'EmbeddingBag': '................',
+    'Embedding': '........ffffffff',
+    'EmbeddingBag': '........ffffffff',
     'Expand': '................',
     'FeatureAlphaDropout': '........X.X.X.X.',
     'Flatten': '................',
@@ -178,15 +187,15 @@ SUPPORT = {
     'InstanceNorm2d': '..XX....XXXXXXXX',
     'InstanceNorm3d': '........XXXXXXXX',
     'Interpolate': '........XXXXXXXX',
-    'LPPool1d': '................',
-    'LPPool2d': '................',
-    'LPPool3d': '....XXXX........',
+    'LPPool1d': '........ffffffff',
+    'LPPool2d': '........ffffffff',
+    'LPPool3d': '....XXXXffffffff',
     'LSTM': '..XXXXXXXXXXXXXX',
     'LSTMCell': '..XXXXXXXXXXXXXX',
     'LayerNorm': '..XX....XXXXXXXX',
     'LeakyReLU': '........XXXXXXXX',
     'Linear': '..XXXXXXXXXXXXXX',
-    'LocalResponseNorm': '..........XXXXXX',
+    'LocalResponseNorm': '........ffXXXXXX',
     'LogSigmoid': '........XXXXXXXX',
     'LogSoftmax': '........XXXXXXXX',
     'MaskedFill': '............XX..',
@@ -203,9 +212,9 @@ SUPPORT = {
     'MultiheadAttention': '..XXXXXXXXXXXXXX',
     'Normalize': '........XXXXXXXX',
     'PReLU': '..XXXXXXXXXXXXXX',
-    'Pad': '..............XX',
-    'PairwiseDistance': '..............XX',
-    'Parameter': '................',
+    'Pad': '................',
+    'PairwiseDistance': '........ffffffXX',
+    'Parameter': '........ffffffff',
     'Permute': '................',
     'PixelShuffle': '................',
     'PixelUnshuffle': '................',
@@ -216,7 +225,7 @@ SUPPORT = {
     'ReLU': '..............XX',
     'ReLU6': '..............XX',
     'Rearrange': '................',
-    'Reduce': '........XXXXXXXX',
+    'Reduce': '................',
     'ReflectionPad1d': '..............XX',
     'ReflectionPad2d': '..............XX',
     'ReflectionPad3d': '..............XX',
@@ -227,25 +236,25 @@ SUPPORT = {
     'Reshape': '................',
     'Roll': '................',
     'SELU': '........XXXXXXXX',
-    'Scale': '................',
+    'Scale': '........ffffffff',
     'Select': '................',
     'SiLU': '........XXXXXXXX',
-    'Sigmoid': '................',
+    'Sigmoid': '........ffffffff',
     'Slice': '................',
     'Softmax': '........XXXXXXXX',
     'Softmax2d': '........XXXXXXXX',
     'Softmin': '........XXXXXXXX',
     'Softplus': '........XXXXXXXX',
     'Softshrink': '........XXXXXXXX',
-    'Softsign': '..............XX',
+    'Softsign': '........ffffffXX',
     'Split': '................',
     'Squeeze': '................',
     'Stack': '................',
     'Sub': '..............XX',
     'Sum': '................',
     'SyncBatchNorm': '..XX....XXXXXXXX',
-    'Tanh': '................',
-    'Tanhshrink': '..............XX',
+    'Tanh': '........ffffffff',
+    'Tanhshrink': '........ffffffXX',
     'Threshold': '..............XX',
     'Tile': '................',
     'Transformer': '..XXXXXXXXXXXXXX',

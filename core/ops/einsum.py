@@ -293,9 +293,9 @@ def _einops_infer(kind: str):
     def infer(ctx: InferCtx):
         x, a = ctx.x, ctx.args
         axes = {k: v for k, v in a.items() if k not in ("pattern", "reduction")}
-        if kind == "reduce" and a["reduction"] in ("mean", "prod") and x.is_int and a["reduction"] == "mean":
-            ctx.require(False, "dtype.int-into-float",
-                        lambda: f"Reduce {ctx.node.id!r}: mean of integer {x.dtype} values is not defined in torch")
+        if kind == "reduce" and a["reduction"] == "mean" and x.is_int:
+            return ctx.fail("dtype.int-into-float",
+                            f"Reduce {ctx.node.id!r}: the mean of integer {x.dtype} values is not defined in torch")
         if x.shape is None:
             try:
                 parse_pattern(kind, a["pattern"], axes)

@@ -85,8 +85,10 @@ def _chunk(ctx: InferCtx):
     if d is None or not x.shape:
         return [UNKNOWN] if d is None else ctx.fail("shape.rank", f"Chunk {ctx.node.id!r}: a 0-D tensor")
     size = x.shape[d]
+    if not D.is_const(size) and ctx.declared:
+        size = D.substitute(size, ctx.declared)
     if not D.is_const(size):
-        return [UNKNOWN]  # how many pieces depends on the size
+        return [TensorType(None, x.dtype)]  # how many pieces depends on the size
     step = -(-size // n) if size else 0
     pieces = [min(step, size - i) for i in range(0, size, step)] if step else [0]
     out = []
@@ -123,9 +125,8 @@ def _pad(ctx: InferCtx):
     k = len(pad) // 2
     if k > len(x.shape):
         return ctx.fail("shape.rank", f"Pad {ctx.node.id!r}: {len(pad)} pad values for a {len(x.shape)}-D input")
-    if mode != "constant":
-        ctx.require(not (x.dtype == "bool" or (mode == "reflect" and x.is_int and False)), "dtype.int-into-float",
-                    lambda: f"Pad {ctx.node.id!r}: mode {mode!r} does not take {x.dtype} values")
+    if mode != "constant" and x.dtype == "bool":
+        return ctx.fail("dtype.int-into-float", f"Pad {ctx.node.id!r}: mode {mode!r} does not take bool values")
         if k not in _PAD_RANKS or len(x.shape) not in _PAD_RANKS[k]:
             return ctx.fail("shape.rank", f"Pad {ctx.node.id!r}: mode {mode!r} with {len(pad)} pad values takes a "
                                           f"{' or '.join(f'{r}-D' for r in _PAD_RANKS.get(k, ()))} input, got "

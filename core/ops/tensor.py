@@ -264,6 +264,8 @@ def _transpose_infer(ctx: InferCtx):
     b = _norm_dim(ctx, ctx.args["dim1"], r)
     if a is None or b is None:
         return [UNKNOWN]
+    if r == 0:
+        return [x]
     s = list(x.shape)
     s[a], s[b] = s[b], s[a]
     return [TensorType(tuple(s), x.dtype)]
