@@ -60,6 +60,8 @@ def _dropout(ctx: InferCtx):
     # training-mode dropout scales by 1/(1-p): torch cannot write that back into integers; eval passes anything
     x, p = ctx.x, ctx.args.get("p", 0.5)
     ranks = _dropout_ranks(ctx.node.op)
+    if ctx.node.op != "Dropout1d" and _mode(ctx) == "eval":
+        ranks = None  # eval-mode feature dropout returns its input without looking at it
     if ranks and x.shape is not None and not ctx.need_rank(x, ranks):
         return [TensorType(None, x.dtype)]
     if _mode(ctx) != "eval":
@@ -146,7 +148,7 @@ def _fits_dtype(ctx: InferCtx):
         return
     for name in ("threshold", "value"):
         v = ctx.args[name]
-        ctx.require(lo_hi[0] - 1 < v < lo_hi[1] + 1, "connectivity.bad-arg",
+        ctx.require(lo_hi[0] <= v <= lo_hi[1], "connectivity.bad-arg",
                     lambda v=v, name=name: f"Threshold {ctx.node.id!r}: {name}={v} does not fit its "
                                            f"{ctx.x.dtype} input")
 

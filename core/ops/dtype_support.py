@@ -44,7 +44,9 @@ def data_dtype(op: str, dtypes: list) -> str | None:
     idx = DATA_OPERANDS.get(op)
     if not idx:
         return None
-    seen = {dtypes[i] for i in idx if i < len(dtypes)}
+    if any(i >= len(dtypes) for i in idx):
+        return None  # measured with more data operands than this node has (Einsum of one operand)
+    seen = {dtypes[i] for i in idx}
     return seen.pop() if len(seen) == 1 else None
 
 
@@ -144,7 +146,7 @@ SUPPORT = {
     'Concat': '................',
     'Constant': '........ffffffff',
     'ConstantPad1d': '................',
-    'ConstantPad2d': '............XX..',
+    'ConstantPad2d': '................',
     'ConstantPad3d': '................',
     'Conv1d': '..XXXXXXXXXXXXXX',
     'Conv2d': '..XXXXXXXXXXXXXX',

@@ -85,7 +85,7 @@ EXAMPLES = {
     "ZeroPad2d": ([((2, 3, 5, 6), F)], {"padding": [1, 2, 0, 3]}),
     "ZeroPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": 1}),
     "ConstantPad1d": ([((2, 3, 5), F)], {"padding": 2, "value": 0.5}),
-    "ConstantPad2d": ([((2, 3, 5, 6), F)], {"padding": [0, 1, 2, 3], "value": -1.0}),
+    "ConstantPad2d": ([((2, 3, 5, 6), F)], {"padding": [0, 1, 2, 3], "value": 1.0}),
     "ConstantPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": [1, 1, 0, 0, 2, 2], "value": 0.0}),
     "ReflectionPad1d": ([((2, 3, 5), F)], {"padding": [2, 1]}),
     "ReflectionPad2d": ([((2, 3, 5, 6), F)], {"padding": 2}),

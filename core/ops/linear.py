@@ -70,7 +70,8 @@ def _embedding_infer(ctx: InferCtx):
                 "feed token ids (int64) or use a Linear for dense features")
     rows = ctx.value_ranges.get(0)
     if rows is not None and not (ctx.producers and ctx.producers[0] is None):
-        # ids from an Arange (positions): they run up to end - 1
+        # ids from an Arange (positions), or a design input's ids through views: up to the range - 1
+        # (ids read straight from an input are dtype.index-range's)
         ctx.require_equal(rows, n, "shape.index-range",
                           lambda: f"Embedding {ctx.node.id!r} has {n} rows but reads positions up to {rows} - 1; "
                                   f"make the table at least {rows} rows", kind="le")
@@ -88,6 +89,10 @@ def _bag_infer(ctx: InferCtx):
     n = a["num_embeddings"]
     ctx.require(pad is None or -n <= pad < n, "connectivity.bad-arg",
                 lambda: f"{label}: padding_idx={pad} must be within num_embeddings={n}")
+    rows = ctx.value_ranges.get(0)
+    if rows is not None and not (ctx.producers and ctx.producers[0] is None):
+        ctx.require_equal(rows, n, "shape.index-range",
+                          lambda: f"{label} has {n} rows but reads ids up to {rows} - 1", kind="le")
     offsets = ctx.inputs[1] if len(ctx.inputs) > 1 else None
     weights = ctx.inputs[2] if len(ctx.inputs) > 2 else None
     if offsets is not None:
@@ -161,7 +166,7 @@ OPS = [
         _bag_infer, tb.module("EmbeddingBag"), arity=(1, 3),
         params=lambda a: a["num_embeddings"] * a["embedding_dim"],
         rules=("dtype.float-into-embedding", "dtype.index-dtype", "dtype.int-into-float", "connectivity.bad-arg",
-               "shape.rank", "shape.broadcast"),
+               "shape.rank", "shape.broadcast", "shape.index-range"),
         accepts="int",
     ),
 ]

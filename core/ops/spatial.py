@@ -218,7 +218,7 @@ OPS = [
            rules=("shape.broadcast", "dtype.int-into-float")),
 ]
 _SIZE2 = Optional(OneOf(POS, ListOf(POS, 2)))
-_SCALE2 = Optional(OneOf(Float(0, lo_open=True), ListOf(Float(0, lo_open=True), 2)))
+_SCALE2 = Optional(Float(0, lo_open=True))  # torch's Upsampling*2d take float(scale_factor): one number
 for _name in ("UpsamplingNearest2d", "UpsamplingBilinear2d"):
     OPS.append(OpSpec(_name, "spatial", (Arg("size", None, _SIZE2), Arg("scale_factor", None, _SCALE2)),
                       _upsampling2d, tb.module(_name), rules=("shape.rank", "dtype.int-into-float",

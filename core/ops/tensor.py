@@ -278,6 +278,9 @@ def _squeeze_infer(ctx: InferCtx):
     dim = ctx.args["dim"]
     if dim is None:
         return [TensorType(tuple(d for d in x.shape if d != 1), x.dtype)]
+    literal = dim if isinstance(dim, list) else [dim]
+    if len(set(literal)) != len(literal):
+        return ctx.fail("shape.dim-range", f"Squeeze {ctx.node.id!r}: a dim appears more than once in {dim}")
     dims = []
     for one in (dim if isinstance(dim, list) else [dim]):
         d = _norm_dim(ctx, one, max(len(x.shape), 1))
@@ -312,7 +315,9 @@ def _reduce_infer(ctx: InferCtx):
         return [x]
     r = len(x.shape)
     dim, keep = ctx.args["dim"], ctx.args["keepdim"]
-    dims = list(range(r)) if dim is None else (list(dim) if isinstance(dim, (list, tuple)) else [dim])
+    if dim is None:
+        return [TensorType((), x.dtype)]  # x.sum() / x.mean(): one value, keepdim or not
+    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
     norm = []
     for d in dims:
         nd = _norm_dim(ctx, d, r)
@@ -467,6 +472,9 @@ OPS = [
 
 
 # ---- padding ----------------------------------------------------------------
+INT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1)}
+
+
 def _pad_infer(n: int, mode: str):
     """The padding layers: Zero/ConstantPad take any rank >= n; Reflection/Replication/CircularPad take
     n + 1 or n + 2 dims; reflection pads must be smaller than the size they reflect, circular ones at
@@ -482,6 +490,11 @@ def _pad_infer(n: int, mode: str):
                                           f"got {D.fmt_shape(x.shape)}")
         pad = ctx.args["padding"]
         pads = list(pad) if isinstance(pad, (list, tuple)) else [pad] * (2 * n)
+        value = ctx.args.get("value", 0)
+        lo_hi = INT_RANGES.get(x.dtype)
+        if lo_hi and not lo_hi[0] <= value <= lo_hi[1]:
+            return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: value={value} does not fit its "
+                                                    f"{x.dtype} input")
         s = list(x.shape)
         # torch's order: last dim first (left, right), then the one before it
         for i in range(n):
