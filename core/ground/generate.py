@@ -85,7 +85,8 @@ def _draw(kind, rng: random.Random, hints: dict, depth: int = 0):
             return perm
         return [_draw(elem, rng, hints, depth + 1) for _ in range(max(0, length))]
     if tag == "symbol":
-        return rng.choice(hints.get("symbols") or SYMBOLS)
+        # a symbol of the design's inputs (a size the run binds); none there: a size instead
+        return rng.choice(hints["symbols"]) if hints.get("symbols") else rng.choice(SMALL)
     return rng.choice((0, 1, 0.5, -1.0, 2))
 
 
@@ -165,7 +166,7 @@ def generate(seed: int, max_nodes: int = 30) -> dict:
     values: list = []  # (ref, tensor)
     for spec, t in zip(inputs, example_inputs(design, batch=env.get("B", 2), env=env, seed=seed)):
         values.append((spec["id"], t))
-    symbols = sorted({d for s in inputs for d in s["shape"] if isinstance(d, str)}) or list(SYMBOLS[:1])
+    symbols = sorted({d for s in inputs for d in s["shape"] if isinstance(d, str)})
     nodes: list = []
     attempts = 0
     broken = False

@@ -119,9 +119,9 @@ def _prelu(ctx: InferCtx):
     _float_only(ctx)
     if x.shape is None:
         return [x]
-    if len(x.shape) == 0:
-        return ctx.fail("shape.rank", f"PReLU {ctx.node.id!r}: torch does not take a 0-D input")
-    if n != 1:
+    if len(x.shape) == 0 and n != 1:
+        return ctx.fail("shape.rank", f"PReLU {ctx.node.id!r}: torch takes a 0-D input only with one parameter")
+    if n != 1 and x.shape:
         ch = x.shape[1] if len(x.shape) >= 2 else 1
         ctx.require_equal(ch, n, "shape.norm-features",
                           lambda: f"PReLU {ctx.node.id!r} has num_parameters={n} but its input "

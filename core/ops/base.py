@@ -368,9 +368,9 @@ def _short(v) -> str:
 
 
 def pair(v, n: int = 2) -> tuple:
-    """torch's _pair/_triple: an int or a sequence of n ints."""
+    """torch's _pair/_triple: an int or a sequence of n ints (pooling also takes a sequence of one)."""
     if isinstance(v, (list, tuple)):
-        return tuple(v)
+        return tuple(v) * n if len(v) == 1 and n > 1 else tuple(v)
     return (v,) * n
 
 

@@ -8,7 +8,7 @@ from .. import dims as D
 from . import torch_build as tb
 from .base import BOOL, NAT, POS, UNKNOWN, Arg, Enum, InferCtx, Ints, OneOf, OpSpec, TensorType, pair
 
-CONV_RULES = ("shape.conv-channels", "shape.conv-groups", "shape.kernel-too-large",
+CONV_RULES = ("connectivity.bad-arg", "shape.conv-channels", "shape.conv-groups", "shape.kernel-too-large",
               "shape.spatial-collapse", "shape.rank", "dtype.int-into-float")
 
 
@@ -86,6 +86,9 @@ def _conv_infer(n: int):
 def _convT_infer(n: int):
     def infer(ctx: InferCtx):
         op = ctx.node.op
+        if ctx.args["padding_mode"] != "zeros":
+            return ctx.fail("connectivity.bad-arg", f"{op} {ctx.node.id!r}: padding_mode must be 'zeros' "
+                                                    f"(torch: only \"zeros\" for transposed convolutions)")
         shape = _check_common(ctx, n, op)
         if shape is None:
             return [UNKNOWN]

@@ -89,6 +89,11 @@ def einsum_shape(eq: str, shapes: list, ctx: InferCtx | None = None):
             if len(shape) != len(letters):
                 raise PatternError(f"operand {k} has {len(shape)} dims but subscripts {''.join(term)}")
             dims = list(shape)
+        mine_sizes: dict = {}
+        for c, s in zip(letters, dims):
+            if c in mine_sizes and mine_sizes[c] != s and D.is_const(s) and D.is_const(mine_sizes[c]):
+                raise PatternError(f"subscript {c} is repeated in operand {k} with sizes {mine_sizes[c]} and {s}")
+            mine_sizes[c] = s
         for c, s in zip(letters, dims):
             prev = sizes.get(c)
             if prev is None or prev == 1:
@@ -275,6 +280,14 @@ def _left_lengths(left: list, shape: tuple, axes: dict, ctx: InferCtx | None):
     return lengths, ell
 
 
+def _reduces(pattern: str, axes: dict) -> bool:
+    try:
+        _, _, ln, rn = parse_pattern("reduce", pattern, axes)
+    except PatternError:
+        return False
+    return bool(set(ln) - set(rn))
+
+
 def einops_shape(kind: str, pattern: str, axes: dict, shape: tuple, ctx: InferCtx | None = None) -> tuple:
     left, right, _, _ = parse_pattern(kind, pattern, axes)
     lengths, ell = _left_lengths(left, shape, axes, ctx)
@@ -293,7 +306,7 @@ def _einops_infer(kind: str):
     def infer(ctx: InferCtx):
         x, a = ctx.x, ctx.args
         axes = {k: v for k, v in a.items() if k not in ("pattern", "reduction")}
-        if kind == "reduce" and a["reduction"] == "mean" and x.is_int:
+        if kind == "reduce" and a["reduction"] == "mean" and x.is_int and _reduces(a["pattern"], axes):
             return ctx.fail("dtype.int-into-float",
                             f"Reduce {ctx.node.id!r}: the mean of integer {x.dtype} values is not defined in torch")
         if x.shape is None:

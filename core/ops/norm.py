@@ -26,6 +26,7 @@ def _bn_infer(ranks: tuple):
         ctx.require(not x.is_int, "dtype.int-into-float",
                     lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; "
                             "normalisation needs floats")
+        _params_dtype(ctx, a["affine"] or a["track_running_stats"])
         if x.shape is None:
             return [x]
         if not ctx.need_rank(x, ranks):
@@ -45,6 +46,15 @@ def _bn_infer(ranks: tuple):
 
 def _training(ctx: InferCtx) -> bool:
     return (ctx.design_train or {}).get("mode", "train") != "eval"
+
+
+def _params_dtype(ctx: InferCtx, has_params: bool) -> bool:
+    """A norm with float32 weights or running statistics refuses float64 data (torch: 'mixed dtype');
+    without either it normalises any float. (Integers are the measured dtype table's.)"""
+    x = ctx.x
+    return ctx.require(not (has_params and x.dtype == "float64"), "dtype.unsupported",
+                       lambda: f"{ctx.node.op} {ctx.node.id!r} receives float64 values but its weights or running "
+                               "statistics are float32; cast the input to float32")
 
 
 def _more_than_one(ctx: InferCtx, count, what: str) -> None:
@@ -133,6 +143,7 @@ def _in_infer(ranks):
             return [x]
         if not ctx.need_rank(x, ranks):
             return [UNKNOWN]
+        _params_dtype(ctx, ctx.args["affine"] or ctx.args["track_running_stats"])
         batched = len(x.shape) == max(ranks)
         ch = x.shape[1] if batched else x.shape[0]
         if ctx.args["num_features"] < 0 and (ctx.args["affine"] or ctx.args["track_running_stats"]):
@@ -163,7 +174,8 @@ def _lrn_infer(ranks):
 
 
 _LRN_ARGS = (Arg("size", kind=POS), Arg("alpha", 1e-4, NUM), Arg("beta", 0.75, NUM), Arg("k", 1.0, NUM))
-_NORM_RULES = ("shape.norm-features", "shape.rank", "dtype.int-into-float", "shape.single-value-statistics")
+_NORM_RULES = ("shape.norm-features", "shape.rank", "dtype.int-into-float", "shape.single-value-statistics",
+               "dtype.unsupported")
 
 OPS = [
     OpSpec("BatchNorm1d", "norm", _BN_ARGS, _bn_infer((2, 3)), tb.module("BatchNorm1d"),

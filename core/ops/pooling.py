@@ -61,6 +61,9 @@ def _pool_infer(n: int, kind: str):
             return _with_indices(ctx, x)
         if not ctx.need_rank(x, (n + 1, n + 2)):
             return [UNKNOWN]
+        if any(d == 0 for d in x.shape[-n - 1:]):
+            return ctx.fail("shape.spatial-collapse", f"{op} {ctx.node.id!r}: its input {D.fmt_shape(x.shape)} has "
+                                                      "an empty channel or spatial dim; pooling needs them non-empty")
         k = pair(a["kernel_size"], n)
         s = pair(a["stride"] if a["stride"] not in (None, []) else a["kernel_size"], n)
         p = pair(a.get("padding", 0), n)
@@ -104,20 +107,30 @@ def _adaptive_infer(n: int):
     return infer
 
 
+def PoolInts(n, elem=None):  # noqa: N802
+    """Pooling's sizes: one int, or a list of one or n of them (torch's pooling kernels expand one)."""
+    from .base import POS as _POS
+
+    elem = elem or _POS
+    return OneOf(Ints(n, elem), ListOf(elem, 1))
+
+
 def _stride(n):
-    return Optional(OneOf(Ints(n), ListOf(NAT, 0)))
+    return Optional(OneOf(PoolInts(n), ListOf(NAT, 0)))
 
 
 def _max_args(n):
-    return (Arg("kernel_size", kind=Ints(n)), Arg("stride", None, _stride(n)), Arg("padding", 0, Ints(n, NAT)),
-            Arg("dilation", 1, Ints(n)), Arg("return_indices", False, BOOL), Arg("ceil_mode", False, BOOL))
+    return (Arg("kernel_size", kind=PoolInts(n)), Arg("stride", None, _stride(n)),
+            Arg("padding", 0, PoolInts(n, NAT)), Arg("dilation", 1, PoolInts(n)), Arg("return_indices", False, BOOL),
+            Arg("ceil_mode", False, BOOL))
 
 
 NONZERO = Kind(lambda v: type(v) is int and v != 0, "a non-zero int", ("int", None, None))
 
 
 def _avg_args(n):
-    base = [Arg("kernel_size", kind=Ints(n)), Arg("stride", None, _stride(n)), Arg("padding", 0, Ints(n, NAT)),
+    base = [Arg("kernel_size", kind=PoolInts(n)), Arg("stride", None, _stride(n)),
+            Arg("padding", 0, PoolInts(n, NAT)),
             Arg("ceil_mode", False, BOOL), Arg("count_include_pad", True, BOOL)]
     if n > 1:
         base.append(Arg("divisor_override", None, Optional(NONZERO)))
@@ -125,14 +138,14 @@ def _avg_args(n):
 
 
 def _output_size(n):
-    """An int, or a list of n entries each an int or null (keep the input's size)."""
-    each = Optional(NAT)
+    """An int, or a list of n entries each an int or null (keep the input's size; not in 1-D)."""
+    each = Optional(NAT) if n > 1 else NAT
     return OneOf(NAT, ListOf(each, n))
 
 
 def _lp_args(n):
     # torch's lp_pool1d multiplies by kernel_size itself: it must be one int there
-    kernel, stride = (POS, Optional(POS)) if n == 1 else (Ints(n), _stride(n))
+    kernel, stride = (POS, Optional(POS)) if n == 1 else (PoolInts(n), _stride(n))
     return (Arg("norm_type", kind=Float()), Arg("kernel_size", kind=kernel), Arg("stride", None, stride),
             Arg("ceil_mode", False, BOOL))
 

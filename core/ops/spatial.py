@@ -158,10 +158,7 @@ def _upsampling2d(ctx: InferCtx):
 def _distance(cosine: bool):
     def infer(ctx: InferCtx):
         a, b = ctx.inputs[0], ctx.inputs[1]
-        for t in (a, b):
-            ctx.require(not t.is_int, "dtype.int-into-float",
-                        lambda t=t: f"{ctx.node.op} {ctx.node.id!r} receives integer {t.dtype} values; distances "
-                                    "are computed on floats")
+        # which dtypes torch takes (it promotes integers) is the measured table's to say
         if a.shape is None or b.shape is None:
             return [TensorType(None, a.dtype)]
         conds: list = []
@@ -210,7 +207,7 @@ OPS = [
     OpSpec("Fold", "spatial", (Arg("output_size", kind=Ints(2)),) + _FOLD, _fold, tb.module("Fold"),
            rules=("shape.rank", "shape.kernel-too-large", "shape.channel-divisibility", "shape.fold-blocks",
                   "dtype.int-into-float")),
-    OpSpec("CosineSimilarity", "spatial", (Arg("dim", 1, INT), Arg("eps", 1e-8, NUM)), _distance(True),
+    OpSpec("CosineSimilarity", "spatial", (Arg("dim", 1, INT), Arg("eps", 1e-8, Float(0))), _distance(True),
            tb.module("CosineSimilarity"), arity=(2, 2),
            rules=("shape.broadcast", "shape.dim-range", "dtype.int-into-float")),
     OpSpec("PairwiseDistance", "spatial", (Arg("p", 2.0, NUM), Arg("eps", 1e-6, NUM), Arg("keepdim", False, BOOL)),

@@ -339,6 +339,9 @@ class Index(nn.Module):
             raise ValueError("Index takes its index either as the `index` argument or as an operand, not both "
                              "or neither")
         idx = self.index if index is None else index
+        r = max(x.dim(), 1)
+        if not -r <= self.dim < r:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-r}, {r - 1}], got {self.dim})")
         if isinstance(idx, list):
             idx = torch.tensor(idx, dtype=torch.long, device=x.device)
         return x[(slice(None),) * (self.dim % max(x.dim(), 1)) + (idx,)]
