@@ -52,7 +52,8 @@ def _mode(ctx: InferCtx) -> str:
 
 
 def _dropout_ranks(op: str):
-    ranks = {"Dropout1d": (2, 3), "Dropout2d": (2, 3, 4, 5, 6, 7, 8), "FeatureAlphaDropout": (2, 3, 4, 5, 6, 7, 8)}
+    ranks = {"Dropout1d": (2, 3), "Dropout2d": (2, 3, 4, 5, 6, 7, 8), "FeatureAlphaDropout": (2, 3, 4, 5, 6, 7, 8),
+             "Dropout3d": (1, 2, 3, 4, 5, 6, 7, 8)}
     return ranks.get(op)
 
 

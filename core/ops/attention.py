@@ -84,7 +84,10 @@ def _mha_infer(ctx: InferCtx):
     k = ctx.inputs[1] if len(ctx.inputs) > 1 else q
     v = ctx.inputs[2] if len(ctx.inputs) > 2 else k
     attn_mask = ctx.inputs[3] if len(ctx.inputs) > 3 else None
-    ctx.require(not a["is_causal"] or attn_mask is not None, "connectivity.bad-arg",
+    # the eval-mode fast path (batch-first self-attention, no autograd) takes is_causal without a mask
+    fast = (ctx.design_train or {}).get("mode") == "eval" and a["batch_first"] and \
+        len(set(ctx.node.inputs[:3])) == 1
+    ctx.require(not a["is_causal"] or attn_mask is not None or fast, "connectivity.bad-arg",
                 lambda: f"MultiheadAttention {ctx.node.id!r}: is_causal needs an attn_mask operand (torch: 'Need "
                         "attn_mask if specifying the is_causal hint')")
     for t in (q, k, v):

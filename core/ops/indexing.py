@@ -158,7 +158,7 @@ def _masked_fill(ctx: InferCtx):
 
 def _where(ctx: InferCtx):
     c, a, b = ctx.inputs
-    ctx.require(c.dtype == "bool", "dtype.index-dtype",
+    ctx.require(c.dtype in ("bool", "uint8"), "dtype.index-dtype",
                 lambda: f"Where {ctx.node.id!r}: the condition is {c.dtype}; torch takes a bool condition")
     floats = [t.dtype for t in (a, b) if t.is_float]
     dtype = floats[0] if floats else a.dtype

@@ -13,7 +13,7 @@ from math import prod
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import BOOL, NAT, NUM, POS, UNKNOWN, Arg, Enum, InferCtx, Int, ListOf, OneOf, OpSpec, Optional
+from .base import BOOL, NAT, NUM, POS, UNKNOWN, Arg, InferCtx, Int, ListOf, OneOf, OpSpec, Optional
 
 _BN_ARGS = (Arg("num_features", kind=NAT), Arg("eps", 1e-5, NUM), Arg("momentum", 0.1, Optional(NUM)),
             Arg("affine", True, BOOL), Arg("track_running_stats", True, BOOL))
@@ -168,6 +168,10 @@ def _lrn_infer(ranks):
                             "floats")
         if x.shape is not None and not ctx.need_rank(x, ranks):
             return [UNKNOWN]
+        # 4-D and larger inputs go through avg_pool3d, whose CPU kernel has no float16
+        ctx.require(not (x.shape is not None and len(x.shape) >= 4 and x.dtype == "float16"), "dtype.unsupported",
+                    lambda: f"{ctx.node.op} {ctx.node.id!r}: torch's CPU kernel for a {len(x.shape)}-D input has no "
+                            "float16; cast to float32")
         return [x]
 
     return infer
@@ -201,11 +205,11 @@ OPS = [
            _gn_infer, tb.module("GroupNorm"),
            params=lambda a: 2 * a["num_channels"] if a["affine"] else 0,
            rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float")),
-    OpSpec("SyncBatchNorm", "norm", _BN_ARGS + (Arg("process_group", None, Optional(Enum())),),
+    OpSpec("SyncBatchNorm", "norm", _BN_ARGS + (Arg("process_group", None),),
            _bn_infer((2, 3, 4, 5, 6, 7, 8)), tb.module("SyncBatchNorm"), params=_bn_params, running_stats=True,
            rules=_NORM_RULES, doc="process_group is null in a design (one process)"),
     OpSpec("LocalResponseNorm", "norm", _LRN_ARGS, _lrn_infer((3, 4, 5, 6, 7, 8)), tb.module("LocalResponseNorm"),
-           rules=("shape.rank", "dtype.int-into-float")),
+           rules=("shape.rank", "dtype.int-into-float", "dtype.unsupported")),
     OpSpec("CrossMapLRN2d", "norm", _LRN_ARGS, _lrn_infer((4,)), tb.module("CrossMapLRN2d"),
            rules=("shape.rank", "dtype.int-into-float")),
 ]

@@ -145,7 +145,7 @@ def _output_size(n):
 
 def _lp_args(n):
     # torch's lp_pool1d multiplies by kernel_size itself: it must be one int there
-    kernel, stride = (POS, Optional(POS)) if n == 1 else (PoolInts(n), _stride(n))
+    kernel, stride = (POS, Optional(POS)) if n == 1 else (Ints(n), _stride(n))
     return (Arg("norm_type", kind=Float()), Arg("kernel_size", kind=kernel), Arg("stride", None, stride),
             Arg("ceil_mode", False, BOOL))
 

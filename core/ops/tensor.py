@@ -205,9 +205,10 @@ def _flatten_infer(ctx: InferCtx):
     if x.shape is None:
         return [x]
     r = len(x.shape)
-    if r == 0:
-        return [TensorType((1,), x.dtype)]
     s = _norm_dim(ctx, ctx.args["start_dim"], r)
+    if r == 0:
+        e = _norm_dim(ctx, ctx.args["end_dim"], r)
+        return [TensorType((1,), x.dtype)] if s is not None and e is not None else [UNKNOWN]
     e = _norm_dim(ctx, ctx.args["end_dim"], r)
     if s is None or e is None:
         return [UNKNOWN]
@@ -229,9 +230,10 @@ def _unflatten_infer(ctx: InferCtx):
     if -1 in sizes:
         known = D.prod([v for v in sizes if v != -1])
         size = x.shape[dim]
-        if D.is_const(size) and (known == 0 or size % known):
-            return ctx.fail("shape.reshape-product",
-                            f"Unflatten {ctx.node.id!r}: sizes {sizes} do not divide dim {dim} of size {size}")
+        if not ctx.require_equal(size, known, "shape.reshape-product",
+                                 f"Unflatten {ctx.node.id!r}: sizes {sizes} do not divide dim {dim} of size {size}",
+                                 kind="multiple"):
+            return [UNKNOWN]
         sizes = [D.exact_div(size, known) if v == -1 else v for v in sizes]
     prod = D.prod(sizes)
     if not ctx.require_equal(prod, x.shape[dim], "shape.reshape-product",
@@ -277,7 +279,8 @@ def _squeeze_infer(ctx: InferCtx):
         return [x]
     dim = ctx.args["dim"]
     if dim is None:
-        return [TensorType(tuple(d for d in x.shape if d != 1), x.dtype)]
+        sizes = [D.substitute(d, ctx.declared) if ctx.declared and D.is_sym(d) else d for d in x.shape]
+        return [TensorType(tuple(d for d, v in zip(x.shape, sizes) if v != 1), x.dtype)]
     literal = dim if isinstance(dim, list) else [dim]
     if len(set(literal)) != len(literal):
         return ctx.fail("shape.dim-range", f"Squeeze {ctx.node.id!r}: a dim appears more than once in {dim}")
