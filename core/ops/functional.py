@@ -127,6 +127,7 @@ def _pad(ctx: InferCtx):
         return ctx.fail("shape.rank", f"Pad {ctx.node.id!r}: {len(pad)} pad values for a {len(x.shape)}-D input")
     if mode != "constant" and x.dtype == "bool":
         return ctx.fail("dtype.int-into-float", f"Pad {ctx.node.id!r}: mode {mode!r} does not take bool values")
+    if mode != "constant":
         if k not in _PAD_RANKS or len(x.shape) not in _PAD_RANKS[k]:
             return ctx.fail("shape.rank", f"Pad {ctx.node.id!r}: mode {mode!r} with {len(pad)} pad values takes a "
                                           f"{' or '.join(f'{r}-D' for r in _PAD_RANKS.get(k, ()))} input, got "

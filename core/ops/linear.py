@@ -60,8 +60,13 @@ def _bilinear_params(a):
     return a["in1_features"] * a["in2_features"] * a["out_features"] + (a["out_features"] if a["bias"] else 0)
 
 
+ID_DTYPES = ("int64", "int32", "long", "int")
+
+
 def _embedding_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
+    ctx.require(x.is_float or x.dtype in ID_DTYPES, "dtype.index-dtype",
+                lambda: f"Embedding {ctx.node.id!r} receives {x.dtype} ids; torch looks up int64 (or int32) ids only")
     pad, n = a["padding_idx"], a["num_embeddings"]
     ctx.require(pad is None or -n <= pad < n, "connectivity.bad-arg",
                 lambda: f"Embedding {ctx.node.id!r}: padding_idx={pad} must be within num_embeddings={n}")
@@ -85,6 +90,8 @@ def _bag_infer(ctx: InferCtx):
     label = f"EmbeddingBag {ctx.node.id!r}"
     ctx.require(not x.is_float, "dtype.float-into-embedding",
                 lambda: f"{label} receives {x.dtype} values; it looks up integer ids — feed token ids (int64)")
+    ctx.require(x.is_float or x.dtype in ID_DTYPES, "dtype.index-dtype",
+                lambda: f"{label} receives {x.dtype} ids; torch looks up int64 (or int32) ids only")
     pad = a["padding_idx"]
     n = a["num_embeddings"]
     ctx.require(pad is None or -n <= pad < n, "connectivity.bad-arg",
@@ -153,7 +160,7 @@ OPS = [
          Arg("sparse", False, BOOL)),
         _embedding_infer, tb.module("Embedding"),
         params=lambda a: a["num_embeddings"] * a["embedding_dim"],
-        rules=("dtype.float-into-embedding", "connectivity.bad-arg", "shape.index-range"),
+        rules=("dtype.float-into-embedding", "connectivity.bad-arg", "shape.index-range", "dtype.index-dtype"),
         accepts="int",
     ),
     OpSpec(

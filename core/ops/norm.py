@@ -143,7 +143,7 @@ def _in_infer(ranks):
             return [x]
         if not ctx.need_rank(x, ranks):
             return [UNKNOWN]
-        _params_dtype(ctx, ctx.args["affine"] or ctx.args["track_running_stats"])
+        _params_dtype(ctx, ctx.args["affine"])  # running statistics are updated in their own dtype
         batched = len(x.shape) == max(ranks)
         ch = x.shape[1] if batched else x.shape[0]
         if ctx.args["num_features"] < 0 and (ctx.args["affine"] or ctx.args["track_running_stats"]):
@@ -168,8 +168,9 @@ def _lrn_infer(ranks):
                             "floats")
         if x.shape is not None and not ctx.need_rank(x, ranks):
             return [UNKNOWN]
-        # 4-D and larger inputs go through avg_pool3d, whose CPU kernel has no float16
-        ctx.require(not (x.shape is not None and len(x.shape) >= 4 and x.dtype == "float16"), "dtype.unsupported",
+        # LocalResponseNorm's 4-D and larger inputs go through avg_pool3d, whose CPU kernel has no float16
+        ctx.require(not (ctx.node.op == "LocalResponseNorm" and x.shape is not None and len(x.shape) >= 4
+                         and x.dtype == "float16"), "dtype.unsupported",
                     lambda: f"{ctx.node.op} {ctx.node.id!r}: torch's CPU kernel for a {len(x.shape)}-D input has no "
                             "float16; cast to float32")
         return [x]

@@ -98,9 +98,11 @@ def _adaptive_infer(n: int):
         _int_check(ctx, "adaptive pooling averages (or has no integer kernel)")
         if x.shape is None:
             return [x]
-        if not ctx.need_rank(x, (n + 1, n + 2)):
-            return [UNKNOWN]
         osz = pair(ctx.args["output_size"], n)
+        # an average to 1x1(x1) is torch's mean over the last dims: any rank that has them
+        ones = ctx.node.op.startswith("AdaptiveAvg") and n > 1 and all(v == 1 for v in osz)
+        if not ctx.need_rank(x, tuple(range(n, 9)) if ones else (n + 1, n + 2)):
+            return [UNKNOWN]
         out = tuple(x.shape[-n + i] if v is None else v for i, v in enumerate(osz))
         return _with_indices(ctx, TensorType(x.shape[:-n] + out, x.dtype))
 

@@ -162,9 +162,10 @@ def _split_infer(ctx: InferCtx):
         return [UNKNOWN]
     sec = ctx.args["split_size_or_sections"]
     size = x.shape[dim]
-    if isinstance(sec, list) and D.is_const(size) and sum(sec) != size:
-        return ctx.fail("shape.split-sizes",
-                        f"Split {ctx.node.id!r}: sections {sec} sum to {sum(sec)} but dim {dim} has size {size}")
+    if isinstance(sec, list) and not ctx.require_equal(
+            sum(sec), size, "shape.split-sizes",
+            f"Split {ctx.node.id!r}: sections {sec} sum to {sum(sec)} but dim {dim} has size {size}"):
+        return [UNKNOWN]
     pieces = _split_results(ctx.args, size)
     if pieces is None:
         return [UNKNOWN]
@@ -321,6 +322,8 @@ def _reduce_infer(ctx: InferCtx):
     if dim is None:
         return [TensorType((), x.dtype)]  # x.sum() / x.mean(): one value, keepdim or not
     dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    if len(set(dims)) != len(dims):
+        return ctx.fail("shape.dim-range", f"{ctx.node.op} {ctx.node.id!r}: a dim appears more than once in {dim}")
     norm = []
     for d in dims:
         nd = _norm_dim(ctx, d, r)
@@ -387,6 +390,9 @@ def _expand_infer(ctx: InferCtx):
     for i, t in enumerate(target):
         src = x.shape[i - pad] if i >= pad else None
         if t == -1:
+            if i < pad:
+                return ctx.fail("shape.expand", f"Expand {ctx.node.id!r}: -1 is not allowed in a new leading dim "
+                                                f"({target})")
             out.append(src)
             continue
         if i >= pad and src != 1 and not ctx.require_equal(

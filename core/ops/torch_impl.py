@@ -166,7 +166,7 @@ class Select(nn.Module):
 class Slice(nn.Module):
     def __init__(self, dim, start=None, end=None, step=1):
         super().__init__()
-        self.dim, self.sl = dim, slice(start, end, step or 1)
+        self.dim, self.sl = dim, slice(start, end, 1 if step is None else step)
 
     def forward(self, x):
         idx = [slice(None)] * x.dim()
