@@ -253,6 +253,8 @@ class Condition:
             return f"{a} <= {b}"
         if self.kind == "multiple":
             return f"{a} is a multiple of {b}"
+        if self.kind == "expand":
+            return f"{a} = {b} (or {a} = 1)"
         if self.kind == "broadcast":
             ones = " or ".join(f"{x} = 1" for x in (a, b) if not x.lstrip("-").isdigit())
             return f"{a} = {b}" + (f" (or {ones})" if ones else "")
@@ -263,6 +265,8 @@ class Condition:
             return a <= b
         if self.kind == "multiple":
             return b != 0 and a % b == 0
+        if self.kind == "expand":
+            return a == b or a == 1
         if self.kind == "broadcast":
             return a == b or a == 1 or b == 1
         return a == b

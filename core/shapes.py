@@ -25,6 +25,8 @@ class Inference:
     ok: set = field(default_factory=set)  # node ids whose own requirements all held
     vocab: dict = field(default_factory=dict)  # integer input id -> the declared range of its ids
     declared: dict = field(default_factory=dict)  # symbol -> size the design declares (declared_sizes)
+    max_ref: dict = field(default_factory=dict)  # node id -> the highest result index the design reads
+    leaves: set = field(default_factory=set)  # Parameter nodes and views of them (autograd leaves)
     order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
 
     def type_of(self, ref: str) -> TensorType:
@@ -45,11 +47,23 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     inf.order = design.topo_order() if order is None else order
     memo: dict = {}
     inf.declared = declared_sizes(design)
+    inf.max_ref = _max_refs(design)
+    inf.leaves = set()
     inf.vocab = _declared_ranges(design)
     inf.vocab[None] = None  # never empty: ranges are followed from Arange too
     for node in inf.order:
         _infer_node(node, nodes, inf, train, memo)
     return inf
+
+
+def _max_refs(design: Design) -> dict:
+    out: dict = {}
+    for ref in [r for n in design.nodes for r in n.inputs] + list(design.outputs):
+        if ":" in ref:
+            rid, idx = parse_ref(ref)
+            if idx > out.get(rid, 0):
+                out[rid] = idx
+    return out
 
 
 def _declared_ranges(design: Design) -> dict:
@@ -149,7 +163,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if other is not None and other.op != node.op:
         args = _tied_args(node, other, args, inf)
     mode = train.get("mode", "train") if type(train) is dict else "train"
-    data = data_dtype(node.op, [t.dtype for t in in_types])
+    data = data_dtype(node.op, [t.dtype for t in in_types]) if spec.measured_for(args) else None
     refused = data if data is not None and supported(node.op, data, mode) is False and \
         not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
@@ -162,6 +176,15 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
     ctx.dtype_ok = data is not None and supported(node.op, data, mode) is True
+    if inf.max_ref:
+        ctx.max_result = inf.max_ref.get(node.id, 0)
+    if node.op == "Parameter" or (node.op in VALUE_VIEWS and node.inputs and node.inputs[0] in inf.leaves):
+        inf.leaves.add(node.id)
+    if inf.leaves and args.get("inplace") and node.inputs and node.inputs[0] in inf.leaves and mode != "eval":
+        _fail(inf, node, "connectivity.inplace-leaf",
+              f"{node.op} {node.id!r} works in place (inplace=true) on {node.inputs[0]!r}, a learned Parameter (or a "
+              "view of one); in training torch refuses to overwrite a leaf that requires grad — set inplace=false")
+        return
     if inf.vocab:
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
         if node.op == "Arange":

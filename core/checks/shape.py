@@ -192,6 +192,10 @@ declare("shape.einops-pattern", B, "shape", "einops pattern does not fit its inp
                   "without lengths (Repeat).",
         why="einops raises an EinopsError; the design cannot run.",
         fix="Write one element per input dim and give the lengths of split or new axes.")
+declare("connectivity.inplace-leaf", B, "connectivity", "In-place op on a learned parameter",
+        condition="An op with inplace=true works directly on a Parameter node (or a view of one) in training mode.",
+        why="torch raises 'a leaf Variable that requires grad is being used in an in-place operation'.",
+        fix="Set inplace=false on that op.")
 declare("dtype.unsupported", B, "dtype", "A float dtype the op's kernels do not take",
         condition="An op is fed float64, float16 or bfloat16 data its torch kernels refuse (measured per op in "
                   "core/ops/dtype_support.py): typically a layer with float32 weights fed another float dtype.",

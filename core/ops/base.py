@@ -208,7 +208,7 @@ class InferCtx:
     """What a shape rule sees: the node, its resolved args and operand types."""
 
     __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train", "declared", "value_ranges",
-                 "dtype_ok")
+                 "dtype_ok", "max_result", "leaf_operands")
 
     def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None):
         self.node = node
@@ -220,6 +220,8 @@ class InferCtx:
         self.declared = declared or {}  # symbol -> the size the design declares for it (train block)
         self.value_ranges: dict = {}  # operand index -> its ids' declared range (a design input's vocab_size)
         self.dtype_ok = False  # torch's kernels were measured to take the data operands' dtype (dtype_support)
+        self.max_result = 0  # the highest result index (`id:N`) the design reads of this node
+        self.leaf_operands: set = set()  # operand indices that are a Parameter (or a view of one): autograd leaves
 
     @property
     def x(self) -> TensorType:
@@ -319,6 +321,9 @@ class OpSpec:
     doc: str = ""
     extra: Kind | None = None  # the kind of further keyword arguments (einops' axis lengths); None: none taken
     draw_extra: Callable | None = None  # (rng, args, operand shapes) -> further keyword arguments, for generators
+    # whether the measured dtype table (dtype_support) speaks for a node with these args: it was measured with
+    # the example's, and a few args select another kernel
+    measured_for: Callable[[dict], bool] = lambda a: True
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
@@ -372,6 +377,20 @@ def pair(v, n: int = 2) -> tuple:
     if isinstance(v, (list, tuple)):
         return tuple(v) * n if len(v) == 1 and n > 1 else tuple(v)
     return (v,) * n
+
+
+def symbolic_pieces(ctx: InferCtx, x: TensorType, dim: int, piece, what: str) -> list[TensorType]:
+    """The pieces of a split whose size is a symbol: as many as the design reads (piece N exists only
+    when N * piece < size, a condition on the symbol), each `piece` long."""
+    size = x.shape[dim]
+    n = ctx.max_result
+    if n:
+        ctx.require_equal(D.add(D.mul(piece, n), 1), size, "shape.split-sizes",
+                          lambda: f"{ctx.node.op} {ctx.node.id!r} is read at piece {n}, which exists only when "
+                                  f"{what} of size {size} makes more than {n} pieces", kind="le")
+    s = list(x.shape)
+    s[dim] = piece
+    return [TensorType(tuple(s), x.dtype)] * (n + 1)
 
 
 def same_shape(ctx: InferCtx) -> list[TensorType]:

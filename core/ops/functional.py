@@ -21,6 +21,7 @@ from .base import (
     OpSpec,
     Optional,
     TensorType,
+    symbolic_pieces,
 )
 
 
@@ -88,7 +89,7 @@ def _chunk(ctx: InferCtx):
     if not D.is_const(size) and ctx.declared:
         size = D.substitute(size, ctx.declared)
     if not D.is_const(size):
-        return [TensorType(None, x.dtype)]  # how many pieces depends on the size
+        return symbolic_pieces(ctx, x, d, D.floordiv(D.add(size, n - 1), n), f"dim {d}")
     step = -(-size // n) if size else 0
     pieces = [min(step, size - i) for i in range(0, size, step)] if step else [0]
     out = []
@@ -219,7 +220,7 @@ OPS = [
     OpSpec("Cumsum", "tensor", (Arg("dim", kind=INT),), _cumsum, tb.custom("Cumsum"), accepts="any",
            rules=("shape.dim-range",)),
     OpSpec("Chunk", "tensor", (Arg("chunks", kind=POS), Arg("dim", 0, INT)), _chunk, tb.custom("Chunk"),
-           accepts="any", rules=("shape.dim-range", "shape.rank")),
+           accepts="any", rules=("shape.dim-range", "shape.rank", "shape.split-sizes")),
     OpSpec("Tile", "tensor", (Arg("dims", kind=ListOf(NAT)),), _tile, tb.custom("Tile"), accepts="any"),
     OpSpec("Pad", "tensor", (Arg("pad", kind=ListOf(INT)), Arg("mode", "constant",
                                                             Enum("constant", "reflect", "replicate", "circular")),

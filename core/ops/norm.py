@@ -110,6 +110,8 @@ def _gn_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     ctx.require(not x.is_int, "dtype.int-into-float",
                 f"GroupNorm {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
+    if a["affine"] and a["num_channels"] < 0:
+        return ctx.fail("connectivity.bad-arg", f"GroupNorm {ctx.node.id!r}: num_channels must be >= 0 with affine")
     ctx.require(not a["affine"] or a["num_channels"] % a["num_groups"] == 0, "shape.groupnorm-divisibility",
                 f"GroupNorm {ctx.node.id!r}: num_channels={a['num_channels']} is not divisible by "
                 f"num_groups={a['num_groups']}; pick a group count that divides the channels")
@@ -201,11 +203,12 @@ OPS = [
            params=lambda a: prod(_ln_shape(a)) if a["elementwise_affine"] else 0,
            rules=("shape.norm-features", "dtype.int-into-float")),
     OpSpec("GroupNorm", "norm",
-           (Arg("num_groups", kind=POS), Arg("num_channels", kind=NAT), Arg("eps", 1e-5, NUM), Arg("affine", True,
+           (Arg("num_groups", kind=POS), Arg("num_channels", kind=Int()), Arg("eps", 1e-5, NUM), Arg("affine", True,
             BOOL)),
            _gn_infer, tb.module("GroupNorm"),
            params=lambda a: 2 * a["num_channels"] if a["affine"] else 0,
-           rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float")),
+           rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float",
+                  "connectivity.bad-arg")),
     OpSpec("SyncBatchNorm", "norm", _BN_ARGS + (Arg("process_group", None),),
            _bn_infer((2, 3, 4, 5, 6, 7, 8)), tb.module("SyncBatchNorm"), params=_bn_params, running_stats=True,
            rules=_NORM_RULES, doc="process_group is null in a design (one process)"),

@@ -53,7 +53,7 @@ def _pool_infer(n: int, kind: str):
     def infer(ctx: InferCtx):
         x, a = ctx.x, ctx.args
         op = ctx.node.op
-        if kind == "max" and n == 1:
+        if kind == "max" and n == 1 and not a.get("return_indices"):
             _int_check(ctx, "torch's 1-D max pooling has no integer kernel")
         if kind == "lp":
             _int_check(ctx, "LP pooling raises to a power and averages")
@@ -220,7 +220,9 @@ _RATIO = Float(0, 1, lo_open=True, hi_open=True)
 OPS = []
 for _n in (1, 2, 3):
     OPS.append(OpSpec(f"MaxPool{_n}d", "pooling", _max_args(_n), _pool_infer(_n, "max"), tb.module(f"MaxPool{_n}d"),
-                      rules=POOL_RULES + (("dtype.int-into-float",) if _n == 1 else ())))
+                      rules=POOL_RULES + (("dtype.int-into-float",) if _n == 1 else ()),
+                      # 1-D max pooling with indices runs another kernel, which takes integers
+                      measured_for=(lambda a: not a["return_indices"]) if _n == 1 else (lambda a: True)))
     OPS.append(OpSpec(f"AvgPool{_n}d", "pooling", _avg_args(_n), _pool_infer(_n, "avg"), tb.module(f"AvgPool{_n}d"),
                       rules=POOL_RULES))
     OPS.append(OpSpec(f"LPPool{_n}d", "pooling", _lp_args(_n), _pool_infer(_n, "lp"), tb.module(f"LPPool{_n}d"),

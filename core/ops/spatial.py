@@ -147,6 +147,9 @@ def _upsampling2d(ctx: InferCtx):
     out = []
     for s, f in zip(x.shape[2:], sfs):
         if D.is_const(s):
+            if int(s * f) <= 0:
+                return ctx.fail("shape.spatial-collapse", f"{ctx.node.op} {ctx.node.id!r}: scale {f} of size {s} "
+                                                          f"gives {int(s * f)}")
             out.append(int(s * f))
         elif float(f).is_integer():
             out.append(D.mul(s, int(f)))
@@ -219,4 +222,4 @@ _SCALE2 = Optional(Float(0, lo_open=True))  # torch's Upsampling*2d take float(s
 for _name in ("UpsamplingNearest2d", "UpsamplingBilinear2d"):
     OPS.append(OpSpec(_name, "spatial", (Arg("size", None, _SIZE2), Arg("scale_factor", None, _SCALE2)),
                       _upsampling2d, tb.module(_name), rules=("shape.rank", "dtype.int-into-float",
-                                                               "connectivity.bad-arg")))
+                                                               "connectivity.bad-arg", "shape.spatial-collapse")))

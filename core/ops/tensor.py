@@ -23,6 +23,7 @@ from .base import (
     Optional,
     TensorType,
     broadcast,
+    symbolic_pieces,
 )
 from .functional import INTERP_MODES, SCALE, interpolate_infer
 
@@ -167,8 +168,10 @@ def _split_infer(ctx: InferCtx):
             f"Split {ctx.node.id!r}: sections {sec} sum to {sum(sec)} but dim {dim} has size {size}"):
         return [UNKNOWN]
     pieces = _split_results(ctx.args, size)
+    if pieces is None and ctx.declared and D.is_sym(size) and D.is_const(D.substitute(size, ctx.declared)):
+        pieces = _split_results(ctx.args, D.substitute(size, ctx.declared))
     if pieces is None:
-        return [UNKNOWN]
+        return symbolic_pieces(ctx, x, dim, sec, f"dim {dim}")
     outs = []
     for p in pieces:
         s = list(x.shape)
@@ -346,9 +349,10 @@ def _select_infer(ctx: InferCtx):
     if d is None:
         return [UNKNOWN]
     idx, size = ctx.args["index"], x.shape[d]
-    if D.is_const(size) and not (-size <= idx < size):
-        return ctx.fail("shape.index-range",
-                        f"Select {ctx.node.id!r}: index {idx} is out of range for dim {d} of size {size}")
+    if not ctx.require_equal(idx + 1 if idx >= 0 else -idx, size, "shape.index-range",
+                             f"Select {ctx.node.id!r}: index {idx} is out of range for dim {d} of size {size}",
+                             kind="le"):
+        return [UNKNOWN]
     return [TensorType(x.shape[:d] + x.shape[d + 1:], x.dtype)]
 
 
@@ -397,7 +401,7 @@ def _expand_infer(ctx: InferCtx):
             continue
         if i >= pad and src != 1 and not ctx.require_equal(
                 src, t, "shape.expand", f"Expand {ctx.node.id!r}: cannot expand size {src} to {t} at dim {i}; only "
-                                        "size-1 dims can be expanded"):
+                                        "size-1 dims can be expanded", kind="expand"):
             return [UNKNOWN]
         out.append(t)
     return [TensorType(tuple(out), x.dtype)]
