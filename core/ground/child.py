@@ -69,11 +69,17 @@ def _alarm(signum, frame):
     raise GraphTimeout()
 
 
+STUDY_MAX_BATCH = 16
+
+
 def sizes_for(design: Design) -> dict:
-    """Batch symbols (dim 0) -> 2, a sequence symbol -> the declared train.seq_len, any other -> 8."""
+    """Batch symbols (dim 0) -> the declared train.batch_size when it is at most 16 (a small batch is
+    part of what the design says), else 2; a sequence symbol -> the declared train.seq_len; any other
+    -> 8."""
     from ..build import symbol_env
 
-    return symbol_env(design, batch=BATCH)
+    batch = (design.train or {}).get("batch_size")
+    return symbol_env(design, batch=batch if type(batch) is int and 0 < batch <= STUDY_MAX_BATCH else BATCH)
 
 
 def run_sizes(design: Design) -> dict:
@@ -134,11 +140,14 @@ def observe(graph: dict, device: str, full: bool = False) -> dict:
         sizes = sizes_for(design)
         model = build_module(design, "meta", sizes=sizes)
         stage = "meta"
-        # eval mode: the same shape checks, without BatchNorm's batch statistics (slow on meta)
-        model.eval()
-        inputs = example_inputs(design, batch=BATCH, device="meta", env=sizes)
-        with torch.no_grad():
+        # in the mode the design declares (training by default, with autograd: in-place ops on parameters and
+        # batch statistics over one value fail only there)
+        training = (design.train or {}).get("mode", "train") != "eval"
+        model.train(training)
+        inputs = example_inputs(design, batch=sizes.get(_batch_symbol(design), BATCH), device="meta", env=sizes)
+        with torch.set_grad_enabled(training):
             values = model.forward_all(*inputs)
+        with torch.no_grad():
             if full:
                 # the slow check of the fast protocol: the whole graph for real
                 stage = "forward"
@@ -153,6 +162,13 @@ def observe(graph: dict, device: str, full: bool = False) -> dict:
         raise
     except Exception as exc:  # what torch raises is the observation
         return _failure(exc, stage)
+
+
+def _batch_symbol(design: Design):
+    for spec in design.inputs:
+        if spec.shape and isinstance(spec.shape[0], str):
+            return spec.shape[0]
+    return None
 
 
 def _is_int(t) -> bool:

@@ -96,3 +96,45 @@ def _index_range_sites(g):
             out.append(n)
     return out
 
+
+
+def branch(g: G, ref: str, op: str, args: dict, extra: tuple = (), suffix: str = "probe") -> str:
+    """A new node reading `ref` (and `extra` operands) that nothing reads: a layer the design calls for
+    nothing, as a stray line of model code would. torch runs it all the same."""
+    from ...graph import parse_ref
+
+    new_id = g.fresh_id(f"{parse_ref(ref)[0]}.{suffix}")
+    g.nodes.append({"id": new_id, "op": op, "args": args, "in": [ref, *extra]})
+    return new_id
+
+
+def constant(g: G, shape: list, value, near: str, suffix: str = "const") -> str:
+    """A Constant node (a tensor made in forward) of this shape and value."""
+    new_id = g.fresh_id(f"{near}.{suffix}")
+    g.nodes.append({"id": new_id, "op": "Constant", "args": {"shape": list(shape), "value": value}, "in": []})
+    return new_id
+
+
+def maps(g: G, rank: int, pred=None) -> list:
+    """Nodes (and inputs) whose one float result has `rank` dims, all known constants past the batch."""
+    out = []
+    for spec in g.d["inputs"]:
+        s = spec.get("shape")
+        if s and len(s) == rank and str(spec.get("dtype", "float32")).startswith("float") and _const(*s[1:]) and \
+                (pred is None or pred(s)):
+            out.append(spec["id"])
+    for n in g.nodes:
+        res = g.types().get(n["id"]) or []
+        if len(res) != 1 or res[0].shape is None or not res[0].is_float:
+            continue
+        s = res[0].shape
+        if len(s) == rank and _const(*s[1:]) and (pred is None or pred(s)):
+            out.append(n["id"])
+    return out
+
+
+def shape_of(g: G, ref: str):
+    for spec in g.d["inputs"]:
+        if spec["id"] == ref:
+            return tuple(spec["shape"])
+    return g.shape(ref)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from ...graph import parse_ref
-from .base import BNS, ELEMENTWISE, _graph_site, kind
+from .base import BNS, ELEMENTWISE, _graph_site, branch, kind
 
 HALLUCINATED = {"ReLU": "Swish", "GELU": "GeGLU", "LayerNorm": "ScaleNorm", "Conv2d": "DeformConv2d",
                 "Linear": "SparseLinear", "BatchNorm2d": "FrozenBatchNorm2d", "MultiheadAttention": "FlashAttention",
@@ -208,3 +208,29 @@ def _parser_warn_apply(g, site):
 def _where_parser_warning(g):
     return _graph_site(g)
 
+
+
+def _inplace_apply(g, site):
+    branch(g, site, "ReLU", {"inplace": True}, suffix="relu_")
+    return g.d
+
+
+@kind("inplace-on-parameter", "block", ["connectivity.inplace-leaf"], bases=("vit_b_32", "convnext_tiny"),
+      doc="an in-place ReLU applied straight to a learned Parameter", apply=_inplace_apply)
+def _inplace_sites(g):
+    return [n["id"] for n in g.nodes if n["op"] == "Parameter"][:2]
+
+
+def _tied_size_apply(g, site):
+    a = g.args(site)
+    a["in_features"] = a["in_features"] + 1
+    return g.d
+
+
+@kind("tied-head-declared-width", "warn", ["shape.shares-ignored"], bases=("gpt2",),
+      doc="a tied LM head declares an in_features its tied table does not have (the table wins)",
+      apply=_tied_size_apply)
+def _tied_size_sites(g):
+    nodes = {n["id"]: n for n in g.nodes}
+    return [n["id"] for n in g.nodes if n["op"] == "Linear" and n.get("shares") in nodes
+            and nodes[n["shares"]]["op"] == "Embedding"]

@@ -3,7 +3,22 @@
 from __future__ import annotations
 
 from ...graph import parse_ref
-from .base import ATTN, BNS, CONVS, CONVS_ALL, POOLS, RNNS, _const, _first_operand_shape, _of, kind
+from .base import (
+    ATTN,
+    BNS,
+    CONVS,
+    CONVS_ALL,
+    POOLS,
+    RNNS,
+    _const,
+    _first_operand_shape,
+    _of,
+    branch,
+    constant,
+    kind,
+    maps,
+    shape_of,
+)
 
 
 def _heads_apply(g, site):
@@ -484,28 +499,41 @@ def _arity_sites(g):
     return [n["id"] for n in g.nodes if n["op"] in ("ReLU", "GELU", "Add", "Dropout") and n.get("in")]
 
 
+def _width_read(g, n):
+    """The input width a Linear / the input channels a convolution is fed (None when not constant)."""
+    s = g.shape(n["in"][0]) if n.get("in") else None
+    if s is None:
+        return None
+    w = s[-1] if n["op"] == "Linear" else (s[1] if len(s) > 1 else None)
+    return w if _const(w) else None
+
+
 def _shares_apply(g, site):
+    # the layer now runs as an earlier one (torch calls the one module twice), whose input width differs
     n = g.node(site)
+    key = "in_features" if n["op"] == "Linear" else "in_channels"
     for prev in g.nodes[:g.index(site)]:
-        if prev["op"] == n["op"] and prev.get("args", {}) != n.get("args", {}) and not prev.get("shares"):
+        if prev["op"] == n["op"] and not prev.get("shares") and \
+                prev.get("args", {}).get(key) not in (None, _width_read(g, n)):
             n["shares"] = prev["id"]
             return g.d
     return None
 
 
-@kind("shares-mismatch", "block", ["shape.shares-mismatch"],
+@kind("shares-mismatch", "block", ["shape.linear-width", "shape.conv-channels", "shape.flatten-linear-width"],
      bases=("resnet18", "mlp_mnist", "lenet5", "gpt-nano"), per_base=2,
-     doc="a layer reuses ('shares') an earlier layer of other arguments", apply=_shares_apply)
+     doc="a layer reuses ('shares') an earlier layer that expects another input width", apply=_shares_apply)
 def _shares_sites(g):
     out = []
     seen: dict = {}
     for n in g.nodes:
-        if n["op"] not in ("Conv2d", "Linear", "Embedding") or n.get("shares"):
+        if n["op"] not in ("Conv2d", "Linear") or n.get("shares"):
             continue
-        for prev in seen.get(n["op"], []):
-            if g.args(prev) != n.get("args", {}):
-                out.append(n["id"])
-                break
+        key = "in_features" if n["op"] == "Linear" else "in_channels"
+        width = _width_read(g, n)
+        if width is not None and any(g.node(p).get("args", {}).get(key) not in (None, width)
+                                     for p in seen.get(n["op"], [])):
+            out.append(n["id"])
         seen.setdefault(n["op"], []).append(n["id"])
     return out
 
@@ -537,3 +565,136 @@ def _bcast_sites(g):
             out.append(nid)
     return out
 
+
+
+# ---- block: layers the zoo does not use, called where they cannot run ---------------------------
+
+def _glu_apply(g, site):
+    s = shape_of(g, site)
+    d = next(i for i in range(len(s) - 1, 0, -1) if _const(s[i]) and s[i] % 2)
+    branch(g, site, "GLU", {"dim": d}, suffix="glu")
+    return g.d
+
+
+@kind("glu-odd", "block", ["shape.glu-odd"], bases=("resnet18", "lenet5", "vit_b_32", "cifar_cnn"),
+      doc="a GLU halves a dimension of odd size", apply=_glu_apply)
+def _glu_sites(g):
+    return maps(g, 4, lambda s: any(_const(d) and d % 2 and d > 1 for d in s[1:]))[:6]
+
+
+def _shuffle_apply(g, site):
+    branch(g, site, "PixelShuffle", {"upscale_factor": 2}, suffix="shuffle")
+    return g.d
+
+
+@kind("pixel-shuffle-channels", "block", ["shape.channel-divisibility"], bases=("resnet18", "tiny_cnn", "lenet5"),
+      doc="a PixelShuffle(2) on a map whose channels are not a multiple of 4", apply=_shuffle_apply)
+def _shuffle_sites(g):
+    return maps(g, 4, lambda s: _const(s[1]) and s[1] % 4)[:4]
+
+
+def _fold_apply(g, site):
+    s = shape_of(g, site)
+    cols = branch(g, site, "Unfold", {"kernel_size": 2}, suffix="unfold")
+    branch(g, cols, "Fold", {"output_size": [s[2] + 1, s[3]], "kernel_size": 2}, suffix="fold")
+    return g.d
+
+
+@kind("fold-blocks", "block", ["shape.fold-blocks"], bases=("resnet18", "tiny_cnn", "cifar_cnn"),
+      doc="a Fold told an output size one row larger than the Unfold it reverses", apply=_fold_apply)
+def _fold_sites(g):
+    return maps(g, 4, lambda s: s[2] >= 2 and s[3] >= 2 and s[1] * s[2] * s[3] <= 1 << 20)[:4]
+
+
+def _bn_batch_apply(g, site):
+    s = shape_of(g, site)
+    branch(g, site, "BatchNorm1d", {"num_features": s[1]}, suffix="bn")
+    g.train()["batch_size"] = 1
+    return g.d
+
+
+@kind("batch-of-one", "block", ["shape.single-value-statistics"], bases=("mlp_mnist", "mlp_tabular", "vae_encoder"),
+      doc="a BatchNorm1d after a Linear, trained at a declared batch of 1", apply=_bn_batch_apply)
+def _bn_batch_sites(g):
+    return [n for n in maps(g, 2) if n in {m["id"] for m in g.nodes if m["op"] == "Linear"}][:3]
+
+
+def _state_apply(g, site):
+    h = g.shape(f"{site}:1")
+    if h is None:
+        return None
+    bad = list(h[:-1]) + [h[-1] + 1]
+    g.node(site)["in"] = g.node(site)["in"][:1] + [constant(g, bad, 0.0, site, "h0")]
+    return g.d
+
+
+@kind("rnn-state", "block", ["shape.rnn-state"], bases=("gru_lm", "seq2seq_gru"),
+      doc="a GRU given an initial state one unit wider than its hidden size", apply=_state_apply)
+def _state_sites(g):
+    return [n["id"] for n in g.nodes if n["op"] in ("GRU", "RNN") and len(n.get("in", [])) == 1]
+
+
+def _mask_apply(g, site):
+    q = g.shape(g.node(site)["in"][0])
+    if q is None or len(q) != 3 or not _const(q[1]):
+        return None
+    length = q[1] if g.node(site).get("args", {}).get("batch_first") else q[0]
+    if not _const(length):
+        return None
+    n = g.node(site)
+    n["in"] = (n["in"] + n["in"][-1:] * 3)[:3] + [constant(g, [length + 1, length + 1], 0.0, site, "mask")]
+    return g.d
+
+
+@kind("attention-mask-shape", "block", ["shape.attention-mask"], bases=("vit_b_32",), per_base=2,
+      doc="an attention mask one position longer than the sequence it masks", apply=_mask_apply)
+def _mask_sites(g):
+    return [n["id"] for n in g.nodes if n["op"] == "MultiheadAttention"]
+
+
+def _gather_apply(g, site):
+    s = shape_of(g, site)
+    # the same shape but one larger at dim 1, which is not the gathered (last) dim
+    idx = constant(g, [s[0]] + [s[1] + 1] + list(s[2:]), 0, site, "index")
+    branch(g, site, "Gather", {"dim": 0}, extra=(idx,), suffix="gather")
+    return g.d
+
+
+@kind("gather-larger-index", "block", ["shape.gather-sizes"], bases=("mlp_mnist", "resnet18"),
+      doc="a Gather whose index is larger than its input off the gathered dim", apply=_gather_apply)
+def _gather_sites(g):
+    return maps(g, 2, lambda s: len(s) == 2)[:2] + maps(g, 4)[:2]
+
+
+def _reflect_apply(g, site):
+    s = shape_of(g, site)
+    branch(g, site, "ReflectionPad2d", {"padding": [s[3], 0, 0, 0]}, suffix="reflect")
+    return g.d
+
+
+@kind("reflect-pad-too-wide", "block", ["shape.pad-size"], bases=("resnet18", "tiny_cnn", "unet"),
+      doc="a reflection pad as wide as the map it reflects", apply=_reflect_apply)
+def _reflect_sites(g):
+    return maps(g, 4, lambda s: s[3] >= 1)[:4]
+
+
+def _einsum_apply(g, site):
+    branch(g, site, "Einsum", {"equation": "ij->ji"}, suffix="einsum")
+    return g.d
+
+
+@kind("einsum-rank", "block", ["shape.einsum-sizes"], bases=("resnet18", "vit_b_32"),
+      doc="an einsum written for a matrix applied to a 4-D map", apply=_einsum_apply)
+def _einsum_sites(g):
+    return maps(g, 4)[:3]
+
+
+def _rearrange_apply(g, site):
+    branch(g, site, "Rearrange", {"pattern": "a b -> b a"}, suffix="rearrange")
+    return g.d
+
+
+@kind("einops-rank", "block", ["shape.einops-pattern"], bases=("resnet18", "vit_b_32", "mixer_s16_224"),
+      doc="an einops Rearrange written for two dims applied to a 4-D map", apply=_rearrange_apply)
+def _rearrange_sites(g):
+    return maps(g, 4)[:3]
