@@ -57,8 +57,8 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{op:<28}{row['designs']:>8}{row['agree']:>8}{row['false_block']:>12}{row['crash_no_block']:>16}"
               f"{row['crash_condition_warn']:>18}")
-    print(f"(ops where everything agreed are not listed: {sum(1 for r in s['per_op'].values() if r['designs'] == r['agree'])} "
-          f"of {len(s['per_op'])})")
+    agreed = sum(1 for r in s["per_op"].values() if r["designs"] == r["agree"])
+    print(f"(ops where everything agreed are not listed: {agreed} of {len(s['per_op'])})")
     byid = {r.case: r for r in results}
     shown = 0
     for cid in s["false_blocks"] + s["crashes_without_block"]:

@@ -176,3 +176,69 @@ def test_tied_head_shares_only_its_weight():
     inf = infer_design(d)
     model = build_module(d, device="meta")
     assert sum(inf.params.values()) == sum(p.numel() for p in model.parameters()) == 40 * 6 + 40
+
+
+def _tied(head_args):
+    return Design.from_dict({
+        "format": "archgraph/1", "name": "tied",
+        "inputs": [{"id": "ids", "shape": [2, 5], "dtype": "int64"}],
+        "nodes": [
+            {"id": "wte", "op": "Embedding", "args": {"num_embeddings": 40, "embedding_dim": 6}, "in": ["ids"]},
+            {"id": "head", "op": "Linear", "args": head_args, "in": ["wte"], "shares": "wte"},
+        ],
+        "outputs": ["head"],
+    })
+
+
+def test_a_tied_weight_wins_as_in_torch():
+    """A tied head declared with other sizes runs in torch (the tied weight wins): a warn naming what is
+    ignored; one whose own bias cannot fit the tied rows fails in torch: a block."""
+    from archcurator.core.verify import verify_graph
+
+    ignored = _tied({"in_features": 7, "out_features": 50, "bias": False})
+    report = verify_graph(ignored)
+    assert report.verdict == "warn" and [f.rule for f in report.findings] == ["shape.shares-ignored"]
+    assert "in_features=7" in report.findings[0].message and "out_features=50" in report.findings[0].message
+    model = build_module(ignored, device="cpu")
+    out = model(torch.zeros(2, 5, dtype=torch.long))
+    assert tuple(out.shape) == tuple(infer_design(ignored).types["head"][0].shape) == (2, 5, 40)
+    assert sum(p.numel() for p in model.parameters()) == report.cost["params"] == 240
+
+    bias = _tied({"in_features": 6, "out_features": 50})
+    assert [f.rule for f in verify_graph(bias).findings if f.severity == "block"] == ["shape.shares-mismatch"]
+    with pytest.raises(RuntimeError):
+        build_module(bias, device="cpu")(torch.zeros(2, 5, dtype=torch.long))
+
+
+def test_a_module_called_twice_runs_with_the_first_calls_arguments():
+    from archcurator.core.verify import verify_graph
+
+    d = Design.from_dict({
+        "format": "archgraph/1", "name": "twice", "inputs": [{"id": "x", "shape": [2, 8]}],
+        "nodes": [{"id": "a", "op": "Linear", "args": {"in_features": 8, "out_features": 8}, "in": ["x"]},
+                  {"id": "b", "op": "Linear", "args": {"in_features": 8, "out_features": 8, "bias": False},
+                   "in": ["a"], "shares": "a"}],
+        "outputs": ["b"]})
+    report = verify_graph(d)
+    assert report.verdict == "warn" and "bias=False" in report.findings[0].message
+    model = build_module(d, device="cpu")
+    assert model(torch.zeros(2, 8)).shape == (2, 8)
+    assert sum(p.numel() for p in model.parameters()) == report.cost["params"] == 72
+
+
+def test_weight_norm_counts_as_torch_counts():
+    from archcurator.core.verify import verify_graph
+
+    d = Design.from_dict({
+        "format": "archgraph/1", "name": "wn", "inputs": [{"id": "x", "shape": [2, 3, 8, 8]}],
+        "nodes": [{"id": "c", "op": "Conv2d", "args": {"in_channels": 3, "out_channels": 4, "kernel_size": 3},
+                   "in": ["x"], "parametrize": "weight_norm"},
+                  {"id": "f", "op": "Flatten", "in": ["c"]},
+                  {"id": "l", "op": "Linear", "args": {"in_features": 144, "out_features": 2}, "in": ["f"],
+                   "parametrize": "spectral_norm"}],
+        "outputs": ["l"]})
+    report = verify_graph(d)
+    model = build_module(d, device="cpu")
+    model(torch.randn(2, 3, 8, 8))
+    assert report.verdict == "pass", report.findings
+    assert sum(p.numel() for p in model.parameters()) == report.cost["params"] == (4 * 27 + 4 + 4) + (144 * 2 + 2)

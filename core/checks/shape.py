@@ -317,7 +317,8 @@ def _unknown_dim(node, ctx):
 
 @node_check("dtype.index-range", B, "dtype", "Vocabulary larger than the embedding table",
             ops=("Embedding", "EmbeddingBag"),
-            condition="An Embedding (or EmbeddingBag) reads ids straight from an input whose declared range (the input's own "
+            condition="An Embedding (or EmbeddingBag) reads ids straight from an input whose declared range (the "
+                      "input's own "
                       "`vocab_size`, else train.vocab_size for the first integer input) exceeds num_embeddings.",
             why="Token ids past the table raise 'index out of range in self' on the first batch that has one.",
             fix="Set num_embeddings to at least the vocabulary size.")

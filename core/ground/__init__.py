@@ -18,5 +18,6 @@ from .kinds import KINDS, Kind, clean_set, corrupt, corruption_set, ground_set, 
 from .mutate import mutation_set
 from .study import DEFAULT_TIMEOUT, CaseResult, grounding_map, observe_all, run_study, summarize, verify_case
 
-__all__ = ["mutation_set", "KINDS", "Kind", "clean_set", "corrupt", "corruption_set", "ground_set", "load_zoo", "CaseResult",
+__all__ = ["mutation_set", "KINDS", "Kind", "clean_set", "corrupt", "corruption_set", "ground_set", "load_zoo",
+           "CaseResult",
            "DEFAULT_TIMEOUT", "grounding_map", "observe_all", "run_study", "summarize", "verify_case"]

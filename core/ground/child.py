@@ -16,10 +16,12 @@ How a graph is run (what catches the most for the least time):
 1. **build** on the meta device (``core.build.build_module``): a design the
    builder refuses fails here with class ``BuildError``; torch's own
    constructors (head counts, groups) fail here too.
-2. **meta** forward at batch 2 (other symbols 8), in training mode: every
-   shape error torch checks without data, at any size, in milliseconds.
-   (Eval mode: the same shape checks; BatchNorm's batch statistics are slow
-   on meta and check nothing more.)
+2. **meta** forward at batch 2 (a declared batch of at most 16: that one;
+   a declared seq_len for the sequence symbol; other symbols 8), in the mode
+   the design declares (training, with autograd, unless train.mode is
+   "eval"): every shape error torch checks without data, at any size, in
+   milliseconds, and the training-only ones (batch statistics over one
+   value, in-place ops on parameters).
 3. **replay**: what meta cannot see, run for real on the CPU (the GPU when
    one is present), node by node, in training mode, with the sizes the meta
    forward gave each node:
@@ -36,6 +38,10 @@ How a graph is run (what catches the most for the least time):
 
 ``--full`` replaces the replay by a forward of the whole graph on the device
 (slow on a CPU: it is how the fast protocol above is itself checked).
+
+``--generate FIRST:END`` is the differential mode: each design comes from
+`core.ground.generate` and runs eagerly (`observe_eager`) on the CPU, in its
+declared mode and at its declared sizes; each line also carries the graph.
 
 Each graph runs under its own alarm (``signal.setitimer``): one that hangs is
 recorded as ``timeout`` and the next graph starts.

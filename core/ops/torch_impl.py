@@ -286,7 +286,9 @@ class Transformer(nn.Transformer):
 
 class LSTM(nn.LSTM):
     def forward(self, x, h0=None, c0=None):
-        state = None if h0 is None else (h0, c0 if c0 is not None else h0.new_zeros(h0.shape[:-1] + (self.hidden_size,)))
+        if h0 is not None and c0 is None:
+            c0 = h0.new_zeros(h0.shape[:-1] + (self.hidden_size,))
+        state = None if h0 is None else (h0, c0)
         out, (h, c) = super().forward(x, state)
         return out, h, c
 

@@ -222,15 +222,17 @@ def _inplace_sites(g):
 
 
 def _tied_size_apply(g, site):
+    n = g.node(site)
     a = g.args(site)
-    a["in_features"] = a["in_features"] + 1
+    key = "in_features" if n["op"] == "Linear" else "num_embeddings" if n["op"] == "Embedding" else None
+    if key is None or key not in a:
+        return None
+    a[key] = a[key] + 1
     return g.d
 
 
-@kind("tied-head-declared-width", "warn", ["shape.shares-ignored"], bases=("gpt2",),
-      doc="a tied LM head declares an in_features its tied table does not have (the table wins)",
-      apply=_tied_size_apply)
+@kind("shared-layer-declared-size", "warn", ["shape.shares-ignored"], bases=("transformer", "gpt2"),
+      doc="a layer that shares another's weight declares a size the shared weight does not have (the shared "
+          "weight wins)", apply=_tied_size_apply)
 def _tied_size_sites(g):
-    nodes = {n["id"]: n for n in g.nodes}
-    return [n["id"] for n in g.nodes if n["op"] == "Linear" and n.get("shares") in nodes
-            and nodes[n["shares"]]["op"] == "Embedding"]
+    return [n["id"] for n in g.nodes if n.get("shares") and n["op"] in ("Linear", "Embedding")]
