@@ -139,7 +139,7 @@ def test_cli_json_exits_zero():
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     s = doc["summary"]
-    assert s["graphs"] == len(doc["cases"]) > 5
+    assert s["graphs"] + s["mutations"]["graphs"] == len(doc["cases"]) > 5
     assert set(s["matrix"]) == {"block_failed", "block_ran", "notblock_failed", "notblock_ran"}
     assert s["agreement"] == 1.0
     assert all({"case", "verdict", "status", "origin", "exception", "agrees"} <= set(c) for c in doc["cases"])

@@ -204,6 +204,8 @@ def _replay(design: Design, model, values: dict, cpu_inputs: list, device: str) 
             metas.append((rid, idx, values[rid][idx]))
         outs = values.get(node.id, ())
         reads_int = any(_is_int(t) for _, _, t in metas)
+        # meta kernels do not compare a float64 / float16 input with float32 weights: run those for real
+        reads_int = reads_int or any(t.is_floating_point() and t.dtype != torch.float32 for _, _, t in metas)
         makes_int = not node.inputs and any(_is_int(t) for t in outs)
         if not (reads_int or makes_int or node.op in META_BLIND_OPS):
             continue

@@ -698,3 +698,23 @@ def _rearrange_apply(g, site):
       doc="an einops Rearrange written for two dims applied to a 4-D map", apply=_rearrange_apply)
 def _rearrange_sites(g):
     return maps(g, 4)[:3]
+
+
+def _tie_bias_apply(g, site):
+    n = g.node(site)
+    emb = next((m for m in g.nodes if m["op"] == "Embedding"
+                and m.get("args", {}).get("embedding_dim") == n.get("args", {}).get("in_features")), None)
+    if emb is None:
+        return None
+    n["shares"] = emb["id"]
+    n["args"]["bias"] = True
+    n["args"]["out_features"] = emb["args"]["num_embeddings"] + 1
+    return g.d
+
+
+@kind("tied-head-own-bias", "block", ["shape.shares-mismatch"], bases=("gpt-nano", "tiny_transformer_lm"),
+      doc="an LM head tied to the token table keeps a bias one wider than the table's rows", apply=_tie_bias_apply)
+def _tie_bias_sites(g):
+    widths = {m.get("args", {}).get("embedding_dim") for m in g.nodes if m["op"] == "Embedding"}
+    return [n["id"] for n in g.nodes if n["op"] == "Linear" and not n.get("shares")
+            and n.get("args", {}).get("in_features") in widths and n["id"] in g.outputs()]
