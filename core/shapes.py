@@ -58,11 +58,12 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
 
 def _max_refs(design: Design) -> dict:
     out: dict = {}
-    for ref in [r for n in design.nodes for r in n.inputs] + list(design.outputs):
-        if ":" in ref:
-            rid, idx = parse_ref(ref)
-            if idx > out.get(rid, 0):
-                out[rid] = idx
+    for refs in [n.inputs for n in design.nodes] + [design.outputs]:
+        for ref in refs:
+            if ":" in ref:
+                rid, idx = parse_ref(ref)
+                if idx > out.get(rid, 0):
+                    out[rid] = idx
     return out
 
 
