@@ -78,7 +78,12 @@ def verify_result(r: DiffResult) -> None:
     if r.graph is None or r.status == "skipped":
         r.verdict = "error"
         return
-    report = verify_graph(Design.from_dict(r.graph))
+    try:
+        report = verify_graph(Design.from_dict(r.graph))
+    except Exception as exc:  # noqa: BLE001 - a verifier crash is a finding of this run, not its end
+        r.verdict = "crash"
+        r.fired = [f"verifier crash: {type(exc).__name__}: {exc}"[:200]]
+        return
     r.verdict = report.verdict
     r.fired = sorted({f.rule for f in report.findings})
     r.blocking = [[f.rule, list(f.nodes)] for f in report.findings if f.severity == "block"]
@@ -126,7 +131,8 @@ def run_differential(first: int, count: int, *, timeout: float = 20.0,
 
 def summarize_differential(results: list[DiffResult]) -> dict:
     n = len(results)
-    judged = [r for r in results if r.verdict != "error"]
+    crashes = [r for r in results if r.verdict == "crash"]
+    judged = [r for r in results if r.verdict not in ("error", "crash")]
     tp = sum(1 for r in judged if r.blocked and r.failed)
     fp = [r for r in judged if r.blocked and not r.failed]
     missed = [r for r in judged if not r.blocked and r.failed]
@@ -156,7 +162,8 @@ def summarize_differential(results: list[DiffResult]) -> dict:
     return {
         "designs": n,
         "judged": len(judged),
-        "killed": n - len(judged),
+        "killed": n - len(judged) - len(crashes),
+        "verifier_crashes": [r.case for r in crashes],
         "ran": sum(1 for r in judged if not r.failed),
         "failed_in_torch": sum(1 for r in judged if r.failed and r.origin != "builder"),
         "refused_by_builder": builder,
