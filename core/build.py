@@ -15,7 +15,15 @@ _KEY_DOT = "\u00b7"  # ModuleDict keys may not contain '.'
 
 
 class BuildError(Exception):
-    """The design cannot be built as a torch module; the message says why."""
+    """The design cannot be built as a torch module; the message says why.
+
+    `origin` is "torch" when one of torch's own constructors refused the arguments (the design would
+    fail in torch too), "builder" when this builder refused it (unknown op, missing argument, a
+    reference it cannot resolve); `node` names the node at fault, when there is one."""
+
+    def __init__(self, message: str, origin: str = "builder", node: str | None = None):
+        super().__init__(message)
+        self.origin, self.node = origin, node
 
 
 def module_key(node_id: str) -> str:
@@ -51,67 +59,94 @@ def _graph_module_class():
             super().__init__()
             self.design_name = design.name
             self.input_ids = [i.id for i in design.inputs]
+            # symbols take their sizes from the inputs of each run (the same symbol is the same size
+            # everywhere); ops that read a symbol (Reshape, Expand) share this dict
+            self.sizes = dict(sizes)
+            self.symbol_dims = [(k, j, d) for k, spec in enumerate(design.inputs) for j, d in enumerate(spec.shape)
+                                if isinstance(d, str)]
             self.outputs = list(design.outputs)
             self.layers = nn.ModuleDict()
             self.plan: list[tuple[str, str, list]] = []  # (node id, module key, refs)
             nodes = design.node_map()
-            for node in design.topo_order():
+            order = design.topo_order()
+            # modules first (as torch builds them in __init__, whatever order forward calls them in): the
+            # layers of their own, then the ones that share a weight; then the plan, in forward order
+            owners = [n for n in order if n.shares is None or nodes[n.shares].op != n.op]
+            for node in sorted(owners, key=lambda n: n.shares is not None):
                 spec = OP_TABLE.get(node.op)
                 if spec is None:
-                    raise BuildError(f"node {node.id!r}: unknown op {node.op!r}")
+                    raise BuildError(f"node {node.id!r}: unknown op {node.op!r}", node=node.id)
                 args, missing, unknown = spec.resolve_args(node.args)
-                if spec.arity == (0, 0) or node.op == "Expand":
-                    # Expand's target is not read off its input: a symbol there (the batch of a
-                    # class token expanded over the batch) needs its size too
-                    args = _concrete(args, sizes)
+                if spec.arity == (0, 0):
+                    args = _concrete(args, sizes)  # a source op has no input to take its sizes from
                 if missing:
-                    raise BuildError(f"node {node.id!r}: {node.op} is missing {', '.join(missing)}")
+                    raise BuildError(f"node {node.id!r}: {node.op} is missing {', '.join(missing)}", node=node.id)
                 if unknown:
-                    raise BuildError(f"node {node.id!r}: {node.op} does not take {', '.join(unknown)}")
-                key = module_key(node.id)
+                    raise BuildError(f"node {node.id!r}: {node.op} does not take {', '.join(unknown)}",
+                                     node=node.id)
+                mod = self._make(node, spec, args)
                 if node.shares is not None:
-                    other = nodes[node.shares]
-                    okey = module_key(other.id)
-                    if okey not in self.layers:
-                        raise BuildError(f"node {node.id!r} shares {other.id!r}, which is built later")
-                    if other.op == node.op:
-                        if node.args != other.args and spec.resolve_args(other.args)[0] != args:
-                            raise BuildError(f"node {node.id!r} shares {other.id!r} with different arguments")
-                        self.plan.append((node.id, okey, list(node.inputs)))
-                        continue
-                    mod = self._make(node, spec, args)
-                    self._tie(node, mod, self.layers[okey])
-                else:
-                    mod = self._make(node, spec, args)
-                self.layers[key] = mod
-                self.plan.append((node.id, key, list(node.inputs)))
+                    if module_key(node.shares) not in self.layers:
+                        raise BuildError(f"node {node.id!r} ties its weight to {node.shares!r}, which ties its own",
+                                         node=node.id)
+                    self._tie(node, mod, self.layers[module_key(node.shares)])
+                if hasattr(mod, "sizes") and isinstance(mod.sizes, dict):
+                    mod.sizes = self.sizes
+                self.layers[module_key(node.id)] = mod
+            for node in order:
+                # a module called twice is one module: the second call's own arguments are ignored, as
+                # in torch (the verifier warns which)
+                owner = node.shares if node.shares is not None and nodes[node.shares].op == node.op else node.id
+                if module_key(owner) not in self.layers:
+                    raise BuildError(f"node {node.id!r} shares {owner!r}, which shares in turn", node=node.id)
+                self.plan.append((node.id, module_key(owner), list(node.inputs)))
 
         @staticmethod
         def _make(node, spec, args):
             try:
-                return spec.build(args)
+                mod = spec.build(args)
             except Exception as exc:  # torch's constructors assert, raise TypeError, ValueError...
                 raise BuildError(f"node {node.id!r}: torch.nn.{node.op}({_fmt(args)}) failed: "
-                                 f"{type(exc).__name__}: {exc}") from exc
+                                 f"{type(exc).__name__}: {exc}", "torch", node.id) from exc
+            par = node.extra.get("parametrize") if node.extra else None
+            if par is not None:
+                from torch.nn.utils import parametrizations
+
+                fn = getattr(parametrizations, par, None) if par in ("weight_norm", "spectral_norm") else None
+                if fn is None:
+                    raise BuildError(f"node {node.id!r}: unknown parametrization {par!r}", "builder", node.id)
+                try:
+                    mod = fn(mod)
+                except Exception as exc:  # torch refuses a module without the weight it parametrizes
+                    raise BuildError(f"node {node.id!r}: {par}({node.op}) failed: {type(exc).__name__}: {exc}",
+                                     "torch", node.id) from exc
+            return mod
 
         @staticmethod
         def _tie(node, mod, other):
+            # `head.weight = wte.weight`, as model code ties them: the shared weight wins, whatever shape
+            # the tied layer was declared with (the forward then shows whether it fits)
             mine = getattr(mod, "weight", None)
             theirs = getattr(other, "weight", None)
-            if mine is None or theirs is None or tuple(mine.shape) != tuple(theirs.shape):
-                raise BuildError(
-                    f"node {node.id!r} ties its weight to {node.shares!r}, but the shapes "
-                    f"{None if mine is None else tuple(mine.shape)} and "
-                    f"{None if theirs is None else tuple(theirs.shape)} differ")
+            if not isinstance(mine, nn.Parameter) or not isinstance(theirs, nn.Parameter):
+                raise BuildError(f"node {node.id!r} ties its weight to {node.shares!r}, but one of them has no "
+                                 "weight parameter", "torch", node.id)
             mod.weight = theirs
 
         def _run(self, inputs):
             if len(inputs) != len(self.input_ids):
                 raise TypeError(f"{self.design_name}: expected {len(self.input_ids)} inputs, got {len(inputs)}")
             env: dict[str, tuple] = {i: (t,) for i, t in zip(self.input_ids, inputs)}
+            for k, j, sym in self.symbol_dims:
+                if j < inputs[k].dim():
+                    self.sizes[sym] = int(inputs[k].shape[j])
             for node_id, key, refs in self.plan:
                 args = [env[r][i] for r, i in map(parse_ref, refs)]
-                out = self.layers[key](*args)
+                try:
+                    out = self.layers[key](*args)
+                except Exception as exc:
+                    exc.archgraph_node = node_id  # which node raised, for whoever observes the run
+                    raise
                 env[node_id] = _flatten(out)
             return env
 

@@ -55,7 +55,7 @@ def _clean_variant(base: dict, rng: random.Random) -> dict:
 
 
 def _corrupted(base: dict, rng: random.Random, kinds: list) -> tuple[dict, str] | None:
-    from .corrupt import corrupt
+    from .ground import corrupt
 
     order = list(kinds)
     rng.shuffle(order)
@@ -67,7 +67,7 @@ def _corrupted(base: dict, rng: random.Random, kinds: list) -> tuple[dict, str] 
 
 
 def generate() -> dict[str, list[dict]]:
-    from .corrupt import KINDS
+    from .ground import KINDS
 
     zoo = _zoo()
     small = [n for n, g in zoo.items() if len(g["nodes"]) <= MAX_NODES]

@@ -258,3 +258,127 @@ def _eval_expr(expr: str, env: dict[str, int]) -> Dim:
         return int(ev(tree))
     except (KeyError, ValueError, ZeroDivisionError, TypeError):
         return None
+
+
+# ---- conditions on symbolic sizes -----------------------------------------------------------
+# When a symbol meets a constant (a Linear(768) fed a width T) or another symbol, the design runs
+# only for some sizes. A `Condition` says which; `holds` decides it under declared sizes, and
+# `satisfiable` whether any size at all satisfies it (none: the design can never run).
+
+import re as _re  # noqa: E402 - these functions are an addition to the module above
+from dataclasses import dataclass as _dataclass  # noqa: E402
+
+_OPERATORS = _re.compile(r"[()+*/\s]+|(?<=[\w)])-")
+
+
+@_dataclass(frozen=True)
+class Condition:
+    """`lhs = rhs` (kind "eq"), `lhs = rhs or either is 1` (kind "broadcast"), `lhs <= rhs` (kind "le"),
+    `lhs` a multiple of `rhs` (kind "multiple")."""
+
+    kind: str
+    lhs: Dim
+    rhs: Dim
+
+    def text(self) -> str:
+        a, b = fmt(self.lhs), fmt(self.rhs)
+        if self.kind == "le":
+            return f"{a} <= {b}"
+        if self.kind == "multiple":
+            return f"{a} is a multiple of {b}"
+        if self.kind == "expand":
+            return f"{a} = {b} (or {a} = 1)"
+        if self.kind == "broadcast":
+            ones = " or ".join(f"{x} = 1" for x in (a, b) if not x.lstrip("-").isdigit())
+            return f"{a} = {b}" + (f" (or {ones})" if ones else "")
+        return f"{a} = {b}"
+
+    def check(self, a: int, b: int) -> bool:
+        if self.kind == "le":
+            return a <= b
+        if self.kind == "multiple":
+            return b != 0 and a % b == 0
+        if self.kind == "expand":
+            return a == b or a == 1
+        if self.kind == "broadcast":
+            return a == b or a == 1 or b == 1
+        return a == b
+
+
+def condition(kind: str, a: Dim, b: Dim) -> Condition | bool | None:
+    """True / False when the sizes decide it, None when an unknown is involved, else the Condition."""
+    if a is None or b is None:
+        return None
+    if is_const(a) and is_const(b):
+        return Condition(kind, a, b).check(a, b)
+    if a == b:
+        return True
+    return Condition(kind, a, b)
+
+
+def symbols_of(d: Dim) -> list[str]:
+    """The symbols a size is written in (in order of appearance)."""
+    if not is_sym(d):
+        return []
+    if _OPERATORS.search(d) is None:
+        return [d]
+    out = []
+    for part in _OPERATORS.split(d):
+        part = part.strip()
+        if part and not part.lstrip("-").isdigit() and part not in out:
+            out.append(part)
+    return out
+
+
+def holds(cond: Condition, env: dict) -> bool | None:
+    """Whether the condition holds at the sizes `env` gives its symbols (None: some are not given)."""
+    a, b = substitute(cond.lhs, env), substitute(cond.rhs, env)
+    if not (is_const(a) and is_const(b)):
+        return None
+    return cond.check(a, b)
+
+
+def _candidates(cond: Condition) -> list[int]:
+    consts = {1, 2, 3, 4, 8, 16, 64}
+    for side in (cond.lhs, cond.rhs):
+        if is_const(side):
+            consts.add(side)
+        else:
+            for tok in _re.findall(r"\d+", side):
+                consts.add(int(tok))
+    out = set()
+    for c in consts:
+        c = abs(c)
+        if c > 10 ** 9:
+            continue
+        for k in (1, 2, 3, 4, 8, 16):
+            for v in (c * k, c // k, c + k, c - k):
+                if 1 <= v <= 10 ** 9:
+                    out.add(v)
+    return sorted(out)
+
+
+def satisfiable(cond: Condition, fixed: dict | None = None) -> bool:
+    """Whether some positive sizes of its free symbols satisfy the condition (searched over the sizes
+    that could: 1..64 and the constants it names, their multiples and fractions)."""
+    fixed = fixed or {}
+    syms = [s for s in dict.fromkeys(symbols_of(cond.lhs) + symbols_of(cond.rhs)) if s not in fixed]
+    if not syms:
+        return holds(cond, fixed) is not False
+    values = sorted(set(range(1, 65)) | set(_candidates(cond)))
+    if len(syms) == 1:
+        env = dict(fixed)
+        for v in values:
+            env[syms[0]] = v
+            if holds(cond, env) is not False:
+                return True
+        return False
+    small = [v for v in values if v <= 16] + [v for v in values if v > 16][:24]
+    import itertools
+
+    for combo in itertools.islice(itertools.product(small, repeat=len(syms)), 20000):
+        env = dict(fixed)
+        env.update(zip(syms, combo))
+        if holds(cond, env) is not False:
+            return True
+    return False

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE
 from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
+from .ops.dtype_support import data_dtype, promotes, supported
 
 
 @dataclass
@@ -22,6 +23,10 @@ class Inference:
     params: dict = field(default_factory=dict)  # node id -> int (0 for a node that shares)
     args: dict = field(default_factory=dict)  # node id -> args with torch's defaults
     ok: set = field(default_factory=set)  # node ids whose own requirements all held
+    vocab: dict = field(default_factory=dict)  # integer input id -> the declared range of its ids
+    declared: dict = field(default_factory=dict)  # symbol -> size the design declares (declared_sizes)
+    max_ref: dict = field(default_factory=dict)  # node id -> the highest result index the design reads
+    leaves: set = field(default_factory=set)  # Parameter nodes and views of them (autograd leaves)
     order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
 
     def type_of(self, ref: str) -> TensorType:
@@ -41,9 +46,55 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     nodes = design.node_map()
     inf.order = design.topo_order() if order is None else order
     memo: dict = {}
+    inf.declared = declared_sizes(design)
+    inf.max_ref = _max_refs(design)
+    inf.leaves = set()
+    inf.vocab = _declared_ranges(design)
+    inf.vocab[None] = None  # never empty: ranges are followed from Arange too
     for node in inf.order:
         _infer_node(node, nodes, inf, train, memo)
     return inf
+
+
+def _max_refs(design: Design) -> dict:
+    out: dict = {}
+    for refs in [n.inputs for n in design.nodes] + [design.outputs]:
+        for ref in refs:
+            if ":" in ref:
+                rid, idx = parse_ref(ref)
+                if idx > out.get(rid, 0):
+                    out[rid] = idx
+    return out
+
+
+def _declared_ranges(design: Design) -> dict:
+    from .build import declared_id_range
+
+    out = {}
+    for spec in design.inputs:
+        if spec.dtype not in ("float32", "float16", "bfloat16", "float64", "float", "bool"):
+            v = declared_id_range(design, spec.id)
+            if type(v) is int and v > 0:
+                out[spec.id] = v
+    return out
+
+
+def declared_sizes(design: Design) -> dict:
+    """The sizes the design itself declares for its symbols: train.batch_size for the batch symbol
+    (dim 0 of an input), train.seq_len for the sequence symbol (dim 1). Conditions on symbols are
+    judged at these (core.build.symbol_env runs a design at them)."""
+    train = design.train or {}
+    batch, seq = train.get("batch_size"), train.get("seq_len")
+    out: dict = {}
+    for spec in design.inputs:
+        for i, d in enumerate(spec.shape):
+            if not isinstance(d, str) or d in out:
+                continue
+            if i == 0 and type(batch) is int and batch > 0:
+                out[d] = batch
+            elif i == 1 and type(seq) is int and seq > 0:
+                out[d] = seq
+    return out
 
 
 def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 1) -> None:  # noqa: D401
@@ -70,7 +121,12 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
               f"node {node.id!r} uses op {_short(node.op, 60)}, which the op table does not know; "
               "use a torch.nn class name or a tensor op of archgraph/1")
         return
-    args, missing, unknown = spec.resolve_args(node.args)
+    own_args = node.args
+    other = nodes.get(node.shares) if node.shares is not None else None
+    if other is not None and other.op == node.op and other.id != node.id:
+        # a module called twice is one module: the shared one's arguments are the ones that run
+        own_args = other.args
+    args, missing, unknown = spec.resolve_args(own_args)
     args = inf.args[node.id] = _guarded(args)
     if missing:
         _fail(inf, node, "connectivity.missing-arg",
@@ -81,6 +137,11 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
                                                                  else "")
         _fail(inf, node, "connectivity.bad-arg",
               f"{node.op} {node.id!r} has argument(s) {names} that torch.nn.{node.op} does not take")
+        return
+    malformed = spec.arg_problems(own_args)
+    if malformed:
+        # checked against the op's schema before any shape rule, check or cost reads the values
+        _fail(inf, node, "connectivity.bad-arg", f"{node.op} {node.id!r}: {'; '.join(malformed)}")
         return
     lo, hi = spec.arity
     n = len(node.inputs)
@@ -94,14 +155,45 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     for ref in node.inputs:
         rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
         results = types.get(rid)
-        if results is not None and idx >= len(results) and results != [UNKNOWN]:
+        if results is not None and idx >= len(results) and not (len(results) == 1 and results[0].shape is None):
             _fail(inf, node, "connectivity.bad-result",
                   f"node {node.id!r} reads {ref!r}, but {rid!r} has only {len(results)} result(s)")
             return
         in_types.append(results[idx] if results and idx < len(results) else UNKNOWN)  # = inf.type_of(ref)
         producer = nodes.get(rid)
         producers.append(producer.op if producer is not None else None)
-    ctx = InferCtx(node, args, in_types, producers, train)
+    declared_args = args
+    if other is not None and other.op != node.op:
+        args = _tied_args(node, other, args, inf)
+    mode = train.get("mode", "train") if type(train) is dict else "train"
+    data = data_dtype(node.op, [t.dtype for t in in_types]) if spec.measured_for(args) else None
+    refused = data if data is not None and supported(node.op, data, mode) is False and \
+        not any(t.shape is not None and 0 in t.shape for t in in_types) else None
+    if refused is not None:
+        integer = refused not in ("float32", "float64", "float16", "bfloat16", "float")
+        _fail(inf, node, "dtype.int-into-float" if integer else "dtype.unsupported",
+              f"{node.op} {node.id!r} receives {refused} values, which torch's {node.op} does not take"
+              + (" in training mode" if mode != "eval" and supported(node.op, refused, "eval") else "")
+              + ("; cast them to float (or embed token ids)" if integer else
+                 "; cast them to float32 (its weights' dtype) or to a dtype it takes"))
+        return
+    ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
+    ctx.dtype_ok = data is not None and supported(node.op, data, mode) is True
+    if inf.max_ref:
+        ctx.max_result = inf.max_ref.get(node.id, 0)
+    if node.op == "Parameter" or (node.op in VALUE_VIEWS and node.inputs and node.inputs[0] in inf.leaves):
+        inf.leaves.add(node.id)
+    if inf.leaves and args.get("inplace") and node.inputs and node.inputs[0] in inf.leaves and mode != "eval":
+        _fail(inf, node, "connectivity.inplace-leaf",
+              f"{node.op} {node.id!r} works in place (inplace=true) on {node.inputs[0]!r}, a learned Parameter (or a "
+              "view of one); in training torch refuses to overwrite a leaf that requires grad — set inplace=false")
+        return
+    if inf.vocab:
+        ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
+        if node.op == "Arange":
+            inf.vocab[node.id] = args.get("end")
+        elif node.op in VALUE_VIEWS and node.inputs and node.inputs[0] in inf.vocab:
+            inf.vocab[node.id] = inf.vocab[node.inputs[0]]
     try:
         outs = spec.infer(ctx)
         bad = _bad_results(outs, in_types[0].shape if in_types else None)
@@ -113,6 +205,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         ctx.warn("shape.unknown-dim",
                  f"{node.op} {node.id!r}: a result has more than {MAX_RANK} dims, or symbolic sizes too long to write; "
                  "the verifier does not follow it, so sizes after it are unknown")
+    if not bad and data is not None and promotes(node.op, data, mode):
+        outs = [TensorType(t.shape, "float32") if t.dtype == data else t for t in outs]
     if bad:
         _fail(inf, node, "connectivity.bad-arg",
               f"{node.op} {node.id!r}: its arguments cannot be read ({bad[:200]}); "
@@ -126,8 +220,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             inf.ok.add(node.id)
     inf.types[node.id] = outs
     if node.shares is not None:
-        _check_shares(node, nodes, inf)
-        inf.params[node.id] = _own_params_when_tied(node, nodes, spec, args)
+        _check_shares(node, nodes, inf, declared_args)
+        inf.params[node.id] = _own_params_when_tied(node, nodes, spec, declared_args)
     else:
         try:
             count = spec.params(args)
@@ -140,13 +234,54 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
                   f"{node.op} {node.id!r}: its arguments give no valid parameter count; "
                   "use the types torch's constructor takes", len(outs))
             return
-        inf.params[node.id] = count
+        extra = parametrized_params(node, args)
+        if extra is None:
+            inf.ok.discard(node.id)
+            inf.params[node.id] = 0
+            _fail(inf, node, "connectivity.bad-arg",
+                  f"{node.op} {node.id!r}: parametrize must be \"weight_norm\" or \"spectral_norm\" on a layer with "
+                  f"a weight (Linear, Bilinear, Conv, ConvTranspose, Embedding), got {node.extra.get('parametrize')!r}",
+                  len(outs))
+            return
+        inf.params[node.id] = count + extra
     if node.id in inf.ok:
         try:
             flops = spec.flops(ctx, outs)
         except Exception:  # noqa: BLE001 - an uncountable node is left out of the quote, and said so
             flops = None
         inf.flops[node.id] = flops if flops is None or isinstance(flops, (int, str)) else None
+
+
+PARAMETRIZATIONS = ("weight_norm", "spectral_norm")
+# ops whose results hold values of their first operand only: an id range passes through them
+VALUE_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "Flatten", "Unflatten", "Permute",
+               "Transpose", "Identity", "Tile", "Roll", "Index", "Repeat", "Rearrange"}
+
+
+def weight_rows(op: str, args: dict):
+    """Size of dim 0 of the layer's weight (what weight_norm's magnitude g has one value per)."""
+    if op in ("Linear", "Bilinear"):
+        return args["out_features"]
+    if op.startswith("ConvTranspose"):
+        return args["in_channels"]
+    if op.startswith("Conv"):
+        return args["out_channels"]
+    if op == "Embedding":
+        return args["num_embeddings"]
+    return None
+
+
+def parametrized_params(node: Node, args: dict) -> int | None:
+    """Parameters a node's `parametrize` adds (torch.nn.utils.parametrizations): weight_norm splits the
+    weight into a direction (same size) and a magnitude per row (+ rows); spectral_norm keeps the weight
+    as its parameter (its u, v are buffers). None: a parametrization torch cannot apply."""
+    par = node.extra.get("parametrize") if node.extra else None
+    if par is None:
+        return 0
+    rows = weight_rows(node.op, args)
+    if par not in PARAMETRIZATIONS or rows is None:
+        return None
+    return rows if par == "weight_norm" else 0
 
 
 def _memo_key(node: Node, inf: Inference):
@@ -307,26 +442,65 @@ def weight_shape(op: str, args: dict):
     return (args[names[0]], args[names[1]])
 
 
-def _check_shares(node: Node, nodes: dict, inf: Inference) -> None:
+def _tied_args(node: Node, other: Node, args: dict, inf: Inference) -> dict:
+    """A layer tied to another op's weight (a Linear head on an Embedding's table) runs with that
+    weight: its sizes are the weight's, whatever it declares."""
+    theirs = OP_TABLE[other.op].resolve_args(other.args)[0] if other.op in OP_TABLE else None
+    w = weight_shape(other.op, theirs) if theirs is not None else None
+    if w is None or not all(type(v) is int for v in w):
+        return args
+    out = dict(args)
+    if node.op == "Linear":
+        out["out_features"], out["in_features"] = w
+    elif node.op == "Embedding":
+        out["num_embeddings"], out["embedding_dim"] = w
+    return out
+
+
+def _check_shares(node: Node, nodes: dict, inf: Inference, declared: dict) -> None:
+    """What torch does with a shared weight: the shared one wins. A module called twice runs with the
+    first call's arguments; a tied layer with the other's weight. What the sharing node declares
+    otherwise is ignored (a warn naming it), unless it cannot run: a tied Linear's own bias must fit the
+    tied weight's rows, and tying needs two weights of one kind (Linear / Embedding)."""
     other = nodes.get(node.shares)
     if other is None or other.id == node.id:
         return  # reported by the structural pass
-    mine, theirs = inf.args.get(node.id), inf.args.get(other.id)
-    if mine is None or theirs is None:
+    theirs = inf.args.get(other.id) or (OP_TABLE[other.op].resolve_args(other.args)[0]
+                                        if other.op in OP_TABLE else None)
+    if theirs is None:
         return
     if other.op == node.op:
-        if mine != theirs:
-            diff = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+        given = node.args
+        diff = sorted(k for k in given if k in theirs and given[k] != theirs[k])
+        if diff:
             inf.violations.append(Violation(
-                "shape.shares-mismatch",
-                f"{node.op} {node.id!r} shares {other.id!r} but their arguments differ ({', '.join(diff)}); "
-                "a module called twice has one set of arguments",
-                [node.id, other.id]))
+                "shape.shares-ignored",
+                f"{node.op} {node.id!r} shares {other.id!r}, so it runs as {other.id!r}: its own "
+                f"{', '.join(f'{k}={given[k]!r}' for k in diff)} "
+                f"{'is' if len(diff) == 1 else 'are'} ignored (torch calls the one module twice)",
+                [node.id, other.id], "warn"))
         return
-    a, b = weight_shape(node.op, mine), weight_shape(other.op, theirs)
-    if a is None or b is None or a != b:
+    a, b = weight_shape(node.op, declared), weight_shape(other.op, theirs)
+    if a is None or b is None:
         inf.violations.append(Violation(
             "shape.shares-mismatch",
-            f"{node.op} {node.id!r} ties its weight to {other.op} {other.id!r}, but the weights' shapes "
-            f"{a} and {b} differ; tied weights must have the same shape",
+            f"{node.op} {node.id!r} ties its weight to {other.op} {other.id!r}; only Linear and Embedding weights "
+            "are tied in a design (the other layers' weights do not fit each other's kernels)",
             [node.id, other.id]))
+        return
+    if node.op == "Linear" and declared.get("bias") and declared["out_features"] not in (b[0], 1):
+        inf.violations.append(Violation(
+            "shape.shares-mismatch",
+            f"Linear {node.id!r} ties its weight to {other.op} {other.id!r} ({b[0]} rows) but keeps its own bias of "
+            f"out_features={declared['out_features']}, which cannot be added to {b[0]} outputs; set out_features="
+            f"{b[0]} or bias=false",
+            [node.id, other.id]))
+        return
+    if a != b:
+        names = ("out_features", "in_features") if node.op == "Linear" else ("num_embeddings", "embedding_dim")
+        ignored = [f"{n}={declared[n]}" for n, x, y in zip(names, a, b) if x != y]
+        inf.violations.append(Violation(
+            "shape.shares-ignored",
+            f"{node.op} {node.id!r} ties its weight to {other.op} {other.id!r}, whose weight is {list(b)}: its own "
+            f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} ignored (the tied weight wins)",
+            [node.id, other.id], "warn"))

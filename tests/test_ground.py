@@ -10,8 +10,18 @@ import textwrap
 
 import pytest
 
-from archcurator.core.corrupt import KINDS, clean_set, corrupt, corruption_set, ground_set, load_zoo
-from archcurator.core.ground import observe_all, run_study, summarize, verify_case
+from archcurator.core.ground import (
+    KINDS,
+    clean_set,
+    corrupt,
+    corruption_set,
+    ground_set,
+    load_zoo,
+    observe_all,
+    run_study,
+    summarize,
+    verify_case,
+)
 
 ISSUE_KINDS = {"head-divisibility", "linear-width", "conv-channels", "severed-connection", "residual-shape",
                "concat-sizes", "norm-features", "spatial-collapse", "dtype-int-into-float",
@@ -104,7 +114,7 @@ def test_each_graph_has_its_own_time_limit(study):
 
 def test_a_dead_child_costs_one_graph(monkeypatch, tmp_path, study):
     """The case in flight when the child dies is recorded as killed; a new child does the rest."""
-    from archcurator.core import ground as ground
+    from archcurator.core.ground import study as ground
 
     fake = tmp_path / "fake_child.py"
     fake.write_text(textwrap.dedent("""
@@ -129,7 +139,29 @@ def test_cli_json_exits_zero():
     assert proc.returncode == 0, proc.stderr[-2000:]
     doc = json.loads(proc.stdout)
     s = doc["summary"]
-    assert s["graphs"] == len(doc["cases"]) > 5
+    assert s["graphs"] + s["mutations"]["graphs"] == len(doc["cases"]) > 5
     assert set(s["matrix"]) == {"block_failed", "block_ran", "notblock_failed", "notblock_ran"}
     assert s["agreement"] == 1.0
-    assert all({"case", "verdict", "status", "exception", "agrees"} <= set(c) for c in doc["cases"])
+    assert all({"case", "verdict", "status", "origin", "exception", "agrees"} <= set(c) for c in doc["cases"])
+    # failures in torch apart from our builder's refusals, and the random-mutation arm apart from both
+    assert s["failed_in_torch"] + s["refused_by_builder"] + s["ran"] == s["graphs"]
+    assert s["failed_in_torch"] > 0
+    assert {"graphs", "matrix", "agreement", "failed_in_torch", "refused_by_builder"} <= set(s["mutations"])
+
+
+def test_builder_refusals_are_counted_apart_from_torch_failures():
+    from archcurator.core.ground import load_zoo, mutation_set
+
+    base = load_zoo()["lenet5"]
+    unknown = json.loads(json.dumps(base))
+    unknown["nodes"][0]["op"] = "Swish"  # our builder refuses an op it does not know: torch never sees it
+    heads = json.loads(json.dumps(base))
+    heads["nodes"][0]["args"]["groups"] = 4  # torch's own constructor refuses 1 channel in 4 groups
+    cases = [{"case": "unknown-op", "kind": "x", "graph": unknown, "expect": "block"},
+             {"case": "torch-refuses", "kind": "x", "graph": heads, "expect": "block"}]
+    cases += mutation_set({"lenet5": base}, 3, seed=1)
+    results = {r.case: r for r in run_study(cases, timeout=30)}
+    assert results["unknown-op"].origin == "builder" and results["torch-refuses"].origin == "torch"
+    s = summarize(list(results.values()))
+    assert s["refused_by_builder"] == 1 and s["failed_in_torch"] == 1 and s["graphs"] == 2
+    assert s["mutations"]["graphs"] == 3

@@ -14,99 +14,31 @@ from archcurator.core import dims as D
 from archcurator.core.build import build_module
 from archcurator.core.graph import Design
 from archcurator.core.ops import OP_TABLE
+from archcurator.core.ops.examples import EXAMPLES, INT, F  # noqa: F401
 from archcurator.core.shapes import infer_design
 
-F = "float32"
-INT = "int64"
-# op -> (operand shapes/dtypes, args)
-EXAMPLES = {
-    "Linear": ([((4, 7, 16), F)], {"in_features": 16, "out_features": 24}),
-    "Bilinear": ([((4, 5), F), ((4, 6), F)], {"in1_features": 5, "in2_features": 6, "out_features": 3}),
-    "Embedding": ([((4, 9), INT)], {"num_embeddings": 50, "embedding_dim": 12}),
-    "Conv1d": ([((2, 4, 20), F)], {"in_channels": 4, "out_channels": 8, "kernel_size": 3, "stride": 2}),
-    "Conv2d": ([((2, 6, 17, 15), F)], {"in_channels": 6, "out_channels": 12, "kernel_size": [3, 5], "stride": 2,
-                                       "padding": 1, "groups": 3, "dilation": 2}),
-    "Conv3d": ([((1, 2, 6, 7, 8), F)], {"in_channels": 2, "out_channels": 4, "kernel_size": 3, "padding": "same"}),
-    "ConvTranspose1d": ([((2, 4, 9), F)], {"in_channels": 4, "out_channels": 6, "kernel_size": 4, "stride": 2,
-                                           "padding": 1}),
-    "ConvTranspose2d": ([((2, 8, 5, 6), F)], {"in_channels": 8, "out_channels": 4, "kernel_size": 3, "stride": 2,
-                                              "padding": 1, "output_padding": 1, "groups": 2}),
-    "ConvTranspose3d": ([((1, 2, 3, 4, 5), F)], {"in_channels": 2, "out_channels": 2, "kernel_size": 2,
-                                                 "stride": 2}),
-    "BatchNorm1d": ([((4, 10), F)], {"num_features": 10}),
-    "BatchNorm2d": ([((2, 6, 5, 5), F)], {"num_features": 6}),
-    "BatchNorm3d": ([((2, 3, 4, 4, 4), F)], {"num_features": 3, "affine": False}),
-    "LayerNorm": ([((2, 5, 8), F)], {"normalized_shape": [5, 8]}),
-    "RMSNorm": ([((2, 5, 8), F)], {"normalized_shape": 8}),
-    "GroupNorm": ([((2, 8, 4, 4), F)], {"num_groups": 4, "num_channels": 8}),
-    "InstanceNorm2d": ([((2, 3, 6, 6), F)], {"num_features": 3, "affine": True}),
-    "MultiheadAttention": ([((2, 5, 16), F), ((2, 7, 8), F), ((2, 7, 4), F)],
-                           {"embed_dim": 16, "num_heads": 4, "batch_first": True, "kdim": 8, "vdim": 4}),
-    "TransformerEncoderLayer": ([((6, 2, 16), F)], {"d_model": 16, "nhead": 2, "dim_feedforward": 32}),
-    "TransformerDecoderLayer": ([((2, 5, 16), F), ((2, 7, 16), F)],
-                                {"d_model": 16, "nhead": 4, "dim_feedforward": 24, "batch_first": True,
-                                 "norm_first": True, "activation": "gelu"}),
-    "RNN": ([((2, 5, 6), F)], {"input_size": 6, "hidden_size": 7, "batch_first": True, "num_layers": 2}),
-    "LSTM": ([((5, 2, 6), F)], {"input_size": 6, "hidden_size": 8, "bidirectional": True, "proj_size": 3,
-                                "num_layers": 2}),
-    "GRU": ([((2, 5, 6), F)], {"input_size": 6, "hidden_size": 5, "batch_first": True, "bias": False}),
-    "MaxPool1d": ([((2, 3, 11), F)], {"kernel_size": 3, "stride": 2, "ceil_mode": True}),
-    "MaxPool2d": ([((2, 3, 13, 13), F)], {"kernel_size": 3, "stride": 2, "padding": 1, "ceil_mode": True}),
-    "MaxPool3d": ([((1, 2, 6, 6, 6), F)], {"kernel_size": 2}),
-    "AvgPool1d": ([((2, 3, 10), F)], {"kernel_size": 4, "stride": 3}),
-    "AvgPool2d": ([((2, 3, 9, 9), F)], {"kernel_size": 3, "stride": 2, "ceil_mode": True}),
-    "AvgPool3d": ([((1, 2, 6, 6, 6), F)], {"kernel_size": 3, "stride": 1, "padding": 1}),
-    "AdaptiveAvgPool1d": ([((2, 3, 10), F)], {"output_size": 4}),
-    "AdaptiveAvgPool2d": ([((2, 3, 9, 7), F)], {"output_size": [3, None]}),
-    "AdaptiveAvgPool3d": ([((1, 2, 6, 6, 6), F)], {"output_size": 2}),
-    "AdaptiveMaxPool1d": ([((2, 3, 10), F)], {"output_size": 2}),
-    "AdaptiveMaxPool2d": ([((2, 3, 9, 7), F)], {"output_size": 1}),
-    "AdaptiveMaxPool3d": ([((1, 2, 6, 6, 6), F)], {"output_size": 3}),
-    "Add": ([((2, 3, 4), F), ((3, 1), F)], {}),
-    "Sub": ([((2, 3, 4), F), ((2, 3, 4), F)], {}),
-    "Mul": ([((2, 3, 1, 1), F), ((2, 3, 5, 5), F)], {}),
-    "Div": ([((2, 4), F), ((4,), F)], {}),
-    "MatMul": ([((2, 3, 5, 6), F), ((6, 7), F)], {}),
-    "Concat": ([((2, 3, 4), F), ((2, 5, 4), F)], {"dim": 1}),
-    "Stack": ([((2, 3), F), ((2, 3), F), ((2, 3), F)], {"dim": -1}),
-    "Split": ([((2, 10, 3), F)], {"split_size_or_sections": 4, "dim": 1}),
-    "Reshape": ([((2, 3, 4), F)], {"shape": [2, -1, 2]}),
-    "Flatten": ([((2, 3, 4, 5), F)], {"start_dim": 1, "end_dim": 2}),
-    "Unflatten": ([((2, 12), F)], {"dim": 1, "unflattened_size": [3, -1]}),
-    "Permute": ([((2, 3, 4), F)], {"dims": [2, 0, 1]}),
-    "Transpose": ([((2, 3, 4), F)], {"dim0": -1, "dim1": 0}),
-    "Squeeze": ([((2, 1, 4), F)], {"dim": 1}),
-    "Unsqueeze": ([((2, 4), F)], {"dim": -1}),
-    "Mean": ([((2, 3, 4, 4), F)], {"dim": [2, 3], "keepdim": True}),
-    "Sum": ([((2, 3, 4), F)], {"dim": 1}),
-    "Select": ([((2, 5, 4), F)], {"dim": 1, "index": -1}),
-    "Slice": ([((2, 9, 4), F)], {"dim": 1, "start": 1, "end": -2, "step": 2}),
-    "Expand": ([((1, 1, 8), F)], {"shape": [3, 4, -1]}),
-    "Scale": ([((2, 3), F)], {"value": 0.125}),
-    "Constant": ([], {"shape": [2, 3], "value": 1.5}),
-    "Arange": ([], {"end": 7}),
-    "Parameter": ([], {"shape": [1, 4, 8]}),
-    "Upsample": ([((2, 3, 4, 5), F)], {"scale_factor": 2, "mode": "nearest"}),
-    "Softmax": ([((2, 5), F)], {"dim": -1}),
-    "LogSoftmax": ([((2, 5), F)], {"dim": 1}),
-    "PReLU": ([((2, 4, 3), F)], {"num_parameters": 4}),
-    "Dropout2d": ([((2, 3, 4, 4), F)], {"p": 0.2}),
-    "ZeroPad1d": ([((2, 3, 5), F)], {"padding": [1, 2]}),
-    "ZeroPad2d": ([((2, 3, 5, 6), F)], {"padding": [1, 2, 0, 3]}),
-    "ZeroPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": 1}),
-    "ConstantPad1d": ([((2, 3, 5), F)], {"padding": 2, "value": 0.5}),
-    "ConstantPad2d": ([((2, 3, 5, 6), F)], {"padding": [0, 1, 2, 3], "value": -1.0}),
-    "ConstantPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": [1, 1, 0, 0, 2, 2], "value": 0.0}),
-    "ReflectionPad1d": ([((2, 3, 5), F)], {"padding": [2, 1]}),
-    "ReflectionPad2d": ([((2, 3, 5, 6), F)], {"padding": 2}),
-    "ReflectionPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": 1}),
-    "ReplicationPad1d": ([((2, 3, 5), F)], {"padding": 3}),
-    "ReplicationPad2d": ([((2, 3, 5, 6), F)], {"padding": [1, 0, 1, 0]}),
-    "ReplicationPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": [0, 1, 0, 1, 0, 1]}),
+# torch.nn layer classes not in the op table, each with the reason (a test keeps this list honest)
+NOT_OPS = {
+    "Module": "the base class of every layer, not a layer",
+    "Container": "a container (deprecated), not a layer",
+    "Sequential": "a container: its layers are the design's nodes",
+    "ModuleList": "a container: its layers are the design's nodes",
+    "ModuleDict": "a container: its layers are the design's nodes",
+    "ParameterList": "a container of parameters: each is a Parameter node",
+    "ParameterDict": "a container of parameters: each is a Parameter node",
+    "RNNBase": "the base class of RNN / LSTM / GRU, which are ops",
+    "RNNCellBase": "the base class of RNNCell / LSTMCell / GRUCell, which are ops",
+    "AdaptiveLogSoftmaxWithLoss": "a loss: its forward takes the target and returns the loss",
+    "LazyLinear": "a lazy module infers in_features at its first call; archgraph/1 states every size: write Linear",
+    "LazyConv1d": "lazy: write Conv1d with in_channels", "LazyConv2d": "lazy: write Conv2d with in_channels",
+    "LazyConv3d": "lazy: write Conv3d with in_channels",
+    "LazyConvTranspose1d": "lazy: write ConvTranspose1d", "LazyConvTranspose2d": "lazy: write ConvTranspose2d",
+    "LazyConvTranspose3d": "lazy: write ConvTranspose3d",
+    "LazyBatchNorm1d": "lazy: write BatchNorm1d", "LazyBatchNorm2d": "lazy: write BatchNorm2d",
+    "LazyBatchNorm3d": "lazy: write BatchNorm3d",
+    "LazyInstanceNorm1d": "lazy: write InstanceNorm1d", "LazyInstanceNorm2d": "lazy: write InstanceNorm2d",
+    "LazyInstanceNorm3d": "lazy: write InstanceNorm3d",
 }
-for _name in ("ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid",
-              "Hardtanh", "Softplus", "Tanh", "Sigmoid", "Dropout", "Dropout1d", "Identity"):
-    EXAMPLES[_name] = ([((2, 3, 4), F)], {})
 
 
 def _design(op, operands, args):
@@ -120,6 +52,22 @@ def _design(op, operands, args):
 
 def test_every_op_has_an_example():
     assert set(OP_TABLE) == set(EXAMPLES)
+
+
+def test_every_torch_nn_layer_is_an_op_or_has_a_written_reason():
+    """Every public layer class of torch.nn.modules (losses aside) is in the op table, or in NOT_OPS with
+    the reason it is not."""
+    import inspect
+
+    from torch import nn
+
+    classes = {name for name in dir(nn.modules) if inspect.isclass(getattr(nn.modules, name))
+               and issubclass(getattr(nn.modules, name), nn.Module) and not name.startswith("_")
+               and getattr(nn.modules, name).__module__.split(".")[-1] != "loss"}
+    missing = sorted(classes - set(OP_TABLE) - set(NOT_OPS))
+    assert not missing, f"torch.nn layers neither in the op table nor given a reason: {missing}"
+    assert not set(NOT_OPS) & set(OP_TABLE)
+    assert all(len(why) > 10 for why in NOT_OPS.values())
 
 
 @pytest.mark.parametrize("op", sorted(EXAMPLES))
@@ -136,6 +84,8 @@ def test_op_agrees_with_torch(op):
     got = [tuple(t.shape) for t in env["n"]]
     want = [t.shape for t in inf.types["n"]]
     assert got == [tuple(w) for w in want]
+    assert [str(t.dtype).removeprefix("torch.") for t in env["n"]] == \
+        [{"float": "float32", "long": "int64"}.get(t.dtype, t.dtype) for t in inf.types["n"]]
     flops = inf.flops["n"]
     if op == "Bilinear":
         assert flops == 0  # documented: _trilinear is not counted by FlopCounterMode
@@ -151,16 +101,37 @@ def test_symbols_propagate_and_unknowns_do_not_block():
             {"id": "fc", "op": "Linear", "args": {"in_features": 16, "out_features": 8}, "in": ["x"]},
             {"id": "flat", "op": "Flatten", "in": ["fc"]},
             {"id": "g", "op": "Linear", "args": {"in_features": 3, "out_features": 2}, "in": ["u"]},
-            {"id": "odd", "op": "Linear", "args": {"in_features": 99, "out_features": 2}, "in": ["flat"]},
+            {"id": "odd", "op": "Linear", "args": {"in_features": 96, "out_features": 2}, "in": ["flat"]},
+            {"id": "never", "op": "Linear", "args": {"in_features": 99, "out_features": 2}, "in": ["flat"]},
         ],
-        "outputs": ["odd", "g"],
+        "outputs": ["odd", "g", "never"],
     })
     inf = infer_design(d)
     assert inf.types["fc"][0].shape == ("B", "T", 8)
     assert inf.types["flat"][0].shape == ("B", "8*T")
     assert inf.types["g"][0].shape == (None, 2)
-    # 8*T against 99: symbolic, so it cannot be decided and must not block
-    assert not [v for v in inf.violations if v.severity == "block"]
+    # 8*T against 96: it runs only when T = 12, a condition stated as a warn; the unknown width never blocks
+    by_node = {v.nodes[0]: v for v in inf.violations}
+    assert by_node["odd"].severity == "warn" and by_node["odd"].rule == "shape.symbol-condition"
+    assert "8*T = 96" in by_node["odd"].message
+    assert "g" not in by_node
+    # 8*T against 99: no size T satisfies it, so the design can never run
+    assert by_node["never"].severity == "block" and "no size satisfies" in by_node["never"].message
+
+
+def test_declared_sizes_decide_a_symbol_condition():
+    def one(train):
+        d = {"format": "archgraph/1", "name": "c", "inputs": [{"id": "x", "shape": ["B", "T", 16]}],
+             "nodes": [{"id": "t", "op": "Transpose", "args": {"dim0": 1, "dim1": 2}, "in": ["x"]},
+                       {"id": "fc", "op": "Linear", "args": {"in_features": 64, "out_features": 2}, "in": ["t"]}],
+             "outputs": ["fc"]}
+        if train:
+            d["train"] = train
+        return [(v.rule, v.severity) for v in infer_design(Design.from_dict(d)).violations]
+
+    assert one(None) == [("shape.symbol-condition", "warn")]
+    assert one({"seq_len": 64}) == [("shape.symbol-condition", "warn")]
+    assert one({"seq_len": 128}) == [("shape.linear-width", "block")]
 
 
 def test_every_violated_requirement_is_reported_and_the_walk_goes_on():
@@ -205,3 +176,69 @@ def test_tied_head_shares_only_its_weight():
     inf = infer_design(d)
     model = build_module(d, device="meta")
     assert sum(inf.params.values()) == sum(p.numel() for p in model.parameters()) == 40 * 6 + 40
+
+
+def _tied(head_args):
+    return Design.from_dict({
+        "format": "archgraph/1", "name": "tied",
+        "inputs": [{"id": "ids", "shape": [2, 5], "dtype": "int64"}],
+        "nodes": [
+            {"id": "wte", "op": "Embedding", "args": {"num_embeddings": 40, "embedding_dim": 6}, "in": ["ids"]},
+            {"id": "head", "op": "Linear", "args": head_args, "in": ["wte"], "shares": "wte"},
+        ],
+        "outputs": ["head"],
+    })
+
+
+def test_a_tied_weight_wins_as_in_torch():
+    """A tied head declared with other sizes runs in torch (the tied weight wins): a warn naming what is
+    ignored; one whose own bias cannot fit the tied rows fails in torch: a block."""
+    from archcurator.core.verify import verify_graph
+
+    ignored = _tied({"in_features": 7, "out_features": 50, "bias": False})
+    report = verify_graph(ignored)
+    assert report.verdict == "warn" and [f.rule for f in report.findings] == ["shape.shares-ignored"]
+    assert "in_features=7" in report.findings[0].message and "out_features=50" in report.findings[0].message
+    model = build_module(ignored, device="cpu")
+    out = model(torch.zeros(2, 5, dtype=torch.long))
+    assert tuple(out.shape) == tuple(infer_design(ignored).types["head"][0].shape) == (2, 5, 40)
+    assert sum(p.numel() for p in model.parameters()) == report.cost["params"] == 240
+
+    bias = _tied({"in_features": 6, "out_features": 50})
+    assert [f.rule for f in verify_graph(bias).findings if f.severity == "block"] == ["shape.shares-mismatch"]
+    with pytest.raises(RuntimeError):
+        build_module(bias, device="cpu")(torch.zeros(2, 5, dtype=torch.long))
+
+
+def test_a_module_called_twice_runs_with_the_first_calls_arguments():
+    from archcurator.core.verify import verify_graph
+
+    d = Design.from_dict({
+        "format": "archgraph/1", "name": "twice", "inputs": [{"id": "x", "shape": [2, 8]}],
+        "nodes": [{"id": "a", "op": "Linear", "args": {"in_features": 8, "out_features": 8}, "in": ["x"]},
+                  {"id": "b", "op": "Linear", "args": {"in_features": 8, "out_features": 8, "bias": False},
+                   "in": ["a"], "shares": "a"}],
+        "outputs": ["b"]})
+    report = verify_graph(d)
+    assert report.verdict == "warn" and "bias=False" in report.findings[0].message
+    model = build_module(d, device="cpu")
+    assert model(torch.zeros(2, 8)).shape == (2, 8)
+    assert sum(p.numel() for p in model.parameters()) == report.cost["params"] == 72
+
+
+def test_weight_norm_counts_as_torch_counts():
+    from archcurator.core.verify import verify_graph
+
+    d = Design.from_dict({
+        "format": "archgraph/1", "name": "wn", "inputs": [{"id": "x", "shape": [2, 3, 8, 8]}],
+        "nodes": [{"id": "c", "op": "Conv2d", "args": {"in_channels": 3, "out_channels": 4, "kernel_size": 3},
+                   "in": ["x"], "parametrize": "weight_norm"},
+                  {"id": "f", "op": "Flatten", "in": ["c"]},
+                  {"id": "l", "op": "Linear", "args": {"in_features": 144, "out_features": 2}, "in": ["f"],
+                   "parametrize": "spectral_norm"}],
+        "outputs": ["l"]})
+    report = verify_graph(d)
+    model = build_module(d, device="cpu")
+    model(torch.randn(2, 3, 8, 8))
+    assert report.verdict != "block", report.findings
+    assert sum(p.numel() for p in model.parameters()) == report.cost["params"] == (4 * 27 + 4 + 4) + (144 * 2 + 2)

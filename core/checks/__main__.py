@@ -2,7 +2,7 @@
 
 The file is `catalogue_document(grounding)`: every check's words from the code,
 and for each block rule the grounding cases that back it — the corrupted zoo
-graphs of the grounding study (core.corrupt) that claim block and whose
+graphs of the grounding study (core.ground.kinds) that claim block and whose
 verification fires the rule, smallest graph first. It is computed statically;
 `archcurator ground` runs them all in torch, and tests/checks run the first
 ones of every rule.

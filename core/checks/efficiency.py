@@ -144,8 +144,8 @@ def _redundant_transpose(node, ctx):
         return
     t = ctx.inf.type_of(p.inputs[0]) if p.inputs else None
     out = ctx.out_type(node.id)
-    if t is None or out is None or t.shape is None or out.shape is None:
-        return
+    if t is None or out is None or t.shape is None or out.shape is None or not t.shape:
+        return  # a 0-D tensor's transposes undo nothing
     if node.op == p.op == "Transpose":
         a, b = ctx.args(node), ctx.args(p)
         r = len(t.shape)

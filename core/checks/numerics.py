@@ -10,7 +10,8 @@ W = "warn"
 WEIGHTED = {"Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
             "Bilinear"}
 NORMS = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "InstanceNorm2d",
-         "TransformerEncoderLayer", "TransformerDecoderLayer"}
+         "TransformerEncoderLayer", "TransformerDecoderLayer", "InstanceNorm1d", "InstanceNorm3d", "SyncBatchNorm",
+         "TransformerEncoder", "TransformerDecoder", "Transformer"}
 ACTIVATIONS = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid",
                "Hardtanh", "Softplus", "Tanh", "Sigmoid", "PReLU"}
 DEEP_NO_NORM = 12
@@ -59,7 +60,8 @@ def _deep_no_norm(ctx):
 def _deep_no_residual(ctx):
     if any(n.op in ("Add", "Concat") and len(set(n.inputs)) >= 2 for n in ctx.design.nodes):
         return  # identity shortcuts, or dense / U-Net style concatenated skips
-    if any(n.op in ("TransformerEncoderLayer", "TransformerDecoderLayer") for n in ctx.design.nodes):
+    if any(n.op in ("TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
+                    "Transformer") for n in ctx.design.nodes):
         return
     d = weighted_depth(ctx)
     if d >= DEEP_NO_RESIDUAL:

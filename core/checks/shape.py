@@ -103,12 +103,104 @@ declare("shape.arity", B, "shape", "Wrong number of operands",
         condition="A node lists more or fewer operands in `in` than its op takes.",
         why="The op cannot be called with those operands.",
         fix="List exactly the operands the op takes, in order.")
-declare("shape.shares-mismatch", B, "shape", "Shared weights of different shapes",
-        condition="A node that `shares` another uses different arguments (same op) or a weight of another "
-                  "shape (weight tying).",
-        why="A module called twice has one set of arguments; tied weights must have one shape.",
-        fix="Give the sharing node the same arguments, or tie only weights of equal shape "
-            "(Linear(d, V) with Embedding(V, d)).")
+declare("shape.shares-mismatch", B, "shape", "Tied weight that cannot run",
+        condition="A node ties its weight (`shares` of another op) where torch cannot use it: a tied Linear whose "
+                  "own bias (out_features) does not fit the tied weight's rows, or a tie between layers other "
+                  "than Linear and Embedding.",
+        why="The forward adds a bias of the wrong size, or feeds a kernel a weight of the wrong rank: torch raises.",
+        fix="Set the tied Linear's out_features to the tied weight's rows (or bias=false); tie only a Linear and "
+            "an Embedding (Linear(d, V) with Embedding(V, d)).")
+declare("shape.shares-ignored", W, "shape", "Shared weight overrides what the node declares",
+        condition="A node that `shares` another declares arguments the shared weight overrides: a module called "
+                  "twice with other arguments, or a tied Linear / Embedding declared with sizes other than the "
+                  "tied weight's.",
+        why="It runs (the shared weight wins), but the declared sizes are ignored: the design does not say what "
+            "runs.",
+        fix="Declare the shared layer's own arguments on the sharing node (or drop them).")
+declare("shape.symbol-condition", W, "shape", "Runs only under a condition on a symbolic size",
+        condition="A symbolic size (B, T, ...) meets a constant or another symbol where torch needs them equal "
+                  "(a Linear(768) fed a width T, q @ k with T against head_dim, a residual of T and S): the design "
+                  "runs only for the sizes that satisfy the stated condition. When the design's declared sizes "
+                  "(train.batch_size, train.seq_len) violate it, or no size can satisfy it, the op's own rule "
+                  "blocks instead.",
+        why="It runs at some sizes and crashes at the others: whoever runs it at another length or batch gets the "
+            "crash.",
+        fix="Make the layer independent of the symbol (e.g. project to a fixed width), or declare the size the "
+            "design is meant for in train.")
+declare("shape.glu-odd", B, "shape", "GLU halves an odd size",
+        condition="GLU's dim has an odd size: it cannot be split into two equal halves.",
+        why="torch raises 'Halving dimension must be even'.",
+        fix="Make the size even (double the projection before the GLU).")
+declare("shape.channel-divisibility", B, "shape", "Size not divisible by the factor the op splits it by",
+        condition="PixelShuffle's channels not divisible by upscale_factor squared, PixelUnshuffle's height or width "
+                  "not divisible by downscale_factor, ChannelShuffle's channels not divisible by groups, or Fold's "
+                  "dim -2 not divisible by the kernel's area.",
+        why="torch raises on the first forward.",
+        fix="Make the size a multiple of the factor (adjust the layer before it).")
+declare("shape.fold-blocks", B, "shape", "Fold gets the wrong number of blocks",
+        condition="Fold's last input dim differs from the number of sliding blocks its output_size, kernel, stride, "
+                  "padding and dilation make.",
+        why="torch raises 'Given output_size ..., expected size of input's dimension 2 to match the calculated "
+            "number of sliding blocks'.",
+        fix="Use the same kernel, stride, padding and dilation as the Unfold that made the blocks.")
+declare("shape.single-value-statistics", B, "shape", "Batch statistics over a single value",
+        condition="In training mode, a BatchNorm sees one value per channel (batch x spatial = 1) or an "
+                  "InstanceNorm one spatial value, at the sizes the design has or declares.",
+        why="torch raises 'Expected more than 1 value per channel when training'.",
+        fix="Train with a batch (or feature map) larger than 1, or declare train.mode = \"eval\".")
+declare("shape.rnn-state", B, "shape", "Initial recurrent state of the wrong shape",
+        condition="The h_0 / c_0 operand of an RNN, LSTM or GRU (or h / c of a cell) does not have the shape "
+                  "(layers x directions, batch, hidden) the layer needs.",
+        why="torch raises 'Expected hidden size ..., got ...'.",
+        fix="Give the state the layer's (num_layers * directions, batch, hidden_size) shape.")
+declare("shape.attention-mask", B, "shape", "Attention mask of the wrong shape",
+        condition="An attention mask operand is not (L, S) or (batch * heads, L, S), or a key padding mask not "
+                  "(batch, S).",
+        why="torch raises 'The shape of the 2D attn_mask is ..., but should be ...'.",
+        fix="Build the mask for the query and key lengths (and the batch times heads for 3-D masks).")
+declare("dtype.mask", B, "dtype", "Attention mask of an integer dtype",
+        condition="An attention mask operand is neither bool nor float.",
+        why="torch takes bool and float masks only.",
+        fix="Make the mask bool (True = masked) or float (added to the scores).")
+declare("dtype.mixed", B, "dtype", "Operands of different dtypes where torch needs one",
+        condition="An Einsum's operands, or a recurrent layer's input and initial state, have different dtypes.",
+        why="torch's matmul kernels raise 'expected scalar type ... but found ...'.",
+        fix="Cast the operands to one dtype.")
+declare("dtype.index-dtype", B, "dtype", "Index or mask of the wrong dtype",
+        condition="Gather / IndexSelect / Index / MaxUnpool indices that are not integers, a MaskedFill mask or a "
+                  "Where condition that is not bool, EmbeddingBag offsets that are not integers.",
+        why="torch raises: indices must be long (or int), masks bool.",
+        fix="Cast the index to int64 or the mask to bool.")
+declare("shape.gather-sizes", B, "shape", "Index larger than the tensor it indexes",
+        condition="Gather's index is larger than its input at a dim other than `dim`, or a boolean Index mask "
+                  "does not match the dims it masks.",
+        why="torch raises 'Size does not match at dimension'.",
+        fix="Make the index no larger than the input off the gathered dim.")
+declare("shape.pad-size", B, "shape", "Padding too large for its mode",
+        condition="Reflect padding not smaller than the padded size, circular padding that wraps more than once, "
+                  "or a non-constant mode on an empty dim.",
+        why="torch raises 'Padding size should be less than the corresponding input dimension'.",
+        fix="Pad less, or use mode 'constant' / 'replicate'.")
+declare("shape.einsum-sizes", B, "shape", "Einsum equation does not fit its operands",
+        condition="An Einsum equation whose terms do not match the operands' ranks, a subscript with two sizes "
+                  "that do not broadcast, or an output subscript no input has.",
+        why="torch raises 'einsum(): ...'.",
+        fix="Write one subscript per dim of each operand, the same letter only for equal sizes.")
+declare("shape.einops-pattern", B, "shape", "einops pattern does not fit its input",
+        condition="A Rearrange / Reduce / Repeat pattern whose left side does not match the input's rank, a group "
+                  "whose lengths do not divide its dim, axes that appear on one side only (Rearrange), or new axes "
+                  "without lengths (Repeat).",
+        why="einops raises an EinopsError; the design cannot run.",
+        fix="Write one element per input dim and give the lengths of split or new axes.")
+declare("connectivity.inplace-leaf", B, "connectivity", "In-place op on a learned parameter",
+        condition="An op with inplace=true works directly on a Parameter node (or a view of one) in training mode.",
+        why="torch raises 'a leaf Variable that requires grad is being used in an in-place operation'.",
+        fix="Set inplace=false on that op.")
+declare("dtype.unsupported", B, "dtype", "A float dtype the op's kernels do not take",
+        condition="An op is fed float64, float16 or bfloat16 data its torch kernels refuse (measured per op in "
+                  "core/ops/dtype_support.py): typically a layer with float32 weights fed another float dtype.",
+        why="torch raises 'expected scalar type Float' / 'mat1 and mat2 must have the same dtype' / 'mixed dtype'.",
+        fix="Cast the input to float32, or build the layer in the input's dtype.")
 declare("dtype.int-into-float", B, "dtype", "Integer values into a float layer",
         condition="Integer tensors (e.g. token ids) reach a Linear, convolution, normalisation, attention or "
                   "RNN, or another op torch defines on floats only (most activations, Softmax, Mean, dropout, "
@@ -128,9 +220,11 @@ declare("connectivity.missing-arg", B, "connectivity", "Missing required argumen
         why="The design cannot be built.",
         fix="Add the argument; the op table lists every required one.")
 declare("connectivity.bad-arg", B, "connectivity", "Argument the op does not take",
-        condition="A node passes an argument its torch.nn constructor does not accept, or one of the wrong type.",
-        why="torch raises TypeError at construction; the design cannot be built.",
-        fix="Use the constructor's own argument names and types.")
+        condition="A node passes an argument its torch.nn constructor does not accept, or a value its op's "
+                  "schema refuses (wrong type, out of range, not finite, not one of the allowed strings).",
+        why="torch raises TypeError or ValueError at construction or on the first forward; the design cannot be "
+            "built or run.",
+        fix="Use the constructor's own argument names, types and ranges (the op table's schema lists them).")
 declare("connectivity.bad-result", B, "connectivity", "Reference to a result that does not exist",
         condition="`id:N` names a result index the node does not produce.",
         why="The design cannot be built.",
@@ -237,8 +331,9 @@ def _unknown_dim(node, ctx):
 
 
 @node_check("dtype.index-range", B, "dtype", "Vocabulary larger than the embedding table",
-            ops=("Embedding",),
-            condition="An Embedding reads ids straight from an input whose declared range (the input's own "
+            ops=("Embedding", "EmbeddingBag"),
+            condition="An Embedding (or EmbeddingBag) reads ids straight from an input whose declared range (the "
+                      "input's own "
                       "`vocab_size`, else train.vocab_size for the first integer input) exceeds num_embeddings.",
             why="Token ids past the table raise 'index out of range in self' on the first batch that has one.",
             fix="Set num_embeddings to at least the vocabulary size.")
@@ -251,5 +346,5 @@ def _index_range(node, ctx):
     vocab = declared_id_range(ctx.design, ops[0])
     rows = ctx.args(node).get("num_embeddings")
     if isinstance(vocab, int) and isinstance(rows, int) and vocab > rows:
-        yield (f"Embedding {node.id!r} has {rows} rows but input {ops[0]!r} carries ids up to {vocab - 1} "
+        yield (f"{node.op} {node.id!r} has {rows} rows but input {ops[0]!r} carries ids up to {vocab - 1} "
                f"(vocab_size={vocab}); set num_embeddings>={vocab}")

@@ -5,10 +5,24 @@ Adding an op touches one family module; nothing here changes.
 
 from __future__ import annotations
 
-from . import activation, attention, conv, linear, norm, pooling, recurrent, tensor
+from . import (
+    activation,
+    attention,
+    conv,
+    einsum,
+    functional,
+    indexing,
+    linear,
+    norm,
+    pooling,
+    recurrent,
+    spatial,
+    tensor,
+)
 from .base import REQUIRED, UNKNOWN, Arg, InferCtx, OpSpec, TensorType
 
-FAMILIES = (linear, conv, norm, attention, recurrent, pooling, activation, tensor)
+FAMILIES = (linear, conv, norm, attention, recurrent, pooling, activation, spatial, tensor, indexing, functional,
+            einsum)
 
 OP_TABLE: dict[str, OpSpec] = {}
 for _family in FAMILIES:

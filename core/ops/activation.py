@@ -1,78 +1,227 @@
-"""Element-wise activations, dropout and identity: shape in = shape out."""
+"""Element-wise activations, dropout and identity: shape in = shape out (GLU halves one dim).
+
+What each accepts is torch's CPU kernels' answer (measured, and kept true by
+tests/test_ops.py and the differential run): most activations take floats
+only; ReLU, ReLU6, Hardtanh and Threshold take integers too, not bools;
+Tanh, Sigmoid promote every dtype to float; Softsign and Tanhshrink promote
+integers but refuse bools; Identity takes anything. Dropout in training mode
+rescales and needs floats; in eval mode (train.mode = "eval") it passes
+anything through.
+"""
 
 from __future__ import annotations
 
+from .. import dims as D
 from . import torch_build as tb
-from .base import Arg, InferCtx, OpSpec, TensorType, same_shape
+from .base import BOOL, INT, NUM, POS, Arg, Enum, Float, InferCtx, OpSpec, Optional, TensorType
+
+INPLACE = Arg("inplace", False, BOOL)
+PROB = Float(0, 1)
 
 
-def _float_only(ctx: InferCtx):
+def _refuse(ctx: InferCtx, what: str) -> None:
     x = ctx.x
-    ctx.require(not x.is_int, "dtype.int-into-float",
-                lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; "
-                        "it is defined on floats only")
-    return [x]
+    ctx.require(False, "dtype.int-into-float",
+                lambda: f"{ctx.node.op} {ctx.node.id!r} receives {x.dtype} values; it is defined on {what} only — "
+                        "cast first (or embed token ids)")
 
 
-def _promote(ctx: InferCtx):
-    """torch promotes integer values to float (tanh, sigmoid): no requirement."""
-    x = ctx.x
-    return [TensorType(x.shape, "float32") if x.is_int else x]
+def _dtypes(accepts: str):
+    """A shape rule for an element-wise op: `float` | `number` (ints too, not bools) | `any` | `promote`
+    (every dtype, ints and bools become float32) | `promote-number` (ints become float32, bools refused)."""
+    def infer(ctx: InferCtx):
+        x = ctx.x
+        if accepts == "float" and x.is_int:
+            _refuse(ctx, "floats")
+        elif accepts in ("number", "promote-number") and x.dtype == "bool":
+            _refuse(ctx, "numbers (not bools)")
+        if accepts.startswith("promote") and x.is_int:
+            return [TensorType(x.shape, "float32")]
+        return [x]
+
+    infer.accepts = accepts
+    return infer
+
+
+_float_only = _dtypes("float")
+_promote = _dtypes("promote")
+
+
+def _mode(ctx: InferCtx) -> str:
+    return (ctx.design_train or {}).get("mode", "train")
+
+
+def _dropout_ranks(op: str):
+    ranks = {"Dropout1d": (2, 3), "Dropout2d": (2, 3, 4, 5, 6, 7, 8), "FeatureAlphaDropout": (2, 3, 4, 5, 6, 7, 8),
+             "Dropout3d": (1, 2, 3, 4, 5, 6, 7, 8)}
+    return ranks.get(op)
 
 
 def _dropout(ctx: InferCtx):
-    # training-mode dropout scales by 1/(1-p): torch cannot write that back into integers
+    # training-mode dropout scales by 1/(1-p): torch cannot write that back into integers; eval passes anything
     x, p = ctx.x, ctx.args.get("p", 0.5)
-    ctx.require(not (x.is_int and p), "dtype.int-into-float",
-                lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; dropout rescales them "
-                "and needs floats — cast first, or embed token ids")
+    ranks = _dropout_ranks(ctx.node.op)
+    if ctx.node.op != "Dropout1d" and _mode(ctx) == "eval":
+        ranks = None  # eval-mode feature dropout returns its input without looking at it
+    if ranks and x.shape is not None and not ctx.need_rank(x, ranks):
+        return [TensorType(None, x.dtype)]
+    if _mode(ctx) != "eval":
+        ctx.require(not (x.is_int and p), "dtype.int-into-float",
+                    lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; dropout rescales "
+                    "them in training and needs floats — cast first, or embed token ids")
     return [x]
+
+
+def _check_dim(ctx: InferCtx, dim, x) -> int | None:
+    if dim is None or x.shape is None:
+        return None
+    r = max(len(x.shape), 1)
+    if not ctx.require(-r <= dim < r, "shape.dim-range",
+                       lambda: f"{ctx.node.op} {ctx.node.id!r}: dim={dim} is out of range for a "
+                               f"{len(x.shape)}-D input"):
+        return None
+    return dim % r
 
 
 def _softmax_like(ctx: InferCtx):
     x = ctx.x
-    dim = ctx.args.get("dim")
-    if dim is not None and x.shape is not None:
-        r = len(x.shape)
-        ctx.require(-r <= dim < r, "shape.dim-range",
-                    f"{ctx.node.op} {ctx.node.id!r}: dim={dim} is out of range for a {r}-D input")
+    _check_dim(ctx, ctx.args.get("dim"), x)
     return _float_only(ctx)
 
 
-def _act(name, args=(), infer=_float_only, accepts="float", params=None, saturating=False):
-    rules = ("dtype.int-into-float",) if infer in (_float_only, _softmax_like) else ()
-    if infer is _softmax_like:
-        rules += ("shape.dim-range",)
-    return OpSpec(name, "activation", tuple(args), infer, tb.module(name), accepts=accepts,
-                  params=params or (lambda a: 0), doc="saturating" if saturating else "", rules=rules)
+def _softmax2d(ctx: InferCtx):
+    x = ctx.x
+    if x.shape is not None and not ctx.need_rank(x, (3, 4)):
+        return [TensorType(None, x.dtype)]
+    return _float_only(ctx)
 
+
+def _glu(ctx: InferCtx):
+    x = ctx.x
+    _float_only(ctx)
+    if x.shape is None:
+        return [x]
+    if not x.shape:
+        return ctx.fail("shape.rank", f"GLU {ctx.node.id!r} needs at least one dimension to halve")
+    d = _check_dim(ctx, ctx.args["dim"], x)
+    if d is None:
+        return [TensorType(None, x.dtype)]
+    size = x.shape[d]
+    if D.is_const(size) and size % 2:
+        return ctx.fail("shape.glu-odd", f"GLU {ctx.node.id!r}: dim {ctx.args['dim']} has size {size}, which "
+                                         "cannot be halved; GLU splits it into two equal halves")
+    s = list(x.shape)
+    s[d] = D.floordiv(size, 2)
+    return [TensorType(tuple(s), x.dtype)]
+
+
+def _prelu(ctx: InferCtx):
+    x, n = ctx.x, ctx.args["num_parameters"]
+    _float_only(ctx)
+    if x.shape is None:
+        return [x]
+    if len(x.shape) == 0 and n != 1:
+        return ctx.fail("shape.rank", f"PReLU {ctx.node.id!r}: torch takes a 0-D input only with one parameter")
+    if n != 1 and x.shape:
+        ch = x.shape[1] if len(x.shape) >= 2 else 1
+        ctx.require_equal(ch, n, "shape.norm-features",
+                          lambda: f"PReLU {ctx.node.id!r} has num_parameters={n} but its input "
+                                  f"{D.fmt_shape(x.shape)} has {ch} channels (dim 1); use 1 or the channel count")
+    return [x]
+
+
+def _with_arg_rule(infer, check):
+    def wrapped(ctx: InferCtx):
+        check(ctx)
+        return infer(ctx)
+
+    wrapped.accepts = getattr(infer, "accepts", "")
+    return wrapped
+
+
+INT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1)}
+
+
+def _fits_dtype(ctx: InferCtx):
+    """Threshold writes its threshold and value into an integer input's dtype: they must fit."""
+    lo_hi = INT_RANGES.get(ctx.x.dtype)
+    if lo_hi is None:
+        return
+    for name in ("threshold", "value"):
+        v = ctx.args[name]
+        ctx.require(lo_hi[0] <= v <= lo_hi[1], "connectivity.bad-arg",
+                    lambda v=v, name=name: f"Threshold {ctx.node.id!r}: {name}={v} does not fit its "
+                                           f"{ctx.x.dtype} input")
+
+
+def _arg_check(test, words):
+    def check(ctx: InferCtx):
+        a = ctx.args
+        ctx.require(test(a), "connectivity.bad-arg", lambda: f"{ctx.node.op} {ctx.node.id!r}: {words(a)}")
+
+    return check
+
+
+def _act(name, args=(), infer=_float_only, params=None, saturating=False, rules=()):
+    accepts = getattr(infer, "accepts", "")
+    own = ("dtype.int-into-float",) if accepts in ("float", "number", "promote-number") or \
+        infer in (_softmax_like, _softmax2d, _glu, _prelu) else ()
+    if infer is _softmax_like:
+        own += ("shape.dim-range",)
+    return OpSpec(name, "activation", tuple(args), infer, tb.module(name),
+                  accepts="any" if accepts in ("any", "promote") else "float",
+                  params=params or (lambda a: 0), doc="saturating" if saturating else "", rules=own + tuple(rules))
+
+
+_NUMBER = _dtypes("number")
 
 OPS = [
-    _act("ReLU", [Arg("inplace", False)], infer=same_shape, accepts="any"),
-    _act("ReLU6", [Arg("inplace", False)], infer=same_shape, accepts="any"),
-    _act("LeakyReLU", [Arg("negative_slope", 0.01), Arg("inplace", False)]),
-    _act("ELU", [Arg("alpha", 1.0), Arg("inplace", False)]),
-    _act("SELU", [Arg("inplace", False)]),
-    _act("GELU", [Arg("approximate", "none")]),
-    _act("SiLU", [Arg("inplace", False)]),
-    _act("Mish", [Arg("inplace", False)]),
-    _act("Hardswish", [Arg("inplace", False)]),
-    _act("Hardsigmoid", [Arg("inplace", False)], saturating=True),
-    _act("Hardtanh", [Arg("min_val", -1.0), Arg("max_val", 1.0), Arg("inplace", False)], infer=same_shape,
-         accepts="any", saturating=True),
-    _act("Softplus", [Arg("beta", 1.0), Arg("threshold", 20.0)]),
-    _act("Tanh", infer=_promote, accepts="any", saturating=True),
-    _act("Sigmoid", infer=_promote, accepts="any", saturating=True),
-    _act("PReLU", [Arg("num_parameters", 1), Arg("init", 0.25)], params=lambda a: a["num_parameters"]),
-    _act("Softmax", [Arg("dim", None)], infer=_softmax_like),
-    _act("LogSoftmax", [Arg("dim", None)], infer=_softmax_like),
-    OpSpec("Dropout", "activation", (Arg("p", 0.5), Arg("inplace", False)), _dropout, tb.module("Dropout"),
-           rules=("dtype.int-into-float",)),
-    OpSpec("Dropout1d", "activation", (Arg("p", 0.5), Arg("inplace", False)), _dropout, tb.module("Dropout1d"),
-           rules=("dtype.int-into-float",)),
-    OpSpec("Dropout2d", "activation", (Arg("p", 0.5), Arg("inplace", False)), _dropout, tb.module("Dropout2d"),
-           rules=("dtype.int-into-float",)),
-    OpSpec("Identity", "activation", (), same_shape, tb.module("Identity"), accepts="any"),
+    _act("ReLU", [INPLACE], infer=_NUMBER),
+    _act("ReLU6", [INPLACE], infer=_NUMBER),
+    _act("LeakyReLU", [Arg("negative_slope", 0.01, NUM), INPLACE]),
+    _act("ELU", [Arg("alpha", 1.0, NUM), INPLACE]),
+    _act("CELU", [Arg("alpha", 1.0, NUM), INPLACE],
+         infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["alpha"] != 0, lambda a: "alpha cannot be 0")),
+         rules=("connectivity.bad-arg",)),
+    _act("SELU", [INPLACE]),
+    _act("GELU", [Arg("approximate", "none", Enum("none", "tanh"))]),
+    _act("SiLU", [INPLACE]),
+    _act("Mish", [INPLACE]),
+    _act("Hardswish", [INPLACE]),
+    _act("Hardsigmoid", [INPLACE], saturating=True),
+    _act("Hardtanh", [Arg("min_val", -1.0, NUM), Arg("max_val", 1.0, NUM), INPLACE],
+         infer=_with_arg_rule(_NUMBER, _arg_check(lambda a: a["max_val"] > a["min_val"],
+                                                  lambda a: f"max_val ({a['max_val']}) must be greater than "
+                                                            f"min_val ({a['min_val']})")),
+         saturating=True, rules=("connectivity.bad-arg",)),
+    _act("Threshold", [Arg("threshold", kind=NUM), Arg("value", kind=NUM), INPLACE],
+         infer=_with_arg_rule(_NUMBER, _fits_dtype), rules=("connectivity.bad-arg",)),
+    _act("Hardshrink", [Arg("lambd", 0.5, NUM)]),
+    _act("Softshrink", [Arg("lambd", 0.5, NUM)],
+         infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["lambd"] >= 0,
+                                                      lambda a: f"lambd={a['lambd']} must be >= 0")),
+         rules=("connectivity.bad-arg",)),
+    _act("RReLU", [Arg("lower", 1 / 8, NUM), Arg("upper", 1 / 3, NUM), INPLACE],
+         infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["lower"] <= a["upper"],
+                                                      lambda a: "lower must be <= upper")),
+         rules=("connectivity.bad-arg",)),
+    _act("Softplus", [Arg("beta", 1.0, NUM), Arg("threshold", 20.0, NUM)]),
+    _act("LogSigmoid"),
+    _act("Softsign", infer=_dtypes("promote-number")),
+    _act("Tanhshrink", infer=_dtypes("promote-number")),
+    _act("Tanh", infer=_promote, saturating=True),
+    _act("Sigmoid", infer=_promote, saturating=True),
+    _act("PReLU", [Arg("num_parameters", 1, POS), Arg("init", 0.25, NUM)], infer=_prelu,
+         params=lambda a: a["num_parameters"], rules=("shape.norm-features", "shape.rank")),
+    _act("Softmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
+    _act("LogSoftmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
+    _act("Softmin", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
+    _act("Softmax2d", infer=_softmax2d, rules=("shape.rank",)),
+    _act("GLU", [Arg("dim", -1, INT)], infer=_glu, rules=("shape.dim-range", "shape.glu-odd", "shape.rank")),
+    OpSpec("Identity", "activation", (), _dtypes("any"), tb.module("Identity"), accepts="any"),
 ]
+for _name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"):
+    OPS.append(OpSpec(_name, "activation", (Arg("p", 0.5, PROB), INPLACE), _dropout, tb.module(_name),
+                      rules=("dtype.int-into-float", "shape.rank")))
 
 SATURATING = {op.name for op in OPS if op.doc == "saturating"}

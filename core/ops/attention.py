@@ -1,10 +1,34 @@
-"""Attention: MultiheadAttention and the Transformer encoder / decoder layers."""
+"""Attention: MultiheadAttention, the Transformer encoder / decoder layers, TransformerEncoder,
+TransformerDecoder and Transformer.
+
+Masks are operands after the data (MultiheadAttention: query, key, value, attn_mask,
+key_padding_mask; encoder layer / TransformerEncoder: src, src_mask, src_key_padding_mask; decoder
+layer / TransformerDecoder: tgt, memory, tgt_mask, memory_mask; Transformer: src, tgt, src_mask,
+tgt_mask, memory_mask). The forward flags `is_causal` (MultiheadAttention, the encoders) and
+`tgt_is_causal` (the decoders) are arguments; torch needs a mask operand with them.
+"""
 
 from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType
+from .base import (
+    BOOL,
+    NAT,
+    NUM,
+    POS,
+    UNKNOWN,
+    Arg,
+    Enum,
+    Float,
+    InferCtx,
+    ListOf,
+    Nested,
+    OneOf,
+    OpSpec,
+    Optional,
+    TensorType,
+)
 
 ATTN_RULES = ("shape.heads-divisibility", "shape.attention-width", "shape.rank", "dtype.int-into-float")
 
@@ -38,6 +62,28 @@ def _divisor_hint(e, h) -> str:
     return f" (e.g. {best})"
 
 
+def _check_mask(ctx: InferCtx, m: TensorType, lq, ls, n, heads, what: str, padding: bool = False) -> None:
+    """An attention mask: bool or float; (L, S) or (N*heads, L, S); a key padding mask (N, S) or (S)."""
+    label = f"{ctx.node.op} {ctx.node.id!r}"
+    ctx.require(m.dtype == "bool" or m.is_float, "dtype.mask",
+                lambda: f"{label}: {what} is {m.dtype}; torch takes bool or float masks only")
+    if m.shape is None:
+        return
+    if padding:
+        want = (ls,) if n is None else (n, ls)
+    elif len(m.shape) == 3:
+        want = (None if n is None else D.mul(n, heads), lq, ls)
+    else:
+        want = (lq, ls)
+    words = lambda: f"{label}: {what} {D.fmt_shape(m.shape)} should be {D.fmt_shape(want)}"  # noqa: E731
+    if len(m.shape) != len(want):
+        ctx.require(False, "shape.attention-mask", words)
+        return
+    for u, v in zip(m.shape, want):
+        if v is not None and not ctx.require_equal(u, v, "shape.attention-mask", words):
+            return
+
+
 def _mha_infer(ctx: InferCtx):
     a = ctx.args
     e, h = a["embed_dim"], a["num_heads"]
@@ -45,6 +91,13 @@ def _mha_infer(ctx: InferCtx):
     q = ctx.inputs[0]
     k = ctx.inputs[1] if len(ctx.inputs) > 1 else q
     v = ctx.inputs[2] if len(ctx.inputs) > 2 else k
+    attn_mask = ctx.inputs[3] if len(ctx.inputs) > 3 else None
+    # the eval-mode fast path (batch-first self-attention, no autograd) takes is_causal without a mask
+    fast = (ctx.design_train or {}).get("mode") == "eval" and a["batch_first"] and \
+        len(set(ctx.node.inputs[:3])) == 1
+    ctx.require(not a["is_causal"] or attn_mask is not None or fast, "connectivity.bad-arg",
+                lambda: f"MultiheadAttention {ctx.node.id!r}: is_causal needs an attn_mask operand (torch: 'Need "
+                        "attn_mask if specifying the is_causal hint')")
     for t in (q, k, v):
         ctx.require(not t.is_int, "dtype.int-into-float",
                     f"MultiheadAttention {ctx.node.id!r} receives integer {t.dtype} values; embed tokens first")
@@ -56,13 +109,16 @@ def _mha_infer(ctx: InferCtx):
     kd = a["kdim"] if a["kdim"] is not None else e
     vd = a["vdim"] if a["vdim"] is not None else e
     for t, want, name in ((q, e, "query"), (k, kd, "key"), (v, vd, "value")):
-        ctx.require(not D.differ(t.shape[-1], want), "shape.attention-width",
+        ctx.require_equal(t.shape[-1], want, "shape.attention-width",
                     f"MultiheadAttention {ctx.node.id!r}: {name} width {t.shape[-1]} != "
                     f"{'embed_dim' if want == e else ('kdim' if name == 'key' else 'vdim')}={want}; "
                     f"project the {name} to {want} first")
     bf = a["batch_first"]
     n, lq = _seq_dims(q.shape, bf)
     _, ls = _seq_dims(k.shape, bf)
+    batched = len(q.shape) == 3
+    for i, m in enumerate(ctx.inputs[3:5]):
+        _check_mask(ctx, m, lq, ls, n if batched else None, h, ("attn_mask", "key_padding_mask")[i], padding=i == 1)
     if len(q.shape) == 2:
         w = (lq, ls)
     else:
@@ -105,15 +161,24 @@ def _mha_flops(ctx, outs):
     return _attn_flops(n, lq, ls, e, kd, vd)
 
 
-_LAYER_ARGS = (Arg("d_model"), Arg("nhead"), Arg("dim_feedforward", 2048), Arg("dropout", 0.1),
-               Arg("activation", "relu"), Arg("layer_norm_eps", 1e-5), Arg("batch_first", False),
-               Arg("norm_first", False), Arg("bias", True))
+PROB = Float(0, 1)
+_LAYER_ARGS = _ENC_LAYER_ARGS = (Arg("d_model", kind=NAT), Arg("nhead", kind=POS), Arg("dim_feedforward", 2048, NAT),
+               Arg("dropout", 0.1, PROB), Arg("activation", "relu", Enum("relu", "gelu")),
+               Arg("layer_norm_eps", 1e-5, NUM), Arg("batch_first", False, BOOL), Arg("norm_first", False, BOOL),
+               Arg("bias", True, BOOL))
 
 
 def _layer_infer(n_inputs: int, label: str):
     def infer(ctx: InferCtx):
         a = ctx.args
+        if "encoder_layer" in a or "decoder_layer" in a:
+            a = dict(a.get("encoder_layer") or a.get("decoder_layer"))
+            a = {**dict(_LAYER_DEFAULTS), **a}
         _mha_check(ctx, a["d_model"], a["nhead"], label)
+        causal = ctx.args.get("is_causal", ctx.args.get("tgt_is_causal", False))
+        ctx.require(not causal or len(ctx.inputs) > n_inputs, "connectivity.bad-arg",
+                    lambda: f"{label} {ctx.node.id!r}: is_causal needs a mask operand (torch: 'Need attn_mask if "
+                            "specifying the is_causal hint')")
         ctx.require(a["activation"] in ("relu", "gelu"), "connectivity.bad-arg",
                     f"{label} {ctx.node.id!r}: activation must be 'relu' or 'gelu' in a design file, "
                     f"got {a['activation']!r}")
@@ -124,9 +189,23 @@ def _layer_infer(n_inputs: int, label: str):
                 continue
             if not ctx.need_rank(t, (2, 3)):
                 return [UNKNOWN]
-            ctx.require(not D.differ(t.shape[-1], a["d_model"]), "shape.attention-width",
-                        f"{label} {ctx.node.id!r}: {'memory' if i else 'input'} width {t.shape[-1]} != "
-                        f"d_model={a['d_model']}; project it to {a['d_model']} first")
+            ctx.require_equal(t.shape[-1], a["d_model"], "shape.attention-width",
+                              f"{label} {ctx.node.id!r}: {'memory' if i else 'input'} width {t.shape[-1]} != "
+                              f"d_model={a['d_model']}; project it to {a['d_model']} first")
+        x = ctx.x
+        if x.shape is not None and len(x.shape) in (2, 3):
+            n, length = _seq_dims(x.shape, a["batch_first"])
+            batched = len(x.shape) == 3
+            mem = ctx.inputs[1].shape if n_inputs == 2 else x.shape
+            s_len = _seq_dims(mem, a["batch_first"])[1] if mem is not None and len(mem) in (2, 3) else None
+            masks = ctx.inputs[n_inputs:]
+            if n_inputs == 1:
+                kinds = (("src_mask", length, False), ("src_key_padding_mask", length, True))
+            else:
+                kinds = (("tgt_mask", length, False), ("memory_mask", s_len, False))
+            for m, (what, ls, padding) in zip(masks, kinds):
+                if ls is not None:
+                    _check_mask(ctx, m, length, ls, n if batched else None, a["nhead"], what, padding)
         return [ctx.x]
 
     return infer
@@ -168,16 +247,158 @@ def _dec_flops(ctx, outs):
     return D.add(_enc_flops(ctx, outs), _attn_flops(n, length, s, d, d, d))
 
 
+_LAYER_DEFAULTS = tuple((x.name, x.default) for x in _ENC_LAYER_ARGS if not x.required)
+_NORM_ARGS = (Arg("normalized_shape", kind=OneOf(NAT, ListOf(NAT))), Arg("eps", 1e-5, NUM),
+              Arg("elementwise_affine", True, BOOL), Arg("bias", True, BOOL))
+MASK_RULES = ("shape.attention-mask", "dtype.mask", "connectivity.bad-arg")
+
+
+def _layer_args(a):
+    return {**dict(_LAYER_DEFAULTS), **(a.get("encoder_layer") or a.get("decoder_layer") or {})}
+
+
+def _norm_params(norm):
+    if norm is None:
+        return 0
+    ns = norm["normalized_shape"]
+    n = 1
+    for d in (ns if isinstance(ns, list) else [ns]):
+        n *= d
+    affine, bias = norm.get("elementwise_affine", True), norm.get("bias", True)
+    return 0 if not affine else n * (2 if bias else 1)
+
+
+def _stack_flops(per_layer):
+    def flops(ctx, outs):
+        a = ctx.args
+        inner = _layer_args(a)
+        saved = ctx.args
+        ctx.args = inner
+        try:
+            f = per_layer(ctx, outs)
+        finally:
+            ctx.args = saved
+        return None if f is None else D.mul(f, a["num_layers"])
+
+    return flops
+
+
+def _stack_norm_check(ctx: InferCtx) -> None:
+    norm = ctx.args.get("norm")
+    x = ctx.x
+    if norm is None or x.shape is None:
+        return
+    ns = norm["normalized_shape"]
+    ns = ns if isinstance(ns, list) else [ns]
+    tail = x.shape[-len(ns):] if len(x.shape) >= len(ns) else None
+    if tail is None:
+        ctx.require(False, "shape.norm-features", f"{ctx.node.op} {ctx.node.id!r}: norm over {ns} of fewer dims")
+        return
+    for t, n in zip(tail, ns):
+        if not ctx.require_equal(t, n, "shape.norm-features",
+                                 lambda: f"{ctx.node.op} {ctx.node.id!r}: its norm normalises over {ns}, the "
+                                         f"output {D.fmt_shape(x.shape)} ends otherwise"):
+            return
+
+
+def _stack_infer(n_inputs: int, label: str):
+    layer = _layer_infer(n_inputs, label)
+
+    def infer(ctx: InferCtx):
+        outs = layer(ctx)
+        _stack_norm_check(ctx)
+        return outs
+
+    return infer
+
+
+def _transformer_infer(ctx: InferCtx):
+    a = ctx.args
+    _mha_check(ctx, a["d_model"], a["nhead"], "Transformer")
+    src, tgt = ctx.inputs[0], ctx.inputs[1]
+    for t, name in ((src, "src"), (tgt, "tgt")):
+        ctx.require(not t.is_int, "dtype.int-into-float",
+                    f"Transformer {ctx.node.id!r} receives integer {t.dtype} values ({name}); embed tokens first")
+    if src.shape is None or tgt.shape is None:
+        return [TensorType(None, tgt.dtype)]
+    if not (ctx.need_rank(src, (2, 3), "src") and ctx.need_rank(tgt, (2, 3), "tgt")):
+        return [UNKNOWN]
+    if len(src.shape) != len(tgt.shape):
+        return ctx.fail("shape.rank", f"Transformer {ctx.node.id!r}: src {D.fmt_shape(src.shape)} and tgt "
+                                      f"{D.fmt_shape(tgt.shape)} must both be batched or both unbatched")
+    for t, name in ((src, "src"), (tgt, "tgt")):
+        ctx.require_equal(t.shape[-1], a["d_model"], "shape.attention-width",
+                          lambda t=t, name=name: f"Transformer {ctx.node.id!r}: {name} width {t.shape[-1]} != "
+                                                 f"d_model={a['d_model']}")
+    bf = a["batch_first"]
+    ns, ls = _seq_dims(src.shape, bf)
+    nt, lt = _seq_dims(tgt.shape, bf)
+    if len(src.shape) == 3:
+        ctx.require_equal(ns, nt, "shape.broadcast",
+                          lambda: f"Transformer {ctx.node.id!r}: the batch of src ({ns}) and tgt ({nt}) must be equal")
+    batched = len(src.shape) == 3
+    for m, (what, lq, lk) in zip(ctx.inputs[2:], (("src_mask", ls, ls), ("tgt_mask", lt, lt),
+                                                   ("memory_mask", lt, ls))):
+        _check_mask(ctx, m, lq, lk, nt if batched else None, a["nhead"], what)
+    return [tgt]
+
+
+def _transformer_params(a):
+    layer = {k: a[k] for k in ("d_model", "nhead", "dim_feedforward", "bias")}
+    norm = {"normalized_shape": a["d_model"], "bias": a["bias"]}
+    return (a["num_encoder_layers"] * _enc_params(layer) + a["num_decoder_layers"] * _dec_params(layer)
+            + 2 * _norm_params(norm))
+
+
+def _transformer_flops(ctx, outs):
+    a = ctx.args
+    src, tgt = ctx.inputs[0].shape, ctx.inputs[1].shape
+    if src is None or tgt is None or len(src) not in (2, 3) or len(tgt) not in (2, 3):
+        return None
+    d, f = a["d_model"], a["dim_feedforward"]
+    n, ls = _seq_dims(src, a["batch_first"])
+    _, lt = _seq_dims(tgt, a["batch_first"])
+    enc = D.add(_attn_flops(n, ls, ls, d, d, d), D.mul(D.mul(n, ls), 4 * d * f))
+    dec = D.add(D.add(_attn_flops(n, lt, lt, d, d, d), D.mul(D.mul(n, lt), 4 * d * f)),
+                _attn_flops(n, lt, ls, d, d, d))
+    return D.add(D.mul(enc, a["num_encoder_layers"]), D.mul(dec, a["num_decoder_layers"]))
+
+
+_CAUSAL = Arg("is_causal", False, BOOL)
+_TGT_CAUSAL = Arg("tgt_is_causal", False, BOOL)
+_NULL = Optional(Enum())  # a module argument a design cannot give: null only
 OPS = [
     OpSpec("MultiheadAttention", "attention",
-           (Arg("embed_dim"), Arg("num_heads"), Arg("dropout", 0.0), Arg("bias", True), Arg("add_bias_kv", False),
-            Arg("add_zero_attn", False), Arg("kdim", None), Arg("vdim", None), Arg("batch_first", False)),
-           _mha_infer, tb.custom("MultiheadAttention"), arity=(1, 3), params=_mha_params, flops=_mha_flops,
-           rules=ATTN_RULES),
-    OpSpec("TransformerEncoderLayer", "attention", _LAYER_ARGS, _layer_infer(1, "TransformerEncoderLayer"),
-           tb.custom("TransformerEncoderLayer"), params=_enc_params, flops=_enc_flops,
-           rules=ATTN_RULES + ("connectivity.bad-arg",)),
-    OpSpec("TransformerDecoderLayer", "attention", _LAYER_ARGS, _layer_infer(2, "TransformerDecoderLayer"),
-           tb.custom("TransformerDecoderLayer"), arity=(2, 2), params=_dec_params, flops=_dec_flops,
-           rules=ATTN_RULES + ("connectivity.bad-arg",)),
+           (Arg("embed_dim", kind=NAT), Arg("num_heads", kind=POS), Arg("dropout", 0.0, PROB), Arg("bias", True, BOOL),
+            Arg("add_bias_kv", False, BOOL), Arg("add_zero_attn", False, BOOL), Arg("kdim", None, Optional(NAT)),
+            Arg("vdim", None, Optional(NAT)), Arg("batch_first", False, BOOL), _CAUSAL),
+           _mha_infer, tb.custom("MultiheadAttention"), arity=(1, 5), params=_mha_params, flops=_mha_flops,
+           rules=ATTN_RULES + MASK_RULES),
+    OpSpec("TransformerEncoderLayer", "attention", _ENC_LAYER_ARGS + (_CAUSAL,),
+           _layer_infer(1, "TransformerEncoderLayer"), tb.custom("TransformerEncoderLayer"), arity=(1, 3),
+           params=_enc_params, flops=_enc_flops, rules=ATTN_RULES + MASK_RULES),
+    OpSpec("TransformerDecoderLayer", "attention", _ENC_LAYER_ARGS + (_TGT_CAUSAL,),
+           _layer_infer(2, "TransformerDecoderLayer"), tb.custom("TransformerDecoderLayer"), arity=(2, 4),
+           params=_dec_params, flops=_dec_flops, rules=ATTN_RULES + MASK_RULES),
+    OpSpec("TransformerEncoder", "attention",
+           (Arg("encoder_layer", kind=Nested(_ENC_LAYER_ARGS)), Arg("num_layers", kind=NAT),
+            Arg("norm", None, Optional(Nested(_NORM_ARGS))), Arg("enable_nested_tensor", True, BOOL),
+            Arg("mask_check", True, BOOL), _CAUSAL),
+           _stack_infer(1, "TransformerEncoder"), tb.custom("TransformerEncoder"), arity=(1, 3),
+           params=lambda a: a["num_layers"] * _enc_params(_layer_args(a)) + _norm_params(a["norm"]),
+           flops=_stack_flops(_enc_flops), rules=ATTN_RULES + MASK_RULES + ("shape.norm-features",)),
+    OpSpec("TransformerDecoder", "attention",
+           (Arg("decoder_layer", kind=Nested(_ENC_LAYER_ARGS)), Arg("num_layers", kind=NAT),
+            Arg("norm", None, Optional(Nested(_NORM_ARGS))), _TGT_CAUSAL),
+           _stack_infer(2, "TransformerDecoder"), tb.custom("TransformerDecoder"), arity=(2, 4),
+           params=lambda a: a["num_layers"] * _dec_params(_layer_args(a)) + _norm_params(a["norm"]),
+           flops=_stack_flops(_dec_flops), rules=ATTN_RULES + MASK_RULES + ("shape.norm-features",)),
+    OpSpec("Transformer", "attention",
+           (Arg("d_model", 512, NAT), Arg("nhead", 8, POS), Arg("num_encoder_layers", 6, NAT),
+            Arg("num_decoder_layers", 6, NAT), Arg("dim_feedforward", 2048, NAT), Arg("dropout", 0.1, PROB),
+            Arg("activation", "relu", Enum("relu", "gelu")), Arg("custom_encoder", None, _NULL),
+            Arg("custom_decoder", None, _NULL), Arg("layer_norm_eps", 1e-5, NUM), Arg("batch_first", False, BOOL),
+            Arg("norm_first", False, BOOL), Arg("bias", True, BOOL)),
+           _transformer_infer, tb.custom("Transformer"), arity=(2, 5), params=_transformer_params,
+           flops=_transformer_flops, rules=ATTN_RULES + MASK_RULES + ("shape.broadcast",)),
 ]

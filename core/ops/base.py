@@ -11,6 +11,7 @@ shapes.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,14 +31,146 @@ FLOAT_DTYPES = {"float32", "float16", "bfloat16", "float64", "float"}
 INT_DTYPES = {"int64", "int32", "int16", "int8", "uint8", "long", "int"}
 
 
+class Kind:
+    """What values an argument takes, as torch's constructor accepts them: `problem(v)` is None
+    for a good value, else the words "must be ..." completing the finding's sentence."""
+
+    __slots__ = ("test", "text", "form")
+
+    def __init__(self, test: Callable[[Any], bool], text: str, form: tuple = ("any",)):
+        # `form` says the same as `test`, as data: what a generator of designs draws values from
+        self.test, self.text, self.form = test, text, form
+
+    def problem(self, v) -> str | None:
+        try:
+            return None if self.test(v) else self.text
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            return self.text
+
+    def __repr__(self) -> str:
+        return f"Kind({self.text})"
+
+
+def _is_int(v) -> bool:
+    return type(v) is int
+
+
+def _is_num(v) -> bool:
+    return (type(v) is int or type(v) is float) and math.isfinite(v)
+
+
+def Int(lo: int | None = None, hi: int | None = None) -> Kind:  # noqa: N802 - reads as a type
+    form = ("int", lo, hi)
+    if lo is None and hi is None:
+        return Kind(_is_int, "an int", form)
+    if hi is None:
+        words = {0: "an int >= 0", 1: "a positive int"}.get(lo, f"an int >= {lo}")
+        return Kind(lambda v: type(v) is int and v >= lo, words, form)
+    return Kind(lambda v: type(v) is int and (lo is None or v >= lo) and v <= hi,
+                f"an int in [{lo}, {hi}]" if lo is not None else f"an int <= {hi}", form)
+
+
+def Float(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,  # noqa: N802
+          hi_open: bool = False) -> Kind:
+    """A finite number (an int is a number) within the bounds."""
+    def test(v):
+        if not _is_num(v):
+            return False
+        if lo is not None and (v < lo or (lo_open and v == lo)):
+            return False
+        return not (hi is not None and (v > hi or (hi_open and v == hi)))
+
+    if lo is None and hi is None:
+        words = "a finite number"
+    else:
+        left = "(" if lo_open else "["
+        right = ")" if hi_open else "]"
+        words = f"a finite number in {left}{'-inf' if lo is None else lo:g}, {'inf' if hi is None else hi:g}{right}" \
+            if lo is not None and hi is not None else \
+            (f"a finite number {'>' if lo_open else '>='} {lo:g}" if lo is not None else
+             f"a finite number {'<' if hi_open else '<='} {hi:g}")
+    return Kind(test, words, ("float", lo, hi))
+
+
+BOOL = Kind(lambda v: type(v) is bool or (type(v) is int and v in (0, 1)), "true or false", ("bool",))
+ANY = Kind(lambda v: True, "anything")
+INT = Int()
+NAT = Int(0)
+POS = Int(1)
+NUM = Float()
+
+
+def Enum(*values) -> Kind:  # noqa: N802
+    allowed = frozenset(values)
+    return Kind(lambda v: type(v) is str and v in allowed, "one of " + ", ".join(repr(x) for x in values),
+                ("enum", values))
+
+
+def Optional(kind: Kind) -> Kind:  # noqa: N802
+    return Kind(lambda v: v is None or kind.test(v), f"null or {kind.text}", ("optional", kind))
+
+
+def OneOf(*kinds: Kind) -> Kind:  # noqa: N802
+    return Kind(lambda v: any(k.test(v) for k in kinds), " or ".join(k.text for k in kinds), ("oneof", kinds))
+
+
+def ListOf(kind: Kind, n: int | None = None, *, min_len: int = 0, max_len: int | None = None) -> Kind:  # noqa: N802
+    """A list (a JSON array) of values of one kind: exactly n of them, or min_len..max_len."""
+    def test(v):
+        if type(v) is not list and type(v) is not tuple:
+            return False
+        if n is not None and len(v) != n:
+            return False
+        if len(v) < min_len or (max_len is not None and len(v) > max_len):
+            return False
+        return all(kind.test(x) for x in v)
+
+    count = f"{n} " if n is not None else ""
+    return Kind(test, f"a list of {count}{kind.text.removeprefix('a ').removeprefix('an ')}s",
+                ("list", kind, n, min_len, max_len))
+
+
+def Ints(n: int, elem: Kind = POS) -> Kind:  # noqa: N802
+    """torch's _single/_pair/_triple: one int, or a list of n ints."""
+    lst = ListOf(elem, n)
+    return Kind(lambda v: elem.test(v) or lst.test(v),
+                f"{elem.text} or a list of {n} of them", ("oneof", (elem, lst)))
+
+
+def Nested(args: tuple) -> Kind:  # noqa: N802
+    """The arguments of another op, as an object (TransformerEncoder's encoder_layer)."""
+    names = {a.name: a for a in args}
+
+    def test(v):
+        if type(v) is not dict or not set(v) <= set(names):
+            return False
+        if any(a.required and a.name not in v for a in args):
+            return False
+        return all(names[k].problem(x) is None for k, x in v.items())
+
+    return Kind(test, "an object of the arguments " + ", ".join(names), ("nested", args))
+
+
+SYMBOL = Kind(lambda v: type(v) is str and bool(v), "a symbol", ("symbol",))
+# a size in a shape argument: an int >= 0, or a symbol of the design
+SIZE = OneOf(NAT, SYMBOL)
+
+
 @dataclass(frozen=True)
 class Arg:
     name: str
     default: Any = REQUIRED
+    kind: Kind = ANY
 
     @property
     def required(self) -> bool:
         return self.default is REQUIRED
+
+    def problem(self, v) -> str | None:
+        """Why `v` is not a value this argument takes (None when it is). The default is always good."""
+        if v is self.default and not self.required:
+            return None
+        return self.kind.problem(v)
 
 
 @dataclass(frozen=True)
@@ -74,15 +207,21 @@ class Violation:
 class InferCtx:
     """What a shape rule sees: the node, its resolved args and operand types."""
 
-    __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train")
+    __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train", "declared", "value_ranges",
+                 "dtype_ok", "max_result", "leaf_operands")
 
-    def __init__(self, node, args, inputs, producers=None, design_train=None):
+    def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None):
         self.node = node
         self.args = args
         self.inputs: list[TensorType] = inputs
         self.violations: list[Violation] = []
         self.producers = producers or []  # op names of the operands' nodes (None for inputs)
         self.design_train = design_train or {}
+        self.declared = declared or {}  # symbol -> the size the design declares for it (train block)
+        self.value_ranges: dict = {}  # operand index -> its ids' declared range (a design input's vocab_size)
+        self.dtype_ok = False  # torch's kernels were measured to take the data operands' dtype (dtype_support)
+        self.max_result = 0  # the highest result index (`id:N`) the design reads of this node
+        self.leaf_operands: set = set()  # operand indices that are a Parameter (or a view of one): autograd leaves
 
     @property
     def x(self) -> TensorType:
@@ -92,8 +231,40 @@ class InferCtx:
         """Record a block finding when `cond` is known to be False. `message` is a string, or a
         function that makes it (shape rules run on every node: words only when they are needed)."""
         if cond is False:
+            if rule == "dtype.int-into-float" and self.dtype_ok:
+                return True  # measured: torch's kernels take this dtype (core/ops/dtype_support.py)
             self.violations.append(Violation(rule, message() if callable(message) else message, [self.node.id]))
             return False
+        return True
+
+    def require_equal(self, a, b, rule: str, message, kind: str = "eq") -> bool:
+        """Sizes `a` and `b` must agree (kind "eq"), broadcast ("broadcast") or satisfy a <= b ("le").
+        Two constants decide it; a symbol meeting a constant or another symbol is a condition on the
+        symbol's size: a block when the design's declared sizes violate it or no size satisfies it,
+        else a warn that states it ("runs only when T = 768"). Returns False when it blocked."""
+        c = D.condition(kind, a, b)
+        if c is None or c is True:
+            return True
+        if c is False:
+            return self.require(False, rule, message)
+        return self.on_condition(c, rule, message)
+
+    def on_condition(self, c, rule: str, message) -> bool:
+        label = f"{self.node.op} {self.node.id!r}"
+        declared = D.holds(c, self.declared) if self.declared else None
+        if declared is False:
+            sizes = ", ".join(f"{k} = {v}" for k, v in self.declared.items() if k in
+                              D.symbols_of(c.lhs) + D.symbols_of(c.rhs))
+            return self.require(False, rule, lambda: f"{message() if callable(message) else message}; it runs only "
+                                                     f"when {c.text()}, and the design declares {sizes}")
+        if declared is None and not D.satisfiable(c, self.declared):
+            return self.require(False, rule, lambda: f"{message() if callable(message) else message}; it runs only "
+                                                     f"when {c.text()}, which no size satisfies")
+        why = message() if callable(message) else message
+        self.violations.append(Violation(
+            "shape.symbol-condition",
+            f"{label} runs only when {c.text()}" + (" (the declared sizes satisfy it)" if declared else "") +
+            f": {why}", [self.node.id], "warn"))
         return True
 
     def warn(self, rule: str, message: str) -> None:
@@ -148,12 +319,30 @@ class OpSpec:
     running_stats: bool = False
     accepts: str = "float"  # float | int | any: the operand dtypes torch accepts
     doc: str = ""
+    extra: Kind | None = None  # the kind of further keyword arguments (einops' axis lengths); None: none taken
+    draw_extra: Callable | None = None  # (rng, args, operand shapes) -> further keyword arguments, for generators
+    # whether the measured dtype table (dtype_support) speaks for a node with these args: it was measured with
+    # the example's, and a few args select another kernel
+    measured_for: Callable[[dict], bool] = lambda a: True
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
         self.arg_names = frozenset(a.name for a in self.args)
+        self._by_name = {a.name: a for a in self.args}
         self._defaults = {a.name: a.default for a in self.args}  # in the constructor's order
         self._required = frozenset(a.name for a in self.args if a.required)
+
+    def arg_problems(self, given: dict) -> list[str]:
+        """Each given argument that is not a value torch's constructor takes: "name must be ..., got v"
+        (names the op does not take are resolve_args' `unknown`)."""
+        out = []
+        by_name = self._by_name
+        for name, v in given.items():
+            a = by_name.get(name)
+            why = a.problem(v) if a is not None else (self.extra.problem(v) if self.extra is not None else None)
+            if why is not None:
+                out.append(f"{name} must be {why}, got {_short(v)}")
+        return out
 
     def resolve_args(self, given: dict) -> tuple[dict, list[str], list[str]]:
         """Args with torch's defaults filled; (args, missing, unknown)."""
@@ -172,22 +361,46 @@ class OpSpec:
             else:
                 out[a.name] = a.default
         unknown = [k for k in given if k not in self.arg_names]
+        if self.extra is not None:
+            out.update((k, given[k]) for k in unknown)
+            unknown = []
         return out, missing, unknown
 
 
+def _short(v) -> str:
+    text = repr(v)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def pair(v, n: int = 2) -> tuple:
-    """torch's _pair/_triple: an int or a sequence of n ints."""
+    """torch's _pair/_triple: an int or a sequence of n ints (pooling also takes a sequence of one)."""
     if isinstance(v, (list, tuple)):
-        return tuple(v)
+        return tuple(v) * n if len(v) == 1 and n > 1 else tuple(v)
     return (v,) * n
+
+
+def symbolic_pieces(ctx: InferCtx, x: TensorType, dim: int, piece, what: str) -> list[TensorType]:
+    """The pieces of a split whose size is a symbol: as many as the design reads (piece N exists only
+    when N * piece < size, a condition on the symbol), each `piece` long."""
+    size = x.shape[dim]
+    n = ctx.max_result
+    if n:
+        ctx.require_equal(D.add(D.mul(piece, n), 1), size, "shape.split-sizes",
+                          lambda: f"{ctx.node.op} {ctx.node.id!r} is read at piece {n}, which exists only when "
+                                  f"{what} of size {size} makes more than {n} pieces", kind="le")
+    s = list(x.shape)
+    s[dim] = piece
+    return [TensorType(tuple(s), x.dtype)] * (n + 1)
 
 
 def same_shape(ctx: InferCtx) -> list[TensorType]:
     return [ctx.x]
 
 
-def broadcast(a: tuple, b: tuple) -> tuple[tuple | None, str | None]:
-    """Broadcast two shapes; (shape, None) or (None, reason) when they cannot."""
+def broadcast(a: tuple, b: tuple, conditions: list | None = None) -> tuple[tuple | None, str | None]:
+    """Broadcast two shapes; (shape, None) or (None, reason) when they cannot. A symbol against
+    another size broadcasts only when they are equal or one is 1: that condition is appended to
+    `conditions` (when given) and the result takes the constant side."""
     out = []
     ra, rb = len(a), len(b)
     for i in range(1, max(ra, rb) + 1):
@@ -201,6 +414,10 @@ def broadcast(a: tuple, b: tuple) -> tuple[tuple | None, str | None]:
             return None, f"size {da} against {db} at dim {-i}"
         elif da is None:
             out.append(db)
-        else:
+        elif db is None or da == db:
             out.append(da)
+        else:
+            if conditions is not None:
+                conditions.append(D.Condition("broadcast", da, db))
+            out.append(db if D.is_const(db) else da)
     return tuple(reversed(out)), None

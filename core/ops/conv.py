@@ -6,19 +6,24 @@ from math import prod
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType, pair
+from .base import BOOL, NAT, POS, UNKNOWN, Arg, Enum, InferCtx, Ints, OneOf, OpSpec, TensorType, pair
 
-CONV_RULES = ("shape.conv-channels", "shape.conv-groups", "shape.kernel-too-large",
+CONV_RULES = ("connectivity.bad-arg", "shape.conv-channels", "shape.conv-groups", "shape.kernel-too-large",
               "shape.spatial-collapse", "shape.rank", "dtype.int-into-float")
 
 
-def _conv_args(transposed: bool):
-    base = [Arg("in_channels"), Arg("out_channels"), Arg("kernel_size"), Arg("stride", 1), Arg("padding", 0)]
+PADDING_MODES = Enum("zeros", "reflect", "replicate", "circular")
+
+
+def _conv_args(transposed: bool, n: int):
+    base = [Arg("in_channels", kind=NAT), Arg("out_channels", kind=NAT), Arg("kernel_size", kind=Ints(n)),
+            Arg("stride", 1, Ints(n))]
     if transposed:
-        base += [Arg("output_padding", 0), Arg("groups", 1), Arg("bias", True), Arg("dilation", 1),
-                 Arg("padding_mode", "zeros")]
+        base += [Arg("padding", 0, Ints(n, NAT)), Arg("output_padding", 0, Ints(n, NAT)), Arg("groups", 1, POS),
+                 Arg("bias", True, BOOL), Arg("dilation", 1, Ints(n)), Arg("padding_mode", "zeros", PADDING_MODES)]
     else:
-        base += [Arg("dilation", 1), Arg("groups", 1), Arg("bias", True), Arg("padding_mode", "zeros")]
+        base += [Arg("padding", 0, OneOf(Ints(n, NAT), Enum("same", "valid"))), Arg("dilation", 1, Ints(n)),
+                 Arg("groups", 1, POS), Arg("bias", True, BOOL), Arg("padding_mode", "zeros", PADDING_MODES)]
     return tuple(base)
 
 
@@ -37,7 +42,7 @@ def _check_common(ctx: InferCtx, n: int, op: str):
     if not ctx.need_rank(x, (n + 1, n + 2)):
         return None
     ch = x.shape[-n - 1]
-    ctx.require(not D.differ(ch, a["in_channels"]), "shape.conv-channels",
+    ctx.require_equal(ch, a["in_channels"], "shape.conv-channels",
                 lambda: f"{op} {ctx.node.id!r} expects {a['in_channels']} input channels but its input "
                 f"{D.fmt_shape(x.shape)} has {ch}; set in_channels={ch} or fix the layer before it")
     return x.shape
@@ -81,6 +86,9 @@ def _conv_infer(n: int):
 def _convT_infer(n: int):
     def infer(ctx: InferCtx):
         op = ctx.node.op
+        if ctx.args["padding_mode"] != "zeros":
+            return ctx.fail("connectivity.bad-arg", f"{op} {ctx.node.id!r}: padding_mode must be 'zeros' "
+                                                    f"(torch: only \"zeros\" for transposed convolutions)")
         shape = _check_common(ctx, n, op)
         if shape is None:
             return [UNKNOWN]
@@ -128,8 +136,8 @@ def _conv_flops(n: int, transposed: bool = False):
 
 OPS = []
 for _n in (1, 2, 3):
-    OPS.append(OpSpec(f"Conv{_n}d", "conv", _conv_args(False), _conv_infer(_n), tb.module(f"Conv{_n}d"),
+    OPS.append(OpSpec(f"Conv{_n}d", "conv", _conv_args(False, _n), _conv_infer(_n), tb.module(f"Conv{_n}d"),
                       params=_conv_params(_n), flops=_conv_flops(_n), rules=CONV_RULES))
-    OPS.append(OpSpec(f"ConvTranspose{_n}d", "conv", _conv_args(True), _convT_infer(_n),
+    OPS.append(OpSpec(f"ConvTranspose{_n}d", "conv", _conv_args(True, _n), _convT_infer(_n),
                       tb.module(f"ConvTranspose{_n}d"),
                       params=_conv_params(_n), flops=_conv_flops(_n, transposed=True), rules=CONV_RULES))

@@ -1,10 +1,11 @@
-"""Dense layers and lookups: Linear, Bilinear, Embedding."""
+"""Dense layers and lookups: Linear, Bilinear, Embedding, EmbeddingBag (operands: ids, and for 1-D ids
+their offsets, then per_sample_weights)."""
 
 from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import Arg, InferCtx, OpSpec, TensorType
+from .base import BOOL, NAT, NUM, POS, UNKNOWN, Arg, Enum, Float, InferCtx, Int, OpSpec, Optional, TensorType
 
 FLATTENING = {"Flatten", "Reshape"}
 
@@ -21,8 +22,8 @@ def _linear_infer(ctx: InferCtx):
     last = x.shape[-1]
     flat = ctx.producers and ctx.producers[0] in FLATTENING
     rule = "shape.flatten-linear-width" if flat else "shape.linear-width"
-    ctx.require(
-        not D.differ(last, a["in_features"]), rule,
+    ctx.require_equal(
+        last, a["in_features"], rule,
         lambda: f"Linear {ctx.node.id!r} expects in_features={a['in_features']} but its input "
         f"{D.fmt_shape(x.shape)} ends in {last}"
         + (" after flattening; set in_features to the flattened size" if flat else
@@ -48,9 +49,9 @@ def _bilinear_infer(ctx: InferCtx):
     x1, x2 = ctx.inputs[0], ctx.inputs[1]
     if x1.shape is None or x2.shape is None:
         return [TensorType(None)]
-    ok = ctx.require(not D.differ(x1.shape[-1], a["in1_features"]), "shape.linear-width",
-                     lambda: f"Bilinear {ctx.node.id!r} expects in1_features={a['in1_features']}, got {x1.shape[-1]}")
-    ok &= ctx.require(not D.differ(x2.shape[-1], a["in2_features"]), "shape.linear-width",
+    ctx.require_equal(x1.shape[-1], a["in1_features"], "shape.linear-width",
+                      lambda: f"Bilinear {ctx.node.id!r} expects in1_features={a['in1_features']}, got {x1.shape[-1]}")
+    ctx.require_equal(x2.shape[-1], a["in2_features"], "shape.linear-width",
                       lambda: f"Bilinear {ctx.node.id!r} expects in2_features={a['in2_features']}, got {x2.shape[-1]}")
     return [TensorType(x1.shape[:-1] + (a["out_features"],), x1.dtype)]
 
@@ -59,27 +60,94 @@ def _bilinear_params(a):
     return a["in1_features"] * a["in2_features"] * a["out_features"] + (a["out_features"] if a["bias"] else 0)
 
 
+ID_DTYPES = ("int64", "int32", "long", "int")
+
+
 def _embedding_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
+    ctx.require(x.is_float or x.dtype in ID_DTYPES, "dtype.index-dtype",
+                lambda: f"Embedding {ctx.node.id!r} receives {x.dtype} ids; torch looks up int64 (or int32) ids only")
+    pad, n = a["padding_idx"], a["num_embeddings"]
+    ctx.require(pad is None or -n <= pad < n, "connectivity.bad-arg",
+                lambda: f"Embedding {ctx.node.id!r}: padding_idx={pad} must be within num_embeddings={n}")
     ctx.require(not x.is_float, "dtype.float-into-embedding",
                 lambda: f"Embedding {ctx.node.id!r} receives {x.dtype} values; it looks up integer ids — "
                 "feed token ids (int64) or use a Linear for dense features")
+    rows = ctx.value_ranges.get(0)
+    if rows is not None and not (ctx.producers and ctx.producers[0] is None):
+        # ids from an Arange (positions), or a design input's ids through views: up to the range - 1
+        # (ids read straight from an input are dtype.index-range's)
+        ctx.require_equal(rows, n, "shape.index-range",
+                          lambda: f"Embedding {ctx.node.id!r} has {n} rows but reads positions up to {rows} - 1; "
+                                  f"make the table at least {rows} rows", kind="le")
     if x.shape is None:
         return [TensorType(None)]
     return [TensorType(x.shape + (a["embedding_dim"],), "float32")]
 
 
+def _bag_infer(ctx: InferCtx):
+    x, a = ctx.x, ctx.args
+    label = f"EmbeddingBag {ctx.node.id!r}"
+    ctx.require(not x.is_float, "dtype.float-into-embedding",
+                lambda: f"{label} receives {x.dtype} values; it looks up integer ids — feed token ids (int64)")
+    ctx.require(x.is_float or x.dtype in ID_DTYPES, "dtype.index-dtype",
+                lambda: f"{label} receives {x.dtype} ids; torch looks up int64 (or int32) ids only")
+    pad = a["padding_idx"]
+    n = a["num_embeddings"]
+    ctx.require(pad is None or -n <= pad < n, "connectivity.bad-arg",
+                lambda: f"{label}: padding_idx={pad} must be within num_embeddings={n}")
+    rows = ctx.value_ranges.get(0)
+    if rows is not None and not (ctx.producers and ctx.producers[0] is None):
+        ctx.require_equal(rows, n, "shape.index-range",
+                          lambda: f"{label} has {n} rows but reads ids up to {rows} - 1", kind="le")
+    offsets = ctx.inputs[1] if len(ctx.inputs) > 1 else None
+    weights = ctx.inputs[2] if len(ctx.inputs) > 2 else None
+    if offsets is not None:
+        ctx.require(offsets.is_int and offsets.dtype != "bool", "dtype.index-dtype",
+                    lambda: f"{label}: offsets are {offsets.dtype}; torch needs integer offsets")
+    if weights is not None:
+        ctx.require(a["mode"] == "sum", "connectivity.bad-arg",
+                    lambda: f"{label}: per_sample_weights work only with mode='sum', not {a['mode']!r}")
+        ctx.require(weights.is_float, "dtype.int-into-float",
+                    lambda: f"{label}: per_sample_weights are {weights.dtype}; torch needs floats")
+    if x.shape is None:
+        return [TensorType(None, "float32")]
+    if not ctx.need_rank(x, (1, 2)):
+        return [TensorType(None, "float32")]
+    if weights is not None and weights.shape is not None and weights.shape != x.shape:
+        for u, v in zip(weights.shape, x.shape):
+            ctx.require_equal(u, v, "shape.broadcast",
+                              lambda: f"{label}: per_sample_weights {D.fmt_shape(weights.shape)} must have the ids' "
+                                      f"shape {D.fmt_shape(x.shape)}")
+        if len(weights.shape) != len(x.shape):
+            ctx.require(False, "shape.broadcast", f"{label}: per_sample_weights {D.fmt_shape(weights.shape)} must "
+                                                  f"have the ids' shape {D.fmt_shape(x.shape)}")
+    if len(x.shape) == 2:
+        ctx.require(offsets is None, "shape.rank",
+                    lambda: f"{label}: 2-D ids are bags already; torch refuses offsets with them")
+        return [TensorType((x.shape[0], a["embedding_dim"]), "float32")]
+    if offsets is None:
+        return ctx.fail("shape.rank", f"{label}: 1-D ids need an offsets operand (where each bag starts)")
+    if offsets.shape is None:
+        return [TensorType((None, a["embedding_dim"]), "float32")]
+    if not ctx.need_rank(offsets, (1,), "offsets"):
+        return [UNKNOWN]
+    bags = D.sub(offsets.shape[0], 1) if a["include_last_offset"] else offsets.shape[0]
+    return [TensorType((bags, a["embedding_dim"]), "float32")]
+
+
 OPS = [
     OpSpec(
         "Linear", "linear",
-        (Arg("in_features"), Arg("out_features"), Arg("bias", True)),
+        (Arg("in_features", kind=NAT), Arg("out_features", kind=NAT), Arg("bias", True, BOOL)),
         _linear_infer, tb.module("Linear"),
         params=_linear_params, flops=_linear_flops,
         rules=("shape.linear-width", "shape.flatten-linear-width", "dtype.int-into-float", "shape.rank"),
     ),
     OpSpec(
         "Bilinear", "linear",
-        (Arg("in1_features"), Arg("in2_features"), Arg("out_features"), Arg("bias", True)),
+        (Arg("in1_features", kind=POS), Arg("in2_features", kind=NAT), Arg("out_features", kind=NAT),
+         Arg("bias", True, BOOL)),
         _bilinear_infer, tb.module("Bilinear"), arity=(2, 2),
         params=_bilinear_params,
         rules=("shape.linear-width",),
@@ -87,11 +155,25 @@ OPS = [
     ),
     OpSpec(
         "Embedding", "linear",
-        (Arg("num_embeddings"), Arg("embedding_dim"), Arg("padding_idx", None), Arg("max_norm", None),
-         Arg("norm_type", 2.0), Arg("scale_grad_by_freq", False), Arg("sparse", False)),
+        (Arg("num_embeddings", kind=NAT), Arg("embedding_dim", kind=NAT), Arg("padding_idx", None, Optional(Int())),
+         Arg("max_norm", None, Optional(Float())), Arg("norm_type", 2.0, NUM), Arg("scale_grad_by_freq", False, BOOL),
+         Arg("sparse", False, BOOL)),
         _embedding_infer, tb.module("Embedding"),
         params=lambda a: a["num_embeddings"] * a["embedding_dim"],
-        rules=("dtype.float-into-embedding",),
+        rules=("dtype.float-into-embedding", "connectivity.bad-arg", "shape.index-range", "dtype.index-dtype"),
+        accepts="int",
+    ),
+    OpSpec(
+        "EmbeddingBag", "linear",
+        (Arg("num_embeddings", kind=NAT), Arg("embedding_dim", kind=NAT), Arg("max_norm", None, Optional(Float())),
+         Arg("norm_type", 2.0, NUM), Arg("scale_grad_by_freq", False, BOOL),
+         Arg("mode", "mean", Enum("sum", "mean", "max")), Arg("sparse", False, BOOL),
+         Arg("_weight", None, Optional(Enum())), Arg("include_last_offset", False, BOOL),
+         Arg("padding_idx", None, Optional(Int()))),
+        _bag_infer, tb.module("EmbeddingBag"), arity=(1, 3),
+        params=lambda a: a["num_embeddings"] * a["embedding_dim"],
+        rules=("dtype.float-into-embedding", "dtype.index-dtype", "dtype.int-into-float", "connectivity.bad-arg",
+               "shape.rank", "shape.broadcast", "shape.index-range"),
         accepts="int",
     ),
 ]

@@ -1,4 +1,11 @@
-"""Normalisation: BatchNorm1d/2d/3d, LayerNorm, GroupNorm, RMSNorm, InstanceNorm."""
+"""Normalisation: BatchNorm1d/2d/3d, SyncBatchNorm, LayerNorm, GroupNorm, RMSNorm, InstanceNorm1d/2d/3d,
+LocalResponseNorm, CrossMapLRN2d.
+
+In training mode (the default; train.mode = "eval" says otherwise) batch statistics need more than
+one value per channel: BatchNorm over N x spatial values, InstanceNorm over the spatial values. A
+design whose declared sizes give one value is blocked; a symbolic batch is not warned about (a batch
+of one is not a training batch).
+"""
 
 from __future__ import annotations
 
@@ -6,10 +13,11 @@ from math import prod
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec
+from .base import BOOL, NAT, NUM, POS, UNKNOWN, Arg, InferCtx, Int, ListOf, OneOf, OpSpec, Optional
 
-_BN_ARGS = (Arg("num_features"), Arg("eps", 1e-5), Arg("momentum", 0.1), Arg("affine", True),
-            Arg("track_running_stats", True))
+_BN_ARGS = (Arg("num_features", kind=NAT), Arg("eps", 1e-5, NUM), Arg("momentum", 0.1, Optional(NUM)),
+            Arg("affine", True, BOOL), Arg("track_running_stats", True, BOOL))
+NORMALIZED_SHAPE = OneOf(NAT, ListOf(NAT))
 
 
 def _bn_infer(ranks: tuple):
@@ -18,18 +26,45 @@ def _bn_infer(ranks: tuple):
         ctx.require(not x.is_int, "dtype.int-into-float",
                     lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; "
                             "normalisation needs floats")
+        _params_dtype(ctx, a["affine"] or a["track_running_stats"])
         if x.shape is None:
             return [x]
         if not ctx.need_rank(x, ranks):
             return [UNKNOWN]
         # BatchNorm1d on a 2-D input reads channels from dim 1 too
         ch = x.shape[1]
-        ctx.require(not D.differ(ch, a["num_features"]), "shape.norm-features",
-                    lambda: f"{ctx.node.op} {ctx.node.id!r} expects num_features={a['num_features']} but its input "
-                    f"{D.fmt_shape(x.shape)} has {ch} channels at dim 1; set num_features={ch}")
+        ok = not (a["affine"] or a["track_running_stats"]) or ctx.require_equal(ch, a["num_features"],
+                                                                                 "shape.norm-features",
+                               lambda: f"{ctx.node.op} {ctx.node.id!r} expects num_features={a['num_features']} but "
+                               f"its input {D.fmt_shape(x.shape)} has {ch} channels at dim 1; set num_features={ch}")
+        if ok and _training(ctx):
+            _more_than_one(ctx, D.prod((x.shape[0],) + tuple(x.shape[2:])), "value per channel (batch x spatial)")
         return [x]
 
     return infer
+
+
+def _training(ctx: InferCtx) -> bool:
+    return (ctx.design_train or {}).get("mode", "train") != "eval"
+
+
+def _params_dtype(ctx: InferCtx, has_params: bool) -> bool:
+    """A norm with float32 weights or running statistics refuses float64 data (torch: 'mixed dtype');
+    without either it normalises any float. (Integers are the measured dtype table's.)"""
+    x = ctx.x
+    return ctx.require(not (has_params and x.dtype == "float64"), "dtype.unsupported",
+                       lambda: f"{ctx.node.op} {ctx.node.id!r} receives float64 values but its weights or running "
+                               "statistics are float32; cast the input to float32")
+
+
+def _more_than_one(ctx: InferCtx, count, what: str) -> None:
+    """Training-mode statistics need more than one value: blocked when the sizes (declared ones
+    included) give exactly one."""
+    if not D.is_const(count):
+        count = D.substitute(count, ctx.declared) if ctx.declared else None
+    ctx.require(not (D.is_const(count) and count == 1), "shape.single-value-statistics",
+                lambda: f"{ctx.node.op} {ctx.node.id!r} normalises over one {what} in training mode; torch "
+                "raises 'Expected more than 1 value' — use a batch (or map) larger than 1, or eval mode")
 
 
 def _bn_params(a):
@@ -49,11 +84,18 @@ def _ln_infer(ctx: InferCtx):
         return [x]
     ns = _ln_shape(ctx.args)
     tail = x.shape[-len(ns):] if len(x.shape) >= len(ns) else None
-    bad = tail is None or any(D.differ(t, n) for t, n in zip(tail, ns))
-    ctx.require(not bad, "shape.norm-features",
-                lambda: f"{ctx.node.op} {ctx.node.id!r} normalises over {list(ns)} but its input "
+
+    def words():
+        return (f"{ctx.node.op} {ctx.node.id!r} normalises over {list(ns)} but its input "
                 f"{D.fmt_shape(x.shape)} ends in {D.fmt_shape(tail) if tail else 'fewer dims'}; "
                 f"set normalized_shape to the trailing size(s)")
+
+    if tail is None or (not ns and False):
+        ctx.require(False, "shape.norm-features", words)
+        return [x]
+    for t, n in zip(tail, ns):
+        if not ctx.require_equal(t, n, "shape.norm-features", words):
+            break
     return [x]
 
 
@@ -68,7 +110,9 @@ def _gn_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     ctx.require(not x.is_int, "dtype.int-into-float",
                 f"GroupNorm {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
-    ctx.require(a["num_channels"] % a["num_groups"] == 0, "shape.groupnorm-divisibility",
+    if a["affine"] and a["num_channels"] < 0:
+        return ctx.fail("connectivity.bad-arg", f"GroupNorm {ctx.node.id!r}: num_channels must be >= 0 with affine")
+    ctx.require(not a["affine"] or a["num_channels"] % a["num_groups"] == 0, "shape.groupnorm-divisibility",
                 f"GroupNorm {ctx.node.id!r}: num_channels={a['num_channels']} is not divisible by "
                 f"num_groups={a['num_groups']}; pick a group count that divides the channels")
     if x.shape is None:
@@ -76,10 +120,19 @@ def _gn_infer(ctx: InferCtx):
     if not ctx.need_rank(x, (2, 3, 4, 5)):
         return [UNKNOWN]
     ch = x.shape[1]
-    ctx.require(not D.differ(ch, a["num_channels"]), "shape.norm-features",
+    if D.is_const(ch) and ch % a["num_groups"]:
+        ctx.require(False, "shape.groupnorm-divisibility",
+                    lambda: f"GroupNorm {ctx.node.id!r}: its input's {ch} channels are not divisible by "
+                            f"num_groups={a['num_groups']}")
+    if a["affine"]:
+        ctx.require_equal(ch, a["num_channels"], "shape.norm-features",
                 f"GroupNorm {ctx.node.id!r} expects num_channels={a['num_channels']} but its input "
                 f"{D.fmt_shape(x.shape)} has {ch} channels at dim 1")
     return [x]
+
+
+_IN_ARGS = (Arg("num_features", kind=Int()), Arg("eps", 1e-5, NUM), Arg("momentum", 0.1, Optional(NUM)),
+            Arg("affine", False, BOOL), Arg("track_running_stats", False, BOOL))
 
 
 def _in_infer(ranks):
@@ -92,39 +145,79 @@ def _in_infer(ranks):
             return [x]
         if not ctx.need_rank(x, ranks):
             return [UNKNOWN]
+        _params_dtype(ctx, ctx.args["affine"])  # running statistics are updated in their own dtype
+        batched = len(x.shape) == max(ranks)
+        ch = x.shape[1] if batched else x.shape[0]
+        if ctx.args["num_features"] < 0 and (ctx.args["affine"] or ctx.args["track_running_stats"]):
+            return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: num_features must be >= 0 with "
+                                                    "affine or running statistics")
         if ctx.args["affine"] or ctx.args["track_running_stats"]:
-            ch = x.shape[1] if len(x.shape) == max(ranks) else x.shape[0]
-            ctx.require(not D.differ(ch, ctx.args["num_features"]), "shape.norm-features",
-                        f"{ctx.node.op} {ctx.node.id!r} expects num_features={ctx.args['num_features']}, "
-                        f"input {D.fmt_shape(x.shape)} has {ch} channels")
+            ctx.require_equal(ch, ctx.args["num_features"], "shape.norm-features",
+                              f"{ctx.node.op} {ctx.node.id!r} expects num_features={ctx.args['num_features']}, "
+                              f"input {D.fmt_shape(x.shape)} has {ch} channels")
+        if _training(ctx):
+            _more_than_one(ctx, D.prod(x.shape[2:] if batched else x.shape[1:]), "spatial value")
         return [x]
 
     return infer
 
 
+def _lrn_infer(ranks):
+    def infer(ctx: InferCtx):
+        x = ctx.x
+        ctx.require(not x.is_int, "dtype.int-into-float",
+                    lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs "
+                            "floats")
+        if x.shape is not None and not ctx.need_rank(x, ranks):
+            return [UNKNOWN]
+        # LocalResponseNorm's 4-D and larger inputs go through avg_pool3d, whose CPU kernel has no float16
+        ctx.require(not (ctx.node.op == "LocalResponseNorm" and x.shape is not None and len(x.shape) >= 4
+                         and x.dtype == "float16"), "dtype.unsupported",
+                    lambda: f"{ctx.node.op} {ctx.node.id!r}: torch's CPU kernel for a {len(x.shape)}-D input has no "
+                            "float16; cast to float32")
+        return [x]
+
+    return infer
+
+
+_LRN_ARGS = (Arg("size", kind=POS), Arg("alpha", 1e-4, NUM), Arg("beta", 0.75, NUM), Arg("k", 1.0, NUM))
+_NORM_RULES = ("shape.norm-features", "shape.rank", "dtype.int-into-float", "shape.single-value-statistics",
+               "dtype.unsupported")
+
 OPS = [
     OpSpec("BatchNorm1d", "norm", _BN_ARGS, _bn_infer((2, 3)), tb.module("BatchNorm1d"),
-           params=_bn_params, running_stats=True, rules=("shape.norm-features", "shape.rank", "dtype.int-into-float")),
+           params=_bn_params, running_stats=True, rules=_NORM_RULES),
     OpSpec("BatchNorm2d", "norm", _BN_ARGS, _bn_infer((4,)), tb.module("BatchNorm2d"),
-           params=_bn_params, running_stats=True, rules=("shape.norm-features", "shape.rank", "dtype.int-into-float")),
+           params=_bn_params, running_stats=True, rules=_NORM_RULES),
     OpSpec("BatchNorm3d", "norm", _BN_ARGS, _bn_infer((5,)), tb.module("BatchNorm3d"),
-           params=_bn_params, running_stats=True, rules=("shape.norm-features", "shape.rank", "dtype.int-into-float")),
+           params=_bn_params, running_stats=True, rules=_NORM_RULES),
     OpSpec("LayerNorm", "norm",
-           (Arg("normalized_shape"), Arg("eps", 1e-5), Arg("elementwise_affine", True), Arg("bias", True)),
+           (Arg("normalized_shape", kind=NORMALIZED_SHAPE), Arg("eps", 1e-5, NUM), Arg("elementwise_affine", True,
+            BOOL),
+            Arg("bias", True, BOOL)),
            _ln_infer, tb.module("LayerNorm"), params=_ln_params, rules=("shape.norm-features", "dtype.int-into-float")),
     OpSpec("RMSNorm", "norm",
-           (Arg("normalized_shape"), Arg("eps", None), Arg("elementwise_affine", True)),
+           (Arg("normalized_shape", kind=NORMALIZED_SHAPE), Arg("eps", None, Optional(NUM)),
+            Arg("elementwise_affine", True, BOOL)),
            _ln_infer, tb.module("RMSNorm"),
            params=lambda a: prod(_ln_shape(a)) if a["elementwise_affine"] else 0,
            rules=("shape.norm-features", "dtype.int-into-float")),
     OpSpec("GroupNorm", "norm",
-           (Arg("num_groups"), Arg("num_channels"), Arg("eps", 1e-5), Arg("affine", True)),
+           (Arg("num_groups", kind=POS), Arg("num_channels", kind=Int()), Arg("eps", 1e-5, NUM), Arg("affine", True,
+            BOOL)),
            _gn_infer, tb.module("GroupNorm"),
            params=lambda a: 2 * a["num_channels"] if a["affine"] else 0,
-           rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float")),
-    OpSpec("InstanceNorm2d", "norm", (Arg("num_features"), Arg("eps", 1e-5), Arg("momentum", 0.1),
-                                      Arg("affine", False), Arg("track_running_stats", False)),
-           _in_infer((3, 4)), tb.module("InstanceNorm2d"),
-           params=lambda a: 2 * a["num_features"] if a["affine"] else 0,
-           rules=("shape.norm-features", "shape.rank", "dtype.int-into-float")),
+           rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float",
+                  "connectivity.bad-arg")),
+    OpSpec("SyncBatchNorm", "norm", _BN_ARGS + (Arg("process_group", None),),
+           _bn_infer((2, 3, 4, 5, 6, 7, 8)), tb.module("SyncBatchNorm"), params=_bn_params, running_stats=True,
+           rules=_NORM_RULES, doc="process_group is null in a design (one process)"),
+    OpSpec("LocalResponseNorm", "norm", _LRN_ARGS, _lrn_infer((3, 4, 5, 6, 7, 8)), tb.module("LocalResponseNorm"),
+           rules=("shape.rank", "dtype.int-into-float", "dtype.unsupported")),
+    OpSpec("CrossMapLRN2d", "norm", _LRN_ARGS, _lrn_infer((4,)), tb.module("CrossMapLRN2d"),
+           rules=("shape.rank", "dtype.int-into-float")),
 ]
+for _n, _ranks in ((1, (2, 3)), (2, (3, 4)), (3, (4, 5))):
+    OPS.append(OpSpec(f"InstanceNorm{_n}d", "norm", _IN_ARGS, _in_infer(_ranks), tb.module(f"InstanceNorm{_n}d"),
+                      params=lambda a: 2 * a["num_features"] if a["affine"] else 0, running_stats=True,
+                      rules=_NORM_RULES))

@@ -1,4 +1,6 @@
-"""Pooling: MaxPool/AvgPool 1d/2d/3d and their adaptive forms."""
+"""Pooling: MaxPool / AvgPool / LPPool 1d/2d/3d, their adaptive forms, FractionalMaxPool2d/3d and
+MaxUnpool1d/2d/3d. A max pool with return_indices=True has two results: 0 the values, 1 the int64
+indices (what MaxUnpool reads as its second operand)."""
 
 from __future__ import annotations
 
@@ -6,7 +8,23 @@ import math
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType, pair
+from .base import (
+    BOOL,
+    NAT,
+    POS,
+    UNKNOWN,
+    Arg,
+    Float,
+    InferCtx,
+    Ints,
+    Kind,
+    ListOf,
+    OneOf,
+    OpSpec,
+    Optional,
+    TensorType,
+    pair,
+)
 
 POOL_RULES = ("shape.kernel-too-large", "shape.spatial-collapse", "shape.pool-padding", "shape.rank")
 
@@ -35,15 +53,20 @@ def _pool_infer(n: int, kind: str):
     def infer(ctx: InferCtx):
         x, a = ctx.x, ctx.args
         op = ctx.node.op
-        if kind == "max" and n == 1:
+        if kind == "max" and n == 1 and not a.get("return_indices"):
             _int_check(ctx, "torch's 1-D max pooling has no integer kernel")
+        if kind == "lp":
+            _int_check(ctx, "LP pooling raises to a power and averages")
         if x.shape is None:
-            return [x]
+            return _with_indices(ctx, x)
         if not ctx.need_rank(x, (n + 1, n + 2)):
             return [UNKNOWN]
+        if any(d == 0 for d in x.shape[-n - 1:]):
+            return ctx.fail("shape.spatial-collapse", f"{op} {ctx.node.id!r}: its input {D.fmt_shape(x.shape)} has "
+                                                      "an empty channel or spatial dim; pooling needs them non-empty")
         k = pair(a["kernel_size"], n)
         s = pair(a["stride"] if a["stride"] not in (None, []) else a["kernel_size"], n)
-        p = pair(a["padding"], n)
+        p = pair(a.get("padding", 0), n)
         d = pair(a.get("dilation", 1), n)
         for i in range(n):
             if p[i] * 2 > k[i]:
@@ -60,9 +83,13 @@ def _pool_infer(n: int, kind: str):
                             f"spatial dim {i}; the feature map has collapsed — downsample less before it")
                 return [UNKNOWN]
             out.append(v)
-        return [TensorType(x.shape[:-n] + tuple(out), x.dtype)]
+        return _with_indices(ctx, TensorType(x.shape[:-n] + tuple(out), x.dtype))
 
     return infer
+
+
+def _with_indices(ctx: InferCtx, t: TensorType) -> list:
+    return [t, TensorType(t.shape, "int64")] if ctx.args.get("return_indices") else [t]
 
 
 def _adaptive_infer(n: int):
@@ -71,36 +98,152 @@ def _adaptive_infer(n: int):
         _int_check(ctx, "adaptive pooling averages (or has no integer kernel)")
         if x.shape is None:
             return [x]
-        if not ctx.need_rank(x, (n + 1, n + 2)):
-            return [UNKNOWN]
         osz = pair(ctx.args["output_size"], n)
+        # an average to 1x1(x1) is torch's mean over the last dims: any rank that has them
+        ones = ctx.node.op.startswith("AdaptiveAvg") and n > 1 and all(v == 1 for v in osz)
+        if not ctx.need_rank(x, tuple(range(n, 9)) if ones else (n + 1, n + 2)):
+            return [UNKNOWN]
         out = tuple(x.shape[-n + i] if v is None else v for i, v in enumerate(osz))
-        return [TensorType(x.shape[:-n] + out, x.dtype)]
+        return _with_indices(ctx, TensorType(x.shape[:-n] + out, x.dtype))
 
     return infer
 
 
-def _max_args():
-    return (Arg("kernel_size"), Arg("stride", None), Arg("padding", 0), Arg("dilation", 1),
-            Arg("return_indices", False), Arg("ceil_mode", False))
+def PoolInts(n, elem=None):  # noqa: N802
+    """Pooling's sizes: one int, or a list of one or n of them (torch's pooling kernels expand one)."""
+    from .base import POS as _POS
+
+    elem = elem or _POS
+    return OneOf(Ints(n, elem), ListOf(elem, 1))
+
+
+def _stride(n):
+    return Optional(OneOf(PoolInts(n), ListOf(NAT, 0)))
+
+
+def _max_args(n):
+    return (Arg("kernel_size", kind=PoolInts(n)), Arg("stride", None, _stride(n)),
+            Arg("padding", 0, PoolInts(n, NAT)), Arg("dilation", 1, PoolInts(n)), Arg("return_indices", False, BOOL),
+            Arg("ceil_mode", False, BOOL))
+
+
+NONZERO = Kind(lambda v: type(v) is int and v != 0, "a non-zero int", ("int", None, None))
 
 
 def _avg_args(n):
-    base = [Arg("kernel_size"), Arg("stride", None), Arg("padding", 0), Arg("ceil_mode", False),
-            Arg("count_include_pad", True)]
+    base = [Arg("kernel_size", kind=PoolInts(n)), Arg("stride", None, _stride(n)),
+            Arg("padding", 0, PoolInts(n, NAT)),
+            Arg("ceil_mode", False, BOOL), Arg("count_include_pad", True, BOOL)]
     if n > 1:
-        base.append(Arg("divisor_override", None))
+        base.append(Arg("divisor_override", None, Optional(NONZERO)))
     return tuple(base)
 
 
+def _output_size(n):
+    """An int, or a list of n entries each an int or null (keep the input's size; not in 1-D)."""
+    each = Optional(NAT) if n > 1 else NAT
+    return OneOf(NAT, ListOf(each, n))
+
+
+def _lp_args(n):
+    # torch's lp_pool1d multiplies by kernel_size itself: it must be one int there
+    kernel, stride = (POS, Optional(POS)) if n == 1 else (Ints(n), _stride(n))
+    return (Arg("norm_type", kind=Float()), Arg("kernel_size", kind=kernel), Arg("stride", None, stride),
+            Arg("ceil_mode", False, BOOL))
+
+
+def _fractional_infer(n: int):
+    def infer(ctx: InferCtx):
+        x, a = ctx.x, ctx.args
+        _int_check(ctx, "fractional max pooling has no integer kernel")
+        if (a["output_size"] is None) == (a["output_ratio"] is None):
+            return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: give exactly one of "
+                                                    "output_size and output_ratio")
+        if x.shape is None:
+            return _with_indices(ctx, x)
+        if not ctx.need_rank(x, (n + 1, n + 2)):
+            return [UNKNOWN]
+        k = pair(a["kernel_size"], n)
+        out = []
+        for i, size in enumerate(x.shape[-n:]):
+            if a["output_size"] is not None:
+                o = pair(a["output_size"], n)[i]
+            else:
+                r = pair(a["output_ratio"], n)[i]
+                o = int(size * r) if D.is_const(size) else None
+            if D.is_const(size) and o is not None and o + k[i] - 1 > size:
+                return ctx.fail("shape.kernel-too-large",
+                                f"{ctx.node.op} {ctx.node.id!r}: output size {o} with a window of {k[i]} needs an "
+                                f"input of at least {o + k[i] - 1} at spatial dim {i}, got {size}")
+            out.append(o)
+        return _with_indices(ctx, TensorType(x.shape[:-n] + tuple(out), x.dtype))
+
+    return infer
+
+
+def _unpool_infer(n: int):
+    def infer(ctx: InferCtx):
+        x, idx, a = ctx.inputs[0], ctx.inputs[1], ctx.args
+        _int_check(ctx, "max unpooling scatters floats")
+        ctx.require(idx.dtype in ("int64", "long"), "dtype.index-dtype",
+                    lambda: f"{ctx.node.op} {ctx.node.id!r}: its indices (operand 1) are {idx.dtype}; torch needs "
+                            "the int64 indices a max pool with return_indices=True gives")
+        if x.shape is None:
+            return [x]
+        if not ctx.need_rank(x, (n + 1, n + 2)):
+            return [UNKNOWN]
+        if idx.shape is not None and idx.shape != x.shape:
+            for u, v in zip(idx.shape, x.shape):
+                if not ctx.require_equal(u, v, "shape.broadcast",
+                                         lambda: f"{ctx.node.op} {ctx.node.id!r}: indices {D.fmt_shape(idx.shape)} and "
+                                                 f"values {D.fmt_shape(x.shape)} differ"):
+                    return [UNKNOWN]
+            if len(idx.shape) != len(x.shape):
+                return ctx.fail("shape.broadcast", f"{ctx.node.op} {ctx.node.id!r}: indices "
+                                                   f"{D.fmt_shape(idx.shape)} and values {D.fmt_shape(x.shape)} differ")
+        k = pair(a["kernel_size"], n)
+        s = pair(a["stride"] if a["stride"] not in (None, []) else a["kernel_size"], n)
+        p = pair(a["padding"], n)
+        out = []
+        for i, size in enumerate(x.shape[-n:]):
+            v = D.add(D.mul(D.sub(size, 1), s[i]), k[i] - 2 * p[i])
+            if D.is_const(v) and v <= 0:
+                return ctx.fail("shape.spatial-collapse",
+                                f"{ctx.node.op} {ctx.node.id!r}: output size {v} at spatial dim {i}")
+            out.append(v)
+        return [TensorType(x.shape[:-n] + tuple(out), x.dtype)]
+
+    return infer
+
+
+_RATIO = Float(0, 1, lo_open=True, hi_open=True)
 OPS = []
 for _n in (1, 2, 3):
-    OPS.append(OpSpec(f"MaxPool{_n}d", "pooling", _max_args(), _pool_infer(_n, "max"), tb.module(f"MaxPool{_n}d"),
-                      rules=POOL_RULES + (("dtype.int-into-float",) if _n == 1 else ())))
+    OPS.append(OpSpec(f"MaxPool{_n}d", "pooling", _max_args(_n), _pool_infer(_n, "max"), tb.module(f"MaxPool{_n}d"),
+                      rules=POOL_RULES + (("dtype.int-into-float",) if _n == 1 else ()),
+                      # 1-D max pooling with indices runs another kernel, which takes integers
+                      measured_for=(lambda a: not a["return_indices"]) if _n == 1 else (lambda a: True)))
     OPS.append(OpSpec(f"AvgPool{_n}d", "pooling", _avg_args(_n), _pool_infer(_n, "avg"), tb.module(f"AvgPool{_n}d"),
                       rules=POOL_RULES))
-    OPS.append(OpSpec(f"AdaptiveAvgPool{_n}d", "pooling", (Arg("output_size"),), _adaptive_infer(_n),
-                      tb.module(f"AdaptiveAvgPool{_n}d"), rules=("shape.rank", "dtype.int-into-float")))
-    OPS.append(OpSpec(f"AdaptiveMaxPool{_n}d", "pooling", (Arg("output_size"), Arg("return_indices", False)),
+    OPS.append(OpSpec(f"LPPool{_n}d", "pooling", _lp_args(_n), _pool_infer(_n, "lp"), tb.module(f"LPPool{_n}d"),
+                      rules=POOL_RULES + ("dtype.int-into-float",)))
+    OPS.append(OpSpec(f"AdaptiveAvgPool{_n}d", "pooling", (Arg("output_size", kind=_output_size(_n)),),
+                      _adaptive_infer(_n), tb.module(f"AdaptiveAvgPool{_n}d"),
+                      rules=("shape.rank", "dtype.int-into-float")))
+    OPS.append(OpSpec(f"AdaptiveMaxPool{_n}d", "pooling",
+                      (Arg("output_size", kind=_output_size(_n)), Arg("return_indices", False, BOOL)),
                       _adaptive_infer(_n), tb.module(f"AdaptiveMaxPool{_n}d"),
                       rules=("shape.rank", "dtype.int-into-float")))
+    OPS.append(OpSpec(f"MaxUnpool{_n}d", "pooling",
+                      (Arg("kernel_size", kind=Ints(_n)), Arg("stride", None, _stride(_n)),
+                       Arg("padding", 0, Ints(_n, NAT))),
+                      _unpool_infer(_n), tb.module(f"MaxUnpool{_n}d"), arity=(2, 2),
+                      rules=("shape.rank", "shape.spatial-collapse", "shape.broadcast", "dtype.index-dtype",
+                             "dtype.int-into-float")))
+for _n in (2, 3):
+    OPS.append(OpSpec(f"FractionalMaxPool{_n}d", "pooling",
+                      (Arg("kernel_size", kind=Ints(_n)), Arg("output_size", None, Optional(Ints(_n))),
+                       Arg("output_ratio", None, Optional(OneOf(_RATIO, ListOf(_RATIO, _n)))),
+                       Arg("return_indices", False, BOOL)),
+                      _fractional_infer(_n), tb.module(f"FractionalMaxPool{_n}d"),
+                      rules=("shape.rank", "shape.kernel-too-large", "connectivity.bad-arg", "dtype.int-into-float")))

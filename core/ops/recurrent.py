@@ -1,21 +1,24 @@
-"""Recurrent layers: RNN, LSTM, GRU. Results: 0 output, 1 h_n, 2 c_n (LSTM)."""
+"""Recurrent layers: RNN, LSTM, GRU (results 0 output, 1 h_n, 2 c_n for LSTM; an optional initial
+state as further operands: h_0, and c_0 for LSTM) and the cells RNNCell, GRUCell, LSTMCell (operands
+x and optionally h, and c for LSTMCell; results h, and c for LSTMCell)."""
 
 from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType
+from .base import BOOL, NAT, POS, UNKNOWN, Arg, Enum, Float, InferCtx, OpSpec, TensorType  # noqa: F401
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
-_COMMON = [Arg("input_size"), Arg("hidden_size"), Arg("num_layers", 1)]
-_TAIL = [Arg("bias", True), Arg("batch_first", False), Arg("dropout", 0.0), Arg("bidirectional", False)]
+_COMMON = [Arg("input_size", kind=NAT), Arg("hidden_size", kind=POS), Arg("num_layers", 1, POS)]
+_TAIL = [Arg("bias", True, BOOL), Arg("batch_first", False, BOOL), Arg("dropout", 0.0, Float(0, 1)),
+         Arg("bidirectional", False, BOOL)]
 
 
 def _args(op):
     if op == "RNN":
-        return tuple(_COMMON + [Arg("nonlinearity", "tanh")] + _TAIL)
+        return tuple(_COMMON + [Arg("nonlinearity", "tanh", Enum("tanh", "relu"))] + _TAIL)
     if op == "LSTM":
-        return tuple(_COMMON + _TAIL + [Arg("proj_size", 0)])
+        return tuple(_COMMON + _TAIL + [Arg("proj_size", 0, NAT)])
     return tuple(_COMMON + _TAIL)
 
 
@@ -31,10 +34,29 @@ def _rnn_infer(ctx: InferCtx):
         return [TensorType(None)] * (3 if op == "LSTM" else 2)
     if not ctx.need_rank(x, (2, 3)):
         return [UNKNOWN] * (3 if op == "LSTM" else 2)
-    ctx.require(not D.differ(x.shape[-1], a["input_size"]), "shape.rnn-input-size",
+    ctx.require_equal(x.shape[-1], a["input_size"], "shape.rnn-input-size",
                 f"{op} {ctx.node.id!r} expects input_size={a['input_size']} but its input "
                 f"{D.fmt_shape(x.shape)} ends in {x.shape[-1]}; set input_size={x.shape[-1]}")
     layers = a["num_layers"] * dirs
+    n_batch = None if len(x.shape) == 2 else (x.shape[0] if a["batch_first"] else x.shape[1])
+    states = ((layers, h_out), (layers, a["hidden_size"])) if len(x.shape) == 2 else \
+        ((layers, n_batch, h_out), (layers, n_batch, a["hidden_size"]))
+    for k, t in enumerate(ctx.inputs[1:]):
+        name = ("h_0", "c_0")[k]
+        ctx.require(t.dtype == x.dtype or t.shape is None and False, "dtype.mixed",
+                    lambda t=t, name=name: f"{op} {ctx.node.id!r}: {name} is {t.dtype} but the input is {x.dtype}; "
+                                           "torch needs one dtype")
+        if t.shape is None:
+            continue
+        want = states[k]
+        if len(t.shape) != len(want):
+            ctx.require(False, "shape.rnn-state", lambda t=t, name=name, want=want: (
+                f"{op} {ctx.node.id!r}: {name} {D.fmt_shape(t.shape)} should be {D.fmt_shape(want)}"))
+            continue
+        for u, v in zip(t.shape, want):
+            if not ctx.require_equal(u, v, "shape.rnn-state", lambda t=t, name=name, want=want: (
+                    f"{op} {ctx.node.id!r}: {name} {D.fmt_shape(t.shape)} should be {D.fmt_shape(want)}")):
+                break
     if len(x.shape) == 2:
         out = TensorType((x.shape[0], dirs * h_out), x.dtype)
         h = TensorType((layers, h_out), x.dtype)
@@ -95,8 +117,68 @@ def _rnn_flops(op):
     return flops
 
 
+def _cell_args(op):
+    base = [Arg("input_size", kind=NAT), Arg("hidden_size", kind=NAT), Arg("bias", True, BOOL)]
+    if op == "RNNCell":
+        base.append(Arg("nonlinearity", "tanh", Enum("tanh", "relu")))
+    return tuple(base)
+
+
+CELL_GATES = {"RNNCell": 1, "GRUCell": 3, "LSTMCell": 4}
+
+
+def _cell_infer(ctx: InferCtx):
+    x, a, op = ctx.x, ctx.args, ctx.node.op
+    ctx.require(not x.is_int, "dtype.int-into-float",
+                lambda: f"{op} {ctx.node.id!r} receives integer {x.dtype} values; embed token ids first")
+    n_out = 2 if op == "LSTMCell" else 1
+    if x.shape is None:
+        return [TensorType(None, x.dtype)] * n_out
+    if not ctx.need_rank(x, (1, 2)):
+        return [UNKNOWN] * n_out
+    ctx.require_equal(x.shape[-1], a["input_size"], "shape.rnn-input-size",
+                      lambda: f"{op} {ctx.node.id!r} expects input_size={a['input_size']} but its input "
+                              f"{D.fmt_shape(x.shape)} ends in {x.shape[-1]}")
+    want = x.shape[:-1] + (a["hidden_size"],)
+    for k, t in enumerate(ctx.inputs[1:]):
+        name = ("h", "c")[k]
+        ctx.require(t.dtype == x.dtype, "dtype.mixed",
+                    lambda t=t, name=name: f"{op} {ctx.node.id!r}: {name} is {t.dtype} but the input is {x.dtype}")
+        if t.shape is None:
+            continue
+        if len(t.shape) != len(want):
+            ctx.require(False, "shape.rnn-state", lambda t=t, name=name: (
+                f"{op} {ctx.node.id!r}: {name} {D.fmt_shape(t.shape)} should be {D.fmt_shape(want)}"))
+            continue
+        for u, v in zip(t.shape, want):
+            if not ctx.require_equal(u, v, "shape.rnn-state", lambda t=t, name=name: (
+                    f"{op} {ctx.node.id!r}: {name} {D.fmt_shape(t.shape)} should be {D.fmt_shape(want)}")):
+                break
+    return [TensorType(want, x.dtype)] * n_out
+
+
+def _cell_params(a, op):
+    g, h = CELL_GATES[op], a["hidden_size"]
+    return g * h * (a["input_size"] + h) + (2 * g * h if a["bias"] else 0)
+
+
+def _cell_flops(ctx, outs):
+    x, a = ctx.x.shape, ctx.args
+    if x is None:
+        return None
+    g, h = CELL_GATES[ctx.node.op], a["hidden_size"]
+    rows = x[0] if len(x) == 2 else 1
+    return D.mul(rows, 2 * g * h * (a["input_size"] + h))
+
+
+_RNN_RULES = ("shape.rnn-input-size", "shape.rnn-state", "shape.rank", "dtype.int-into-float", "dtype.mixed")
 OPS = [
     OpSpec(op, "recurrent", _args(op), _rnn_infer, tb.custom(op), params=_rnn_params(op), flops=_rnn_flops(op),
-           rules=("shape.rnn-input-size", "shape.rank", "dtype.int-into-float"))
+           arity=(1, 3 if op == "LSTM" else 2), rules=_RNN_RULES)
     for op in ("RNN", "LSTM", "GRU")
+] + [
+    OpSpec(op, "recurrent", _cell_args(op), _cell_infer, tb.custom(op),
+           params=lambda a, op=op: _cell_params(a, op), flops=_cell_flops,
+           arity=(1, 3 if op == "LSTMCell" else 2), rules=_RNN_RULES)
+    for op in ("RNNCell", "GRUCell", "LSTMCell")
 ]

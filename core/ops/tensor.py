@@ -4,12 +4,39 @@ from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import UNKNOWN, Arg, InferCtx, OpSpec, TensorType, broadcast
+from .base import (
+    BOOL,
+    INT,
+    NAT,
+    NUM,
+    POS,
+    SIZE,
+    SYMBOL,
+    UNKNOWN,
+    Arg,
+    InferCtx,
+    Int,
+    Ints,
+    ListOf,
+    OneOf,
+    OpSpec,
+    Optional,
+    TensorType,
+    broadcast,
+    symbolic_pieces,
+)
+from .functional import INTERP_MODES, SCALE, interpolate_infer
+
+DIM = Arg("dim", kind=INT)
+DIMS = Optional(OneOf(INT, ListOf(INT)))
+# a target shape: sizes, symbols, and -1 for the one size torch infers
+TARGET = ListOf(OneOf(Int(-1), SYMBOL))
 
 
 def _norm_dim(ctx: InferCtx, dim, rank: int, extra: int = 0):
-    """A dim argument made non-negative, or None (with a finding) when out of range."""
-    r = rank + extra
+    """A dim argument made non-negative, or None (with a finding) when out of range (a 0-D tensor
+    takes dims 0 and -1, as torch wraps it like a 1-D one)."""
+    r = max(rank + extra, 1)
     if not isinstance(dim, int) or not (-r <= dim < r):
         ctx.require(False, "shape.dim-range",
                     f"{ctx.node.op} {ctx.node.id!r}: dim={dim} is out of range for a {rank}-D input")
@@ -30,11 +57,17 @@ def _binary_infer(ctx: InferCtx):
         dtype = "float32"
     if a.shape is None or b.shape is None:
         return [TensorType(None, dtype)]
-    out, why = broadcast(a.shape, b.shape)
+    conds: list = []
+    out, why = broadcast(a.shape, b.shape, conds)
+    words = (f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)}, "
+             f"which cannot broadcast ({why}); project one side (e.g. a 1x1 conv or Linear) to match")
     if out is None:
-        return ctx.fail("shape.broadcast",
-                        f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)}, "
-                        f"which cannot broadcast ({why}); project one side (e.g. a 1x1 conv or Linear) to match")
+        return ctx.fail("shape.broadcast", words)
+    for c in conds:
+        if not ctx.on_condition(c, "shape.broadcast",
+                                f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and "
+                                f"{D.fmt_shape(b.shape)}"):
+            return [UNKNOWN]
     return [TensorType(out, dtype)]
 
 
@@ -48,11 +81,16 @@ def _matmul_infer(ctx: InferCtx):
         return ctx.fail("shape.rank", f"MatMul {ctx.node.id!r}: operands must be at least 1-D")
     sa = a.shape if len(a.shape) > 1 else (1,) + a.shape
     sb = b.shape if len(b.shape) > 1 else b.shape + (1,)
-    if D.differ(sa[-1], sb[-2]):
-        return ctx.fail("shape.matmul-inner",
-                        f"MatMul {ctx.node.id!r}: inner sizes differ: {D.fmt_shape(a.shape)} @ {D.fmt_shape(b.shape)} "
-                        f"({sa[-1]} vs {sb[-2]}); transpose one operand or fix its width")
-    batch, why = broadcast(sa[:-2], sb[:-2])
+    if not ctx.require_equal(sa[-1], sb[-2], "shape.matmul-inner",
+                             f"MatMul {ctx.node.id!r}: inner sizes differ: {D.fmt_shape(a.shape)} @ "
+                             f"{D.fmt_shape(b.shape)} ({sa[-1]} vs {sb[-2]}); transpose one operand or fix its width"):
+        return [UNKNOWN]
+    conds: list = []
+    batch, why = broadcast(sa[:-2], sb[:-2], conds)
+    for c in conds:
+        if not ctx.on_condition(c, "shape.broadcast", f"MatMul {ctx.node.id!r}: batch dims {D.fmt_shape(sa[:-2])} "
+                                                      f"and {D.fmt_shape(sb[:-2])}"):
+            return [UNKNOWN]
     if batch is None:
         return ctx.fail("shape.broadcast",
                         f"MatMul {ctx.node.id!r}: batch dims {D.fmt_shape(sa[:-2])} and {D.fmt_shape(sb[:-2])} "
@@ -70,6 +108,12 @@ def _matmul_flops(ctx, outs):
 
 
 # ---- joins and splits -----------------------------------------------------
+def _shapes_text(ts, most: int = 8) -> str:
+    """The operands' shapes for a message; a join of thousands names the first few."""
+    shown = ", ".join(D.fmt_shape(t.shape) for t in ts[:most])
+    return shown + (f" and {len(ts) - most} more" if len(ts) > most else "")
+
+
 def _concat_infer(stack: bool):
     def infer(ctx: InferCtx):
         ts = ctx.inputs
@@ -80,18 +124,18 @@ def _concat_infer(stack: bool):
         if any(len(t.shape) != r for t in ts):
             return ctx.fail("shape.concat-sizes",
                             f"{ctx.node.op} {ctx.node.id!r}: operands have different ranks "
-                            f"({', '.join(D.fmt_shape(t.shape) for t in ts)})")
+                            f"({_shapes_text(ts)})")
         dim = _norm_dim(ctx, ctx.args["dim"], r, 1 if stack else 0)
         if dim is None:
             return [UNKNOWN]
         out = list(ts[0].shape)
         for t in ts[1:]:
             for i, (u, v) in enumerate(zip(out, t.shape)):
-                if (stack or i != dim) and D.differ(u, v):
-                    return ctx.fail("shape.concat-sizes",
-                                    f"{ctx.node.op} {ctx.node.id!r} along dim {ctx.args['dim']}: operands differ at "
-                                    f"dim {i} ({', '.join(D.fmt_shape(t.shape) for t in ts)}); all sizes but the "
-                                    "joined dim must agree")
+                if (stack or i != dim) and not ctx.require_equal(
+                        u, v, "shape.concat-sizes",
+                        lambda i=i: f"{ctx.node.op} {ctx.node.id!r} along dim {ctx.args['dim']}: operands differ at "
+                        f"dim {i} ({_shapes_text(ts)}); all sizes but the joined dim must agree"):
+                    return [UNKNOWN]
                 if u is None:
                     out[i] = v
         if stack:
@@ -129,12 +173,15 @@ def _split_infer(ctx: InferCtx):
         return [UNKNOWN]
     sec = ctx.args["split_size_or_sections"]
     size = x.shape[dim]
-    if isinstance(sec, list) and D.is_const(size) and sum(sec) != size:
-        return ctx.fail("shape.split-sizes",
-                        f"Split {ctx.node.id!r}: sections {sec} sum to {sum(sec)} but dim {dim} has size {size}")
-    pieces = _split_results(ctx.args, size)
-    if pieces is None:
+    if isinstance(sec, list) and not ctx.require_equal(
+            sum(sec), size, "shape.split-sizes",
+            f"Split {ctx.node.id!r}: sections {sec} sum to {sum(sec)} but dim {dim} has size {size}"):
         return [UNKNOWN]
+    pieces = _split_results(ctx.args, size)
+    if pieces is None and ctx.declared and D.is_sym(size) and D.is_const(D.substitute(size, ctx.declared)):
+        pieces = _split_results(ctx.args, D.substitute(size, ctx.declared))
+    if pieces is None:
+        return symbolic_pieces(ctx, x, dim, sec, f"dim {dim}")
     outs = []
     for p in pieces:
         s = list(x.shape)
@@ -160,17 +207,10 @@ def _reshape_infer(ctx: InferCtx):
                             f"which is not a multiple of {known} for target {target}")
         fill = D.exact_div(total, known)
         target = [fill if t == -1 else t for t in target]
-    else:
-        if D.is_const(total) and D.is_const(known) and total != known:
-            return ctx.fail("shape.reshape-product",
-                            f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} has {total} elements but target "
-                            f"{target} holds {known}; make the products agree")
-        if D.is_sym(total) and D.is_sym(known) and total != known:
-            q = D.exact_div(total, known)
-            if D.is_const(q) and q != 1:
-                return ctx.fail("shape.reshape-product",
-                                f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} ({total}) does not match target "
-                                f"{target} ({known})")
+    elif not ctx.require_equal(total, known, "shape.reshape-product",
+                               f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} has {total} elements but target "
+                               f"{target} holds {known}; make the products agree"):
+        return [UNKNOWN]
     return [TensorType(tuple(target), x.dtype)]
 
 
@@ -179,9 +219,10 @@ def _flatten_infer(ctx: InferCtx):
     if x.shape is None:
         return [x]
     r = len(x.shape)
-    if r == 0:
-        return [TensorType((1,), x.dtype)]
     s = _norm_dim(ctx, ctx.args["start_dim"], r)
+    if r == 0:
+        e = _norm_dim(ctx, ctx.args["end_dim"], r)
+        return [TensorType((1,), x.dtype)] if s is not None and e is not None else [UNKNOWN]
     e = _norm_dim(ctx, ctx.args["end_dim"], r)
     if s is None or e is None:
         return [UNKNOWN]
@@ -198,14 +239,21 @@ def _unflatten_infer(ctx: InferCtx):
     if dim is None:
         return [UNKNOWN]
     sizes = list(ctx.args["unflattened_size"])
+    if sizes.count(-1) > 1:
+        return ctx.fail("shape.reshape-product", f"Unflatten {ctx.node.id!r}: only one -1 is allowed in {sizes}")
     if -1 in sizes:
         known = D.prod([v for v in sizes if v != -1])
-        sizes = [D.exact_div(x.shape[dim], known) if v == -1 else v for v in sizes]
+        size = x.shape[dim]
+        if not ctx.require_equal(size, known, "shape.reshape-product",
+                                 f"Unflatten {ctx.node.id!r}: sizes {sizes} do not divide dim {dim} of size {size}",
+                                 kind="multiple"):
+            return [UNKNOWN]
+        sizes = [D.exact_div(size, known) if v == -1 else v for v in sizes]
     prod = D.prod(sizes)
-    if D.differ(prod, x.shape[dim]):
-        return ctx.fail("shape.reshape-product",
-                        f"Unflatten {ctx.node.id!r}: sizes {ctx.args['unflattened_size']} multiply to {prod}, "
-                        f"but dim {dim} has {x.shape[dim]}")
+    if not ctx.require_equal(prod, x.shape[dim], "shape.reshape-product",
+                             f"Unflatten {ctx.node.id!r}: sizes {ctx.args['unflattened_size']} multiply to {prod}, "
+                             f"but dim {dim} has {x.shape[dim]}"):
+        return [UNKNOWN]
     return [TensorType(x.shape[:dim] + tuple(sizes) + x.shape[dim + 1:], x.dtype)]
 
 
@@ -232,6 +280,8 @@ def _transpose_infer(ctx: InferCtx):
     b = _norm_dim(ctx, ctx.args["dim1"], r)
     if a is None or b is None:
         return [UNKNOWN]
+    if r == 0:
+        return [x]
     s = list(x.shape)
     s[a], s[b] = s[b], s[a]
     return [TensorType(tuple(s), x.dtype)]
@@ -243,14 +293,22 @@ def _squeeze_infer(ctx: InferCtx):
         return [x]
     dim = ctx.args["dim"]
     if dim is None:
-        return [TensorType(tuple(d for d in x.shape if d != 1), x.dtype)]
-    d = _norm_dim(ctx, dim, len(x.shape))
-    if d is None:
-        return [UNKNOWN]
-    s = list(x.shape)
-    if s[d] == 1:
-        del s[d]
-    return [TensorType(tuple(s), x.dtype)]
+        sizes = [D.substitute(d, ctx.declared) if ctx.declared and D.is_sym(d) else d for d in x.shape]
+        return [TensorType(tuple(d for d, v in zip(x.shape, sizes) if v != 1), x.dtype)]
+    literal = dim if isinstance(dim, list) else [dim]
+    if len(set(literal)) != len(literal):
+        return ctx.fail("shape.dim-range", f"Squeeze {ctx.node.id!r}: a dim appears more than once in {dim}")
+    dims = []
+    for one in (dim if isinstance(dim, list) else [dim]):
+        d = _norm_dim(ctx, one, max(len(x.shape), 1))
+        if d is None:
+            return [UNKNOWN]
+        if d in dims:
+            return ctx.fail("shape.dim-range", f"Squeeze {ctx.node.id!r}: dim {d} appears more than once in {dim}")
+        dims.append(d)
+    if not x.shape:
+        return [x]
+    return [TensorType(tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1)), x.dtype)]
 
 
 def _unsqueeze_infer(ctx: InferCtx):
@@ -274,7 +332,11 @@ def _reduce_infer(ctx: InferCtx):
         return [x]
     r = len(x.shape)
     dim, keep = ctx.args["dim"], ctx.args["keepdim"]
-    dims = list(range(r)) if dim is None else (list(dim) if isinstance(dim, (list, tuple)) else [dim])
+    if dim is None:
+        return [TensorType((), x.dtype)]  # x.sum() / x.mean(): one value, keepdim or not
+    dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
+    if len(set(dims)) != len(dims):
+        return ctx.fail("shape.dim-range", f"{ctx.node.op} {ctx.node.id!r}: a dim appears more than once in {dim}")
     norm = []
     for d in dims:
         nd = _norm_dim(ctx, d, r)
@@ -292,13 +354,16 @@ def _select_infer(ctx: InferCtx):
     if x.shape is None:
         return [x]
     r = len(x.shape)
+    if r == 0:
+        return ctx.fail("shape.rank", f"Select {ctx.node.id!r}: a 0-D tensor has no dim to select from")
     d = _norm_dim(ctx, ctx.args["dim"], r)
     if d is None:
         return [UNKNOWN]
     idx, size = ctx.args["index"], x.shape[d]
-    if D.is_const(size) and not (-size <= idx < size):
-        return ctx.fail("shape.index-range",
-                        f"Select {ctx.node.id!r}: index {idx} is out of range for dim {d} of size {size}")
+    if not ctx.require_equal(idx + 1 if idx >= 0 else -idx, size, "shape.index-range",
+                             f"Select {ctx.node.id!r}: index {idx} is out of range for dim {d} of size {size}",
+                             kind="le"):
+        return [UNKNOWN]
     return [TensorType(x.shape[:d] + x.shape[d + 1:], x.dtype)]
 
 
@@ -340,12 +405,15 @@ def _expand_infer(ctx: InferCtx):
     for i, t in enumerate(target):
         src = x.shape[i - pad] if i >= pad else None
         if t == -1:
+            if i < pad:
+                return ctx.fail("shape.expand", f"Expand {ctx.node.id!r}: -1 is not allowed in a new leading dim "
+                                                f"({target})")
             out.append(src)
             continue
-        if i >= pad and src != 1 and D.differ(src, t):
-            return ctx.fail("shape.expand",
-                            f"Expand {ctx.node.id!r}: cannot expand size {src} to {t} at dim {i}; only size-1 dims "
-                            "can be expanded")
+        if i >= pad and src != 1 and not ctx.require_equal(
+                src, t, "shape.expand", f"Expand {ctx.node.id!r}: cannot expand size {src} to {t} at dim {i}; only "
+                                        "size-1 dims can be expanded", kind="expand"):
+            return [UNKNOWN]
         out.append(t)
     return [TensorType(tuple(out), x.dtype)]
 
@@ -360,32 +428,7 @@ def _source_infer(dtype_of):
     return infer
 
 
-def _upsample_infer(ctx: InferCtx):
-    x, a = ctx.x, ctx.args
-    ctx.require(not x.is_int, "dtype.int-into-float",
-                lambda: f"Upsample {ctx.node.id!r} receives integer {x.dtype} values; torch interpolates floats only "
-                "— cast first")
-    if x.shape is None:
-        return [x]
-    n = len(x.shape) - 2
-    if n < 1:
-        return ctx.fail("shape.rank", f"Upsample {ctx.node.id!r} needs a batched input with spatial dims")
-    if a["size"] is not None:
-        sz = a["size"] if isinstance(a["size"], (list, tuple)) else [a["size"]] * n
-        return [TensorType(x.shape[:2] + tuple(sz), x.dtype)]
-    sf = a["scale_factor"]
-    if sf is None:
-        return ctx.fail("connectivity.missing-arg", f"Upsample {ctx.node.id!r} needs size or scale_factor")
-    sfs = sf if isinstance(sf, (list, tuple)) else [sf] * n
-    out = []
-    for s, f in zip(x.shape[2:], sfs):
-        if D.is_const(s):
-            out.append(int(s * f))
-        elif float(f).is_integer():
-            out.append(D.mul(s, int(f)))
-        else:
-            out.append(None)
-    return [TensorType(x.shape[:2] + tuple(out), x.dtype)]
+_upsample_infer = interpolate_infer
 
 
 def _param_params(a):
@@ -402,69 +445,102 @@ OPS = [
 ] + [
     OpSpec("MatMul", "tensor", (), _matmul_infer, tb.custom("MatMul"), arity=(2, 2), flops=_matmul_flops,
            rules=("shape.matmul-inner", "shape.broadcast", "shape.rank")),
-    OpSpec("Concat", "tensor", (Arg("dim", 0),), _concat_infer(False), tb.custom("Concat"), arity=(1, None),
+    OpSpec("Concat", "tensor", (Arg("dim", 0, INT),), _concat_infer(False), tb.custom("Concat"), arity=(1, None),
            accepts="any", rules=("shape.concat-sizes", "shape.dim-range")),
-    OpSpec("Stack", "tensor", (Arg("dim", 0),), _concat_infer(True), tb.custom("Stack"), arity=(1, None),
+    OpSpec("Stack", "tensor", (Arg("dim", 0, INT),), _concat_infer(True), tb.custom("Stack"), arity=(1, None),
            accepts="any", rules=("shape.concat-sizes", "shape.dim-range")),
-    OpSpec("Split", "tensor", (Arg("split_size_or_sections"), Arg("dim", 0)), _split_infer, tb.custom("Split"),
+    OpSpec("Split", "tensor", (Arg("split_size_or_sections", kind=OneOf(POS, ListOf(NAT))), Arg("dim", 0, INT)),
+           _split_infer, tb.custom("Split"),
            accepts="any", rules=("shape.split-sizes", "shape.dim-range")),
-    OpSpec("Reshape", "tensor", (Arg("shape"),), _reshape_infer, tb.custom("Reshape"), accepts="any",
+    OpSpec("Reshape", "tensor", (Arg("shape", kind=TARGET),), _reshape_infer, tb.custom("Reshape"), accepts="any",
            rules=("shape.reshape-product",)),
-    OpSpec("Flatten", "tensor", (Arg("start_dim", 1), Arg("end_dim", -1)), _flatten_infer, tb.module("Flatten"),
+    OpSpec("Flatten", "tensor", (Arg("start_dim", 1, INT), Arg("end_dim", -1, INT)), _flatten_infer,
+           tb.module("Flatten"),
            accepts="any", rules=("shape.dim-range",)),
-    OpSpec("Unflatten", "tensor", (Arg("dim"), Arg("unflattened_size")), _unflatten_infer, tb.module("Unflatten"),
+    OpSpec("Unflatten", "tensor", (DIM, Arg("unflattened_size", kind=ListOf(Int(-1), min_len=1))), _unflatten_infer,
+           tb.module("Unflatten"),
            accepts="any", rules=("shape.reshape-product",)),
-    OpSpec("Permute", "tensor", (Arg("dims"),), _permute_infer, tb.custom("Permute"), accepts="any",
+    OpSpec("Permute", "tensor", (Arg("dims", kind=ListOf(INT)),), _permute_infer, tb.custom("Permute"), accepts="any",
            rules=("shape.dim-range",)),
-    OpSpec("Transpose", "tensor", (Arg("dim0"), Arg("dim1")), _transpose_infer, tb.custom("Transpose"),
+    OpSpec("Transpose", "tensor", (Arg("dim0", kind=INT), Arg("dim1", kind=INT)), _transpose_infer,
+           tb.custom("Transpose"),
            accepts="any", rules=("shape.dim-range",)),
-    OpSpec("Squeeze", "tensor", (Arg("dim", None),), _squeeze_infer, tb.custom("Squeeze"), accepts="any"),
-    OpSpec("Unsqueeze", "tensor", (Arg("dim"),), _unsqueeze_infer, tb.custom("Unsqueeze"), accepts="any"),
-    OpSpec("Mean", "tensor", (Arg("dim", None), Arg("keepdim", False)), _reduce_infer, tb.custom("Mean"),
+    OpSpec("Squeeze", "tensor", (Arg("dim", None, DIMS),), _squeeze_infer, tb.custom("Squeeze"), accepts="any"),
+    OpSpec("Unsqueeze", "tensor", (DIM,), _unsqueeze_infer, tb.custom("Unsqueeze"), accepts="any"),
+    OpSpec("Mean", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Mean"),
            rules=("shape.dim-range", "dtype.int-into-float")),
-    OpSpec("Sum", "tensor", (Arg("dim", None), Arg("keepdim", False)), _reduce_infer, tb.custom("Sum"),
+    OpSpec("Sum", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Sum"),
            accepts="any", rules=("shape.dim-range",)),
-    OpSpec("Select", "tensor", (Arg("dim"), Arg("index")), _select_infer, tb.custom("Select"), accepts="any",
+    OpSpec("Select", "tensor", (DIM, Arg("index", kind=INT)), _select_infer, tb.custom("Select"), accepts="any",
            rules=("shape.dim-range", "shape.index-range")),
-    OpSpec("Slice", "tensor", (Arg("dim"), Arg("start", None), Arg("end", None), Arg("step", 1)), _slice_infer,
+    OpSpec("Slice", "tensor", (DIM, Arg("start", None, Optional(INT)), Arg("end", None, Optional(INT)),
+                                   Arg("step", 1, Optional(POS))), _slice_infer,
            tb.custom("Slice"), accepts="any", rules=("shape.dim-range",)),
-    OpSpec("Expand", "tensor", (Arg("shape"),), _expand_infer, tb.custom("Expand"), accepts="any",
+    OpSpec("Expand", "tensor", (Arg("shape", kind=TARGET),), _expand_infer, tb.custom("Expand"), accepts="any",
            rules=("shape.expand",)),
-    OpSpec("Scale", "tensor", (Arg("value"),), lambda ctx: [ctx.x], tb.custom("Scale"), accepts="any"),
-    OpSpec("Constant", "tensor", (Arg("shape"), Arg("value", 0.0)),
+    OpSpec("Scale", "tensor", (Arg("value", kind=NUM),), lambda ctx: [ctx.x], tb.custom("Scale"), accepts="any"),
+    OpSpec("Constant", "tensor", (Arg("shape", kind=ListOf(SIZE)), Arg("value", 0.0, OneOf(NUM, BOOL))),
            _source_infer(lambda a: "int64" if isinstance(a.get("value"), int) and not isinstance(a.get("value"), bool)
                          else "float32"),
            tb.custom("Constant"), arity=(0, 0), accepts="any"),
-    OpSpec("Arange", "tensor", (Arg("end"),), _source_infer(lambda a: "int64"), tb.custom("Arange"),
+    OpSpec("Arange", "tensor", (Arg("end", kind=SIZE),), _source_infer(lambda a: "int64"), tb.custom("Arange"),
            arity=(0, 0), accepts="any"),
-    OpSpec("Parameter", "tensor", (Arg("shape"),), _source_infer(lambda a: "float32"), tb.custom("Parameter"),
+    OpSpec("Parameter", "tensor", (Arg("shape", kind=ListOf(NAT)),), _source_infer(lambda a: "float32"),
+           tb.custom("Parameter"),
            arity=(0, 0), params=_param_params, accepts="any"),
-    OpSpec("Upsample", "tensor", (Arg("size", None), Arg("scale_factor", None), Arg("mode", "nearest"),
-                                  Arg("align_corners", None)), _upsample_infer, tb.module("Upsample"),
-           rules=("shape.rank", "dtype.int-into-float")),
+    OpSpec("Upsample", "tensor", (Arg("size", None, Optional(OneOf(NAT, ListOf(NAT, min_len=1)))),
+                                  Arg("scale_factor", None, Optional(OneOf(SCALE, ListOf(SCALE, min_len=1)))),
+                                  Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL))),
+                                      _upsample_infer, tb.module("Upsample"),
+           rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse")),
 ]
 
 
 # ---- padding ----------------------------------------------------------------
-def _pad_infer(n: int):
+INT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1)}
+
+
+def _pad_infer(n: int, mode: str):
+    """The padding layers: Zero/ConstantPad take any rank >= n; Reflection/Replication/CircularPad take
+    n + 1 or n + 2 dims; reflection pads must be smaller than the size they reflect, circular ones at
+    most that size."""
     def infer(ctx: InferCtx):
         x = ctx.x
         if x.shape is None:
             return [x]
-        if len(x.shape) not in (n + 1, n + 2):
-            return ctx.fail("shape.rank", f"{ctx.node.op} {ctx.node.id!r} expects a {n + 1}-D or {n + 2}-D input, "
+        r = len(x.shape)
+        if (mode == "constant" and r < n) or (mode != "constant" and r not in (n + 1, n + 2)):
+            want = f"at least {n}-D" if mode == "constant" else f"{n + 1}-D or {n + 2}-D"
+            return ctx.fail("shape.rank", f"{ctx.node.op} {ctx.node.id!r} expects a {want} input, "
                                           f"got {D.fmt_shape(x.shape)}")
         pad = ctx.args["padding"]
         pads = list(pad) if isinstance(pad, (list, tuple)) else [pad] * (2 * n)
-        if len(pads) != 2 * n:
-            return ctx.fail("connectivity.bad-arg",
-                            f"{ctx.node.op} {ctx.node.id!r}: padding needs {2 * n} values, got {pads}")
+        value = ctx.args.get("value", 0)
+        lo_hi = INT_RANGES.get(x.dtype)
+        if lo_hi and not lo_hi[0] <= value <= lo_hi[1]:
+            return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: value={value} does not fit its "
+                                                    f"{x.dtype} input")
         s = list(x.shape)
         # torch's order: last dim first (left, right), then the one before it
         for i in range(n):
             dim = len(s) - 1 - i
-            s[dim] = D.add(s[dim], pads[2 * i] + pads[2 * i + 1])
-            if D.is_const(s[dim]) and s[dim] <= 0:
+            left, right = pads[2 * i], pads[2 * i + 1]
+            size = s[dim]
+            if mode == "reflect" and D.is_const(size) and (left >= size or right >= size or -left >= size
+                                                           or -right >= size):
+                return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: reflection padding ({left}, "
+                                                  f"{right}) must be smaller than the size {size} of dim {dim}")
+            if mode == "circular" and D.is_const(size) and (left > size or right > size):
+                return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: circular padding ({left}, "
+                                                  f"{right}) may wrap at most once around size {size}")
+            if mode == "circular" and not D.is_const(size):
+                for p in (left, right):
+                    if not ctx.require_equal(p, size, "shape.pad-size",
+                                             f"{ctx.node.op} {ctx.node.id!r}: circular padding {p} against size "
+                                             f"{size} of dim {dim}", kind="le"):
+                        return [UNKNOWN]
+            s[dim] = D.add(size, left + right)
+            if D.is_const(s[dim]) and s[dim] < 0:
                 return ctx.fail("shape.spatial-collapse",
                                 f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size {s[dim]}")
         return [TensorType(tuple(s), x.dtype)]
@@ -472,12 +548,18 @@ def _pad_infer(n: int):
     return infer
 
 
+PAD_RULES = ("shape.rank", "shape.spatial-collapse", "shape.pad-size")
 for _n in (1, 2, 3):
-    OPS.append(OpSpec(f"ZeroPad{_n}d", "tensor", (Arg("padding"),), _pad_infer(_n), tb.module(f"ZeroPad{_n}d"),
-                      accepts="any", rules=("shape.rank", "shape.spatial-collapse")))
-    OPS.append(OpSpec(f"ConstantPad{_n}d", "tensor", (Arg("padding"), Arg("value")), _pad_infer(_n),
-                      tb.module(f"ConstantPad{_n}d"), accepts="any", rules=("shape.rank", "shape.spatial-collapse")))
-    OPS.append(OpSpec(f"ReflectionPad{_n}d", "tensor", (Arg("padding"),), _pad_infer(_n),
-                      tb.module(f"ReflectionPad{_n}d"), rules=("shape.rank", "shape.spatial-collapse")))
-    OPS.append(OpSpec(f"ReplicationPad{_n}d", "tensor", (Arg("padding"),), _pad_infer(_n),
-                      tb.module(f"ReplicationPad{_n}d"), rules=("shape.rank", "shape.spatial-collapse")))
+    _padding = Arg("padding", kind=Ints(2 * _n, INT))
+    OPS += [
+        OpSpec(f"ZeroPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "constant"), tb.module(f"ZeroPad{_n}d"),
+               accepts="any", rules=PAD_RULES),
+        OpSpec(f"ConstantPad{_n}d", "tensor", (_padding, Arg("value", kind=NUM)), _pad_infer(_n, "constant"),
+               tb.module(f"ConstantPad{_n}d"), accepts="any", rules=PAD_RULES),
+        OpSpec(f"ReflectionPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "reflect"),
+               tb.module(f"ReflectionPad{_n}d"), accepts="any", rules=PAD_RULES),
+        OpSpec(f"ReplicationPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "replicate"),
+               tb.module(f"ReplicationPad{_n}d"), accepts="any", rules=PAD_RULES),
+        OpSpec(f"CircularPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "circular"), tb.module(f"CircularPad{_n}d"),
+               accepts="any", rules=PAD_RULES),
+    ]

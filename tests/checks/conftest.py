@@ -14,7 +14,7 @@ if str(HERE) not in sys.path:
 
 @pytest.fixture(scope="session")
 def corruption_cases():
-    from archcurator.core.corrupt import corruption_set
+    from archcurator.core.ground import corruption_set
 
     return corruption_set()
 

@@ -326,11 +326,12 @@ def _():
 
 @fixture("shape.shares-mismatch")
 def _():
+    # a head tied to the token table keeps its own bias: it must fit the table's rows
     def d(out):
-        return G([N("fc1", "Linear", ["x"], in_features=16, out_features=16),
-                  N("act", "ReLU", ["fc1"]),
-                  N("fc2", "Linear", ["act"], shares="fc1", in_features=16, out_features=out)], ["fc2"])
-    return d(8), d(16)
+        return G([N("wte", "Embedding", ["ids"], num_embeddings=40, embedding_dim=6),
+                  N("head", "Linear", ["wte"], shares="wte", in_features=6, out_features=out)],
+                 ["head"], inputs=[X("B", 5, dtype="int64", id="ids")])
+    return d(41), d(40)
 
 
 @fixture("shape.spatial-collapse")
@@ -597,3 +598,131 @@ def _():
     fire = mlp()
     fire["meta"] = {"parser_warnings": [{"line": "model.py:12", "message": "could not follow a loop"}]}
     return fire, mlp()
+
+
+# ---- the op table's newer layers, symbols, shared weights (issue 13) ------------------------------
+
+def one(op, inputs, extra=(), ins=None, train=None, **args):
+    """A design around one node `n` of `op` reading the inputs (and `extra` nodes) in order."""
+    nodes = list(extra) + [N("n", op, ins or [i["id"] for i in inputs], **args)]
+    return G(nodes, ["n" if op not in ("GRU", "MultiheadAttention") else "n:0"], inputs=inputs, train=train)
+
+
+@fixture("connectivity.inplace-leaf")
+def _():
+    def d(inplace):
+        return G([N("p", "Parameter", [], shape=[2, 8]), N("act", "ReLU", ["p"], inplace=inplace),
+                  N("n", "Add", ["x", "act"])], ["n"], inputs=[X(2, 8)])
+    return d(True), d(False)
+
+
+@fixture("dtype.index-dtype")
+def _():
+    def d(mask):
+        return one("MaskedFill", [X(2, 8), X(2, 8, dtype=mask, id="m")], value=0.0)
+    return d("float32"), d("bool")
+
+
+@fixture("dtype.mask")
+def _():
+    def d(value):
+        return one("MultiheadAttention", [X(2, 5, 16)], extra=[N("mask", "Constant", [], shape=[5, 5], value=value)],
+                   ins=["x", "x", "x", "mask"], embed_dim=16, num_heads=2, batch_first=True)
+    return d(0), d(0.0)
+
+
+@fixture("dtype.mixed")
+def _():
+    def d(value):
+        return one("GRU", [X("B", 5, 8)], extra=[N("h0", "Constant", [], shape=[1, "B", 16], value=value)],
+                   ins=["x", "h0"], input_size=8, hidden_size=16, batch_first=True)
+    return d(0), d(0.0)
+
+
+@fixture("dtype.unsupported")
+def _():
+    def d(dtype):
+        return one("Linear", [X(2, 8, dtype=dtype)], in_features=8, out_features=4)
+    return d("float64"), d("float32")
+
+
+@fixture("shape.attention-mask")
+def _():
+    def d(n):
+        return one("MultiheadAttention", [X(2, 5, 16)], extra=[N("mask", "Constant", [], shape=[n, n], value=0.0)],
+                   ins=["x", "x", "x", "mask"], embed_dim=16, num_heads=2, batch_first=True)
+    return d(6), d(5)
+
+
+@fixture("shape.channel-divisibility")
+def _():
+    return one("PixelShuffle", [X(2, 3, 4, 4)], upscale_factor=2), one("PixelShuffle", [X(2, 4, 4, 4)],
+                                                                       upscale_factor=2)
+
+
+@fixture("shape.einops-pattern")
+def _():
+    return (one("Rearrange", [X(2, 3, 4)], pattern="a b -> b a"),
+            one("Rearrange", [X(2, 3, 4)], pattern="a b c -> c (b a)"))
+
+
+@fixture("shape.einsum-sizes")
+def _():
+    return (one("Einsum", [X(2, 3), X(4, 5, id="y")], equation="ij,jk->ik"),
+            one("Einsum", [X(2, 3), X(3, 5, id="y")], equation="ij,jk->ik"))
+
+
+@fixture("shape.fold-blocks")
+def _():
+    return (one("Fold", [X(2, 12, 13)], output_size=[4, 5], kernel_size=2),
+            one("Fold", [X(2, 12, 12)], output_size=[4, 5], kernel_size=2))
+
+
+@fixture("shape.gather-sizes")
+def _():
+    def d(rows):
+        return one("Gather", [X(2, 5)], extra=[N("idx", "Constant", [], shape=[rows, 2], value=0)], ins=["x", "idx"],
+                   dim=1)
+    return d(3), d(2)
+
+
+@fixture("shape.glu-odd")
+def _():
+    return one("GLU", [X(2, 7)]), one("GLU", [X(2, 8)])
+
+
+@fixture("shape.pad-size")
+def _():
+    return one("ReflectionPad1d", [X(2, 3, 4)], padding=4), one("ReflectionPad1d", [X(2, 3, 4)], padding=3)
+
+
+@fixture("shape.rnn-state")
+def _():
+    def d(width):
+        return one("GRU", [X("B", 5, 8)], extra=[N("h0", "Constant", [], shape=[1, "B", width], value=0.0)],
+                   ins=["x", "h0"], input_size=8, hidden_size=16, batch_first=True)
+    return d(17), d(16)
+
+
+@fixture("shape.shares-ignored")
+def _():
+    def d(width):
+        return G([N("wte", "Embedding", ["ids"], num_embeddings=40, embedding_dim=6),
+                  N("head", "Linear", ["wte"], shares="wte", in_features=width, out_features=40, bias=False)],
+                 ["head"], inputs=[X("B", 5, dtype="int64", id="ids")])
+    return d(7), d(6)
+
+
+@fixture("shape.single-value-statistics")
+def _():
+    def d(batch):
+        return G([N("fc", "Linear", ["x"], in_features=16, out_features=8),
+                  N("n", "BatchNorm1d", ["fc"], num_features=8)], ["n"], train={"batch_size": batch})
+    return d(1), d(2)
+
+
+@fixture("shape.symbol-condition")
+def _():
+    # a Linear(8) fed a width T runs only when T = 8 (the runner's T is 8: the warn's design runs)
+    return (one("Linear", [X("B", "T")], in_features=8, out_features=4),
+            one("Linear", [X("B", 8)], in_features=8, out_features=4))

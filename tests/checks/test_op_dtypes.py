@@ -87,3 +87,40 @@ def test_every_op_blocks_exactly_when_torch_fails_on_its_dtype():
                          f"{[f.rule for f in report.findings if f.severity == 'block']}, torch {o['status']} "
                          f"{o['exception']}: {o['message'][:80]}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_every_op_of_the_table_blocks_exactly_when_torch_fails_on_int_and_float_data():
+    """Every op's example (core/ops/examples.py), its data operands given as int64 and as float32 values:
+    the verdict blocks exactly when torch fails on it."""
+    from archcurator.core.ground import observe_all
+    from archcurator.core.ops.examples import EXAMPLES
+
+    cases = []
+    for op, (operands, args) in sorted(EXAMPLES.items()):
+        if not operands:
+            continue
+        for dtype in ("int64", "float32"):
+            # index and id operands declare their values' range (all zeros: valid for any size)
+            inputs = [{"id": f"in{i}", "shape": list(s), "dtype": dtype if dt == "float32" else dt,
+                       **({"vocab_size": 1} if dt == "int64" else {})} for i, (s, dt) in enumerate(operands)]
+            cases.append({"case": f"{op}/{dtype}", "graph": {
+                "format": "archgraph/1", "name": op, "inputs": inputs,
+                "nodes": [{"id": "n", "op": op, "args": args, "in": [i["id"] for i in inputs]}],
+                "outputs": ["n"]}})
+    assert len(cases) > 280
+    obs = observe_all(cases, timeout=30)
+    wrong = []
+    for c in cases:
+        report = verify_graph(Design.from_dict(c["graph"]))
+        o = obs[c["case"]]
+        if (report.verdict == "block") != (o["status"] != "ok"):
+            wrong.append(f"{c['case']}: verdict {report.verdict} "
+                         f"{[f.rule for f in report.findings if f.severity == 'block']}, torch {o['status']} "
+                         f"{o['exception']}: {o['message'][:80]}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_measured_dtype_table_is_what_torch_does():
+    from archcurator.core.ops.dtype_support import SUPPORT, measure
+
+    assert measure() == SUPPORT, "core/ops/dtype_support.py is stale: run python -m archcurator.core.ops.dtype_support"

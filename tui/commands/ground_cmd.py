@@ -16,15 +16,18 @@ def register(sub) -> None:
     p.add_argument("--full", action="store_true",
                    help="run every whole graph for real after meta (slow on a CPU; checks the fast protocol)")
     p.add_argument("--threads", type=int, default=0, help="torch threads in the child (default: torch's)")
+    p.add_argument("--mutations", type=int, default=100,
+                   help="random mutations of zoo graphs to add as the out-of-distribution arm (default 100; 0: none)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from archcurator.core.corrupt import ground_set
-    from archcurator.core.ground import DEFAULT_TIMEOUT, run_study, summarize
+    from archcurator.core.ground import DEFAULT_TIMEOUT, ground_set, load_zoo, mutation_set, run_study, summarize
 
     t0 = time.perf_counter()
     cases = ground_set()
+    if args.mutations:
+        cases += mutation_set(load_zoo(), args.mutations)
     if args.filter:
         cases = [c for c in cases if args.filter in c["case"]]
     timeout = args.timeout or DEFAULT_TIMEOUT
@@ -61,7 +64,8 @@ def print_summary(console, s: dict, results) -> None:
 
     m = s["matrix"]
     console.print(f"[bold]{s['graphs']} graphs[/] ({s['clean']} clean zoo, {s['corrupted']} corrupted) "
-                  f"in {s['wall_s']:.1f} s")
+                  f"in {s['wall_s']:.1f} s: {s['ran']} ran, {s['failed_in_torch']} failed in torch, "
+                  f"{s['refused_by_builder']} refused by our builder")
     t = Table(title="verdict vs observed (overall)", show_lines=False)
     t.add_column("")
     t.add_column("failed in torch", justify="right")
@@ -75,6 +79,13 @@ def print_summary(console, s: dict, results) -> None:
                   f"warn-only graphs that failed: {len(s['warn_only_failed'])}; "
                   f"corruptions not what they claim: {len(s['claims_broken'])}; "
                   f"timeouts: {len(s['timeouts'])}")
+    mu = s.get("mutations") or {}
+    if mu.get("graphs"):
+        mm = mu["matrix"]
+        console.print(f"out of distribution: {mu['graphs']} random mutations of zoo graphs: block ⇔ failure on "
+                      f"{mu['agreement']:.1%} (block & failed {mm['block_failed']}, block & ran {mm['block_ran']}, "
+                      f"not block & failed {mm['notblock_failed']}, not block & ran {mm['notblock_ran']}); "
+                      f"{mu['failed_in_torch']} failed in torch, {mu['refused_by_builder']} refused by our builder")
     rt = Table(title="per rule (every case where the rule fires)")
     for col in ("rule", "severity", "cases", "failed", "ran", "holds"):
         rt.add_column(col, justify="right" if col in ("cases", "failed", "ran") else "left")

@@ -1,5 +1,5 @@
 """The child of `archcurator ground`:
-``python -m archcurator.core.ground_child CASES.jsonl [--timeout S] [--device D]``.
+``python -m archcurator.core.ground.child CASES.jsonl [--timeout S] [--device D]``.
 
 Reads the study's cases (one JSON object a line, each with "case" and
 "graph"), runs every graph in torch, one after the other in this one process,
@@ -16,10 +16,12 @@ How a graph is run (what catches the most for the least time):
 1. **build** on the meta device (``core.build.build_module``): a design the
    builder refuses fails here with class ``BuildError``; torch's own
    constructors (head counts, groups) fail here too.
-2. **meta** forward at batch 2 (other symbols 8), in training mode: every
-   shape error torch checks without data, at any size, in milliseconds.
-   (Eval mode: the same shape checks; BatchNorm's batch statistics are slow
-   on meta and check nothing more.)
+2. **meta** forward at batch 2 (a declared batch of at most 16: that one;
+   a declared seq_len for the sequence symbol; other symbols 8), in the mode
+   the design declares (training, with autograd, unless train.mode is
+   "eval"): every shape error torch checks without data, at any size, in
+   milliseconds, and the training-only ones (batch statistics over one
+   value, in-place ops on parameters).
 3. **replay**: what meta cannot see, run for real on the CPU (the GPU when
    one is present), node by node, in training mode, with the sizes the meta
    forward gave each node:
@@ -37,6 +39,10 @@ How a graph is run (what catches the most for the least time):
 ``--full`` replaces the replay by a forward of the whole graph on the device
 (slow on a CPU: it is how the fast protocol above is itself checked).
 
+``--generate FIRST:END`` is the differential mode: each design comes from
+`core.ground.generate` and runs eagerly (`observe_eager`) on the CPU, in its
+declared mode and at its declared sizes; each line also carries the graph.
+
 Each graph runs under its own alarm (``signal.setitimer``): one that hangs is
 recorded as ``timeout`` and the next graph starts.
 """
@@ -50,7 +56,7 @@ import signal
 import sys
 import time
 
-from .graph import Design, parse_ref
+from ..graph import Design, parse_ref
 
 # ops whose meta kernels skip a check their CPU kernels make (found by the study itself, and by
 # `archcurator ground --full`, which runs every graph for real): Softmax / LogSoftmax do not check
@@ -69,21 +75,70 @@ def _alarm(signum, frame):
     raise GraphTimeout()
 
 
+STUDY_MAX_BATCH = 16
+
+
 def sizes_for(design: Design) -> dict:
-    """Batch symbols (dim 0) -> 2, every other symbol -> 8."""
-    out: dict = {}
-    for spec in design.inputs:
-        for i, d in enumerate(spec.shape):
-            if isinstance(d, str) and d not in out:
-                out[d] = BATCH if i == 0 else SYMBOL_SIZE
-    return out
+    """Batch symbols (dim 0) -> the declared train.batch_size when it is at most 16 (a small batch is
+    part of what the design says), else 2; a sequence symbol -> the declared train.seq_len; any other
+    -> 8."""
+    from ..build import symbol_env
+
+    batch = (design.train or {}).get("batch_size")
+    return symbol_env(design, batch=batch if type(batch) is int and 0 < batch <= STUDY_MAX_BATCH else BATCH)
+
+
+def run_sizes(design: Design) -> dict:
+    """The sizes a differential run uses: the design's declared train.batch_size and seq_len where it
+    declares them (the verifier judges the design at those), else batch 2 and 8."""
+    from ..build import symbol_env
+
+    batch = (design.train or {}).get("batch_size")
+    return symbol_env(design, batch=batch if type(batch) is int and batch > 0 else BATCH)
+
+
+def _failure(exc, stage: str) -> dict:
+    from ..build import BuildError
+
+    if isinstance(exc, BuildError):
+        cause = exc.__cause__
+        return {"status": "failed", "origin": exc.origin, "node": exc.node, "stage": "build",
+                "exception": type(cause).__name__ if exc.origin == "torch" and cause is not None else "BuildError",
+                "message": str(exc)[:MESSAGE_MAX]}
+    return {"status": "failed", "origin": "torch", "node": getattr(exc, "archgraph_node", None), "stage": stage,
+            "exception": type(exc).__name__, "message": str(exc)[:MESSAGE_MAX]}
+
+
+def observe_eager(graph: dict, device: str = "cpu") -> dict:
+    """Build the design and run one forward for real (eager, on the CPU by default), in the mode it
+    declares (train.mode: "train", the default, or "eval"), at its declared sizes."""
+    import torch
+
+    from ..build import build_module, example_inputs
+
+    stage = "build"
+    try:
+        design = Design.from_dict(graph)
+        sizes = run_sizes(design)
+        model = build_module(design, device, sizes=sizes)
+        stage = "forward"
+        mode = (design.train or {}).get("mode", "train")
+        model.train(mode != "eval")
+        inputs = example_inputs(design, batch=sizes.get("B", BATCH), device=device, env=sizes)
+        with torch.set_grad_enabled(mode != "eval"):
+            model.forward_all(*inputs)
+        return {"status": "ok", "origin": None, "node": None, "exception": None, "message": "", "stage": stage}
+    except GraphTimeout:
+        raise
+    except Exception as exc:  # noqa: BLE001 - what torch (or the builder) raises is the observation
+        return _failure(exc, stage)
 
 
 def observe(graph: dict, device: str, full: bool = False) -> dict:
     """Run one graph; the observation (status, exception class, stage)."""
     import torch
 
-    from .build import BuildError, build_module, example_inputs
+    from ..build import build_module, example_inputs
 
     stage = "build"
     try:
@@ -91,11 +146,14 @@ def observe(graph: dict, device: str, full: bool = False) -> dict:
         sizes = sizes_for(design)
         model = build_module(design, "meta", sizes=sizes)
         stage = "meta"
-        # eval mode: the same shape checks, without BatchNorm's batch statistics (slow on meta)
-        model.eval()
-        inputs = example_inputs(design, batch=BATCH, device="meta", env=sizes)
-        with torch.no_grad():
+        # in the mode the design declares (training by default, with autograd: in-place ops on parameters and
+        # batch statistics over one value fail only there)
+        training = (design.train or {}).get("mode", "train") != "eval"
+        model.train(training)
+        inputs = example_inputs(design, batch=sizes.get(_batch_symbol(design), BATCH), device="meta", env=sizes)
+        with torch.set_grad_enabled(training):
             values = model.forward_all(*inputs)
+        with torch.no_grad():
             if full:
                 # the slow check of the fast protocol: the whole graph for real
                 stage = "forward"
@@ -108,11 +166,15 @@ def observe(graph: dict, device: str, full: bool = False) -> dict:
         return {"status": "ok", "exception": None, "message": "", "stage": stage}
     except GraphTimeout:
         raise
-    except BuildError as exc:
-        return {"status": "failed", "exception": "BuildError", "message": str(exc)[:MESSAGE_MAX], "stage": "build"}
     except Exception as exc:  # what torch raises is the observation
-        return {"status": "failed", "exception": type(exc).__name__, "message": str(exc)[:MESSAGE_MAX],
-                "stage": stage}
+        return _failure(exc, stage)
+
+
+def _batch_symbol(design: Design):
+    for spec in design.inputs:
+        if spec.shape and isinstance(spec.shape[0], str):
+            return spec.shape[0]
+    return None
 
 
 def _is_int(t) -> bool:
@@ -128,7 +190,7 @@ def _replay(design: Design, model, values: dict, cpu_inputs: list, device: str) 
 
     import torch
 
-    from .build import module_key
+    from ..build import module_key
 
     real: dict = {}  # node/input id -> tuple of real integer results
     for spec, t in zip(design.inputs, cpu_inputs):
@@ -142,6 +204,8 @@ def _replay(design: Design, model, values: dict, cpu_inputs: list, device: str) 
             metas.append((rid, idx, values[rid][idx]))
         outs = values.get(node.id, ())
         reads_int = any(_is_int(t) for _, _, t in metas)
+        # meta kernels do not compare a float64 / float16 input with float32 weights: run those for real
+        reads_int = reads_int or any(t.is_floating_point() and t.dtype != torch.float32 for _, _, t in metas)
         makes_int = not node.inputs and any(_is_int(t) for t in outs)
         if not (reads_int or makes_int or node.op in META_BLIND_OPS):
             continue
@@ -172,8 +236,12 @@ def pick_device(wanted: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m archcurator.core.ground_child")
-    ap.add_argument("cases", help="JSONL file of cases ({'case', 'graph'}), or - for stdin")
+    ap = argparse.ArgumentParser(prog="python -m archcurator.core.ground.child")
+    ap.add_argument("cases", nargs="?", default=None,
+                    help="JSONL file of cases ({'case', 'graph'}), or - for stdin")
+    ap.add_argument("--generate", default=None, metavar="FIRST:END",
+                    help="differential mode: generate the designs of seeds FIRST..END-1 (core.ground.generate), "
+                         "run each eagerly, and write each line with its graph")
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per graph")
     ap.add_argument("--device", default="auto", help="device for what meta cannot see: auto | cpu | cuda")
     ap.add_argument("--full", action="store_true",
@@ -194,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
         torch.set_num_threads(args.threads)
     device = pick_device(args.device)
     signal.signal(signal.SIGALRM, _alarm)
+    if args.generate:
+        return _generate_and_run(args.generate, args.timeout, out)
     src = sys.stdin if args.cases == "-" else open(args.cases, encoding="utf-8")
     with src:
         for line in src:
@@ -213,6 +283,32 @@ def main(argv: list[str] | None = None) -> int:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             obs.update(case=cid, device=device, seconds=round(time.perf_counter() - t0, 4))
             out.write(json.dumps(obs) + "\n")
+    return 0
+
+
+def _generate_and_run(seeds: str, timeout: float, out) -> int:
+    from .generate import generate
+
+    first, _, end = seeds.partition(":")
+    for seed in range(int(first), int(end)):
+        cid = f"gen-{seed}"
+        out.write(json.dumps({"start": cid}) + "\n")
+        t0 = time.perf_counter()
+        signal.setitimer(signal.ITIMER_REAL, timeout)
+        graph = None
+        try:
+            graph = generate(seed)
+            obs = observe_eager(graph)
+        except Exception as exc:  # noqa: BLE001 - a generator fault costs its seed, not the run
+            obs = {"status": "skipped", "origin": None, "node": None, "exception": type(exc).__name__,
+                   "message": f"the generator failed: {exc}"[:MESSAGE_MAX], "stage": "generate"}
+        except GraphTimeout:
+            obs = {"status": "timeout", "origin": None, "node": None, "exception": None,
+                   "message": f"ran past {timeout:g} s", "stage": "timeout"}
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        obs.update(case=cid, device="cpu", seconds=round(time.perf_counter() - t0, 4), graph=graph)
+        out.write(json.dumps(obs) + "\n")
     return 0
 
 

@@ -26,7 +26,7 @@ import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .graph import Design
+from ..graph import Design
 
 DEFAULT_TIMEOUT = 20.0
 
@@ -42,6 +42,7 @@ class CaseResult:
     fired: list = field(default_factory=list)  # rule ids of the findings (sorted, unique)
     blocking: list = field(default_factory=list)  # rule ids of block findings
     status: str = ""  # ok | failed | timeout | killed
+    origin: str | None = None  # of a failure: "torch" (torch raised, its constructors included) | "builder"
     exception: str | None = None
     message: str = ""
     stage: str = ""
@@ -61,7 +62,10 @@ class CaseResult:
 
     @property
     def claim_holds(self) -> bool:
-        """The corruption is what it claims: block kinds fail, warn kinds and clean graphs run."""
+        """The corruption is what it claims: block kinds fail, warn kinds and clean graphs run (a random
+        mutation claims nothing)."""
+        if self.expect == "unknown":
+            return True
         if self.expect == "block":
             return self.failed
         return not self.failed
@@ -69,7 +73,7 @@ class CaseResult:
     def to_dict(self) -> dict:
         return {"case": self.case, "kind": self.kind, "base": self.base, "expect": self.expect,
                 "rules": self.rules, "verdict": self.verdict, "fired": self.fired, "blocking": self.blocking,
-                "status": self.status, "exception": self.exception, "message": self.message,
+                "status": self.status, "origin": self.origin, "exception": self.exception, "message": self.message,
                 "stage": self.stage, "seconds": self.seconds, "agrees": self.agrees}
 
 
@@ -78,7 +82,7 @@ class CaseResult:
 
 
 def verify_case(case: dict) -> tuple[str, list, list]:
-    from .verify import verify_graph
+    from ..verify import verify_graph
 
     report = verify_graph(Design.from_dict(case["graph"]), with_cost=True)
     fired = sorted({f.rule for f in report.findings})
@@ -89,8 +93,8 @@ def verify_case(case: dict) -> tuple[str, list, list]:
 def grounding_map(cases: Iterable[dict] | None = None) -> dict[str, list[str]]:
     """Block rule id -> ids of the cases that back it: the case claims block and its
     verification fires the rule. Smallest graph first, then by case id."""
-    from .checks import CATALOGUE
-    from .corrupt import corruption_set
+    from ..checks import CATALOGUE
+    from .kinds import corruption_set
 
     cases = corruption_set() if cases is None else cases
     found: dict[str, list] = {}
@@ -109,7 +113,7 @@ def grounding_map(cases: Iterable[dict] | None = None) -> dict[str, list[str]]:
 
 
 def child_command(cases_path: str, timeout: float, device: str, threads: int = 0, full: bool = False) -> list[str]:
-    cmd = [sys.executable, "-m", "archcurator.core.ground_child", cases_path,
+    cmd = [sys.executable, "-m", "archcurator.core.ground.child", cases_path,
            "--timeout", str(timeout), "--device", device]
     if threads:
         cmd += ["--threads", str(threads)]
@@ -210,6 +214,7 @@ def run_study(cases: list[dict], *, timeout: float = DEFAULT_TIMEOUT, device: st
         if r is None:
             return
         r.status, r.exception = obs["status"], obs.get("exception")
+        r.origin = obs.get("origin") if r.failed else None
         r.message, r.stage, r.seconds = obs.get("message", ""), obs.get("stage", ""), obs.get("seconds", 0.0)
         if on_result is not None:
             on_result(r)
@@ -228,7 +233,27 @@ def run_study(cases: list[dict], *, timeout: float = DEFAULT_TIMEOUT, device: st
     return [results[c["case"]] for c in cases]
 
 
+def _arm(results: list[CaseResult]) -> dict:
+    """The confusion matrix of one arm, with the failures in torch apart from our builder's refusals."""
+    n = len(results)
+    tp = sum(1 for r in results if r.blocked and r.failed)
+    fp = sum(1 for r in results if r.blocked and not r.failed)
+    fn = sum(1 for r in results if not r.blocked and r.failed)
+    return {"graphs": n, "matrix": {"block_failed": tp, "block_ran": fp, "notblock_failed": fn,
+                                    "notblock_ran": n - tp - fp - fn},
+            "agreement": (n - fp - fn) / n if n else 1.0,
+            "failed_in_torch": sum(1 for r in results if r.failed and r.origin != "builder"),
+            "refused_by_builder": sum(1 for r in results if r.failed and r.origin == "builder"),
+            "ran": sum(1 for r in results if not r.failed),
+            "disagreements": [r.case for r in results if not r.agrees],
+            "warn_only_failed": [r.case for r in results if r.verdict == "warn" and r.failed]}
+
+
 def summarize(results: list[CaseResult]) -> dict:
+    """The study's answer. Mutations (the out-of-distribution arm) are summarised apart under
+    "mutations" and left out of every other figure."""
+    mutations = [r for r in results if r.kind == "mutation"]
+    results = [r for r in results if r.kind != "mutation"]
     n = len(results)
     tp = sum(1 for r in results if r.blocked and r.failed)
     fp = sum(1 for r in results if r.blocked and not r.failed)
@@ -236,7 +261,7 @@ def summarize(results: list[CaseResult]) -> dict:
     tn = sum(1 for r in results if not r.blocked and not r.failed)
     warn_failed = [r.case for r in results if r.verdict == "warn" and r.failed]
     per_rule: dict[str, dict] = {}
-    from .checks import CATALOGUE
+    from ..checks import CATALOGUE
 
     for r in results:
         for rule in r.fired:
@@ -259,8 +284,12 @@ def summarize(results: list[CaseResult]) -> dict:
         if r.failed:
             key = r.exception or r.status
             exceptions[key] = exceptions.get(key, 0) + 1
+    arm = _arm(results)
     return {
         "graphs": n,
+        "failed_in_torch": arm["failed_in_torch"],
+        "refused_by_builder": arm["refused_by_builder"],
+        "ran": arm["ran"],
         "clean": sum(1 for r in results if r.kind == "clean"),
         "corrupted": sum(1 for r in results if r.kind != "clean"),
         "matrix": {"block_failed": tp, "block_ran": fp, "notblock_failed": fn, "notblock_ran": tn},
@@ -273,6 +302,7 @@ def summarize(results: list[CaseResult]) -> dict:
         "exceptions": dict(sorted(exceptions.items(), key=lambda kv: -kv[1])),
         "per_rule": dict(sorted(per_rule.items())),
         "per_kind": per_kind,
+        "mutations": _arm(mutations),
     }
 
 

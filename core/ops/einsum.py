@@ -1,0 +1,430 @@
+"""Einsum(equation), and einops' Rearrange / Reduce / Repeat (pattern, plus axis lengths as keyword
+arguments, e.g. {"pattern": "b c (h p1) (w p2) -> b (h w) (p1 p2 c)", "p1": 16, "p2": 16}).
+
+The same parse serves the shape rule (here) and the run (`einops_apply`, called by the torch
+module): einops itself is not needed to build a design.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .. import dims as D
+from . import torch_build as tb
+from .base import NAT, Arg, Enum, InferCtx, Kind, OpSpec, TensorType
+
+_LETTER = re.compile(r"^[A-Za-z]$")
+
+
+class PatternError(ValueError):
+    """An equation or pattern torch (or einops) refuses; the message says why."""
+
+
+# ---- einsum ----------------------------------------------------------------------------------
+def parse_equation(eq: str, n_operands: int):
+    """([terms], output or None); each term a list of letters and at most one '...'."""
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != n_operands:
+        raise PatternError(f"{len(terms)} subscript term(s) for {n_operands} operand(s)")
+
+    def split(term):
+        out, i = [], 0
+        while i < len(term):
+            if term.startswith("...", i):
+                if "..." in out:
+                    raise PatternError(f"more than one ellipsis in {term!r}")
+                out.append("...")
+                i += 3
+            elif _LETTER.match(term[i]):
+                out.append(term[i])
+                i += 1
+            else:
+                raise PatternError(f"invalid subscript {term[i]!r} in {eq!r}")
+        return out
+
+    parsed = [split(t) for t in terms]
+    out = split(rhs) if arrow else None
+    if out is not None:
+        seen = set()
+        for c in out:
+            if c in seen:
+                raise PatternError(f"output subscript {c} appears more than once")
+            seen.add(c)
+            if c != "..." and not any(c in t for t in parsed):
+                raise PatternError(f"output subscript {c} does not appear in the inputs")
+        if "..." in out and not any("..." in t for t in parsed):
+            raise PatternError("ellipsis in the output but in no input")
+    return parsed, out
+
+
+def einsum_shape(eq: str, shapes: list, ctx: InferCtx | None = None):
+    """The output shape, or raises PatternError; symbolic sizes that must agree go through ctx."""
+    terms, out = parse_equation(eq, len(shapes))
+    sizes: dict = {}
+    ell = ()
+    for k, (term, shape) in enumerate(zip(terms, shapes)):
+        letters = [c for c in term if c != "..."]
+        if "..." in term:
+            n_ell = len(shape) - len(letters)
+            if n_ell < 0:
+                raise PatternError(f"operand {k} has {len(shape)} dims, fewer than its subscripts {''.join(term)}")
+            at = term.index("...")
+            dims = list(shape[:at]) + list(shape[at + n_ell:])
+            mine = tuple(shape[at:at + n_ell])
+            if ctx is not None:
+                from .base import broadcast
+
+                conds: list = []
+                merged, why = broadcast(ell, mine, conds)
+                if merged is None:
+                    raise PatternError(f"ellipsis dims do not broadcast ({why})")
+                for c in conds:
+                    ctx.on_condition(c, "shape.einsum-sizes", f"Einsum {ctx.node.id!r}: ellipsis dims")
+                ell = merged
+            else:
+                ell = mine if len(mine) >= len(ell) else ell
+        else:
+            if len(shape) != len(letters):
+                raise PatternError(f"operand {k} has {len(shape)} dims but subscripts {''.join(term)}")
+            dims = list(shape)
+        mine_sizes: dict = {}
+        for c, s in zip(letters, dims):
+            if c in mine_sizes and mine_sizes[c] != s and D.is_const(s) and D.is_const(mine_sizes[c]):
+                raise PatternError(f"subscript {c} is repeated in operand {k} with sizes {mine_sizes[c]} and {s}")
+            mine_sizes[c] = s
+        for c, s in zip(letters, dims):
+            prev = sizes.get(c)
+            if prev is None or prev == 1:
+                sizes[c] = s if prev is None or s != 1 else prev
+                if prev == 1:
+                    sizes[c] = s
+                continue
+            if s == 1 or s == prev:
+                continue
+            if D.is_const(s) and D.is_const(prev):
+                raise PatternError(f"subscript {c} has size {s} for operand {k}, which does not broadcast with "
+                                   f"size {prev} seen before")
+            if ctx is not None:
+                ctx.require_equal(s, prev, "shape.einsum-sizes",
+                                  f"Einsum {ctx.node.id!r}: subscript {c} has sizes {prev} and {s}", kind="broadcast")
+    if out is None:
+        once = [c for c in sorted(sizes, key=lambda c: (c.islower(), c)) if sum(t.count(c) for t in terms) == 1]
+        out = (["..."] if ell else []) + once
+    shape = []
+    for c in out:
+        if c == "...":
+            shape.extend(ell)
+        else:
+            shape.append(sizes[c])
+    return tuple(shape), sizes, terms, out
+
+
+def _einsum_infer(ctx: InferCtx):
+    ts = ctx.inputs
+    dtypes = {t.dtype for t in ts}
+    if len(dtypes) > 1:
+        return ctx.fail("dtype.mixed", f"Einsum {ctx.node.id!r}: operands of different dtypes "
+                                       f"({', '.join(sorted(dtypes))}); torch needs one")
+    if any(t.shape is None for t in ts):
+        return [TensorType(None, ts[0].dtype)]
+    try:
+        shape, _, _, _ = einsum_shape(ctx.args["equation"], [t.shape for t in ts], ctx)
+    except PatternError as exc:
+        return ctx.fail("shape.einsum-sizes", f"Einsum {ctx.node.id!r}: {exc}")
+    return [TensorType(shape, ts[0].dtype)]
+
+
+def _einsum_flops(ctx, outs):
+    """torch contracts operands left to right, each pair as one bmm (2 FLOPs a multiply-add): batch
+    (in both and kept) x left-only kept x right-only kept x summed."""
+    ts = ctx.inputs
+    if len(ts) < 2 or any(t.shape is None for t in ts):
+        return 0 if len(ts) < 2 else None
+    _, sizes, terms, out = einsum_shape(ctx.args["equation"], [t.shape for t in ts])
+    if any("..." in t for t in terms) or "..." in out:
+        return None
+    total = 0
+    left = set(terms[0])
+    for k in range(1, len(terms)):
+        right = set(terms[k])
+        later = set(out).union(*[set(t) for t in terms[k + 1:]]) if k + 1 < len(terms) else set(out)
+        lk = {c for c in left if c in later or c in right}
+        rk = {c for c in right if c in later or c in left}
+        batch = {c for c in lk & rk if c in later}
+        summed = (lk & rk) - later
+        lo = lk - rk
+        ro = rk - lk
+        n = 2
+        for c in batch | summed | lo | ro:
+            n = D.mul(n, sizes[c])
+        total = D.add(total, n)
+        left = (lk | rk) & later
+    return total
+
+
+# ---- einops ----------------------------------------------------------------------------------
+_TOKEN = re.compile(r"\.\.\.|\(|\)|[A-Za-z_][A-Za-z_0-9]*|\d+|\S")
+
+
+def _side(text: str) -> list:
+    """Elements: a name, '...', or a group (list of names, [] for '()' / '1')."""
+    out: list = []
+    group = None
+    for tok in _TOKEN.findall(text):
+        if tok == "(":
+            if group is not None:
+                raise PatternError("nested parentheses")
+            group = []
+        elif tok == ")":
+            if group is None:
+                raise PatternError("unbalanced ')'")
+            out.append(group)
+            group = None
+        elif tok == "...":
+            if group is not None:
+                raise PatternError("'...' inside parentheses is not supported")
+            out.append("...")
+        elif tok.isdigit():
+            if tok != "1":
+                raise PatternError(f"a number other than 1 ({tok}) in the pattern")
+            (group if group is not None else out).append([] if group is None else "1")
+        elif re.match(r"[A-Za-z_]", tok):
+            (group if group is not None else out).append(tok)
+        else:
+            raise PatternError(f"unexpected {tok!r} in the pattern")
+    if group is not None:
+        raise PatternError("unbalanced '('")
+    return [[x for x in e if x != "1"] if isinstance(e, list) else e for e in out]
+
+
+def _names(side: list) -> list:
+    out = []
+    for e in side:
+        for n in (e if isinstance(e, list) else [e]):
+            if n != "...":
+                if n in out:
+                    raise PatternError(f"axis {n} appears twice on one side")
+                out.append(n)
+    return out
+
+
+def parse_pattern(kind: str, pattern: str, axes: dict):
+    if not isinstance(pattern, str) or "->" not in pattern:
+        raise PatternError("the pattern needs 'left -> right'")
+    lt, _, rt = pattern.partition("->")
+    left, right = _side(lt), _side(rt)
+    ln, rn = _names(left), _names(right)
+    if ("..." in left) != ("..." in right):
+        raise PatternError("'...' on one side only")
+    if kind == "rearrange" and set(ln) != set(rn):
+        raise PatternError(f"axes {sorted(set(ln) ^ set(rn))} appear on one side only")
+    if kind == "reduce" and not set(rn) <= set(ln):
+        raise PatternError(f"axes {sorted(set(rn) - set(ln))} are new on the right; reduce cannot make them")
+    if kind == "repeat" and not set(ln) <= set(rn):
+        raise PatternError(f"axes {sorted(set(ln) - set(rn))} disappear; repeat cannot drop them")
+    for name in axes:
+        if name not in ln and name not in rn:
+            raise PatternError(f"axis length {name}={axes[name]} names no axis of the pattern")
+    if kind == "repeat":
+        missing = [n for n in rn if n not in ln and n not in axes]
+        if missing:
+            raise PatternError(f"new axes {missing} need their lengths")
+    return left, right, ln, rn
+
+
+def _left_lengths(left: list, shape: tuple, axes: dict, ctx: InferCtx | None):
+    """Each left axis's length and the ellipsis dims, from the input's shape."""
+    n_named = sum(1 for e in left if e != "...")
+    if "..." in left:
+        if len(shape) < n_named:
+            raise PatternError(f"the input has {len(shape)} dims, the pattern at least {n_named}")
+    elif len(shape) != n_named:
+        raise PatternError(f"the input has {len(shape)} dims, the pattern's left side {n_named}")
+    lengths: dict = {}
+    ell: tuple = ()
+    i = 0
+    for e in left:
+        if e == "...":
+            k = len(shape) - n_named
+            ell = tuple(shape[i:i + k])
+            i += k
+            continue
+        size = shape[i]
+        i += 1
+        members = e if isinstance(e, list) else [e]
+        known = [axes[m] for m in members if m in axes]
+        unknown = [m for m in members if m not in axes]
+        if len(unknown) > 1:
+            raise PatternError(f"axes {unknown} of one group need their lengths")
+        prod = 1
+        for v in known:
+            prod *= v
+        for m in members:
+            if m in axes:
+                lengths[m] = axes[m]
+        if unknown:
+            if D.is_const(size):
+                if prod == 0 or size % prod:
+                    raise PatternError(f"dim of size {size} is not divisible by {prod} ({'*'.join(members)})")
+                lengths[unknown[0]] = size // prod
+            else:
+                lengths[unknown[0]] = D.exact_div(size, prod)
+        elif D.is_const(size) and size != prod:
+            raise PatternError(f"dim of size {size} does not match {'*'.join(members) or '1'} = {prod}")
+        elif not D.is_const(size) and ctx is not None:
+            ctx.require_equal(size, prod, "shape.einops-pattern",
+                              f"{ctx.node.op} {ctx.node.id!r}: dim of size {size} against {'*'.join(members)} = "
+                              f"{prod}")
+    return lengths, ell
+
+
+def _reduces(pattern: str, axes: dict) -> bool:
+    try:
+        _, _, ln, rn = parse_pattern("reduce", pattern, axes)
+    except PatternError:
+        return False
+    return bool(set(ln) - set(rn))
+
+
+def einops_shape(kind: str, pattern: str, axes: dict, shape: tuple, ctx: InferCtx | None = None) -> tuple:
+    left, right, _, _ = parse_pattern(kind, pattern, axes)
+    lengths, ell = _left_lengths(left, shape, axes, ctx)
+    for name, v in axes.items():
+        lengths.setdefault(name, v)
+    out = []
+    for e in right:
+        if e == "...":
+            out.extend(ell)
+        else:
+            out.append(D.prod([lengths.get(m) for m in (e if isinstance(e, list) else [e])]))
+    return tuple(out)
+
+
+def _einops_infer(kind: str):
+    def infer(ctx: InferCtx):
+        x, a = ctx.x, ctx.args
+        axes = {k: v for k, v in a.items() if k not in ("pattern", "reduction")}
+        if kind == "reduce" and a["reduction"] == "mean" and x.is_int and _reduces(a["pattern"], axes):
+            return ctx.fail("dtype.int-into-float",
+                            f"Reduce {ctx.node.id!r}: the mean of integer {x.dtype} values is not defined in torch")
+        if x.shape is None:
+            try:
+                parse_pattern(kind, a["pattern"], axes)
+            except PatternError as exc:
+                return ctx.fail("shape.einops-pattern", f"{ctx.node.op} {ctx.node.id!r}: {exc}")
+            return [TensorType(None, x.dtype)]
+        try:
+            return [TensorType(einops_shape(kind, a["pattern"], axes, x.shape, ctx), x.dtype)]
+        except PatternError as exc:
+            return ctx.fail("shape.einops-pattern", f"{ctx.node.op} {ctx.node.id!r}: {exc}")
+
+    return infer
+
+
+def einops_apply(kind: str, pattern: str, axes: dict, x, reduction=None):
+    """Run the pattern on a torch tensor: reshape to the left axes, reduce or add axes, permute,
+    reshape to the right side."""
+    left, right, ln, rn = parse_pattern(kind, pattern, axes)
+    lengths, ell = _left_lengths(left, tuple(x.shape), axes, None)
+    flat = []  # axis names of the fully split input, "...k" for ellipsis dims
+    shape = []
+    for e in left:
+        if e == "...":
+            for k, s in enumerate(ell):
+                flat.append(f"...{k}")
+                shape.append(s)
+        else:
+            for m in (e if isinstance(e, list) else [e]):
+                flat.append(m)
+                shape.append(lengths[m])
+    x = x.reshape(shape)
+    if kind == "reduce":
+        drop = [i for i, n in enumerate(flat) if not n.startswith("...") and n not in rn]
+        if drop:
+            fn = {"sum": x.sum, "mean": x.mean, "max": x.amax, "min": x.amin, "prod": None}[reduction]
+            if reduction == "prod":
+                for i in sorted(drop, reverse=True):
+                    x = x.prod(dim=i)
+            else:
+                x = fn(dim=drop)
+            flat = [n for i, n in enumerate(flat) if i not in drop]
+    order = []
+    for e in right:
+        if e == "...":
+            order.extend(f"...{k}" for k in range(len(ell)))
+        else:
+            order.extend(e if isinstance(e, list) else [e])
+    if kind == "repeat":
+        for n in order:
+            if n not in flat:
+                x = x.unsqueeze(-1)
+                flat.append(n)
+                lengths[n] = axes[n]
+    x = x.permute([flat.index(n) for n in order])
+    if kind == "repeat":
+        x = x.expand([lengths[n] if n in lengths and not n.startswith("...") else -1 for n in order])
+    out = []
+    for e in right:
+        if e == "...":
+            out.extend(ell)
+        else:
+            p = 1
+            for m in (e if isinstance(e, list) else [e]):
+                p *= lengths[m]
+            out.append(p)
+    return x.reshape(out)
+
+
+PATTERN = Kind(lambda v: type(v) is str and "->" in v, "an einops pattern 'left -> right'", ("pattern",))
+EQUATION = Kind(lambda v: type(v) is str, "an einsum equation", ("equation",))
+EINOPS_RULES = ("shape.einops-pattern", "dtype.int-into-float")
+
+
+def _draw_axes(rng, args: dict, shapes: list) -> dict:
+    """A generator's draw of a pattern that reads the operand's rank (and sometimes breaks it)."""
+    rank = len(shapes[0]) if shapes else 2
+    names = [f"a{i}" for i in range(max(rank, 1))]
+    if rank >= 2 and rng.random() < 0.5:
+        left = " ".join(names)
+        right = " ".join(names[:-2]) + f" ({names[-2]} {names[-1]})"
+        extra = {}
+    elif rank >= 1 and rng.random() < 0.5:
+        k = rng.choice((1, 2, 3))
+        left = " ".join(names[:-1] + [f"({names[-1]} p)"])
+        right = " ".join(["p"] + names)
+        extra = {"p": k}
+    else:
+        shuffled = list(names)
+        rng.shuffle(shuffled)
+        left, right, extra = " ".join(names), " ".join(shuffled), {}
+    if rng.random() < 0.1:
+        right = right + " q"
+    return {"pattern": f"{left} -> {right}", **extra}
+
+
+def _draw_equation(rng, args: dict, shapes: list) -> dict:
+    letters = "ijklmn"
+    terms = []
+    for s in shapes:
+        r = len(s)
+        terms.append("".join(rng.choice(letters[:max(r, 1) + 1]) for _ in range(r)))
+    out = "".join(sorted(set("".join(terms))))[: rng.randint(0, 3)]
+    return {"equation": ",".join(terms) + ("->" + out if rng.random() < 0.7 else "")}
+
+
+AXIS = NAT
+OPS = [
+    OpSpec("Einsum", "tensor", (Arg("equation", kind=EQUATION),), _einsum_infer, tb.custom("Einsum"),
+           arity=(1, None), accepts="any", flops=_einsum_flops, rules=("shape.einsum-sizes", "dtype.mixed"),
+           draw_extra=_draw_equation),
+    OpSpec("Rearrange", "tensor", (Arg("pattern", kind=PATTERN),), _einops_infer("rearrange"),
+           tb.custom("Rearrange"), accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES),
+    OpSpec("Reduce", "tensor", (Arg("pattern", kind=PATTERN),
+                                Arg("reduction", kind=Enum("min", "max", "sum", "mean", "prod"))),
+           _einops_infer("reduce"), tb.custom("Reduce"), accepts="any", extra=AXIS, draw_extra=_draw_axes,
+           rules=EINOPS_RULES),
+    OpSpec("Repeat", "tensor", (Arg("pattern", kind=PATTERN),), _einops_infer("repeat"), tb.custom("Repeat"),
+           accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES),
+]

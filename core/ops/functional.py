@@ -1,0 +1,237 @@
+"""Tensor functions real model code calls on whole tensors: Clamp, Normalize (F.normalize), Roll,
+Cumsum, Chunk, Tile, Pad (F.pad) and Interpolate (F.interpolate)."""
+
+from __future__ import annotations
+
+from .. import dims as D
+from . import torch_build as tb
+from .base import (
+    BOOL,
+    INT,
+    NAT,
+    NUM,
+    POS,
+    UNKNOWN,
+    Arg,
+    Enum,
+    Float,
+    InferCtx,
+    ListOf,
+    OneOf,
+    OpSpec,
+    Optional,
+    TensorType,
+    symbolic_pieces,
+)
+
+
+def _dim(ctx: InferCtx, dim, rank: int) -> int | None:
+    r = max(rank, 1)
+    if not isinstance(dim, int) or not ctx.require(-r <= dim < r, "shape.dim-range",
+                                                   lambda: f"{ctx.node.op} {ctx.node.id!r}: dim={dim} is out of "
+                                                           f"range for a {rank}-D input"):
+        return None
+    return dim % r
+
+
+def _clamp(ctx: InferCtx):
+    x, a = ctx.x, ctx.args
+    if a["min"] is None and a["max"] is None:
+        return ctx.fail("connectivity.bad-arg", f"Clamp {ctx.node.id!r}: give min, max or both")
+    floaty = any(isinstance(v, float) for v in (a["min"], a["max"]))
+    if x.dtype == "bool":
+        return [TensorType(x.shape, "float32" if floaty else "int64")]
+    return [TensorType(x.shape, "float32" if floaty and x.is_int else x.dtype)]
+
+
+def _normalize(ctx: InferCtx):
+    x = ctx.x
+    ctx.require(not x.is_int, "dtype.int-into-float",
+                lambda: f"Normalize {ctx.node.id!r} receives integer {x.dtype} values; the norm needs floats")
+    if x.shape is not None:
+        _dim(ctx, ctx.args["dim"], len(x.shape))
+    return [x]
+
+
+def _roll(ctx: InferCtx):
+    x, a = ctx.x, ctx.args
+    shifts = a["shifts"] if isinstance(a["shifts"], list) else [a["shifts"]]
+    dims = a["dims"]
+    if dims is None:
+        if len(shifts) != 1:
+            return ctx.fail("connectivity.bad-arg", f"Roll {ctx.node.id!r}: without dims, shifts must be one int")
+        return [x]
+    dims = dims if isinstance(dims, list) else [dims]
+    if len(dims) != len(shifts):
+        return ctx.fail("connectivity.bad-arg", f"Roll {ctx.node.id!r}: {len(shifts)} shift(s) for {len(dims)} dim(s)")
+    if x.shape is not None:
+        for d in dims:
+            if _dim(ctx, d, len(x.shape)) is None:
+                return [UNKNOWN]
+    return [x]
+
+
+def _cumsum(ctx: InferCtx):
+    x = ctx.x
+    if x.shape is not None and _dim(ctx, ctx.args["dim"], len(x.shape)) is None:
+        return [UNKNOWN]
+    return [TensorType(x.shape, "int64" if x.is_int else x.dtype)]
+
+
+def _chunk(ctx: InferCtx):
+    x, n = ctx.x, ctx.args["chunks"]
+    if x.shape is None:
+        return [UNKNOWN]
+    d = _dim(ctx, ctx.args["dim"], len(x.shape))
+    if d is None or not x.shape:
+        return [UNKNOWN] if d is None else ctx.fail("shape.rank", f"Chunk {ctx.node.id!r}: a 0-D tensor")
+    size = x.shape[d]
+    if not D.is_const(size) and ctx.declared:
+        size = D.substitute(size, ctx.declared)
+    if not D.is_const(size):
+        return symbolic_pieces(ctx, x, d, D.floordiv(D.add(size, n - 1), n), f"dim {d}")
+    step = -(-size // n) if size else 0
+    pieces = [min(step, size - i) for i in range(0, size, step)] if step else [0]
+    out = []
+    for p in pieces:
+        s = list(x.shape)
+        s[d] = p
+        out.append(TensorType(tuple(s), x.dtype))
+    return out
+
+
+def _tile(ctx: InferCtx):
+    x, reps = ctx.x, list(ctx.args["dims"])
+    if x.shape is None:
+        return [x]
+    rank = max(len(reps), len(x.shape))
+    reps = [1] * (rank - len(reps)) + reps
+    shape = [1] * (rank - len(x.shape)) + list(x.shape)
+    return [TensorType(tuple(D.mul(s, r) for s, r in zip(shape, reps)), x.dtype)]
+
+
+# F.pad's non-constant modes: how many dims they pad for a pad of 2k values, and the ranks they take
+_PAD_RANKS = {1: (2, 3), 2: (3, 4), 3: (4, 5)}
+
+
+def _pad(ctx: InferCtx):
+    x, a = ctx.x, ctx.args
+    pad, mode = list(a["pad"]), a["mode"]
+    if len(pad) % 2:
+        return ctx.fail("connectivity.bad-arg", f"Pad {ctx.node.id!r}: pad {pad} must have an even length")
+    if mode != "constant" and a["value"] not in (None, 0, 0.0):
+        return ctx.fail("connectivity.bad-arg", f"Pad {ctx.node.id!r}: value is for mode 'constant' only")
+    if x.shape is None:
+        return [x]
+    k = len(pad) // 2
+    if k > len(x.shape):
+        return ctx.fail("shape.rank", f"Pad {ctx.node.id!r}: {len(pad)} pad values for a {len(x.shape)}-D input")
+    if mode != "constant" and x.dtype == "bool":
+        return ctx.fail("dtype.int-into-float", f"Pad {ctx.node.id!r}: mode {mode!r} does not take bool values")
+    if mode != "constant":
+        if k not in _PAD_RANKS or len(x.shape) not in _PAD_RANKS[k]:
+            return ctx.fail("shape.rank", f"Pad {ctx.node.id!r}: mode {mode!r} with {len(pad)} pad values takes a "
+                                          f"{' or '.join(f'{r}-D' for r in _PAD_RANKS.get(k, ()))} input, got "
+                                          f"{D.fmt_shape(x.shape)}".replace("takes a  input", "takes no input"))
+    s = list(x.shape)
+    for i in range(k):
+        dim = len(s) - 1 - i
+        left, right = pad[2 * i], pad[2 * i + 1]
+        size = s[dim]
+        if mode == "reflect" and D.is_const(size) and (left >= size or right >= size):
+            return ctx.fail("shape.pad-size", f"Pad {ctx.node.id!r}: reflect padding ({left}, {right}) must be "
+                                              f"smaller than the size {size} of dim {dim}")
+        if mode == "circular" and D.is_const(size) and (left > size or right > size):
+            return ctx.fail("shape.pad-size", f"Pad {ctx.node.id!r}: circular padding ({left}, {right}) may wrap "
+                                              f"at most once around size {size} of dim {dim}")
+        if mode in ("replicate", "reflect", "circular") and D.is_const(size) and size == 0:
+            return ctx.fail("shape.pad-size", f"Pad {ctx.node.id!r}: mode {mode!r} cannot pad an empty dim {dim}")
+        s[dim] = D.add(size, left + right)
+        if D.is_const(s[dim]) and s[dim] < (1 if mode != "constant" else 0):
+            return ctx.fail("shape.spatial-collapse",
+                            f"Pad {ctx.node.id!r}: negative padding leaves size {s[dim]} at dim {dim}")
+    return [TensorType(tuple(s), x.dtype)]
+
+
+# F.interpolate's modes and the input ranks (batch, channels, spatial) each takes
+INTERP_RANKS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4, 5), "linear": (3,),
+                "bilinear": (4,), "bicubic": (4,), "trilinear": (5,)}
+
+
+def interpolate_infer(ctx: InferCtx):
+    """Upsample and Interpolate: one of size / scale_factor, a mode that fits the rank, align_corners
+    only with the interpolating modes, antialias only with bilinear / bicubic (and area's own)."""
+    x, a = ctx.x, ctx.args
+    ctx.require(not x.is_int, "dtype.int-into-float",
+                lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; torch interpolates floats "
+                "only — cast first")
+    mode = a["mode"]
+    if (a["size"] is None) == (a["scale_factor"] is None):
+        return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: give exactly one of size and "
+                                                "scale_factor")
+    if a["align_corners"] is not None and mode not in ("linear", "bilinear", "bicubic", "trilinear"):
+        return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: align_corners is for the "
+                                                f"interpolating modes, not {mode!r}")
+    if a.get("antialias") and mode not in ("bilinear", "bicubic"):
+        return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: antialias is for bilinear and "
+                                                f"bicubic, not {mode!r}")
+    if x.shape is None:
+        return [x]
+    if not ctx.need_rank(x, INTERP_RANKS[mode]):
+        return [UNKNOWN]
+    n = len(x.shape) - 2
+    if a["size"] is not None:
+        sz = a["size"] if isinstance(a["size"], list) else [a["size"]] * n
+        if len(sz) != n:
+            return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: size {sz} for {n} spatial dims")
+        if any(v <= 0 for v in sz):
+            return ctx.fail("shape.spatial-collapse", f"{ctx.node.op} {ctx.node.id!r}: output size {sz}")
+        return [TensorType(x.shape[:2] + tuple(sz), x.dtype)]
+    sf = a["scale_factor"]
+    sfs = sf if isinstance(sf, list) else [sf] * n
+    if len(sfs) != n:
+        return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: scale_factor {sfs} for {n} dims")
+    out = []
+    for s, f in zip(x.shape[2:], sfs):
+        if D.is_const(s):
+            v = int(s * f)
+            if v <= 0 or s <= 0:
+                return ctx.fail("shape.spatial-collapse",
+                                f"{ctx.node.op} {ctx.node.id!r}: scale {f} of size {s} gives {v}")
+            out.append(v)
+        elif float(f).is_integer():
+            out.append(D.mul(s, int(f)))
+        else:
+            out.append(None)
+    return [TensorType(x.shape[:2] + tuple(out), x.dtype)]
+
+
+SCALE = Float(0, lo_open=True)
+INTERP_MODES = Enum(*INTERP_RANKS)
+DIMS = OneOf(INT, ListOf(INT, min_len=1))
+
+OPS = [
+    OpSpec("Clamp", "tensor", (Arg("min", None, Optional(NUM)), Arg("max", None, Optional(NUM))), _clamp,
+           tb.custom("Clamp"), accepts="any", rules=("connectivity.bad-arg",)),
+    OpSpec("Normalize", "tensor", (Arg("p", 2.0, NUM), Arg("dim", 1, INT), Arg("eps", 1e-12, NUM)), _normalize,
+           tb.custom("Normalize"), rules=("shape.dim-range", "dtype.int-into-float")),
+    OpSpec("Roll", "tensor", (Arg("shifts", kind=DIMS), Arg("dims", None, Optional(DIMS))), _roll,
+           tb.custom("Roll"), accepts="any", rules=("shape.dim-range", "connectivity.bad-arg")),
+    OpSpec("Cumsum", "tensor", (Arg("dim", kind=INT),), _cumsum, tb.custom("Cumsum"), accepts="any",
+           rules=("shape.dim-range",)),
+    OpSpec("Chunk", "tensor", (Arg("chunks", kind=POS), Arg("dim", 0, INT)), _chunk, tb.custom("Chunk"),
+           accepts="any", rules=("shape.dim-range", "shape.rank", "shape.split-sizes")),
+    OpSpec("Tile", "tensor", (Arg("dims", kind=ListOf(NAT)),), _tile, tb.custom("Tile"), accepts="any"),
+    OpSpec("Pad", "tensor", (Arg("pad", kind=ListOf(INT)), Arg("mode", "constant",
+                                                            Enum("constant", "reflect", "replicate", "circular")),
+                             Arg("value", None, Optional(NUM))), _pad, tb.custom("Pad"), accepts="any",
+           rules=("connectivity.bad-arg", "shape.rank", "shape.pad-size", "shape.spatial-collapse",
+                  "dtype.int-into-float")),
+    OpSpec("Interpolate", "tensor",
+           (Arg("size", None, Optional(OneOf(POS, ListOf(POS, min_len=1)))),
+            Arg("scale_factor", None, Optional(OneOf(SCALE, ListOf(SCALE, min_len=1)))),
+            Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL)),
+            Arg("recompute_scale_factor", None, Optional(BOOL)), Arg("antialias", False, BOOL)),
+           interpolate_infer, tb.custom("Interpolate"),
+           rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse")),
+]
