@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from . import torchlib
 from .dims import Sym, is_int
 from .graph import Graph
-from .interp import Interp
+from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
 from .source import Loader
 from .values import (
     ClassVal,
@@ -44,6 +44,7 @@ from .values import (
     InterpError,
     PartialVal,
     TensorVal,
+    TooCostly,
     TorchClass,
     Unknown,
     UserRaise,
@@ -174,15 +175,23 @@ def _load_entry_module(path):
     return loader, mod
 
 
-def parse_source(path, entry: str, args: dict | None = None, inputs: list | None = None) -> ParseResult:
+def parse_source(path, entry: str, args: dict | None = None, inputs: list | None = None, *,
+                 time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT) -> ParseResult:
+    """Read `entry` of `path` into a design.  The reading has a budget: `time_limit` seconds
+    and `memory_limit` bytes of growth; past either (or on code that would build values too
+    large to follow), ParseFailure says "too costly to follow" at the line where it stopped."""
     gc_was = gc.isenabled()
     gc.disable()  # many short-lived objects; collecting them mid-walk costs more than it saves
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 6000))  # the interpreter nests ~20 frames per call it follows
+    state = {}
     try:
-        return _parse_source(path, entry, args, inputs)
-    except MemoryError:
-        raise ParseFailure(f"{path}: too large to follow") from None
+        return _parse_source(path, entry, args, inputs, (time_limit, memory_limit), state)
+    except (TooCostly, MemoryError) as e:
+        it = state.get("it")
+        where = getattr(e, "where", None) or (it.where() if it is not None and it.loc[0] is not None else str(path))
+        what = e.what if isinstance(e, TooCostly) else "runs out of memory"
+        raise ParseFailure(f"{where}: too costly to follow: '{entry}' {what}") from None
     except (ParseFailure, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's file
@@ -193,7 +202,7 @@ def parse_source(path, entry: str, args: dict | None = None, inputs: list | None
             gc.enable()
 
 
-def _parse_source(path, entry, args, inputs):
+def _parse_source(path, entry, args, inputs, budget, state):
     path = str(path)
     if inputs is not None:
         inputs = [parse_input_spec(x) for x in inputs] or None
@@ -202,6 +211,8 @@ def _parse_source(path, entry, args, inputs):
     loader, mod = _load_entry_module(path)
     display = _display_fn(path)
     it = Interp(loader, display)
+    state["it"] = it
+    it.start_budget(*budget)
     it.settled = []
     if entry not in mod.defs:
         raise ParseFailure(f"{path}: no class or function named '{entry}'")
@@ -479,6 +490,7 @@ def discover_modules(path) -> list:
 def _discover_file(path):
     loader, mod = _load_entry_module(path)
     it = Interp(loader, _display_fn(path))
+    it.start_budget()
     it.settled = []
     out = []
     for st in mod.tree.body:
@@ -489,6 +501,8 @@ def _discover_file(path):
             if not isinstance(cls, ClassVal) or it.torch_base(cls) is None:
                 continue
             init, owner = it.class_attr(cls, "__init__")
+        except TooCostly:
+            break  # the file's budget is spent: what was found so far is offered
         except Exception:  # noqa: BLE001 - a class we cannot read is simply not offered
             continue
         tb = it.torch_base(cls)

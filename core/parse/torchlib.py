@@ -28,6 +28,7 @@ from .values import (
     PartialVal,
     TensorMethod,
     TensorVal,
+    TooCostly,
     TorchClass,
     Unknown,
 )
@@ -300,12 +301,21 @@ def _clone_value(v, memo):
     t = type(v)
     if t is InstanceVal:
         return memo.get(id(v), v)  # a module of the copied tree, else the same outside object
-    if t is list:
-        return [_clone_value(x, memo) for x in v]
-    if t is dict:
-        return {k: _clone_value(x, memo) for k, x in v.items()}
-    if t is tuple:
-        return tuple(_clone_value(x, memo) for x in v)
+    if t is list or t is dict or t is tuple:
+        # each container once: what was shared stays shared, and a shared structure costs its size
+        done = memo.get(id(v))
+        if done is not None:
+            return done
+        if t is list:
+            out = memo[id(v)] = []
+            out.extend(_clone_value(x, memo) for x in v)
+        elif t is dict:
+            out = memo[id(v)] = {}
+            out.update((k, _clone_value(x, memo)) for k, x in v.items())
+        else:
+            out = memo[id(v)] = tuple(_clone_value(x, memo) for x in v)
+        memo.setdefault("__keep__", []).append(v)  # ids stay unique while the copy runs
+        return out
     return v
 
 
@@ -891,9 +901,12 @@ def jval(it, v, what):
 
 
 def jargs(it, op, given):
+    from .interp import MAX_WALK, _small
     d = nnops.defaults(op)
     out = {}
     for k, v in given.items():
+        if isinstance(v, (list, tuple, dict)) and not _small(v, MAX_WALK):
+            raise TooCostly(f"argument {k} of {op} is too large to follow")
         if k in d and _plain_eq(d[k], v):
             continue
         out[k] = jval(it, v, f"argument {k} of {op}")
@@ -1826,6 +1839,10 @@ def _nested_shape(data):
 def make_tensor(it, data, dtype=None):
     if isinstance(data, TensorVal):
         return data
+    if isinstance(data, (list, tuple)):
+        from .interp import _small
+        if not _small(data, MAX_VALUES * 4):
+            raise TooCostly("a tensor literal too large to follow")
     r = _nested_shape(data)
     if r is None:
         return TensorVal(None, None, dtype or "float32")
@@ -2460,11 +2477,39 @@ def _copy(it, args, kwargs, deep=False):
         if v.kind == "module":
             return clone_module(v) if deep else _shallow_inst(v)
         return _shallow_inst(v)
+    if deep and isinstance(v, (list, dict, tuple)):
+        return _deepcopy_value(it, v, {})
     if isinstance(v, list):
-        return [(_copy(it, [x], {}, True) if deep else x) for x in v]
+        return list(v)
     if isinstance(v, dict):
-        return {k: (_copy(it, [x], {}, True) if deep else x) for k, x in v.items()}
+        return dict(v)
     return v
+
+
+def _deepcopy_value(it, v, memo):
+    """copy.deepcopy of plain containers and modules in them: each container once (its memo),
+    as Python's own deepcopy does, so that shared parts stay shared and cost their size."""
+    t = type(v)
+    if t is InstanceVal:
+        return clone_module(v) if v.kind == "module" else _shallow_inst(v)
+    if t is not list and t is not dict and t is not tuple:
+        return v
+    done = memo.get(id(v))
+    if done is not None:
+        return done[0]
+    it.charge(len(v))
+    if t is list:
+        out = []
+        memo[id(v)] = (out, v)
+        out.extend(_deepcopy_value(it, x, memo) for x in v)
+    elif t is dict:
+        out = {}
+        memo[id(v)] = (out, v)
+        out.update((k, _deepcopy_value(it, x, memo)) for k, x in v.items())
+    else:
+        out = tuple(_deepcopy_value(it, x, memo) for x in v)
+        memo[id(v)] = (out, v)
+    return out
 
 
 def _shallow_inst(v):

@@ -27,6 +27,16 @@ class InterpError(Exception):
     """Something the interpreter cannot follow: becomes a warning at file:line."""
 
 
+class TooCostly(Exception):
+    """The source asks for more time, memory or work than the parser's budget: the parse stops
+    (never caught by the interpreted code's own ``try``)."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+        self.where = None  # file:line of the innermost statement it stopped in
+
+
 class UserRaise(Exception):
     """The interpreted code executes a ``raise``."""
 
