@@ -151,6 +151,20 @@ class Sum(Mean):
         return x.sum(dim=self.dim, keepdim=self.keepdim)
 
 
+class Amax(Mean):
+    def forward(self, x):
+        if self.dim is None:
+            return x.amax()
+        return x.amax(dim=self.dim, keepdim=self.keepdim)
+
+
+class Amin(Mean):
+    def forward(self, x):
+        if self.dim is None:
+            return x.amin()
+        return x.amin(dim=self.dim, keepdim=self.keepdim)
+
+
 class Select(nn.Module):
     def __init__(self, dim, index):
         super().__init__()

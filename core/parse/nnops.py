@@ -502,7 +502,7 @@ def _infer(op, a, shapes, x):
         out = list(x)
         out[d0], out[d1] = out[d1], out[d0]
         return out
-    if op in ("Mean", "Sum"):
+    if op in ("Mean", "Sum", "Amax", "Amin"):
         if x is None:
             return None
         dim = a.get("dim")

@@ -630,6 +630,9 @@ def call_module(it, inst, args, kwargs):
 
 def builtin_forward(it, inst, args, kwargs, tname=None):
     tb = tname or inst.torch_base
+    if tb == "__einops__":
+        from . import einops_lib
+        return einops_lib.call_layer(it, inst, args, kwargs)
     if inst.op and tb not in CONTAINER_KINDS:
         return emit_module(it, inst, args, kwargs)
     if tb == "Sequential":
@@ -2104,37 +2107,98 @@ def f_sdpa(it, args, kwargs):
 
 
 def f_einsum(it, args, kwargs):
+    """torch.einsum of one or two operands, written as Permute / Sum / Reshape / MatMul (exact in
+    shapes and results); repeated letters within one operand (diagonals) are not followed."""
     eq = args[0] if args else None
     ops = list(args[1:])
     if len(ops) == 1 and isinstance(ops[0], (list, tuple)):
         ops = list(ops[0])
-    if not isinstance(eq, str) or len(ops) != 2 or not all(isinstance(o, TensorVal) for o in ops):
-        t = next((o for o in ops if isinstance(o, TensorVal)), None)
-        return passthrough(it, "torch.einsum", t, keep_shape=False) if t else Unknown("einsum")
-    spec = eq.replace(" ", "")
-    if "->" not in spec or "." in spec:
-        return passthrough(it, "torch.einsum", ops[0], keep_shape=False)
-    lhs, out = spec.split("->")
-    a, b = lhs.split(",")
-    # batched matmul: a = P+i+j, b = P+j+k (or P+k+j), out = P+i+k
-    common = [c for c in a if c in b and c in out]
+    t0 = next((o for o in ops if isinstance(o, TensorVal)), None)
+    if not isinstance(eq, str) or not ops or not all(isinstance(o, TensorVal) for o in ops):
+        return passthrough(it, "torch.einsum", t0, keep_shape=False) if t0 else Unknown("einsum")
+    try:
+        return _einsum(it, eq.replace(" ", ""), ops)
+    except _EinsumUnfollowed as e:
+        return passthrough(it, f"torch.einsum('{eq}') ({e})", ops[0], keep_shape=False)
+
+
+class _EinsumUnfollowed(Exception):
+    pass
+
+
+def _einsum(it, spec, ops):
+    lhs, arrow, out = spec.partition("->")
+    terms = lhs.split(",")
+    if len(terms) != len(ops) or len(ops) > 2:
+        raise _EinsumUnfollowed("more than two operands")
+    names = []
+    for term, t in zip(terms, ops):
+        if t.shape is None:
+            raise _EinsumUnfollowed("operand of unknown rank")
+        if "..." in term:
+            n = len(t.shape) - (len(term) - 3)
+            term = term.replace("...", "".join(chr(0x3b1 + i) for i in range(n)))  # greek letters
+        if len(term) != len(t.shape) or len(set(term)) != len(term):
+            raise _EinsumUnfollowed("repeated or missing letters")
+        names.append(term)
+    if not arrow:
+        counts = {}
+        for term in names:
+            for c in term:
+                counts[c] = counts.get(c, 0) + 1
+        out = "".join(sorted(c for c, k in counts.items() if k == 1))
+    elif "..." in out:
+        ell = [c for c in names[0] if "\u03b1" <= c <= "\u03c9"]
+        out = out.replace("...", "".join(ell))
+    size = {}
+    for term, t in zip(names, ops):
+        for c, d in zip(term, t.shape):
+            if c not in size or (is_int(size[c]) and size[c] == 1):
+                size[c] = d
+    # sum away letters only one operand has and the output does not keep
+    cur = []
+    for i, (term, t) in enumerate(zip(names, ops)):
+        others = "".join(n for j, n in enumerate(names) if j != i)
+        gone = [k for k, c in enumerate(term) if c not in out and c not in others]
+        if gone:
+            t = reduce_op(it, "Sum", t, gone, False)
+            term = "".join(c for k, c in enumerate(term) if k not in gone)
+        cur.append((term, t))
+    if len(cur) == 1:
+        term, t = cur[0]
+        perm = [term.index(c) for c in out]
+        return permute(it, t, perm) if perm != list(range(len(perm))) else t
+    (a, A), (b, B) = cur
+    batch = [c for c in a if c in b and c in out]
     contract = [c for c in a if c in b and c not in out]
-    ai = [c for c in a if c not in b]
-    bk = [c for c in b if c not in a]
-    if len(contract) == 1 and len(ai) == 1 and len(bk) == 1 and out == "".join(common) + ai[0] + bk[0]:
-        j = contract[0]
-        A, B = ops
-        pa = [a.index(c) for c in common] + [a.index(ai[0]), a.index(j)]
-        pb = [b.index(c) for c in common] + [b.index(j), b.index(bk[0])]
-        if pa != list(range(len(a))):
-            A = permute(it, A, pa)
-        if pb != list(range(len(b))):
-            if pb[:-2] == list(range(len(b) - 2)) and pb[-2:] == [len(b) - 1, len(b) - 2]:
-                B = transpose(it, B, -2, -1)
-            else:
-                B = permute(it, B, pb)
-        return tensor_binop(it, ast.MatMult, A, B)
-    return passthrough(it, f"torch.einsum('{eq}')", ops[0], keep_shape=False)
+    a_keep = [c for c in a if c not in b]
+    b_keep = [c for c in b if c not in a]
+    pa = [a.index(c) for c in batch + a_keep + contract]
+    pb = [b.index(c) for c in batch + contract + b_keep]
+    if pa != list(range(len(pa))):
+        A = permute(it, A, pa)
+    if pb != list(range(len(pb))):
+        B = permute(it, B, pb)
+    bsz = [size[c] for c in batch]
+    simple = len(a_keep) <= 1 and len(b_keep) <= 1 and len(contract) == 1
+    if not simple:
+        A = reshape(it, A, [A.shape[i] for i in range(len(batch))] + [prod([size[c] for c in a_keep]),
+                                                                       prod([size[c] for c in contract])])
+        B = reshape(it, B, [B.shape[i] for i in range(len(batch))] + [prod([size[c] for c in contract]),
+                                                                       prod([size[c] for c in b_keep])])
+    elif not a_keep:
+        A = unsqueeze(it, A, len(batch))
+    if simple and not b_keep:
+        B = unsqueeze(it, B, len(batch) + 1)
+    y = tensor_binop(it, ast.MatMult, A, B)
+    have = batch + a_keep + b_keep
+    if not simple or not a_keep or not b_keep:
+        lead = list(y.shape[:len(batch)]) if y.shape is not None else bsz
+        y = reshape(it, y, lead + [size[c] for c in a_keep + b_keep])
+    perm = [have.index(c) for c in out]
+    if perm != list(range(len(perm))):
+        y = permute(it, y, perm)
+    return y
 
 
 def _meshgrid(it, args, kwargs):
@@ -2605,7 +2669,6 @@ _EXT = {
     "itertools.chain": lambda it, a, k: [x for s in a for x in it.iterate(s)],
     "itertools.repeat": lambda it, a, k: [a[0]] * a[1] if len(a) > 1 and is_int(a[1]) else Unknown("repeat"),
     "itertools.product": lambda it, a, k: _product(it, a, k),
-    "einops.rearrange": lambda it, a, k: _rearrange(it, a, k),
 }
 
 
@@ -2617,50 +2680,6 @@ def _product(it, a, k):
     return out
 
 
-def _einops_groups(side):
-    groups, cur = [], None
-    for tok in side.replace("(", " ( ").replace(")", " ) ").split():
-        if tok == "(":
-            cur = []
-        elif tok == ")":
-            groups.append(cur)
-            cur = None
-        elif cur is not None:
-            cur.append(tok)
-        else:
-            groups.append([tok])
-    return groups
+from . import einops_lib as _einops  # noqa: E402 - it builds on the helpers above
 
-
-def _rearrange(it, args, kwargs):
-    x = args[0] if args else None
-    pattern = args[1] if len(args) > 1 else kwargs.get("pattern")
-    if not isinstance(x, TensorVal) or not isinstance(pattern, str) or "->" not in pattern or "..." in pattern:
-        if isinstance(x, TensorVal):
-            return passthrough(it, "einops.rearrange", x, keep_shape=False)
-        return Unknown("rearrange")
-    lhs, rhs = pattern.split("->")
-    lg, rg = _einops_groups(lhs), _einops_groups(rhs)
-    if x.shape is None or len(lg) != len(x.shape):
-        return passthrough(it, "einops.rearrange", x, keep_shape=False)
-    sizes = {k: v for k, v in kwargs.items() if k != "pattern"}
-    for grp, d in zip(lg, x.shape):
-        unknown = [n for n in grp if n not in sizes and n != "1"]
-        known = prod([sizes[n] for n in grp if n in sizes]) if grp else 1
-        if len(unknown) == 1:
-            sizes[unknown[0]] = dim_floordiv(d, known) if known not in (None, 1) else d
-        elif len(unknown) > 1:
-            return passthrough(it, "einops.rearrange", x, keep_shape=False)
-    axes = [n for grp in lg for n in grp if n != "1"]
-    order = [n for grp in rg for n in grp if n != "1"]
-    if sorted(axes) != sorted(order):
-        return passthrough(it, "einops.rearrange", x, keep_shape=False)
-    cur = x
-    if any(len(g) != 1 for g in lg):
-        cur = reshape(it, cur, [sizes[n] for n in axes])
-    perm = [axes.index(n) for n in order]
-    if perm != list(range(len(perm))):
-        cur = permute(it, cur, perm)
-    if any(len(g) != 1 or g == ["1"] for g in rg):
-        cur = reshape(it, cur, [prod([sizes[n] for n in g if n != "1"]) if g != ["1"] else 1 for g in rg])
-    return cur
+_EXT.update(_einops.EXT)
