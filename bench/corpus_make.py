@@ -93,7 +93,9 @@ def truth(only=None, timeout=600):
         rec = dict(e, id=entry_id(e), path=f"{source_dir(e['repo'])}/{e['file']}")
         src = manifest["sources"].get(e["repo"], {})
         rec["commit"], rec["licence"] = src.get("commit"), src.get("licence")
-        if only and not fnmatch.fnmatch(rec["id"], only) and rec["id"] in old:
+        done = old.get(rec["id"], {}).get("truth")
+        if (only == "missing" and done and "error" not in done) or \
+                (only and only != "missing" and not fnmatch.fnmatch(rec["id"], only) and rec["id"] in old):
             out.append(dict(rec, truth=old[rec["id"]].get("truth")))
             continue
         proc = subprocess.run([sys.executable, __file__, "child", json.dumps(rec)], capture_output=True, text=True,
@@ -188,7 +190,7 @@ def main():
     c = sub.add_parser("copy")
     c.add_argument("--mirrors", required=True)
     t = sub.add_parser("truth")
-    t.add_argument("--only")
+    t.add_argument("--only", help="PATTERN of entry ids to run again, or 'missing'")
     ch = sub.add_parser("child")
     ch.add_argument("rec")
     a = ap.parse_args()
