@@ -133,3 +133,21 @@ for _n in (1, 2, 3):
     OPS.append(OpSpec(f"ConvTranspose{_n}d", "conv", _conv_args(True), _convT_infer(_n),
                       tb.module(f"ConvTranspose{_n}d"),
                       params=_conv_params(_n), flops=_conv_flops(_n, transposed=True), rules=CONV_RULES))
+
+
+def _unfold_infer(ctx: InferCtx):
+    """nn.Unfold: sliding 2-D blocks, [N, C, H, W] -> [N, C*kh*kw, L]."""
+    x, a = ctx.x, ctx.args
+    if x.shape is None:
+        return [TensorType(None, x.dtype)]
+    if not ctx.need_rank(x, (3, 4)):
+        return [UNKNOWN]
+    k, s, d, p = pair(a["kernel_size"]), pair(a["stride"]), pair(a["dilation"]), pair(a["padding"])
+    blocks = 1
+    for i, size in enumerate(x.shape[-2:]):
+        blocks = D.mul(blocks, D.conv_out(size, k[i], s[i], p[i], d[i]))
+    return [TensorType(x.shape[:-3] + (D.mul(x.shape[-3], k[0] * k[1]), blocks), x.dtype)]
+
+
+OPS.append(OpSpec("Unfold", "conv", (Arg("kernel_size"), Arg("dilation", 1), Arg("padding", 0), Arg("stride", 1)),
+                  _unfold_infer, tb.module("Unfold"), accepts="any", rules=("shape.rank",)))

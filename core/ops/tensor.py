@@ -429,8 +429,9 @@ OPS = [
     OpSpec("Expand", "tensor", (Arg("shape"),), _expand_infer, tb.custom("Expand"), accepts="any",
            rules=("shape.expand",)),
     OpSpec("Scale", "tensor", (Arg("value"),), lambda ctx: [ctx.x], tb.custom("Scale"), accepts="any"),
-    OpSpec("Constant", "tensor", (Arg("shape"), Arg("value", 0.0)),
-           _source_infer(lambda a: "int64" if isinstance(a.get("value"), int) and not isinstance(a.get("value"), bool)
+    OpSpec("Constant", "tensor", (Arg("shape"), Arg("value", 0.0), Arg("dtype", None)),
+           _source_infer(lambda a: a["dtype"] if a.get("dtype") else
+                         "int64" if isinstance(a.get("value"), int) and not isinstance(a.get("value"), bool)
                          else "float32"),
            tb.custom("Constant"), arity=(0, 0), accepts="any"),
     OpSpec("Arange", "tensor", (Arg("end"),), _source_infer(lambda a: "int64"), tb.custom("Arange"),

@@ -38,6 +38,7 @@ from .graph import Graph
 from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
 from .source import Loader
 from .values import (
+    BoundMethod,
     ClassVal,
     FuncVal,
     InstanceVal,
@@ -214,14 +215,21 @@ def _parse_source(path, entry, args, inputs, budget, state):
     state["it"] = it
     it.start_budget(*budget)
     it.settled = []
-    if entry not in mod.defs:
-        raise ParseFailure(f"{path}: no class or function named '{entry}'")
+    head, _, attr = entry.partition(".")  # `Class.builder`: a classmethod or staticmethod that builds
+    if head not in mod.defs:
+        raise ParseFailure(f"{path}: no class or function named '{head}'")
     try:
-        target = it.mod_lookup(mod, entry)
+        target = it.mod_lookup(mod, head)
+        if attr:
+            target = it.getattr(target, attr)
     except (InterpError, RecursionError) as e:
         raise ParseFailure(f"{path}: '{entry}' could not be read: {e}") from None
-    defline = mod.defs[entry][-1].lineno
-    if not isinstance(target, (ClassVal, FuncVal, PartialVal, TorchClass)):
+    defline = mod.defs[head][-1].lineno
+    if isinstance(target, BoundMethod) and isinstance(target.func, FuncVal):
+        defline = target.func.node.lineno
+    elif isinstance(target, FuncVal) and attr:
+        defline = target.node.lineno
+    if not isinstance(target, (ClassVal, FuncVal, PartialVal, TorchClass, BoundMethod)):
         raise ParseFailure(f"{path}:{defline}: '{entry}' is not a class or builder function")
     kwargs = dict(args or {})
     if isinstance(target, FuncVal):

@@ -33,6 +33,8 @@ def _side(text):
                 raise PatternError("unbalanced parentheses")
             groups.append(cur)
             cur = None
+        elif tok == "..." and cur is None:
+            groups.append("...")  # a bare ellipsis: as many axes as it stands for
         else:
             if tok == "1":
                 tok = None  # an anonymous axis of size 1
@@ -49,14 +51,13 @@ def _side(text):
 
 
 def _expand_ellipsis(groups, n_ell):
+    names = [f"...{i}" for i in range(n_ell)]
     out = []
     for g in groups:
-        if "..." in g:
-            names = [f"...{i}" for i in range(n_ell)]
-            if len(g) == 1:
-                out += [[n] for n in names]
-            else:
-                out.append([x for y in g for x in (names if y == "..." else [y])])
+        if g == "...":
+            out += [[n] for n in names]
+        elif "..." in g:  # '(...)': the axes it stands for merged into one
+            out.append([x for y in g for x in (names if y == "..." else [y])])
         else:
             out.append(g)
     return out
@@ -71,7 +72,7 @@ def _plan(x, pattern, sizes):
     if x.shape is None:
         raise PatternError("input of unknown rank")
     rank = len(x.shape)
-    has_ell = any("..." in g for g in lg)
+    has_ell = "..." in lg
     n_ell = rank - (len(lg) - 1) if has_ell else 0
     if has_ell and n_ell < 0 or not has_ell and len(lg) != rank:
         raise PatternError(f"pattern has {len(lg)} groups for a {rank}-D input")
@@ -131,7 +132,7 @@ def apply(it, x, pattern, reduction=None, sizes=None, op_name="rearrange"):
         if op is None:
             return T.passthrough(it, f"einops reduction {reduction!r}", cur, keep_shape=False)
         cur = T.emit_op(it, op, {"dim": gone, "keepdim": False}, [cur])
-        lhs_axes = [n for n in lhs_axes if n not in rhs_axes]
+        lhs_axes = [n for n in lhs_axes if n in rhs_axes]
     # 3. bring the kept axes into the output's order
     kept = [n for n in rhs_axes if n in lhs_axes]
     perm = [lhs_axes.index(n) for n in kept]

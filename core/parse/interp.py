@@ -967,6 +967,11 @@ class Interp:
         if isinstance(func_node, ast.Name) and func_node.id == "super" and not n.args:
             if "super" not in fr.vars:
                 return self.zero_arg_super(fr)
+        if type(func_node) is ast.Name and func_node.id == "locals" and not n.args and not n.keywords:
+            try:
+                self.lookup("locals", fr)
+            except InterpError:  # the builtin: the current frame's names (a dict of values, no frame object)
+                return dict(fr.vars)
         fn = self.eval(func_node, fr)
         if type(fn) is ExtVal and fn.path in _NOOP_CALLS:
             return None

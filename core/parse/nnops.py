@@ -337,6 +337,15 @@ def _infer(op, a, shapes, x):
         o = _tup(a.get("output_size"), n)
         sp = [x[len(x) - n + j] if o[j] is None else o[j] for j in range(n)]
         return list(x[:len(x) - n]) + sp
+    if op == "Unfold":
+        if x is None:
+            return None
+        k, s, d = _tup(a.get("kernel_size"), 2), _tup(a.get("stride", 1), 2), _tup(a.get("dilation", 1), 2)
+        p = _tup(a.get("padding", 0), 2)
+        blocks = 1
+        for j in range(2):
+            blocks = dim_mul(blocks, _conv_out(x[len(x) - 2 + j], k[j], s[j], p[j], d[j]))
+        return list(x[:len(x) - 3]) + [dim_mul(x[len(x) - 3], k[0] * k[1]), blocks]
     if op == "Flatten":
         if x is None:
             return None

@@ -679,13 +679,18 @@ def _tensor_inputs(it, inst, op, args, kwargs):
         nw = kwargs.get("need_weights", args[4] if len(args) > 4 else True)
         return [q, k, v], {"need_weights": nw}
     if op in ("LSTM", "GRU", "RNN"):
+        from ..ops import OP_TABLE
         x = args[0] if args else kwargs.get("input")
         hx = args[1] if len(args) > 1 else kwargs.get("hx")
         ins = [x]
-        if isinstance(hx, TensorVal):
-            ins.append(hx)
-        elif isinstance(hx, (tuple, list)):
-            ins += [h for h in hx if isinstance(h, TensorVal)]
+        states = [hx] if isinstance(hx, TensorVal) else [h for h in hx if isinstance(h, TensorVal)] \
+            if isinstance(hx, (tuple, list)) else []
+        most = OP_TABLE[op].arity[1]
+        if states and (most is None or most > 1):
+            ins += states
+        elif states:
+            # the op table takes no initial state: it changes values, never shapes or parameters
+            it.warn(f"initial state of nn.{op} is not part of the design")
         return ins, {}
     if op in ("TransformerDecoderLayer", "Bilinear"):
         return [a for a in args[:2]], {}
@@ -869,7 +874,10 @@ def ref_of(it, t):
         elif t.origin != "onehot":
             it.warn("a constant tensor built in forward enters the graph; its values are not recorded")
         nid = g.fresh("Constant")
-        g.add(nid, "Constant", {"shape": shape_arg(it, t.shape or [], "Constant"), "value": val}, [])
+        cargs = {"shape": shape_arg(it, t.shape or [], "Constant"), "value": val}
+        if t.dtype != "float32" and not (t.dtype == "int64" and is_int(val)):
+            cargs["dtype"] = t.dtype  # index tables stay integers (an Embedding looks them up)
+        g.add(nid, "Constant", cargs, [])
     g.set_param_ref(key, (t, nid))
     return nid
 
@@ -1682,10 +1690,15 @@ def tensor_method(it, t, name, args, kwargs):
         dd = _norm_dim(d, t)
         new = list(t.shape[:dd]) + list(sizes) + list(t.shape[dd + 1:])
         return reshape(it, t, new)
-    if name in ("mean", "sum", "amax", "max", "min", "prod", "std", "var", "norm", "logsumexp", "all", "any",
-                "argmax", "argmin"):
+    if name in ("mean", "sum", "amax", "amin", "max", "min", "prod", "std", "var", "norm", "logsumexp", "all",
+                "any", "argmax", "argmin"):
         d = _dims_arg(args, kwargs)
         keep = args[1] if len(args) > 1 else kwargs.get("keepdim", False)
+        if name in ("var", "std"):  # x.var(dim, unbiased, keepdim)
+            keep = kwargs.get("keepdim", args[2] if len(args) > 2 else False)
+        elif name == "norm":  # x.norm(p, dim, keepdim)
+            d = kwargs.get("dim", args[1] if len(args) > 1 else None)
+            keep = kwargs.get("keepdim", args[2] if len(args) > 2 else False)
         if name == "mean":
             return reduce_op(it, "Mean", t, d, keep)
         if name == "sum":
@@ -1694,9 +1707,15 @@ def tensor_method(it, t, name, args, kwargs):
             if name in ("max", "min") and t.values and d is None:
                 return TensorVal(None, [], t.dtype, values=[max(t.values) if name == "max" else min(t.values)])
             return TensorVal(None, None, t.dtype)
+        if name in ("max", "min", "amax", "amin"):
+            r = reduce_op(it, "Amax" if name in ("max", "amax") else "Amin", t, d, keep)
+            if name in ("max", "min") and d is not None:
+                return (r, TensorVal(None, list(r.shape) if r.shape is not None else None, "int64"))
+            return r
+        if name in ("var", "std", "norm", "logsumexp", "prod"):
+            it.warn(f".{name}() has no archgraph op; written as Mean over the same dims (the same shape)")
+            return reduce_op(it, "Mean", t, d, keep)
         r = passthrough(it, f".{name}()", t, keep_shape=False)
-        if name in ("max", "min") and d is not None:
-            return (r, TensorVal(None, None, "int64"))
         return r
     if name in ("unsqueeze",):
         return unsqueeze(it, t, _dims_arg(args, kwargs))
@@ -1934,7 +1953,7 @@ _POOL = {
     "adaptive_max_pool2d": "AdaptiveMaxPool2d", "adaptive_max_pool3d": "AdaptiveMaxPool3d",
     "dropout": "Dropout", "dropout1d": "Dropout1d", "dropout2d": "Dropout2d", "dropout3d": "Dropout3d",
     "alpha_dropout": "AlphaDropout", "pixel_shuffle": "PixelShuffle", "pixel_unshuffle": "PixelUnshuffle",
-    "local_response_norm": "LocalResponseNorm", "max_pool2d_with_indices": "MaxPool2d",
+    "local_response_norm": "LocalResponseNorm", "max_pool2d_with_indices": "MaxPool2d", "unfold": "Unfold",
 }
 
 
