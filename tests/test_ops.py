@@ -80,6 +80,8 @@ EXAMPLES = {
     "Mean": ([((2, 3, 4, 4), F)], {"dim": [2, 3], "keepdim": True}),
     "Sum": ([((2, 3, 4), F)], {"dim": 1}),
     "Amax": ([((2, 3, 4), F)], {"dim": [1, 2]}),
+    "PixelShuffle": ([((2, 8, 3, 3), F)], {"upscale_factor": 2}),
+    "PixelUnshuffle": ([((2, 2, 4, 6), F)], {"downscale_factor": 2}),
     "Unfold": ([((2, 3, 8, 8), F)], {"kernel_size": 3, "stride": 2, "padding": 1}),
     "Amin": ([((2, 3, 4), F)], {"dim": -1, "keepdim": True}),
     "Select": ([((2, 5, 4), F)], {"dim": 1, "index": -1}),

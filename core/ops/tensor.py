@@ -480,3 +480,32 @@ for _n in (1, 2, 3):
                       tb.module(f"ReflectionPad{_n}d"), rules=("shape.rank", "shape.spatial-collapse")))
     OPS.append(OpSpec(f"ReplicationPad{_n}d", "tensor", (Arg("padding"),), _pad_infer(_n),
                       tb.module(f"ReplicationPad{_n}d"), rules=("shape.rank", "shape.spatial-collapse")))
+
+
+def _pixel_shuffle_infer(ctx: InferCtx):
+    """PixelShuffle(r): [*, C*r*r, H, W] -> [*, C, H*r, W*r]; PixelUnshuffle the other way."""
+    x = ctx.x
+    if x.shape is None:
+        return [x]
+    if not ctx.need_rank(x, tuple(range(3, 9))):
+        return [UNKNOWN]
+    c, h, w = x.shape[-3:]
+    if ctx.node.op == "PixelShuffle":
+        r = ctx.args["upscale_factor"]
+        if D.is_const(c) and c % (r * r):
+            return ctx.fail("shape.reshape-product", f"PixelShuffle {ctx.node.id!r}: {c} channels do not divide by "
+                                                     f"upscale_factor^2 = {r * r}")
+        out = (D.exact_div(c, r * r), D.mul(h, r), D.mul(w, r))
+    else:
+        r = ctx.args["downscale_factor"]
+        if any(D.is_const(v) and v % r for v in (h, w)):
+            return ctx.fail("shape.reshape-product", f"PixelUnshuffle {ctx.node.id!r}: {h}x{w} does not divide by "
+                                                     f"downscale_factor {r}")
+        out = (D.mul(c, r * r), D.exact_div(h, r), D.exact_div(w, r))
+    return [TensorType(x.shape[:-3] + out, x.dtype)]
+
+
+OPS.append(OpSpec("PixelShuffle", "tensor", (Arg("upscale_factor"),), _pixel_shuffle_infer, tb.module("PixelShuffle"),
+                  accepts="any", rules=("shape.rank", "shape.reshape-product")))
+OPS.append(OpSpec("PixelUnshuffle", "tensor", (Arg("downscale_factor"),), _pixel_shuffle_infer,
+                  tb.module("PixelUnshuffle"), accepts="any", rules=("shape.rank", "shape.reshape-product")))

@@ -1410,6 +1410,8 @@ class Interp:
         if t is ClassVal:
             if name in ("__name__", "__qualname__"):
                 return obj.name
+            if name == "apply" and self._is_autograd_function(obj):
+                return BuiltinFn(f"{obj.name}.apply", lambda a, k: self._autograd_apply(obj, a, k))
             if name == "__module__":
                 return obj.module.values.get("__name__")
             v, owner = self.class_attr(obj, name)
@@ -1466,10 +1468,27 @@ class Interp:
             return obj.name
         raise InterpError(f"attribute '{name}' of {self.describe(obj)} not followed")
 
+    def _is_autograd_function(self, cls):
+        return any(isinstance(c, ExtVal) and c.path in ("torch.autograd.Function", "torch.autograd.function.Function")
+                   for c in self.mro(cls))
+
+    def _autograd_apply(self, cls, args, kwargs):
+        """`MyFunction.apply(*args)`: its forward, with a context object that records what it is given
+        (the backward is never needed to know shapes and parameters)."""
+        f, _ = self.class_attr(cls, "forward")
+        if not isinstance(f, FuncVal):
+            raise InterpError(f"{cls.name}.apply without a forward")
+        ctx = InstanceVal(TorchClass("FunctionCtx"), "object")
+        return self.call_func(f, [ctx] + list(args), kwargs)
+
     def inst_getattr(self, inst, name):
         v = inst.attrs.get(name, _MISSING)
         if v is not _MISSING:
             return v
+        if type(inst.cls) is TorchClass and inst.cls.name == "FunctionCtx":
+            if name == "saved_tensors":
+                return Unknown("saved tensors")
+            return BuiltinFn(f"ctx.{name}", lambda a, k: None)  # save_for_backward, mark_dirty ...
         if name == "__class__":
             return inst.cls
         if name == "__module__":

@@ -178,7 +178,8 @@ def torch_init(it, inst, name, args, kwargs):
         inst.attrs["num_layers"] = n
         return
     if name == "Transformer":
-        pass  # leaf with a parameter formula
+        _transformer_init(it, inst, args, kwargs)
+        return
     sig = SIGS.get(name)
     if sig is None:
         raise InterpError(f"nn.{name} is not known to the parser")
@@ -227,6 +228,29 @@ def torch_init(it, inst, name, args, kwargs):
 
 
 _SIG_NAMES = {}
+
+
+def _transformer_init(it, inst, args, kwargs):
+    """nn.Transformer as torch builds it: an encoder and a decoder of layers, each with a final norm
+    (so that subclasses reach self.encoder / self.decoder, and the op table sees known layers)."""
+    names = [s[0] for s in SIGS["Transformer"]]
+    a = {n: d for n, d, _ in SIGS["Transformer"]}
+    a.update(zip(names, args))
+    a.update({k: v for k, v in kwargs.items() if k in a})
+    layer_kw = {k: a[k] for k in ("dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
+                                  "norm_first", "bias")}
+    parts = (("encoder", "TransformerEncoder", "TransformerEncoderLayer", "num_encoder_layers"),
+             ("decoder", "TransformerDecoder", "TransformerDecoderLayer", "num_decoder_layers"))
+    for attr, stack, layer, count in parts:
+        custom = a.get(f"custom_{attr}")
+        if _is_module(custom):
+            inst.modules[attr] = custom
+            continue
+        lyr = make_torch_module(it, layer, [a["d_model"], a["nhead"]], dict(layer_kw))
+        norm = make_torch_module(it, "LayerNorm", [a["d_model"]], {"eps": a["layer_norm_eps"], "bias": a["bias"]})
+        inst.modules[attr] = make_torch_module(it, stack, [lyr, a[count], norm], {})
+    for k in ("d_model", "nhead", "batch_first"):
+        inst.attrs[k] = a[k]
 
 
 def _dimv(d):
@@ -662,6 +686,17 @@ def builtin_forward(it, inst, args, kwargs, tname=None):
         if norm is not None:
             x = it.call(norm, [x], {})
         return x
+    if tb == "Transformer":
+        src = args[0] if args else kwargs.get("src")
+        tgt = args[1] if len(args) > 1 else kwargs.get("tgt")
+        for k in kwargs:
+            if k.endswith("mask") and isinstance(kwargs[k], TensorVal):
+                it.warn(f"{k} of nn.Transformer is not part of the design")
+        for a in args[2:]:
+            if isinstance(a, TensorVal):
+                it.warn("a mask of nn.Transformer is not part of the design")
+        memory = it.call(inst.modules["encoder"], [src], {})
+        return it.call(inst.modules["decoder"], [tgt, memory], {})
     if tb in ("ModuleList", "ModuleDict"):
         raise InterpError(f"nn.{tb} is not callable")
     raise InterpError(f"{inst.cls.name} has no forward")
@@ -1416,6 +1451,10 @@ def tensor_getitem(it, t, idx):
     if isinstance(idx, TensorVal) and idx.is_const and idx.dtype.startswith("int") and idx.shape is not None \
             and t.shape and not t.is_const and it.graph is not None:
         return _gather_rows(it, t, idx)
+    lists = [i for i, x in enumerate(items) if isinstance(x, list)]
+    if len(lists) == 1 and Ellipsis not in items and all(is_int(v) for v in items[lists[0]]) and \
+            items[lists[0]] and not any(isinstance(x, TensorVal) for x in items):
+        return _index_with_list(it, t, items, lists[0])
     if any(isinstance(x, (TensorVal, list)) for x in items):
         return passthrough(it, "indexing with a tensor or list", t, keep_shape=False)
     if any(isinstance(x, Unknown) for x in items):
@@ -1459,6 +1498,32 @@ def tensor_getitem(it, t, idx):
         cur = _index_one(it, cur, d, x)
         d += 1
     return cur
+
+
+def _index_with_list(it, t, items, k):
+    """t[..., [i, j, ...], ...]: a list of ints picks rows of one dim and keeps that dim.  A run of
+    consecutive indices is a Slice; anything else a Concat of one-row Slices, in the list's order."""
+    idx = items[k]
+    d_out = sum(1 for x in items[:k] if not is_int(x))  # where that dim is once the others are applied
+    size = None
+    if t.shape is not None:
+        d_in = sum(1 for x in items[:k] if x is not None)
+        size = t.shape[d_in] if d_in < len(t.shape) else None
+    if is_int(size):
+        if any(not -size <= v < size for v in idx):
+            raise InterpError(f"index {idx} out of range for a dim of size {size}")
+        idx = [v % size for v in idx]
+    elif any(v < 0 for v in idx) and not all(v < 0 for v in idx):
+        return passthrough(it, "indexing with a list of mixed signs", t, keep_shape=False)
+
+    def one(lo, hi):
+        sub = list(items)
+        sub[k] = slice(lo, hi if hi != 0 else None)
+        return tensor_getitem(it, t, tuple(sub))
+
+    if all(b == a + 1 for a, b in zip(idx, idx[1:])):
+        return one(idx[0], idx[-1] + 1)
+    return concat(it, [one(v, v + 1) for v in idx], d_out)
 
 
 def _gather_rows(it, t, idx):
