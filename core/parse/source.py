@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import os
+import warnings
 
 _MISSING = object()
 _DEFS_CACHE = {}  # id(tree) -> (tree, defs, star): top-level bindings depend on the tree only
@@ -116,7 +117,9 @@ class Loader:
         if tree is None:
             with open(path, "rb") as f:
                 data = f.read()
-            tree = ast.parse(data, filename=path)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a user's invalid escape sequences are not ours to report
+                tree = ast.parse(data, filename=path)
             if len(_AST_CACHE) > 512:
                 _AST_CACHE.clear()
                 _DEFS_CACHE.clear()

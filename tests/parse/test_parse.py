@@ -313,6 +313,24 @@ def test_source_is_never_executed(tmp_path, monkeypatch):
     assert any("open" in w.message for w in r.warnings)
 
 
+def test_new_constructs_are_followed_never_executed(tmp_path, monkeypatch):
+    """autograd.Function.apply, einops (layers and functions), locals(), setattr, checkpoint, numpy
+    buffers: followed on shapes, and none of the payloads in the file runs."""
+    marker = tmp_path / "marker"
+    monkeypatch.setenv("ARCHCURATOR_TEST_MARKER", str(marker))
+    mods_before = set(sys.modules)
+    r = parse_source(MODELS / "evil_constructs.py", "Block", {}, [([2, 16], "float32")])
+    proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "parse", str(MODELS / "evil_constructs.py"),
+                           "--entry", "Block", "--input", "2,16", "--json"], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "ARCHCURATOR_TEST_MARKER": str(marker)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert not any(m.startswith(("einops", "numpy")) or "evil" in m for m in set(sys.modules) - mods_before)
+    ops = [n["op"] for n in r.design["nodes"]]
+    assert "Linear" in ops and "Reshape" in ops
+    assert design_params(r.design) == 8 * 8 + 8
+
+
 def test_runaway_code_is_bounded(tmp_path):
     src = tmp_path / "loop.py"
     src.write_text(
