@@ -33,7 +33,6 @@ import sys
 from dataclasses import dataclass, field
 
 from . import torchlib
-from .dims import Sym, is_int
 from .graph import Graph
 from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
 from .source import Loader
@@ -44,11 +43,13 @@ from .values import (
     InstanceVal,
     InterpError,
     PartialVal,
+    Sym,
     TensorVal,
     TooCostly,
     TorchClass,
     Unknown,
     UserRaise,
+    is_int,
 )
 
 __all__ = ["parse_source", "discover_modules", "ParseResult", "ParseWarning", "ParseFailure", "design_params",
@@ -126,8 +127,8 @@ def design_params(design):
     project's).  A node that shares another node's weight counts only what it
     does not share: all of it when both are the same op, else everything but
     its ``weight`` (a tied LM head keeps its own bias)."""
-    from .dims import prod
     from .nnops import param_count, param_shapes
+    from .values import prod
     ops = {n["id"]: n["op"] for n in design.get("nodes", [])}
     total = 0
     for n in design.get("nodes", []):

@@ -10,8 +10,7 @@ and Split (pack, unpack).  Shapes, parameters and results are exact.
 from __future__ import annotations
 
 from . import torchlib as T
-from .dims import Sym, dim_truediv, is_int, prod
-from .values import InstanceVal, InterpError, TensorVal, TorchClass, Unknown
+from .values import InstanceVal, InterpError, Sym, TensorVal, TorchClass, Unknown, dim_truediv, is_int, prod
 
 _REDUCE_OPS = {"mean": "Mean", "sum": "Sum", "max": "Amax", "min": "Amin"}
 

@@ -16,7 +16,6 @@ import os
 import time
 
 from . import torchlib
-from .dims import Sym, dim_add, dim_eq, dim_floordiv, dim_mul, dim_truediv, is_int
 from .source import _MISSING, Loader, SourceModule
 from .values import (
     BoundMethod,
@@ -35,12 +34,19 @@ from .values import (
     PyMethod,
     ReturnSignal,
     SuperVal,
+    Sym,
     TensorMethod,
     TensorVal,
     TooCostly,
     TorchClass,
     Unknown,
     UserRaise,
+    dim_add,
+    dim_eq,
+    dim_floordiv,
+    dim_mul,
+    dim_truediv,
+    is_int,
 )
 
 MAX_STEPS = 3_000_000

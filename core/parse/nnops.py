@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 
-from .dims import dim_add, dim_eq, dim_floordiv, dim_mul, is_int, prod
 from .nn_sigs import SIGS
+from .values import dim_add, dim_eq, dim_floordiv, dim_mul, is_int, prod
 
 SHAPE_KEEP = {
     "ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Softmax", "LogSoftmax", "Softmin", "Softmax2d",

@@ -14,7 +14,6 @@ import math
 import struct
 
 from . import nnops
-from .dims import Sym, dim_add, dim_eq, dim_floordiv, dim_mul, is_int, prod
 from .nn_sigs import SIGS
 from .values import (
     BuiltinFn,
@@ -26,11 +25,18 @@ from .values import (
     NTupleClass,
     ParamInfo,
     PartialVal,
+    Sym,
     TensorMethod,
     TensorVal,
     TooCostly,
     TorchClass,
     Unknown,
+    dim_add,
+    dim_eq,
+    dim_floordiv,
+    dim_mul,
+    is_int,
+    prod,
 )
 
 MAX_VALUES = 1 << 16
