@@ -121,19 +121,26 @@ def child(rec):
 
     import torch
 
+    class _Anything:
+        def __call__(self, *a, **k):
+            return self
+
+        def __getattr__(self, name):
+            return self
+
     class _Unused(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-        """torchvision stands in empty: the corpus files import it for data or losses, never for the
-        model they define (a run that needed it would fail, not be wrong)."""
+        """torchvision and matplotlib stand in empty: the corpus files import them for data, losses
+        or plots, never for the model they define (a run that needed them would fail, not be wrong)."""
 
         def find_spec(self, name, path, target=None):
-            if name == "torchvision" or name.startswith("torchvision."):
+            if name.split(".")[0] in ("torchvision", "matplotlib"):
                 return importlib.util.spec_from_loader(name, self, is_package=True)
             return None
 
         def create_module(self, spec):
             m = types.ModuleType(spec.name)
             m.__path__ = []
-            m.__getattr__ = lambda attr: None
+            m.__getattr__ = lambda attr: _Anything()
             return m
 
         def exec_module(self, module):

@@ -213,7 +213,7 @@ ENTRIES = [
       {"img_shape": [3, 32, 32], "res_blocks": 2, "c_dim": 5}, ["2,3,32,32", "2,5"]),
     E("eriklindernoren/PyTorch-GAN", "implementations/context_encoder/models.py", "Generator",
       inputs=["2,3,64,64"]),
-    E("eriklindernoren/PyTorch-GAN", "implementations/dualgan/models.py", "Generator", inputs=["2,3,64,64"]),
+    E("eriklindernoren/PyTorch-GAN", "implementations/dualgan/models.py", "Generator", inputs=["2,3,256,256"]),
     # ---- super-resolution, audio, TCN, detection backbones
     E("xinntao/ESRGAN", "RRDBNet_arch.py", "RRDBNet", {"in_nc": 3, "out_nc": 3, "nf": 16, "nb": 2, "gc": 8},
       ["2,3,16,16"]),

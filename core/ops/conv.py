@@ -19,6 +19,8 @@ def _conv_args(transposed: bool):
                  Arg("padding_mode", "zeros")]
     else:
         base += [Arg("dilation", 1), Arg("groups", 1), Arg("bias", True), Arg("padding_mode", "zeros")]
+    # weight_norm (torch.nn.utils.weight_norm on the layer): one more parameter per slice of the weight's dim 0
+    base.append(Arg("weight_norm", False))
     return tuple(base)
 
 
@@ -102,10 +104,11 @@ def _convT_infer(n: int):
     return infer
 
 
-def _conv_params(n: int):
+def _conv_params(n: int, transposed: bool = False):
     def params(a):
         k = prod(pair(a["kernel_size"], n))
-        return a["out_channels"] * (a["in_channels"] // a["groups"]) * k + (a["out_channels"] if a["bias"] else 0)
+        g = (a["in_channels"] if transposed else a["out_channels"]) if a.get("weight_norm") else 0
+        return a["out_channels"] * (a["in_channels"] // a["groups"]) * k + (a["out_channels"] if a["bias"] else 0) + g
 
     return params
 
@@ -132,7 +135,8 @@ for _n in (1, 2, 3):
                       params=_conv_params(_n), flops=_conv_flops(_n), rules=CONV_RULES))
     OPS.append(OpSpec(f"ConvTranspose{_n}d", "conv", _conv_args(True), _convT_infer(_n),
                       tb.module(f"ConvTranspose{_n}d"),
-                      params=_conv_params(_n), flops=_conv_flops(_n, transposed=True), rules=CONV_RULES))
+                      params=_conv_params(_n, transposed=True), flops=_conv_flops(_n, transposed=True),
+                      rules=CONV_RULES))
 
 
 def _unfold_infer(ctx: InferCtx):

@@ -32,7 +32,8 @@ def _linear_infer(ctx: InferCtx):
 
 
 def _linear_params(a):
-    return a["in_features"] * a["out_features"] + (a["out_features"] if a["bias"] else 0)
+    wn = a["out_features"] if a.get("weight_norm") else 0  # weight_norm: one magnitude per output
+    return a["in_features"] * a["out_features"] + (a["out_features"] if a["bias"] else 0) + wn
 
 
 def _linear_flops(ctx, outs):
@@ -72,7 +73,7 @@ def _embedding_infer(ctx: InferCtx):
 OPS = [
     OpSpec(
         "Linear", "linear",
-        (Arg("in_features"), Arg("out_features"), Arg("bias", True)),
+        (Arg("in_features"), Arg("out_features"), Arg("bias", True), Arg("weight_norm", False)),
         _linear_infer, tb.module("Linear"),
         params=_linear_params, flops=_linear_flops,
         rules=("shape.linear-width", "shape.flatten-linear-width", "dtype.int-into-float", "shape.rank"),

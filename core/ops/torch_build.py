@@ -12,7 +12,11 @@ def module(class_name: str, convert: Callable[[dict], dict] | None = None):
         import torch.nn as nn
 
         kwargs = convert(dict(args)) if convert else dict(args)
-        return getattr(nn, class_name)(**kwargs)
+        wn = kwargs.pop("weight_norm", False)
+        m = getattr(nn, class_name)(**kwargs)
+        if wn:  # weight = g * v / |v|: one magnitude per slice of dim 0 of the weight
+            m = nn.utils.parametrizations.weight_norm(m)
+        return m
 
     build.__qualname__ = f"build_{class_name}"
     return build

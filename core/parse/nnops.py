@@ -139,6 +139,9 @@ def param_shapes(op, args):
         out += [("decoder.norm.weight", [d])] + ([("decoder.norm.bias", [d])] if sub["bias"] else [])
     elif op == "Parameter":
         out.append(("", list(a.get("shape") or [])))
+    if a.get("weight_norm") and out and out[0][0] == "weight":
+        w = out[0][1]
+        out.append(("weight_g", [w[0]] + [1] * (len(w) - 1)))
     return out
 
 

@@ -2699,13 +2699,26 @@ def _checkpoint(it, args, kwargs):
         "use_reentrant", "preserve_rng_state", "determinism_check", "debug", "context_fn")})
 
 
-def _reparam(it, what, args):
-    m = args[0] if args else None
-    if _is_module(m):
-        it.warn(f"{what} re-parametrises the module's weight; the design keeps the plain module"
-                + (" (weight_norm adds one magnitude per output)" if what == "weight_norm" else ""))
+def _reparam(it, what, args, kwargs):
+    """weight_norm / spectral_norm of a layer: the same layer, whose parameters torch counts anew.
+    weight_norm splits the weight into a direction and one magnitude per slice of dim 0 (the layer's
+    `weight_norm` argument in the op table); spectral_norm keeps as many parameters (its vectors are
+    buffers)."""
+    m = args[0] if args else kwargs.get("module")
+    if not _is_module(m):
+        return Unknown(what)
+    if what == "spectral_norm":
         return m
-    return Unknown(what)
+    name = args[1] if len(args) > 1 else kwargs.get("name", "weight")
+    dim = args[2] if len(args) > 2 else kwargs.get("dim", 0)
+    if m.op in ("Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d") \
+            and name == "weight" and dim == 0:
+        m.args = dict(m.args or {}, weight_norm=True)
+        m.cache = None
+        return m
+    it.warn(f"{what} of {it.describe(m)} (name={name!r}, dim={dim!r}) is not followed; the design keeps the plain "
+            "module and misses its magnitudes")
+    return m
 
 
 def _noop(it, args, kwargs):
@@ -2743,10 +2756,11 @@ _EXT = {
     "torch.autograd.Variable": lambda it, a, k: a[0] if a else None,
     "torch.utils.checkpoint.checkpoint": _checkpoint,
     "torch.utils.checkpoint.checkpoint_sequential": lambda it, a, k: it.call(a[0], [a[-1]], {}),
-    "torch.nn.utils.weight_norm": lambda it, a, k: _reparam(it, "weight_norm", a),
-    "torch.nn.utils.parametrizations.weight_norm": lambda it, a, k: _reparam(it, "weight_norm", a),
-    "torch.nn.utils.spectral_norm": lambda it, a, k: _reparam(it, "spectral_norm", a),
-    "torch.nn.utils.parametrizations.spectral_norm": lambda it, a, k: _reparam(it, "spectral_norm", a),
+    "torch.nn.utils.remove_weight_norm": lambda it, a, k: a[0] if a else None,
+    "torch.nn.utils.weight_norm": lambda it, a, k: _reparam(it, "weight_norm", a, k),
+    "torch.nn.utils.parametrizations.weight_norm": lambda it, a, k: _reparam(it, "weight_norm", a, k),
+    "torch.nn.utils.spectral_norm": lambda it, a, k: _reparam(it, "spectral_norm", a, k),
+    "torch.nn.utils.parametrizations.spectral_norm": lambda it, a, k: _reparam(it, "spectral_norm", a, k),
     "torch._assert": _noop,
     "torch._C._log_api_usage_once": _noop,
     "warnings.warn": _noop,
