@@ -115,6 +115,10 @@ def torch_class_attr(it, cls, name):
         return cls.name
     if name in ("__init__", "forward"):
         return BuiltinFn(f"nn.{cls.name}.{name}", lambda a, k: torch_super_method(it, a[0], cls.name, name)(a[1:], k))
+    if name == "__setattr__":  # nn.Module.__setattr__(self, name, value)
+        return BuiltinFn(f"nn.{cls.name}.__setattr__", lambda a, k: it.setattr(a[0], a[1], a[2]))
+    if name == "__getattr__":
+        return BuiltinFn(f"nn.{cls.name}.__getattr__", lambda a, k: it.getattr(a[0], a[1]))
     return Unknown(f"nn.{cls.name}.{name}")
 
 
@@ -431,6 +435,10 @@ def module_builtin_attr(it, inst, name):
 
     if name == "training":
         return Unknown("self.training")
+    if name == "__setattr__":  # self.__setattr__('level_%d' % i, sub): registers like an assignment
+        return fn(lambda a, k: it.setattr(inst, a[0], a[1]) if a and isinstance(a[0], str) else None)
+    if name == "__getattr__":
+        return fn(lambda a, k: it.getattr(inst, a[0]) if a and isinstance(a[0], str) else Unknown("__getattr__"))
     if name in ("modules",):
         return fn(lambda a, k: [m for _, m in named_modules(inst)])
     if name == "named_modules":
