@@ -32,7 +32,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from . import torchlib
+from . import torch as torchlib
 from .graph import Graph
 from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
 from .source import Loader

@@ -109,7 +109,7 @@ def make_builtins(it):
         if isinstance(v, (int, float)):
             return abs(v)
         if isinstance(v, TensorVal):
-            from . import torchlib
+            from . import torch as torchlib
             return torchlib.call_ext(it, "torch.abs", [v], {})
         return Unknown("abs")
 
@@ -280,7 +280,7 @@ def make_builtins(it):
             return v
         if typ in (list, tuple, set, frozenset):
             if isinstance(v, TensorVal):
-                from . import torchlib
+                from . import torch as torchlib
                 return typ(torchlib.tensor_iter(it, v))
             return typ(it.iterate(v))
         if typ is dict:

@@ -9,7 +9,8 @@ and Split (pack, unpack).  Shapes, parameters and results are exact.
 
 from __future__ import annotations
 
-from . import torchlib as T
+from . import torch as T
+from .registry import handles
 from .values import InstanceVal, InterpError, Sym, TensorVal, TorchClass, Unknown, dim_truediv, is_int, prod
 
 _REDUCE_OPS = {"mean": "Mean", "sum": "Sum", "max": "Amax", "min": "Amin"}
@@ -299,15 +300,24 @@ def call_layer(it, inst, args, kwargs):
             g.scope.pop()
 
 
-EXT = {
-    "einops.rearrange": rearrange,
-    "einops.reduce": reduce,
-    "einops.repeat": repeat,
-    "einops.einsum": einsum,
-    "einops.pack": pack,
-    "einops.unpack": unpack,
-    "einops.layers.torch.Rearrange": lambda it, a, k: make_layer(it, "Rearrange", a, k),
-    "einops.layers.torch.Reduce": lambda it, a, k: make_layer(it, "Reduce", a, k),
-    "einops.layers.torch.Repeat": lambda it, a, k: make_layer(it, "Repeat", a, k),
-}
+handles("einops.rearrange")(rearrange)
+handles("einops.reduce")(reduce)
+handles("einops.repeat")(repeat)
+handles("einops.einsum")(einsum)
+handles("einops.pack")(pack)
+handles("einops.unpack")(unpack)
 
+
+@handles("einops.layers.torch.Rearrange")
+def _rearrange_layer(it, a, k):
+    return make_layer(it, "Rearrange", a, k)
+
+
+@handles("einops.layers.torch.Reduce")
+def _reduce_layer(it, a, k):
+    return make_layer(it, "Reduce", a, k)
+
+
+@handles("einops.layers.torch.Repeat")
+def _repeat_layer(it, a, k):
+    return make_layer(it, "Repeat", a, k)

@@ -15,7 +15,7 @@ import operator
 import os
 import time
 
-from . import torchlib
+from . import torch as torchlib
 from .source import _MISSING, Loader, SourceModule
 from .values import (
     BoundMethod,
