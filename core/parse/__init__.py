@@ -123,12 +123,10 @@ def parse_input_spec(spec) -> tuple:
 def design_params(design):
     """Parameter count of a design (shared weights once); None when a size is unknown.
 
-    The parser's own count, from its op table (core.verify's cost is the
-    project's).  A node that shares another node's weight counts only what it
-    does not share: all of it when both are the same op, else everything but
-    its ``weight`` (a tied LM head keeps its own bias)."""
-    from .nnops import param_count, param_shapes
-    from .values import prod
+    The op table's count (core/ops), as the verifier and the cost make it.  A node that shares
+    another node's weight counts only what it does not share: nothing when both are the same op,
+    else its own bias (a tied LM head keeps its own bias)."""
+    from .nnops import own_bias_count, param_count
     ops = {n["id"]: n["op"] for n in design.get("nodes", [])}
     total = 0
     for n in design.get("nodes", []):
@@ -136,14 +134,9 @@ def design_params(design):
         if n.get("shares"):
             if ops.get(n["shares"]) == n["op"]:
                 continue
-            for name, shape in param_shapes(n["op"], args):
-                if name != "weight":
-                    c = prod(shape)
-                    if not isinstance(c, int):
-                        return None
-                    total += c
-            continue
-        c = param_count(n["op"], args)
+            c = own_bias_count(n["op"], args)
+        else:
+            c = param_count(n["op"], args)
         if c is None:
             return None
         total += c

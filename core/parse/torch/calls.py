@@ -122,6 +122,8 @@ def emit_module(it, inst, args, kwargs, op_override=None):
     for t in ins:
         if not isinstance(t, TensorVal):
             raise InterpError(f"nn.{op} called on {it.describe(t)}")
+    if not in_op_table(op):
+        return not_in_op_table(it, op, ins[0] if ins else None, nnops.param_count(op, inst.args or {}))
     g = it.graph
     cache = inst.cache
     if cache is None or cache[0] != op:
@@ -250,3 +252,4 @@ def settle_pending(it, t, op, a):
 from .modules import _user_method  # noqa: E402
 from .names import CONTAINER_KINDS, IDENTITY_CLASSES  # noqa: E402
 from .refs import jargs, ref_of  # noqa: E402
+from .tensors import in_op_table, not_in_op_table  # noqa: E402

@@ -29,7 +29,9 @@ def emit_op(it, op, args, ins, full=None, nres=None):
     """A tensor op on TensorVal inputs; args are design args (already JSON-ready
     except for internal sizes given separately as full)."""
     full = full if full is not None else args
-    shapes = nnops.infer(op, full, [t.shape for t in ins])
+    if not in_op_table(op):
+        return not_in_op_table(it, op, ins[0] if ins else None, 0)
+    shapes = nnops.infer(op, full, [t.shape for t in ins], [t.dtype for t in ins])
     g = it.graph
     dt = next((t.dtype for t in ins if t.dtype not in ("int64", "bool")), ins[0].dtype if ins else "float32")
     if op in ("Reshape", "Permute", "Transpose", "Select", "Slice", "Expand", "Concat", "Stack", "Split", "Flatten"):
@@ -46,6 +48,21 @@ def emit_op(it, op, args, ins, full=None, nres=None):
         n = len(shapes) if shapes else (nres or 1)
         return tuple(TensorVal(f"{nid}:{i}", shapes[i] if shapes else None, dt) for i in range(n))
     return TensorVal(nid, shapes, dt)
+
+
+def in_op_table(op):
+    from ...ops import OP_TABLE
+    return op in OP_TABLE
+
+
+def not_in_op_table(it, op, t, params):
+    """One model of PyTorch: an op the op table does not know is never emitted (the verifier could
+    not read it).  The tensor goes on: with its shape when the op keeps shapes."""
+    if not isinstance(t, TensorVal):
+        return Unknown(f"nn.{op}")
+    if params:
+        it.warn(f"nn.{op} is not in the op table; its {params} parameters are not in the design")
+    return passthrough(it, f"nn.{op}", t, keep_shape=op in nnops.SHAPE_KEEP)
 
 
 def passthrough(it, what, t, keep_shape=True):
