@@ -239,6 +239,7 @@ def _parse_source(path, entry, args, inputs, budget, state):
                 kwargs[k] = False if k.startswith("pretrained") else None
     it.loc = (mod, defline)
     try:
+        kwargs = _config_args(it, target, kwargs)
         model = it.call(target, [], kwargs)
     except UserRaise as e:
         raise ParseFailure(f"{e.where}: building '{entry}' raises {e.exc_name}"
@@ -259,6 +260,62 @@ def _parse_source(path, entry, args, inputs, budget, state):
     warnings = [ParseWarning(f, line, msg) for f, line, msg in it.warnings]
     design["meta"]["parser_warnings"] = [{"line": f"{w.file}:{w.line}", "message": w.message} for w in warnings]
     return ParseResult(design, warnings)
+
+
+def _init_of(it, target):
+    """(FuncVal, module) of what building `target` runs: a class's __init__, or the builder."""
+    if isinstance(target, ClassVal):
+        init, _ = it.class_attr(target, "__init__")
+        return (init, init.module) if isinstance(init, FuncVal) else (None, None)
+    if isinstance(target, FuncVal):
+        return target, target.module
+    return None, None
+
+
+def _annotated_class(it, fn, name):
+    """The source class a parameter of fn is annotated with (`config: GPTConfig`), or None."""
+    a = fn.node.args
+    for p in a.posonlyargs + a.args + a.kwonlyargs:
+        if p.arg == name and p.annotation is not None:
+            ann = p.annotation
+            if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+                try:
+                    ann = ast.parse(ann.value, mode="eval").body
+                except SyntaxError:
+                    return None
+            if isinstance(ann, (ast.Name, ast.Attribute)):
+                try:
+                    v = it.eval(ann, it.module_frame(fn.module))
+                except InterpError:
+                    return None
+                return v if isinstance(v, ClassVal) and it.torch_base(v) is None else None
+    return None
+
+
+def _config_args(it, target, kwargs):
+    """--args as configuration objects of the source's own classes: a dict given for a parameter
+    annotated with a class builds that class (`dims: ModelDimensions`); fields given for a class
+    whose constructor takes one `config` builds its config class (`config_class = LlamaConfig`, or
+    the annotation), so that `isinstance(config, ...)` and the config's own defaults hold."""
+    fn, _ = _init_of(it, target)
+    if fn is None:
+        return kwargs
+    a = fn.node.args
+    params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+    out = dict(kwargs)
+    for k, v in kwargs.items():
+        if isinstance(v, dict) and k in params:
+            cls = _annotated_class(it, fn, k)
+            if cls is not None:
+                out[k] = it.call(cls, [], dict(v))
+    if "config" in params and "config" not in kwargs and kwargs and not set(kwargs) & set(params):
+        cls = _annotated_class(it, fn, "config")
+        if cls is None and isinstance(target, ClassVal):
+            c, _ = it.class_attr(target, "config_class")
+            cls = c if isinstance(c, ClassVal) else None
+        if cls is not None:
+            out = {"config": it.call(cls, [], dict(kwargs))}
+    return out
 
 
 def _assign_names(root):

@@ -331,6 +331,26 @@ def test_new_constructs_are_followed_never_executed(tmp_path, monkeypatch):
     assert design_params(r.design) == 8 * 8 + 8
 
 
+def test_args_build_the_sources_own_config_classes():
+    """A dict for a parameter annotated with a source class builds that class (its defaults fill in);
+    fields given to a model whose constructor takes one `config` build its config class."""
+    r = parse_source(MODELS / "configs.py", "Net", {"dims": {"hidden": 32}}, [([2, 4], "float32")])
+    assert design_params(r.design) == 4 * 32 + 32 + 32 * 3 + 3 and not r.warnings
+    r = parse_source(MODELS / "configs.py", "TinyModel", {"hidden_size": 6}, [([2, 5], "int64")])
+    assert design_params(r.design) == 20 * 6 and not r.warnings  # isinstance(config, PretrainedConfig) held
+
+
+def test_namespace_package_siblings_are_found(tmp_path):
+    pkg = tmp_path / "nspkg"
+    pkg.mkdir()
+    (pkg / "blocks.py").write_text("import torch.nn as nn\n\ndef block(c):\n    return nn.Conv2d(c, c, 3, padding=1)\n")
+    (pkg / "net.py").write_text("import torch.nn as nn\nfrom nspkg.blocks import block\n\n\nclass Net(nn.Module):\n"
+                                "    def __init__(self):\n        super().__init__()\n        self.b = block(4)\n\n"
+                                "    def forward(self, x):\n        return self.b(x)\n")
+    r = parse_source(pkg / "net.py", "Net", {}, [([1, 4, 8, 8], "float32")])
+    assert [n["op"] for n in r.design["nodes"]] == ["Conv2d"] and not r.warnings
+
+
 def test_runaway_code_is_bounded(tmp_path):
     src = tmp_path / "loop.py"
     src.write_text(
