@@ -472,7 +472,7 @@ def _collect_outputs(it, v, out, g):
 
 
 def _report_unreached(it, model, g, mod, defline):
-    from .nnops import param_count
+    from .nnops import param_count, param_shapes
 
     def subtree(m, seen):
         """(params in subtree not reached, any reached)"""
@@ -498,23 +498,53 @@ def _report_unreached(it, model, g, mod, defline):
                 reached = reached or rr
         return missing, reached
 
+    def unused(qname, shape):
+        """A learned tensor torch counts but forward never reads: a Parameter that nothing reads
+        (the verifier names it as a dead node; its parameters are counted as torch counts them)."""
+        nid = g.claim(qname)
+        g.add(nid, "Parameter", {"shape": torchlib.shape_arg(it, list(shape), "Parameter")}, [])
+
+    def emit_unused(m, seen):
+        if id(m) in seen:
+            return
+        seen.add(id(m))
+        if m.op and id(m) not in g.called:
+            for pname, shape in param_shapes(m.op, m.args or {}):
+                p = m.params.get(pname)
+                if p is not None and p.param is not None and p.param.owner is not m:
+                    continue  # a tensor owned (and counted) elsewhere
+                unused(f"{m.qname}.{pname}", shape)
+        elif not m.op:
+            for _k, p in m.params.items():
+                if p is not None and p.param is not None and id(p.param) not in _param_ids(g) and \
+                        p.param.owner is m and p.shape is not None:
+                    unused(p.param.qname, p.shape)
+        for c in m.modules.values():
+            if c is not None:
+                emit_unused(c, seen)
+
     def walk(m, seen):
         missing, reached = subtree(m, set())
         if missing == 0:
             return
         if not reached or m.op:
             it.warn(f"'{m.qname or m.cls.name}' ({missing} parameters) is built but never reached by forward; "
-                    f"its parameters are not in the design", (m.file or mod, m.line or defline))
+                    f"its parameters are in the design as Parameters nothing reads (torch counts them)",
+                    (m.file or mod, m.line or defline))
+            emit_unused(m, done)
             return
         for _k, p in m.params.items():
             if p is not None and p.param is not None and not m.op and id(p.param) not in _param_ids(g):
-                it.warn(f"parameter '{p.param.qname}' is never used by forward; not in the design",
-                        (m.file or mod, m.line or defline))
+                it.warn(f"parameter '{p.param.qname}' is never used by forward; in the design as a Parameter "
+                        f"nothing reads (torch counts it)", (m.file or mod, m.line or defline))
+                if p.param.owner is m and p.shape is not None:
+                    unused(p.param.qname, p.shape)
         for c in m.modules.values():
             if c is not None and id(c) not in seen:
                 seen.add(id(c))
                 walk(c, seen)
 
+    done = set()
     walk(model, {id(model)})
 
 

@@ -218,7 +218,9 @@ def test_unknown_branch_warns_with_line():
                for m in msgs), msgs
     assert any("'b'" in m and "never reached" in m for m in msgs), msgs
     assert r.design["meta"]["parser_warnings"][0]["line"].endswith("styles.py:102")
-    assert [n["id"] for n in r.design["nodes"]] == ["a"]  # the condition's own ops are not kept
+    assert [n["id"] for n in r.design["nodes"] if n["op"] != "Parameter"] == ["a"]  # the condition's ops are not kept
+    # the branch not taken: its layer is built, so torch counts its parameters; nothing reads them
+    assert {n["id"] for n in r.design["nodes"] if n["op"] == "Parameter"} == {"b.weight", "b.bias"}
     findings = _verify(r.design).findings
     assert any(f.rule == "parse.unfollowed" for f in findings)
 

@@ -205,6 +205,19 @@ def f_pad(it, args, kwargs):
     return emit_op(it, op, jargs(it, op, given), [x], full)
 
 
+def f_mse_loss(it, args, kwargs):
+    """F.mse_loss(a, b, reduction): (a - b)^2 then its mean or sum, as Sub, Mul and Mean / Sum."""
+    a, b = _arg(args, kwargs, 0, "input"), _arg(args, kwargs, 1, "target")
+    reduction = kwargs.get("reduction", args[4] if len(args) > 4 else "mean")
+    if not (isinstance(a, TensorVal) and isinstance(b, TensorVal)) or reduction not in ("mean", "sum", "none"):
+        return unknown_call(it, "F.mse_loss", args, kwargs)
+    d = tensor_binop(it, ast.Sub, a, b)
+    sq = tensor_binop(it, ast.Mult, d, d) if isinstance(d, TensorVal) else d
+    if reduction == "none" or not isinstance(sq, TensorVal):
+        return sq
+    return reduce_op(it, "Mean" if reduction == "mean" else "Sum", sq, None, False)
+
+
 def f_sdpa(it, args, kwargs):
     q, k, v = (_arg(args, kwargs, i, n) for i, n in enumerate(("query", "key", "value")))
     if kwargs.get("attn_mask") is not None or kwargs.get("is_causal"):
@@ -461,6 +474,8 @@ def call_functional(it, name, args, kwargs):
         return f_sdpa(it, args, kwargs)
     if name in ("normalize",):
         return passthrough(it, "F.normalize", _first_tensor(args, kwargs))
+    if name == "mse_loss":
+        return f_mse_loss(it, args, kwargs)
     if name in ("cross_entropy", "mse_loss", "nll_loss", "l1_loss", "binary_cross_entropy",
                 "binary_cross_entropy_with_logits", "kl_div", "smooth_l1_loss"):
         return unknown_call(it, f"F.{name} (a loss)", args, kwargs)
