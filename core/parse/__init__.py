@@ -511,8 +511,9 @@ def _report_unreached(it, model, g, mod, defline):
         if m.op and id(m) not in g.called:
             for pname, shape in param_shapes(m.op, m.args or {}):
                 p = m.params.get(pname)
-                if p is not None and p.param is not None and p.param.owner is not m:
-                    continue  # a tensor owned (and counted) elsewhere
+                if p is not None and p.param is not None and (p.param.owner is not m or
+                                                              id(p.param) in _param_ids(g)):
+                    continue  # a tensor owned elsewhere, or already in the design (read directly)
                 unused(f"{m.qname}.{pname}", shape)
         elif not m.op:
             for _k, p in m.params.items():
