@@ -218,6 +218,63 @@ def f_mse_loss(it, args, kwargs):
     return reduce_op(it, "Mean" if reduction == "mean" else "Sum", sq, None, False)
 
 
+_MHA_ARGS = ("query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight", "in_proj_bias", "bias_k",
+             "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight", "out_proj_bias", "training",
+             "key_padding_mask", "need_weights", "attn_mask", "use_separate_proj_weight", "q_proj_weight",
+             "k_proj_weight", "v_proj_weight")
+
+
+def _raw_linear(it, x, w, b):
+    y = tensor_binop(it, ast.MatMult, x, transpose(it, w, 0, 1))
+    return tensor_binop(it, ast.Add, y, b) if isinstance(b, TensorVal) else y
+
+
+def f_mha_forward(it, args, kwargs):  # noqa: C901 - one torch function, read argument by argument
+    """F.multi_head_attention_forward on [L, N, E] inputs: the projections with the weights given
+    (each learned tensor once, as given), heads, scaled dot-product softmax, the output projection."""
+    a = dict(zip(_MHA_ARGS, args))
+    a.update(kwargs)
+    q, k, v = a.get("query"), a.get("key"), a.get("value")
+    h = a.get("num_heads")
+    if not all(isinstance(t, TensorVal) and t.shape is not None and len(t.shape) == 3 for t in (q, k, v)) or \
+            not is_int(h) or a.get("bias_k") is not None or a.get("add_zero_attn"):
+        return unknown_call(it, "F.multi_head_attention_forward", args, kwargs)
+    if isinstance(a.get("attn_mask"), TensorVal) or isinstance(a.get("key_padding_mask"), TensorVal):
+        it.warn("attention mask of F.multi_head_attention_forward is not part of the design")
+    e = q.shape[2]
+    bias = a.get("in_proj_bias")
+    if not is_int(e):
+        return unknown_call(it, "F.multi_head_attention_forward", args, kwargs)
+
+    def part(t, i):
+        return tensor_getitem(it, t, slice(i * e, (i + 1) * e)) if isinstance(t, TensorVal) else None
+
+    if a.get("use_separate_proj_weight"):
+        ws = [a.get("q_proj_weight"), a.get("k_proj_weight"), a.get("v_proj_weight")]
+    else:
+        ws = [part(a.get("in_proj_weight"), i) for i in range(3)]
+    if not all(isinstance(w, TensorVal) for w in ws):
+        return unknown_call(it, "F.multi_head_attention_forward", args, kwargs)
+    qp, kp, vp = (_raw_linear(it, x, w, part(bias, i)) for i, (x, w) in enumerate(zip((q, k, v), ws)))
+    hd = e // h
+
+    def heads(t):  # [L, N, E] -> [N*H, L, hd]
+        n = t.shape[1] * h if is_int(t.shape[1]) else -1
+        return transpose(it, reshape(it, t, [t.shape[0], n, hd]), 0, 1)
+
+    qh, kh, vh = heads(qp), heads(kp), heads(vp)
+    att = scale(it, tensor_binop(it, ast.MatMult, qh, transpose(it, kh, -2, -1)), 1.0 / math.sqrt(hd))
+    att = activation(it, "Softmax", att, {"dim": -1})
+    out = tensor_binop(it, ast.MatMult, att, vh)  # [N*H, L, hd]
+    out = reshape(it, transpose(it, out, 0, 1), [q.shape[0], q.shape[1], e])
+    out = _raw_linear(it, out, a.get("out_proj_weight"), a.get("out_proj_bias"))
+    weights = None
+    if a.get("need_weights", True) is not False:
+        w4 = reshape(it, att, [q.shape[1], h, q.shape[0], k.shape[0]])
+        weights = reduce_op(it, "Mean", w4, 1, False) if a.get("average_attn_weights", True) else w4
+    return (out, weights)
+
+
 def f_sdpa(it, args, kwargs):
     q, k, v = (_arg(args, kwargs, i, n) for i, n in enumerate(("query", "key", "value")))
     if kwargs.get("attn_mask") is not None or kwargs.get("is_causal"):
@@ -470,6 +527,8 @@ def call_functional(it, name, args, kwargs):
         return f_interpolate(it, args, kwargs)
     if name == "pad":
         return f_pad(it, args, kwargs)
+    if name == "multi_head_attention_forward":
+        return f_mha_forward(it, args, kwargs)
     if name == "scaled_dot_product_attention":
         return f_sdpa(it, args, kwargs)
     if name in ("normalize",):
@@ -662,6 +721,7 @@ from .tensors import (  # noqa: E402
     split,
     squeeze,
     tensor_binop,
+    tensor_getitem,
     tensor_method,
     transpose,
     unknown_call,
