@@ -1,17 +1,23 @@
 """Dimensions: a constant (int), a symbol (str) or unknown (None).
 
-Symbols are kept as canonical strings so that the same size written twice
-compares equal: products become sorted `a*b` factors with an integer
-coefficient in front; anything else becomes an opaque expression string.
-An unknown never equals anything and never blocks.
+A symbolic size is kept as a canonical string so that the same size written twice
+compares equal.  Inside, the string is an exact polynomial over named symbols with
+rational coefficients (`B*64` is written `64*B`, `B*T`, `T/2`, `(H-1)`), so that sums,
+products and exact quotients of sizes stay exact and comparable; anything a
+polynomial cannot say (a floor division that does not divide, `ceil(...)`) becomes an
+opaque atom such as `((H-1)//2)` that still multiplies, adds and substitutes.  An
+unknown never equals anything and never blocks.
 """
 
 from __future__ import annotations
 
 import re
+from fractions import Fraction
 from functools import lru_cache
 
 Dim = int | str | None
+
+_ONE = ()  # the monomial of a constant term
 
 
 def is_const(d: Dim) -> bool:
@@ -22,14 +28,231 @@ def is_sym(d: Dim) -> bool:
     return isinstance(d, str)
 
 
+# ---------------------------------------------------------------- polynomials
+# A polynomial is a tuple of (monomial, coefficient) pairs sorted by monomial; a monomial is a
+# sorted tuple of atom names (with repeats: B*B).  Tuples, so that parsed strings can be cached.
+
+_TOKEN = re.compile(r"\s*(?:(\d+)|([A-Za-z_][A-Za-z_0-9.]*)|(//|[-+*/(),]))")
+
+
+class _Opaque(Exception):
+    pass
+
+
+def _tokens(s: str):
+    out, pos = [], 0
+    while pos < len(s):
+        m = _TOKEN.match(s, pos)
+        if m is None:
+            if s[pos:].strip() == "":
+                break
+            raise _Opaque(s)
+        kind = "num" if m.group(1) else "name" if m.group(2) else "op"
+        out.append((kind, m.group(m.lastindex), m.start(m.lastindex), m.end()))
+        pos = m.end()
+    return out
+
+
+class _Parser:
+    """Recursive descent over + - * / // ( ) of numbers and names; a piece that is not a
+    polynomial (// that does not divide, a call, division by a symbol) becomes an atom whose
+    name is its own text, wrapped in parentheses so that it stays one factor."""
+
+    def __init__(self, s):
+        self.s, self.toks, self.i = s, _tokens(s), 0
+
+    def peek(self):
+        return self.toks[self.i][1] if self.i < len(self.toks) else None
+
+    def take(self):
+        t = self.toks[self.i]
+        self.i += 1
+        return t
+
+    def parse(self):
+        p = self.expr()
+        if self.i != len(self.toks):
+            raise _Opaque(self.s)
+        return p
+
+    def expr(self):
+        p = self.term()
+        while self.peek() in ("+", "-"):
+            op = self.take()[1]
+            q = self.term()
+            p = _padd(p, q if op == "+" else _pscale(q, Fraction(-1)))
+        return p
+
+    def term(self):
+        p = self.factor()
+        text = None  # once opaque: the canonical text of what is read so far
+        while self.peek() in ("*", "/", "//"):
+            op = self.take()[1]
+            q = self.factor()
+            if text is not None:
+                text += op + _wrap(_dim(q))
+            elif op == "*":
+                p = _pmul(p, q)
+            elif op == "/" and _pconst(q) not in (None, 0):
+                p = _pscale(p, 1 / _pconst(q))
+            else:
+                text = _wrap(_dim(p)) + op + _wrap(_dim(q))
+        return p if text is None else _patom("(" + text + ")")
+
+    def factor(self):
+        if self.i >= len(self.toks):
+            raise _Opaque(self.s)
+        kind, text, start, _ = self.take()
+        if text == "-":
+            return _pscale(self.factor(), Fraction(-1))
+        if text == "+":
+            return self.factor()
+        if kind == "num":
+            return _pconst_poly(Fraction(int(text)))
+        if kind == "name":
+            if self.peek() == "(":  # a call: opaque, its own text
+                depth = 0
+                while self.i < len(self.toks):
+                    t = self.take()[1]
+                    depth += t == "("
+                    depth -= t == ")"
+                    if depth == 0:
+                        break
+                return _patom(self.s[start:self.toks[self.i - 1][3]])
+            return _patom(text)
+        if text == "(":
+            p = self.expr()
+            if self.peek() != ")":
+                raise _Opaque(self.s)
+            self.take()
+            return p
+        raise _Opaque(self.s)
+
+
+def _wrap(d) -> str:
+    """d as one factor: as it is when it is a number or already one parenthesised group."""
+    d = str(d)
+    if d.lstrip("-").isdigit():
+        return d
+    if d.startswith("("):
+        depth = 0
+        for i, ch in enumerate(d):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0:
+                if i == len(d) - 1:
+                    return d
+                break
+    return f"({d})"
+
+
+def _pconst_poly(c):
+    return ((_ONE, c),) if c else ()
+
+
+def _patom(name):
+    return (((name,), Fraction(1)),)
+
+
+def _pconst(p):
+    if not p:
+        return Fraction(0)
+    if len(p) == 1 and p[0][0] == _ONE:
+        return p[0][1]
+    return None
+
+
+def _norm(terms: dict):
+    return tuple(sorted((m, c) for m, c in terms.items() if c))
+
+
+def _padd(p, q):
+    t = dict(p)
+    for m, c in q:
+        t[m] = t.get(m, 0) + c
+    return _norm(t)
+
+
+def _pscale(p, k):
+    return _norm({m: c * k for m, c in p})
+
+
+def _pmul(p, q):
+    t = {}
+    for ma, ca in p:
+        for mb, cb in q:
+            m = tuple(sorted(ma + mb))
+            t[m] = t.get(m, 0) + ca * cb
+    return _norm(t)
+
+
+@lru_cache(maxsize=16384)
+def _poly(d: Dim):
+    """The polynomial of a Dim (None for unknown)."""
+    if d is None:
+        return None
+    if is_const(d):
+        return _pconst_poly(Fraction(d))
+    try:
+        return _Parser(d).parse()
+    except (_Opaque, RecursionError):
+        return _patom(d if d.startswith("(") and d.endswith(")") else f"({d})")
+
+
+def _fmt_coef_term(mono, c):
+    body = "*".join(mono)
+    num, den = c.numerator, c.denominator
+    if not mono:
+        return str(num) if den == 1 else f"{num}/{den}"
+    s = body if num == 1 else f"{num}*{body}"
+    return s if den == 1 else f"{s}/{den}"
+
+
+def _order(term):
+    mono, _ = term
+    return (mono == _ONE, -len(mono), mono)
+
+
+@lru_cache(maxsize=16384)
+def _dim(p) -> Dim:
+    """The canonical Dim of a polynomial: an int when it is an integer constant."""
+    if not p:
+        return 0
+    c = _pconst(p)
+    if c is not None:
+        return int(c) if c.denominator == 1 else f"{c.numerator}/{c.denominator}"
+    terms = sorted(p, key=_order)
+    parts = [_fmt_coef_term(m, c) for m, c in terms]
+    if len(parts) == 1:
+        return parts[0]
+    out = parts[0]
+    for s in parts[1:]:
+        out += s if s.startswith("-") else "+" + s
+    return f"({out})"
+
+
+def _size(p) -> Dim:
+    """A polynomial as a size: a non-integer constant is no size (unknown)."""
+    d = _dim(p)
+    if isinstance(d, str) and _pconst(p) is not None:
+        return None
+    return d
+
+
+# ---------------------------------------------------------------- arithmetic
 def same(a: Dim, b: Dim) -> bool | None:
     """True/False when decidable, None when an unknown is involved."""
     if a is None or b is None:
         return None
     if is_const(a) and is_const(b):
         return a == b
+    if a == b:
+        return True
     if is_sym(a) and is_sym(b):
-        return True if a == b else None
+        diff = _pconst(_padd(_poly(a), _pscale(_poly(b), Fraction(-1))))
+        if diff is None:
+            return None
+        return diff == 0
     # a constant against a symbol: the symbol may take that value
     return None
 
@@ -37,28 +260,6 @@ def same(a: Dim, b: Dim) -> bool | None:
 def differ(a: Dim, b: Dim) -> bool:
     """Known to be different (safe to block on)."""
     return is_const(a) and is_const(b) and a != b
-
-
-@lru_cache(maxsize=8192, typed=True)
-def _factors(d: str) -> tuple[int, list[str]]:
-    # cached: callers must not mutate the list (none does)
-    coef = 1
-    syms: list[str] = []
-    if "(" in d or "+" in d or "-" in d[1:] or "/" in d:
-        return 1, [d]
-    for part in d.split("*"):
-        if part.lstrip("-").isdigit():
-            coef *= int(part)
-        else:
-            syms.append(part)
-    return coef, syms
-
-
-def _compose(coef: int, syms: list[str]) -> Dim:
-    if not syms:
-        return coef
-    body = "*".join(sorted(syms))
-    return body if coef == 1 else f"{coef}*{body}"
 
 
 def mul(a: Dim, b: Dim) -> Dim:
@@ -73,9 +274,7 @@ def mul(a: Dim, b: Dim) -> Dim:
 def _mul_sym(a: Dim, b: Dim) -> Dim:
     if a == 0 or b == 0:
         return 0
-    ca, sa = (a, []) if is_const(a) else _factors(a)
-    cb, sb = (b, []) if is_const(b) else _factors(b)
-    return _compose(ca * cb, sa + sb)
+    return _size(_pmul(_poly(a), _poly(b)))
 
 
 def prod(dims) -> Dim:
@@ -93,30 +292,29 @@ def prod(dims) -> Dim:
 
 _LONG = 16
 _SLOW = object()
-# a product of names with an integer in front, as `_compose` writes it: `_factors` splits it exactly
-_CLEAN_PRODUCT = re.compile(r"(?:-?[0-9]+\*)?[A-Za-z_][A-Za-z0-9_]*(?:\*[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 def _prod_long(dims):
     """The product of a long shape in one pass, equal to multiplying one dim at a time (which
-    re-reads the growing product at each step: quadratic in the rank, hours for 100,000 dims).
-    _SLOW when a dim is an expression whose reading depends on the order of the steps."""
-    coef = 1
-    syms: list[str] = []
-    zero = False
+    re-sorts the growing product at each step: quadratic in the rank, hours for 100,000 dims).
+    _SLOW when a dim is a sum, whose product is left to the step-by-step walk."""
+    coef = Fraction(1)
+    names: list[str] = []
     for d in dims:
         if d is None:
             return None
         if type(d) is int:
-            zero = zero or d == 0
+            if d == 0:
+                return 0
             coef *= d
-        elif isinstance(d, str) and _CLEAN_PRODUCT.fullmatch(d):
-            c, s = _factors(d) if len(d) < 64 else _factors.__wrapped__(d)  # long strings stay out of the cache
-            coef *= c
-            syms.extend(s)
-        else:
+            continue
+        p = _poly(d) if len(d) < 64 else _poly.__wrapped__(d)  # long strings stay out of the cache
+        if len(p) != 1:
             return _SLOW
-    return 0 if zero else _compose(coef, syms)
+        mono, c = p[0]
+        coef *= c
+        names.extend(mono)
+    return _size(((tuple(sorted(names)), coef),))
 
 
 def add(a: Dim, b: Dim) -> Dim:
@@ -128,39 +326,44 @@ def add(a: Dim, b: Dim) -> Dim:
         return a
     if a == 0:
         return b
-    if is_const(b):
-        return f"({a}+{b})" if b > 0 else f"({a}-{-b})"
-    if is_const(a):
-        return add(b, a)
-    ca, sa = _factors(a)
-    cb, sb = _factors(b)
-    if sorted(sa) == sorted(sb) and len(sa) and not (len(sa) == 1 and sa[0].startswith("(")):
-        return _compose(ca + cb, sa)  # like terms: 3*B + 5*B = 8*B
-    return f"({'+'.join(sorted([a, b]))})"
+    return _add_sym(a, b)
+
+
+@lru_cache(maxsize=8192, typed=True)
+def _add_sym(a: Dim, b: Dim) -> Dim:
+    return _size(_padd(_poly(a), _poly(b)))
 
 
 def sub(a: Dim, b: Dim) -> Dim:
-    if is_const(b):
-        return add(a, -b)
     if a is None or b is None:
         return None
+    if is_const(a) and is_const(b):
+        return a - b
     if a == b:
         return 0
-    return f"({a}-{b})"
+    return _size(_padd(_poly(a), _pscale(_poly(b), Fraction(-1))))
 
 
 def floordiv(a: Dim, b: int) -> Dim:
-    if a is None:
+    if a is None or b is None:
         return None
-    if is_const(a):
-        return a // b
+    if is_const(a) and is_const(b):
+        return a // b if b else None
     if b == 1:
         return a
-    coef, syms = _factors(a)
-    if coef % b == 0 and syms != [a]:
-        return _compose(coef // b, syms)
+    q = exact_div(a, b)
+    if q is not None and all(c.denominator == 1 for _, c in _poly(q)):
+        return q
+    if not is_const(b):
+        return None
     # fully parenthesised, so that a later product cannot change its meaning
-    return f"(({a})//{b})"
+    return f"({_wrap(a)}//{b})"
+
+
+def truediv(a: Dim, b: Dim) -> Dim:
+    """a / b as an exact polynomial (`T/2`), when b is one term that divides every term of a;
+    None otherwise (and for a constant that is not an integer)."""
+    return exact_div(a, b)
 
 
 def exact_div(a: Dim, b: Dim) -> Dim:
@@ -169,17 +372,21 @@ def exact_div(a: Dim, b: Dim) -> Dim:
         return None
     if is_const(a) and is_const(b):
         return a // b if b and a % b == 0 else None
-    ca, sa = (a, []) if is_const(a) else _factors(a)
-    cb, sb = (b, []) if is_const(b) else _factors(b)
-    rest = list(sa)
-    for s in sb:
-        if s in rest:
-            rest.remove(s)
-        else:
-            return None
-    if cb == 0 or ca % cb:
+    pb = _poly(b)
+    if len(pb) != 1 or not pb[0][1]:
         return None
-    return _compose(ca // cb, rest)
+    mb, cb = pb[0]
+    out = {}
+    for m, c in _poly(a):
+        rest = list(m)
+        for s in mb:
+            if s in rest:
+                rest.remove(s)
+            else:
+                return None
+        key = tuple(rest)
+        out[key] = out.get(key, 0) + c / cb
+    return _size(_norm(out))
 
 
 def conv_out(size: Dim, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1) -> Dim:
@@ -205,22 +412,29 @@ def fmt_shape(shape) -> str:
     return "[" + ", ".join(fmt(d) for d in shape) + "]"
 
 
+def single_symbol(d: Dim) -> str | None:
+    """The name when d is exactly one named symbol (`B`), else None."""
+    if isinstance(d, str) and d.isidentifier():
+        return d
+    return None
+
+
 def substitute(d: Dim, env: dict[str, int]) -> Dim:
-    """Replace symbols by sizes (for cost quotes); expressions are evaluated safely."""
+    """Replace symbols by sizes (for cost quotes); opaque parts are evaluated safely."""
     if not is_sym(d):
         return d
     if d in env:
         return env[d]
-    coef, syms = _factors(d)
-    if syms != [d]:
-        out = coef
-        for s in syms:
-            v = substitute(s, env)
-            if not is_const(v):
+    total = Fraction(0)
+    for mono, c in _poly(d):
+        v = c
+        for atom in mono:
+            x = env.get(atom) if atom in env else (_eval_expr(atom, env) if not atom.isidentifier() else None)
+            if not is_const(x):
                 return None
-            out *= v
-        return out
-    return _eval_expr(d, env)
+            v *= x
+        total += v
+    return int(total) if total.denominator == 1 else None
 
 
 def _eval_expr(expr: str, env: dict[str, int]) -> Dim:
@@ -249,6 +463,8 @@ def _eval_expr(expr: str, env: dict[str, int]) -> Dim:
             if isinstance(n.op, ast.Mult):
                 return a * b
             if isinstance(n.op, ast.FloorDiv):
+                return a // b
+            if isinstance(n.op, ast.Div) and b and a % b == 0:
                 return a // b
         if isinstance(n, ast.UnaryOp) and isinstance(n.op, ast.USub):
             return -ev(n.operand)

@@ -110,7 +110,7 @@ def _convT_infer(n: int):
     return infer
 
 
-def _conv_params(n: int):
+def _conv_params(n: int, transposed: bool = False):
     def params(a):
         k = prod(pair(a["kernel_size"], n))
         return a["out_channels"] * (a["in_channels"] // a["groups"]) * k + (a["out_channels"] if a["bias"] else 0)
@@ -140,4 +140,6 @@ for _n in (1, 2, 3):
                       params=_conv_params(_n), flops=_conv_flops(_n), rules=CONV_RULES))
     OPS.append(OpSpec(f"ConvTranspose{_n}d", "conv", _conv_args(True, _n), _convT_infer(_n),
                       tb.module(f"ConvTranspose{_n}d"),
-                      params=_conv_params(_n), flops=_conv_flops(_n, transposed=True), rules=CONV_RULES))
+                      params=_conv_params(_n, transposed=True), flops=_conv_flops(_n, transposed=True),
+                      rules=CONV_RULES))
+

@@ -128,6 +128,8 @@ SUPPORT = {
     'AdaptiveMaxPool3d': '........XXXXXXXX',
     'Add': '................',
     'AlphaDropout': '........X.X.X.X.',
+    'Amax': '................',
+    'Amin': '................',
     'Arange': '................',
     'AvgPool1d': '..........XXXXXX',
     'AvgPool2d': '..........XXXXXX',

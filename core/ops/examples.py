@@ -69,6 +69,8 @@ EXAMPLES = {
     "Unsqueeze": ([((2, 4), F)], {"dim": -1}),
     "Mean": ([((2, 3, 4, 4), F)], {"dim": [2, 3], "keepdim": True}),
     "Sum": ([((2, 3, 4), F)], {"dim": 1}),
+    "Amax": ([((2, 3, 4), F)], {"dim": [1, 2]}),
+    "Amin": ([((2, 3, 4), F)], {"dim": -1, "keepdim": True}),
     "Select": ([((2, 5, 4), F)], {"dim": 1, "index": -1}),
     "Slice": ([((2, 9, 4), F)], {"dim": 1, "start": 1, "end": -2, "step": 2}),
     "Expand": ([((1, 1, 8), F)], {"shape": [3, 4, -1]}),

@@ -6,7 +6,9 @@ from .. import dims as D
 from . import torch_build as tb
 from .base import (
     BOOL,
+    FLOAT_DTYPES,
     INT,
+    INT_DTYPES,
     NAT,
     NUM,
     POS,
@@ -14,6 +16,7 @@ from .base import (
     SYMBOL,
     UNKNOWN,
     Arg,
+    Enum,
     InferCtx,
     Int,
     Ints,
@@ -471,6 +474,10 @@ OPS = [
            rules=("shape.dim-range", "dtype.int-into-float")),
     OpSpec("Sum", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Sum"),
            accepts="any", rules=("shape.dim-range",)),
+    OpSpec("Amax", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Amax"),
+           accepts="any", rules=("shape.dim-range",), doc="torch.amax: the largest value over dim"),
+    OpSpec("Amin", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Amin"),
+           accepts="any", rules=("shape.dim-range",), doc="torch.amin: the smallest value over dim"),
     OpSpec("Select", "tensor", (DIM, Arg("index", kind=INT)), _select_infer, tb.custom("Select"), accepts="any",
            rules=("shape.dim-range", "shape.index-range")),
     OpSpec("Slice", "tensor", (DIM, Arg("start", None, Optional(INT)), Arg("end", None, Optional(INT)),
@@ -479,8 +486,10 @@ OPS = [
     OpSpec("Expand", "tensor", (Arg("shape", kind=TARGET),), _expand_infer, tb.custom("Expand"), accepts="any",
            rules=("shape.expand",)),
     OpSpec("Scale", "tensor", (Arg("value", kind=NUM),), lambda ctx: [ctx.x], tb.custom("Scale"), accepts="any"),
-    OpSpec("Constant", "tensor", (Arg("shape", kind=ListOf(SIZE)), Arg("value", 0.0, OneOf(NUM, BOOL))),
-           _source_infer(lambda a: "int64" if isinstance(a.get("value"), int) and not isinstance(a.get("value"), bool)
+    OpSpec("Constant", "tensor", (Arg("shape", kind=ListOf(Optional(SIZE))), Arg("value", 0.0, OneOf(NUM, BOOL)),
+                                  Arg("dtype", None, Optional(Enum(*sorted(FLOAT_DTYPES | INT_DTYPES | {"bool"}))))),
+           _source_infer(lambda a: a["dtype"] if a.get("dtype") else
+                         "int64" if isinstance(a.get("value"), int) and not isinstance(a.get("value"), bool)
                          else "float32"),
            tb.custom("Constant"), arity=(0, 0), accepts="any"),
     OpSpec("Arange", "tensor", (Arg("end", kind=SIZE),), _source_infer(lambda a: "int64"), tb.custom("Arange"),

@@ -154,6 +154,20 @@ class Sum(Mean):
         return x.sum(dim=self.dim, keepdim=self.keepdim)
 
 
+class Amax(Mean):
+    def forward(self, x):
+        if self.dim is None:
+            return x.amax()
+        return x.amax(dim=self.dim, keepdim=self.keepdim)
+
+
+class Amin(Mean):
+    def forward(self, x):
+        if self.dim is None:
+            return x.amin()
+        return x.amin(dim=self.dim, keepdim=self.keepdim)
+
+
 class Select(nn.Module):
     def __init__(self, dim, index):
         super().__init__()
@@ -184,13 +198,15 @@ class Scale(nn.Module):
 
 
 class Constant(nn.Module):
-    def __init__(self, shape, value=0.0):
+    def __init__(self, shape, value=0.0, dtype=None):
         super().__init__()
         self.shape, self.value = [s if isinstance(s, int) else 1 for s in shape], value
+        self.dtype = getattr(torch, dtype) if dtype else None
         self.register_buffer("anchor", torch.empty(0), persistent=False)
 
     def forward(self):
-        return torch.full(self.shape, self.value, device=self.anchor.device)
+        value = 0 if self.value is None else self.value
+        return torch.full(self.shape, value, dtype=self.dtype, device=self.anchor.device)
 
 
 class Arange(nn.Module):

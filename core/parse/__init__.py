@@ -32,21 +32,24 @@ import os
 import sys
 from dataclasses import dataclass, field
 
-from . import torchlib
-from .dims import Sym, is_int
+from . import torch as torchlib
 from .graph import Graph
-from .interp import Interp
+from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
 from .source import Loader
 from .values import (
+    BoundMethod,
     ClassVal,
     FuncVal,
     InstanceVal,
     InterpError,
     PartialVal,
+    Sym,
     TensorVal,
+    TooCostly,
     TorchClass,
     Unknown,
     UserRaise,
+    is_int,
 )
 
 __all__ = ["parse_source", "discover_modules", "ParseResult", "ParseWarning", "ParseFailure", "design_params",
@@ -122,12 +125,10 @@ def parse_input_spec(spec) -> tuple:
 def design_params(design):
     """Parameter count of a design (shared weights once); None when a size is unknown.
 
-    The parser's own count, from its op table (core.verify's cost is the
-    project's).  A node that shares another node's weight counts only what it
-    does not share: all of it when both are the same op, else everything but
-    its ``weight`` (a tied LM head keeps its own bias)."""
-    from .dims import prod
-    from .nnops import param_count, param_shapes
+    The op table's count (core/ops), as the verifier and the cost make it.  A node that shares
+    another node's weight counts only what it does not share: nothing when both are the same op,
+    else its own bias (a tied LM head keeps its own bias)."""
+    from .nnops import own_bias_count, param_count
     ops = {n["id"]: n["op"] for n in design.get("nodes", [])}
     total = 0
     for n in design.get("nodes", []):
@@ -135,14 +136,9 @@ def design_params(design):
         if n.get("shares"):
             if ops.get(n["shares"]) == n["op"]:
                 continue
-            for name, shape in param_shapes(n["op"], args):
-                if name != "weight":
-                    c = prod(shape)
-                    if not isinstance(c, int):
-                        return None
-                    total += c
-            continue
-        c = param_count(n["op"], args)
+            c = own_bias_count(n["op"], args)
+        else:
+            c = param_count(n["op"], args)
         if c is None:
             return None
         total += c
@@ -176,15 +172,23 @@ def _load_entry_module(path):
     return loader, mod
 
 
-def parse_source(path, entry: str, args: dict | None = None, inputs: list | None = None) -> ParseResult:
+def parse_source(path, entry: str, args: dict | None = None, inputs: list | None = None, *,
+                 time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT) -> ParseResult:
+    """Read `entry` of `path` into a design.  The reading has a budget: `time_limit` seconds
+    and `memory_limit` bytes of growth; past either (or on code that would build values too
+    large to follow), ParseFailure says "too costly to follow" at the line where it stopped."""
     gc_was = gc.isenabled()
     gc.disable()  # many short-lived objects; collecting them mid-walk costs more than it saves
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 6000))  # the interpreter nests ~20 frames per call it follows
+    state = {}
     try:
-        return _parse_source(path, entry, args, inputs)
-    except MemoryError:
-        raise ParseFailure(f"{path}: too large to follow") from None
+        return _parse_source(path, entry, args, inputs, (time_limit, memory_limit), state)
+    except (TooCostly, MemoryError) as e:
+        it = state.get("it")
+        where = getattr(e, "where", None) or (it.where() if it is not None and it.loc[0] is not None else str(path))
+        what = e.what if isinstance(e, TooCostly) else "runs out of memory"
+        raise ParseFailure(f"{where}: too costly to follow: '{entry}' {what}") from None
     except (ParseFailure, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - never a traceback for a user's file
@@ -195,7 +199,7 @@ def parse_source(path, entry: str, args: dict | None = None, inputs: list | None
             gc.enable()
 
 
-def _parse_source(path, entry, args, inputs):
+def _parse_source(path, entry, args, inputs, budget, state):
     path = str(path)
     if inputs is not None:
         inputs = [parse_input_spec(x) for x in inputs] or None
@@ -204,15 +208,24 @@ def _parse_source(path, entry, args, inputs):
     loader, mod = _load_entry_module(path)
     display = _display_fn(path)
     it = Interp(loader, display)
+    state["it"] = it
+    it.start_budget(*budget)
     it.settled = []
-    if entry not in mod.defs:
-        raise ParseFailure(f"{path}: no class or function named '{entry}'")
+    head, _, attr = entry.partition(".")  # `Class.builder`: a classmethod or staticmethod that builds
+    if head not in mod.defs:
+        raise ParseFailure(f"{path}: no class or function named '{head}'")
     try:
-        target = it.mod_lookup(mod, entry)
+        target = it.mod_lookup(mod, head)
+        if attr:
+            target = it.getattr(target, attr)
     except (InterpError, RecursionError) as e:
         raise ParseFailure(f"{path}: '{entry}' could not be read: {e}") from None
-    defline = mod.defs[entry][-1].lineno
-    if not isinstance(target, (ClassVal, FuncVal, PartialVal, TorchClass)):
+    defline = mod.defs[head][-1].lineno
+    if isinstance(target, BoundMethod) and isinstance(target.func, FuncVal):
+        defline = target.func.node.lineno
+    elif isinstance(target, FuncVal) and attr:
+        defline = target.node.lineno
+    if not isinstance(target, (ClassVal, FuncVal, PartialVal, TorchClass, BoundMethod)):
         raise ParseFailure(f"{path}:{defline}: '{entry}' is not a class or builder function")
     kwargs = dict(args or {})
     if isinstance(target, FuncVal):
@@ -228,6 +241,7 @@ def _parse_source(path, entry, args, inputs):
                 kwargs[k] = False if k.startswith("pretrained") else None
     it.loc = (mod, defline)
     try:
+        kwargs = _config_args(it, target, kwargs)
         model = it.call(target, [], kwargs)
     except UserRaise as e:
         raise ParseFailure(f"{e.where}: building '{entry}' raises {e.exc_name}"
@@ -248,6 +262,62 @@ def _parse_source(path, entry, args, inputs):
     warnings = [ParseWarning(f, line, msg) for f, line, msg in it.warnings]
     design["meta"]["parser_warnings"] = [{"line": f"{w.file}:{w.line}", "message": w.message} for w in warnings]
     return ParseResult(design, warnings)
+
+
+def _init_of(it, target):
+    """(FuncVal, module) of what building `target` runs: a class's __init__, or the builder."""
+    if isinstance(target, ClassVal):
+        init, _ = it.class_attr(target, "__init__")
+        return (init, init.module) if isinstance(init, FuncVal) else (None, None)
+    if isinstance(target, FuncVal):
+        return target, target.module
+    return None, None
+
+
+def _annotated_class(it, fn, name):
+    """The source class a parameter of fn is annotated with (`config: GPTConfig`), or None."""
+    a = fn.node.args
+    for p in a.posonlyargs + a.args + a.kwonlyargs:
+        if p.arg == name and p.annotation is not None:
+            ann = p.annotation
+            if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+                try:
+                    ann = ast.parse(ann.value, mode="eval").body
+                except SyntaxError:
+                    return None
+            if isinstance(ann, (ast.Name, ast.Attribute)):
+                try:
+                    v = it.eval(ann, it.module_frame(fn.module))
+                except InterpError:
+                    return None
+                return v if isinstance(v, ClassVal) and it.torch_base(v) is None else None
+    return None
+
+
+def _config_args(it, target, kwargs):
+    """--args as configuration objects of the source's own classes: a dict given for a parameter
+    annotated with a class builds that class (`dims: ModelDimensions`); fields given for a class
+    whose constructor takes one `config` builds its config class (`config_class = LlamaConfig`, or
+    the annotation), so that `isinstance(config, ...)` and the config's own defaults hold."""
+    fn, _ = _init_of(it, target)
+    if fn is None:
+        return kwargs
+    a = fn.node.args
+    params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+    out = dict(kwargs)
+    for k, v in kwargs.items():
+        if isinstance(v, dict) and k in params:
+            cls = _annotated_class(it, fn, k)
+            if cls is not None:
+                out[k] = it.call(cls, [], dict(v))
+    if "config" in params and "config" not in kwargs and kwargs and not set(kwargs) & set(params):
+        cls = _annotated_class(it, fn, "config")
+        if cls is None and isinstance(target, ClassVal):
+            c, _ = it.class_attr(target, "config_class")
+            cls = c if isinstance(c, ClassVal) else None
+        if cls is not None:
+            out = {"config": it.call(cls, [], dict(kwargs))}
+    return out
 
 
 def _assign_names(root):
@@ -404,7 +474,7 @@ def _collect_outputs(it, v, out, g):
 
 
 def _report_unreached(it, model, g, mod, defline):
-    from .nnops import param_count
+    from .nnops import param_count, param_shapes
 
     def subtree(m, seen):
         """(params in subtree not reached, any reached)"""
@@ -430,23 +500,54 @@ def _report_unreached(it, model, g, mod, defline):
                 reached = reached or rr
         return missing, reached
 
+    def unused(qname, shape):
+        """A learned tensor torch counts but forward never reads: a Parameter that nothing reads
+        (the verifier names it as a dead node; its parameters are counted as torch counts them)."""
+        nid = g.claim(qname)
+        g.add(nid, "Parameter", {"shape": torchlib.shape_arg(it, list(shape), "Parameter")}, [])
+
+    def emit_unused(m, seen):
+        if id(m) in seen:
+            return
+        seen.add(id(m))
+        if m.op and id(m) not in g.called:
+            for pname, shape in param_shapes(m.op, m.args or {}):
+                p = m.params.get(pname)
+                if p is not None and p.param is not None and (p.param.owner is not m or
+                                                              id(p.param) in _param_ids(g)):
+                    continue  # a tensor owned elsewhere, or already in the design (read directly)
+                unused(f"{m.qname}.{pname}", shape)
+        elif not m.op:
+            for _k, p in m.params.items():
+                if p is not None and p.param is not None and id(p.param) not in _param_ids(g) and \
+                        p.param.owner is m and p.shape is not None:
+                    unused(p.param.qname, p.shape)
+        for c in m.modules.values():
+            if c is not None:
+                emit_unused(c, seen)
+
     def walk(m, seen):
         missing, reached = subtree(m, set())
         if missing == 0:
             return
         if not reached or m.op:
             it.warn(f"'{m.qname or m.cls.name}' ({missing} parameters) is built but never reached by forward; "
-                    f"its parameters are not in the design", (m.file or mod, m.line or defline))
+                    f"its parameters are in the design as Parameters nothing reads (torch counts them)",
+                    (m.file or mod, m.line or defline))
+            emit_unused(m, done)
             return
         for _k, p in m.params.items():
             if p is not None and p.param is not None and not m.op and id(p.param) not in _param_ids(g):
-                it.warn(f"parameter '{p.param.qname}' is never used by forward; not in the design",
-                        (m.file or mod, m.line or defline))
+                it.warn(f"parameter '{p.param.qname}' is never used by forward; in the design as a Parameter "
+                        f"nothing reads (torch counts it)", (m.file or mod, m.line or defline))
+                if p.param.owner is m and p.shape is not None:
+                    unused(p.param.qname, p.shape)
         for c in m.modules.values():
             if c is not None and id(c) not in seen:
                 seen.add(id(c))
                 walk(c, seen)
 
+    done = set()
     walk(model, {id(model)})
 
 
@@ -481,6 +582,7 @@ def discover_modules(path) -> list:
 def _discover_file(path):
     loader, mod = _load_entry_module(path)
     it = Interp(loader, _display_fn(path))
+    it.start_budget()
     it.settled = []
     out = []
     for st in mod.tree.body:
@@ -491,6 +593,8 @@ def _discover_file(path):
             if not isinstance(cls, ClassVal) or it.torch_base(cls) is None:
                 continue
             init, owner = it.class_attr(cls, "__init__")
+        except TooCostly:
+            break  # the file's budget is spent: what was found so far is offered
         except Exception:  # noqa: BLE001 - a class we cannot read is simply not offered
             continue
         tb = it.torch_base(cls)

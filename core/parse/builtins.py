@@ -6,7 +6,6 @@ Only pure functions over known values are provided; ``open``, ``exec``,
 
 from __future__ import annotations
 
-from .dims import Sym, is_int
 from .values import (
     BoundMethod,
     BuiltinFn,
@@ -19,9 +18,11 @@ from .values import (
     NTuple,
     PartialVal,
     SuperVal,
+    Sym,
     TensorVal,
     TorchClass,
     Unknown,
+    is_int,
 )
 
 _EXC = ["Exception", "ValueError", "TypeError", "RuntimeError", "NotImplementedError", "KeyError", "IndexError",
@@ -78,7 +79,7 @@ def make_builtins(it):
                 return Unknown("min/max of unknown")
             if any(isinstance(x, Sym) for x in vals):
                 # decidable only when all differences are integers
-                from .dims import dim_add
+                from .values import dim_add
                 best = vals[0]
                 for x in vals[1:]:
                     d = dim_add(x, best, -1)
@@ -108,7 +109,7 @@ def make_builtins(it):
         if isinstance(v, (int, float)):
             return abs(v)
         if isinstance(v, TensorVal):
-            from . import torchlib
+            from . import torch as torchlib
             return torchlib.call_ext(it, "torch.abs", [v], {})
         return Unknown("abs")
 
@@ -279,7 +280,7 @@ def make_builtins(it):
             return v
         if typ in (list, tuple, set, frozenset):
             if isinstance(v, TensorVal):
-                from . import torchlib
+                from . import torch as torchlib
                 return typ(torchlib.tensor_iter(it, v))
             return typ(it.iterate(v))
         if typ is dict:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 
 _ID_OK = re.compile(r"[^A-Za-z0-9_.\-]")
@@ -79,13 +80,19 @@ class Graph:
         self._add_id(nid)
         return nid
 
-    def add(self, nid, op, args, ins, shares=None):
+    def add(self, nid, op, args, ins, shares=None, warn=None):
+        args = known_args(op, args, warn) if args else args
         node = {"id": nid, "op": op}
+        weight_norm = bool(args and args.get("weight_norm"))
+        if args and "weight_norm" in args:
+            args = {k: v for k, v in args.items() if k != "weight_norm"}
         if args:
             node["args"] = args
         node["in"] = list(ins)
         if shares:
             node["shares"] = shares
+        if weight_norm:  # torch.nn.utils weight_norm on the layer: archgraph/1's node field `parametrize`
+            node["parametrize"] = "weight_norm"
         self.nodes.append(node)
         return node
 
@@ -116,5 +123,33 @@ class Graph:
                 ins.append(("new", local[base], k) if base in local else r)
             who = node.get("shares") or (node["id"] if node["op"] != "Parameter" and node["id"] in self.modules
                                          else None)
-            sig.append((node["op"], json.dumps(node.get("args", {}), sort_keys=True, default=str), tuple(ins), who))
+            sig.append((node["op"], json.dumps(node.get("args", {}), sort_keys=True, default=str), tuple(ins), who,
+                        node.get("parametrize")))
         return sig
+
+
+def known_args(op, args, warn=None):
+    """The arguments a design can state: one whose value the parser could not follow (None where the
+    op takes no None) is left out, so the op's default stands in, and the warning says so; a required
+    one stays, for the verifier to name."""
+    from ..ops import OP_TABLE
+
+    spec = OP_TABLE.get(op)
+    if spec is None:
+        return args
+    out = dict(args)
+    for name, v in args.items():
+        a = spec._by_name.get(name)
+        if a is None or a.required or not _holds_unknown(v) or a.problem(v) is None:
+            continue
+        del out[name]
+        if warn is not None:
+            warn(f"{op}'s {name} is not known where the parser reads it; torch's default ({a.default!r}) stands in")
+    return out
+
+
+def _holds_unknown(v):
+    """None, or a float archgraph/1's JSON cannot hold (inf, nan: a mask's fill value)."""
+    if isinstance(v, (list, tuple)):
+        return any(_holds_unknown(x) for x in v)
+    return v is None or (type(v) is float and not math.isfinite(v))

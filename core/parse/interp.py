@@ -12,9 +12,10 @@ from __future__ import annotations
 import ast
 import copy as _copy
 import operator
+import os
+import time
 
-from . import torchlib
-from .dims import Sym, dim_add, dim_eq, dim_floordiv, dim_mul, dim_truediv, is_int
+from . import torch as torchlib
 from .source import _MISSING, Loader, SourceModule
 from .values import (
     BoundMethod,
@@ -33,16 +34,29 @@ from .values import (
     PyMethod,
     ReturnSignal,
     SuperVal,
+    Sym,
     TensorMethod,
     TensorVal,
+    TooCostly,
     TorchClass,
     Unknown,
     UserRaise,
+    dim_add,
+    dim_eq,
+    dim_floordiv,
+    dim_mul,
+    dim_truediv,
+    is_int,
 )
 
 MAX_STEPS = 3_000_000
 MAX_DEPTH = 100
 MAX_SEQ = 1_000_000
+MAX_WALK = 1_000_000  # elements visited by one walk over a value (shared sub-lists count each time)
+MAX_WARNINGS = 2000
+TIME_LIMIT = 10.0  # seconds of wall clock for one parse
+MEMORY_LIMIT = 1 << 30  # bytes the process may grow by during one parse
+_CHECK_EVERY = 4096  # units of work between two looks at the clock and the memory
 
 _INTERNAL = (TypeError, AttributeError, KeyError, IndexError, ValueError, ZeroDivisionError, OverflowError,
              AssertionError, StopIteration, UnicodeError)
@@ -94,22 +108,66 @@ class Frame:
         self.args0 = _MISSING
 
 
+_SCALARS = (int, float, str, bool, type(None))
+# methods that hash or compare their argument (a shared structure makes that exponential)
+_HASHING_METHODS = frozenset(("index", "count", "remove", "add", "discard", "get", "pop", "setdefault", "fromkeys",
+                              "union", "intersection", "difference", "issubset", "issuperset", "update"))
+_SEQS = (tuple, list, set, frozenset)
+
+
 def _is_plain(v):
-    if isinstance(v, (int, float, str, bool, type(None))):
+    """Plain Python data all the way down.  The walk is bounded: a value built by sharing
+    (``a = [a, a]`` in a loop) is tiny in memory but exponential to walk, and everything that
+    hands a value to Python itself (``str``, ``==``, ``sorted`` ...) asks this first."""
+    if isinstance(v, _SCALARS):
         return True
-    if isinstance(v, (tuple, list, set, frozenset)):
-        return all(_is_plain(x) for x in v)
-    if isinstance(v, dict):
-        return all(_is_plain(k) and _is_plain(x) for k, x in v.items())
-    return False
+    if not isinstance(v, (_SEQS, dict)):
+        return False
+    stack = [v]
+    n = 0
+    while stack:
+        x = stack.pop()
+        n += 1
+        if n > MAX_WALK:
+            raise TooCostly("a value too large to follow (nested or shared lists)")
+        if isinstance(x, _SCALARS):
+            continue
+        if isinstance(x, _SEQS):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        else:
+            return False
+    return True
 
 
 def _has_unknown(v):
-    if isinstance(v, Unknown):
-        return True
-    if isinstance(v, (tuple, list)):
-        return any(_has_unknown(x) for x in v)
+    stack = [v]
+    n = 0
+    while stack:
+        x = stack.pop()
+        n += 1
+        if n > MAX_WALK:
+            raise TooCostly("a value too large to follow (nested or shared lists)")
+        if isinstance(x, Unknown):
+            return True
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
     return False
+
+
+def _rss():
+    """Resident memory of this process in bytes (0 where it cannot be read)."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        try:
+            import resource
+            return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        except (ImportError, OSError):
+            return 0
 
 
 class Interp:
@@ -129,6 +187,12 @@ class Interp:
         self.graph = None
         self.loc = (None, 0)
         self.steps = 0
+        self.work = 0
+        self._check_at = _CHECK_EVERY
+        self.deadline = None
+        self.time_limit = TIME_LIMIT
+        self.memory_limit = MEMORY_LIMIT
+        self._rss0 = 0
         self.depth = 0
         self.symbolic = True  # inputs have symbolic sizes (design shape args keep symbols)
         self.batch_env = {}  # symbol -> int given on the command line
@@ -138,6 +202,37 @@ class Interp:
         self._memo = {}
         from .builtins import make_builtins
         self.builtins = make_builtins(self)
+
+    # ------------------------------------------------------------ budget
+    def start_budget(self, time_limit=TIME_LIMIT, memory_limit=MEMORY_LIMIT):
+        """From now on, the parse may take `time_limit` seconds and grow the process by
+        `memory_limit` bytes; past either, TooCostly stops it where it is."""
+        self.time_limit, self.memory_limit = time_limit, memory_limit
+        self.deadline = time.monotonic() + time_limit
+        self._rss0 = _rss()
+        self._check_at = self.work + _CHECK_EVERY
+
+    def charge(self, n=1):
+        """Count `n` units of work (a statement, a call, an item made); look at the clock and the
+        memory every few thousand."""
+        self.work += n
+        if self.work >= self._check_at:
+            self._check_budget()
+
+    def _check_budget(self):
+        self._check_at = self.work + _CHECK_EVERY
+        if self.deadline is None:
+            return
+        if time.monotonic() > self.deadline:
+            raise TooCostly(f"takes more than {self.time_limit:g} s")
+        if self.memory_limit and _rss() - self._rss0 > self.memory_limit:
+            raise TooCostly(f"needs more than {self.memory_limit >> 20} MB")
+
+    def check_size(self, n):
+        """A string or list about to be made with n items."""
+        if n > MAX_SEQ:
+            raise TooCostly(f"makes a sequence of {n} items")
+        self.charge(n >> 4)
 
     # ------------------------------------------------------------ warnings
     def where(self):
@@ -151,7 +246,7 @@ class Interp:
         mod, line = loc or self.loc
         path = self.display(mod.path) if mod is not None else "?"
         key = (path, line, message)
-        if key in self._wseen:
+        if key in self._wseen or len(self.warnings) >= MAX_WARNINGS:
             return
         self._wseen.add(key)
         self.warnings.append(key)
@@ -261,8 +356,11 @@ class Interp:
     def exec_stmt(self, st, fr):
         self.loc = (fr.module, st.lineno)
         self.steps += 1
-        if self.steps > MAX_STEPS:
-            raise UserRaise("Abort", "too many steps (the code loops too long to follow)", self.where())
+        self.work += 1
+        if self.work >= self._check_at:
+            self._check_budget()
+            if self.steps > MAX_STEPS:
+                raise TooCostly(f"runs more than {MAX_STEPS} statements")
         h = self._STMT.get(type(st))
         if h is None:
             self.warn(f"statement {type(st).__name__} not followed")
@@ -272,6 +370,10 @@ class Interp:
         except InterpError as e:
             self.warn(str(e))
             self._poison(st, fr)
+        except TooCostly as e:
+            if e.where is None:
+                e.where = self.where()
+            raise
         except _INTERNAL as e:  # a construct this interpreter models wrongly: say so, carry on
             self.warn(f"statement not followed ({type(e).__name__}: {e})")
             self._poison(st, fr)
@@ -626,7 +728,9 @@ class Interp:
 
     def e_Set(self, n, fr):
         try:
-            return set(self._elts(n.elts, fr))
+            elts = self._elts(n.elts, fr)
+            _is_plain(elts)
+            return set(elts)
         except TypeError:
             return Unknown("set")
 
@@ -655,6 +759,8 @@ class Interp:
                     raise InterpError("`**` of a non-dict")
             else:
                 key = self.eval(k, fr)
+                if type(key) is tuple:
+                    _is_plain(key)
                 try:
                     out[key] = self.eval(v, fr)
                 except TypeError:
@@ -821,10 +927,13 @@ class Interp:
                     out[self.eval(n.key, inner)] = self.eval(n.value, inner)
                 else:
                     out.append(self.eval(n.elt, inner))
+                if len(out) > MAX_SEQ:
+                    raise TooCostly(f"makes a list of more than {MAX_SEQ} items")
                 return
             g = n.generators[gi]
             it = self.eval(g.iter, inner if gi else fr)
             for item in self.iterate(it):
+                self.charge()
                 self.assign(g.target, item, inner)
                 ok = True
                 for cond in g.ifs:
@@ -837,6 +946,7 @@ class Interp:
                 if ok:
                     rec(gi + 1)
         rec(0)
+        self.check_size(len(out))
         if kind == "set":
             try:
                 return set(out)
@@ -863,6 +973,11 @@ class Interp:
         if isinstance(func_node, ast.Name) and func_node.id == "super" and not n.args:
             if "super" not in fr.vars:
                 return self.zero_arg_super(fr)
+        if type(func_node) is ast.Name and func_node.id == "locals" and not n.args and not n.keywords:
+            try:
+                self.lookup("locals", fr)
+            except InterpError:  # the builtin: the current frame's names (a dict of values, no frame object)
+                return dict(fr.vars)
         fn = self.eval(func_node, fr)
         if type(fn) is ExtVal and fn.path in _NOOP_CALLS:
             return None
@@ -1086,6 +1201,7 @@ class Interp:
     def call_func(self, fn, args, kwargs):
         if fn.name in _TELEMETRY:
             return None
+        self.charge()
         self.depth += 1
         saved = self.loc
         if self.depth > MAX_DEPTH:
@@ -1253,6 +1369,7 @@ class Interp:
                 return Unknown("format of unknown values")
             if "." in obj.replace("{:.", "").replace(":.", "") and "{" in obj and _fmt_has_attr(obj):
                 return Unknown("format with attribute access")
+        self._check_method_size(obj, name, args)
         try:
             r = getattr(obj, name)(*args, **kwargs)
         except (TypeError, ValueError, KeyError, IndexError, AttributeError) as e:
@@ -1260,6 +1377,27 @@ class Interp:
         if isinstance(r, (type({}.items()), type({}.keys()), type({}.values()))):
             return list(r)
         return r
+
+    def _check_method_size(self, obj, name, args):
+        """The size of what a real str/list/set method is about to make, before it makes it."""
+        if name in _HASHING_METHODS:
+            for a in args:
+                if isinstance(a, (tuple, list)):
+                    _is_plain(a)  # hashing or comparing it must stay bounded
+        if isinstance(obj, str):
+            if name == "replace" and len(args) >= 2 and isinstance(args[0], str) and isinstance(args[1], str):
+                n = obj.count(args[0]) if args[0] else len(obj) + 1
+                self.check_size(len(obj) + n * (len(args[1]) - len(args[0])))
+            elif name == "join" and args and isinstance(args[0], (list, tuple)):
+                self.check_size(sum(len(x) if isinstance(x, str) else 0 for x in args[0])
+                                + len(obj) * len(args[0]))
+            elif name in ("center", "ljust", "rjust", "zfill") and args and isinstance(args[0], int):
+                self.check_size(args[0])
+            else:
+                self.charge(len(obj) >> 4)
+        elif isinstance(obj, (list, set, dict)) and name in ("extend", "update", "union") and args and \
+                isinstance(args[0], (list, tuple, set, frozenset, dict, str)):
+            self.check_size(len(obj) + len(args[0]))
 
     # ------------------------------------------------------------ attributes
     def getattr(self, obj, name):
@@ -1278,6 +1416,8 @@ class Interp:
         if t is ClassVal:
             if name in ("__name__", "__qualname__"):
                 return obj.name
+            if name == "apply" and self._is_autograd_function(obj):
+                return BuiltinFn(f"{obj.name}.apply", lambda a, k: self._autograd_apply(obj, a, k))
             if name == "__module__":
                 return obj.module.values.get("__name__")
             v, owner = self.class_attr(obj, name)
@@ -1334,10 +1474,27 @@ class Interp:
             return obj.name
         raise InterpError(f"attribute '{name}' of {self.describe(obj)} not followed")
 
+    def _is_autograd_function(self, cls):
+        return any(isinstance(c, ExtVal) and c.path in ("torch.autograd.Function", "torch.autograd.function.Function")
+                   for c in self.mro(cls))
+
+    def _autograd_apply(self, cls, args, kwargs):
+        """`MyFunction.apply(*args)`: its forward, with a context object that records what it is given
+        (the backward is never needed to know shapes and parameters)."""
+        f, _ = self.class_attr(cls, "forward")
+        if not isinstance(f, FuncVal):
+            raise InterpError(f"{cls.name}.apply without a forward")
+        ctx = InstanceVal(TorchClass("FunctionCtx"), "object")
+        return self.call_func(f, [ctx] + list(args), kwargs)
+
     def inst_getattr(self, inst, name):
         v = inst.attrs.get(name, _MISSING)
         if v is not _MISSING:
             return v
+        if type(inst.cls) is TorchClass and inst.cls.name == "FunctionCtx":
+            if name == "saved_tensors":
+                return Unknown("saved tensors")
+            return BuiltinFn(f"ctx.{name}", lambda a, k: None)  # save_for_backward, mark_dirty ...
         if name == "__class__":
             return inst.cls
         if name == "__module__":
@@ -1435,6 +1592,8 @@ class Interp:
 
     def setitem(self, obj, idx, value):
         if isinstance(obj, (list, dict)):
+            if type(idx) is tuple:
+                _is_plain(idx)
             if isinstance(idx, (Unknown, Sym)):
                 raise InterpError("assignment at an unknown index")
             try:
@@ -1455,6 +1614,7 @@ class Interp:
         if isinstance(v, (list, tuple, str, range)):
             if isinstance(v, range) and len(v) > MAX_SEQ:
                 raise InterpError("range too long to follow")
+            self.charge(len(v) >> 4)
             return list(v)
         if isinstance(v, dict):
             return list(v.keys())
@@ -1519,6 +1679,8 @@ class Interp:
             return _sym_binop(op, a, b)
         if isinstance(a, InstanceVal) and op is ast.Add:
             return torchlib.module_add(self, a, b, inplace)
+        if op is ast.Add and isinstance(a, (str, bytes, list, tuple)) and isinstance(b, (str, bytes, list, tuple)):
+            self.check_size(len(a) + len(b))
         if not (_is_simple(a) and _is_simple(b)):
             if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and op is ast.Add:
                 if inplace and isinstance(a, list):
@@ -1528,6 +1690,7 @@ class Interp:
             if isinstance(a, (list, tuple)) and isinstance(b, int) and op is ast.Mult:
                 if len(a) * b > MAX_SEQ:
                     raise InterpError("sequence too long")
+                self.charge(max(len(a) * b, 0) >> 4)
                 return a * b
             if isinstance(a, dict) and isinstance(b, dict) and op is ast.BitOr:
                 return {**a, **b}
@@ -1539,6 +1702,10 @@ class Interp:
         if op is ast.Mult and ((isinstance(a, seq) and isinstance(b, int) and len(a) * b > MAX_SEQ)
                                or (isinstance(b, seq) and isinstance(a, int) and len(b) * a > MAX_SEQ)):
             raise InterpError("sequence too long")
+        if op is ast.Mult and isinstance(a, (str, bytes, list, tuple)) and isinstance(b, int):
+            self.charge(max(len(a) * b, 0) >> 4)
+        elif op is ast.Mult and isinstance(b, (str, bytes, list, tuple)) and isinstance(a, int):
+            self.charge(max(len(b) * a, 0) >> 4)
         if op is ast.LShift and isinstance(b, int) and b > 4096:
             raise InterpError("shift too large")
         if op is ast.Mult and isinstance(a, int) and isinstance(b, int) and \
@@ -1574,6 +1741,8 @@ class Interp:
             if isinstance(b, InstanceVal):
                 r = a in b.modules
             elif isinstance(b, (list, tuple, set, frozenset, dict, str, range)):
+                if isinstance(a, (tuple, list)):
+                    _is_plain(a)
                 try:
                     r = a in b
                 except TypeError:
@@ -1635,9 +1804,30 @@ def _memo_key(v):
     """A hashable key for constructor arguments made only of immutable values
     (numbers, strings, tuples, classes, functions, partials of those); None otherwise."""
     try:
+        if not _small(v, 10_000):
+            return None
         return _mk(v)
     except _NoMemo:
         return None
+
+
+def _small(v, cap):
+    """At most `cap` elements reached by walking v (shared parts counted each time they are met)."""
+    stack = [v]
+    n = 0
+    while stack:
+        x = stack.pop()
+        n += 1
+        if n > cap:
+            return False
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, PartialVal):
+            stack.extend(x.args)
+            stack.extend(x.kwargs.values())
+        elif isinstance(x, dict):
+            stack.extend(x.values())
+    return True
 
 
 def _mk(v):
@@ -1747,13 +1937,15 @@ def _init_only(stmts):
     return True
 
 
-def _has_big_int(v):
+def _has_big_int(v, depth=0):
+    """A size-like integer argument too large to follow (a width, a count); sizes hide in short
+    argument tuples, never deep inside data, so long or deep values are not walked."""
     if isinstance(v, bool):
         return False
     if isinstance(v, int):
         return abs(v) > MAX_SEQ
-    if isinstance(v, (tuple, list)):
-        return any(_has_big_int(x) for x in v)
+    if isinstance(v, (tuple, list)) and len(v) <= 16 and depth < 2:
+        return any(_has_big_int(x, depth + 1) for x in v)
     return False
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import os
+import warnings
 
 _MISSING = object()
 _DEFS_CACHE = {}  # id(tree) -> (tree, defs, star): top-level bindings depend on the tree only
@@ -116,7 +117,9 @@ class Loader:
         if tree is None:
             with open(path, "rb") as f:
                 data = f.read()
-            tree = ast.parse(data, filename=path)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # a user's invalid escape sequences are not ours to report
+                tree = ast.parse(data, filename=path)
             if len(_AST_CACHE) > 512:
                 _AST_CACHE.clear()
                 _DEFS_CACHE.clear()
@@ -174,7 +177,19 @@ class Loader:
             return f
         here = os.path.dirname(os.path.abspath(from_path))
         if here != root:
-            return self._module_file(here, parts)
+            f = self._module_file(here, parts)
+            if f:
+                return f
+        # a namespace package (a folder without __init__.py) that the file sits in: `vit_pytorch/t2t.py`
+        # importing `vit_pytorch.vit` finds it from the folder above, as Python would from sys.path
+        d = here
+        for _ in range(4):
+            if os.path.basename(d) == parts[0]:
+                return self._module_file(os.path.dirname(d), parts)
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
         return None
 
     def submodule_file(self, pkg_module, name):

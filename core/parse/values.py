@@ -7,6 +7,8 @@ none of them wraps a live object of the user's code.
 
 from __future__ import annotations
 
+from .. import dims as D
+
 
 class Unknown:
     """A value the interpreter cannot know (its reason is kept for messages)."""
@@ -25,6 +27,16 @@ UNKNOWN = Unknown()
 
 class InterpError(Exception):
     """Something the interpreter cannot follow: becomes a warning at file:line."""
+
+
+class TooCostly(Exception):
+    """The source asks for more time, memory or work than the parser's budget: the parse stops
+    (never caught by the interpreted code's own ``try``)."""
+
+    def __init__(self, what: str):
+        super().__init__(what)
+        self.what = what
+        self.where = None  # file:line of the innermost statement it stopped in
 
 
 class UserRaise(Exception):
@@ -269,3 +281,119 @@ class ExcClass:
 
     def __init__(self, name):
         self.name = name
+
+
+# ------------------------------------------------------------------ sizes
+class Sym:
+    """A symbolic size met while interpreting (`x.size(0)`, `B * 64`, `T // 2`).  What it is and
+    how it computes is core.dims' (one model of sizes for the parser, the verifier and the cost):
+    this only marks it as a size among the interpreter's values, holding its canonical Dim string."""
+
+    __slots__ = ("expr",)
+
+    def __init__(self, expr: str):
+        self.expr = expr
+
+    @staticmethod
+    def named(name: str) -> Sym:
+        return Sym(name)
+
+    def single_symbol(self):
+        """The symbol name when this is exactly one symbol (`B`)."""
+        return D.single_symbol(self.expr)
+
+    def substitute(self, env: dict):
+        """Its value with the symbols of env, or None."""
+        v = D.substitute(self.expr, env)
+        return v if D.is_const(v) else None
+
+    def __repr__(self):
+        return self.expr
+
+    def __eq__(self, other):
+        return isinstance(other, Sym) and other.expr == self.expr
+
+    def __hash__(self):
+        return hash(("sym", self.expr))
+
+
+def is_int(v):
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def as_dim(v):
+    """An interpreter value as a core.dims Dim (None when it is no size)."""
+    if type(v) is Sym:
+        return v.expr
+    if is_int(v):
+        return v
+    if isinstance(v, bool):
+        return int(v)
+    return None
+
+
+def from_dim(d):
+    """A core.dims Dim back as an interpreter value."""
+    return Sym(d) if isinstance(d, str) else d
+
+
+def dim_add(a, b, sign=1):
+    if type(a) is int and type(b) is int:
+        return a + sign * b
+    da, db = as_dim(a), as_dim(b)
+    if da is None or db is None:
+        return None
+    return from_dim(D.add(da, db) if sign == 1 else D.sub(da, db))
+
+
+def dim_mul(a, b):
+    if type(a) is int and type(b) is int:
+        return a * b
+    da, db = as_dim(a), as_dim(b)
+    if da is None or db is None:
+        return None
+    return from_dim(D.mul(da, db))
+
+
+def dim_truediv(a, b):
+    """a / b when it divides exactly (a rational polynomial for symbols); else None."""
+    if type(a) is int and type(b) is int:
+        return a // b if b and a % b == 0 else None
+    da, db = as_dim(a), as_dim(b)
+    if da is None or db is None:
+        return None
+    return from_dim(D.truediv(da, db))
+
+
+def dim_floordiv(a, b):
+    """a // b: exact when it divides; for a symbol by an int, core.dims' floor expression."""
+    if type(a) is int and type(b) is int:
+        return a // b if b else None
+    da, db = as_dim(a), as_dim(b)
+    if da is None or db is None or db == 0:
+        return None
+    return from_dim(D.floordiv(da, db))
+
+
+def dim_eq(a, b):
+    """True / False / None (undecidable)."""
+    if type(a) is int and type(b) is int:
+        return a == b
+    da, db = as_dim(a), as_dim(b)
+    if da is None or db is None:
+        return None
+    if is_int(da) and is_int(db):
+        return da == db
+    if isinstance(da, str) and isinstance(db, str):
+        return D.same(da, db)
+    d = D.sub(da, db)  # a size against a number: decided only when their difference is known
+    return d == 0 if is_int(d) else None
+
+
+def prod(dims):
+    out = 1
+    for d in dims:
+        out = dim_mul(out, d)
+        if out is None:
+            return None
+    return out

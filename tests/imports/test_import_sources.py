@@ -76,3 +76,28 @@ def test_architectureiq_bundle_goes_to_the_knowledge_base(tmp_path):
     assert not (tmp_path / "marker").exists()
     rc, out, _ = _run("import", str(root), "--db", str(db))
     assert rc == 0 and "skipped 1" in out
+
+
+def test_a_hostile_source_in_a_folder_is_refused_and_the_rest_imports(tmp_path):
+    """A ten-line file that would take gigabytes (a list doubled in a loop) is refused by the parser's
+    budget as too costly, at its line; the folder's other modules import."""
+    src = tmp_path / "models"
+    src.mkdir()
+    shutil.copy(MODELS / "tiny_cnn.py", src / "tiny_cnn.py")
+    (src / "doubling.py").write_text(
+        "import torch.nn as nn\n\n"
+        "class Doubling(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        s = [1]\n"
+        "        for _ in range(60):\n"
+        "            s += s\n"
+        "        self.fc = nn.Linear(2, 2)\n\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x)\n"
+    )
+    db = tmp_path / "s.duckdb"
+    rc, out, err = _run("import", str(src), "--db", str(db))
+    rows = _rows(db, "SELECT id FROM designs ORDER BY id")
+    assert rows and all(i.startswith("tiny_cnn.") for (i,) in rows)
+    assert "too costly to follow" in out + err and "doubling.py:8" in out + err

@@ -218,7 +218,9 @@ def test_unknown_branch_warns_with_line():
                for m in msgs), msgs
     assert any("'b'" in m and "never reached" in m for m in msgs), msgs
     assert r.design["meta"]["parser_warnings"][0]["line"].endswith("styles.py:102")
-    assert [n["id"] for n in r.design["nodes"]] == ["a"]  # the condition's own ops are not kept
+    assert [n["id"] for n in r.design["nodes"] if n["op"] != "Parameter"] == ["a"]  # the condition's ops are not kept
+    # the branch not taken: its layer is built, so torch counts its parameters; nothing reads them
+    assert {n["id"] for n in r.design["nodes"] if n["op"] == "Parameter"} == {"b.weight", "b.bias"}
     findings = _verify(r.design).findings
     assert any(f.rule == "parse.unfollowed" for f in findings)
 
@@ -311,6 +313,44 @@ def test_source_is_never_executed(tmp_path, monkeypatch):
     # what it could follow is still there; what it refused is named
     assert [n["op"] for n in r.design["nodes"]] == ["Linear"]
     assert any("open" in w.message for w in r.warnings)
+
+
+def test_new_constructs_are_followed_never_executed(tmp_path, monkeypatch):
+    """autograd.Function.apply, einops (layers and functions), locals(), setattr, checkpoint, numpy
+    buffers: followed on shapes, and none of the payloads in the file runs."""
+    marker = tmp_path / "marker"
+    monkeypatch.setenv("ARCHCURATOR_TEST_MARKER", str(marker))
+    mods_before = set(sys.modules)
+    r = parse_source(MODELS / "evil_constructs.py", "Block", {}, [([2, 16], "float32")])
+    proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "parse", str(MODELS / "evil_constructs.py"),
+                           "--entry", "Block", "--input", "2,16", "--json"], cwd=ROOT, capture_output=True,
+                          text=True, env={**os.environ, "ARCHCURATOR_TEST_MARKER": str(marker)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert list(tmp_path.iterdir()) == []
+    assert not any(m.startswith(("einops", "numpy")) or "evil" in m for m in set(sys.modules) - mods_before)
+    ops = [n["op"] for n in r.design["nodes"]]
+    assert "Linear" in ops and "Reshape" in ops
+    assert design_params(r.design) == 8 * 8 + 8
+
+
+def test_args_build_the_sources_own_config_classes():
+    """A dict for a parameter annotated with a source class builds that class (its defaults fill in);
+    fields given to a model whose constructor takes one `config` build its config class."""
+    r = parse_source(MODELS / "configs.py", "Net", {"dims": {"hidden": 32}}, [([2, 4], "float32")])
+    assert design_params(r.design) == 4 * 32 + 32 + 32 * 3 + 3 and not r.warnings
+    r = parse_source(MODELS / "configs.py", "TinyModel", {"hidden_size": 6}, [([2, 5], "int64")])
+    assert design_params(r.design) == 20 * 6 and not r.warnings  # isinstance(config, PretrainedConfig) held
+
+
+def test_namespace_package_siblings_are_found(tmp_path):
+    pkg = tmp_path / "nspkg"
+    pkg.mkdir()
+    (pkg / "blocks.py").write_text("import torch.nn as nn\n\ndef block(c):\n    return nn.Conv2d(c, c, 3, padding=1)\n")
+    (pkg / "net.py").write_text("import torch.nn as nn\nfrom nspkg.blocks import block\n\n\nclass Net(nn.Module):\n"
+                                "    def __init__(self):\n        super().__init__()\n        self.b = block(4)\n\n"
+                                "    def forward(self, x):\n        return self.b(x)\n")
+    r = parse_source(pkg / "net.py", "Net", {}, [([1, 4, 8, 8], "float32")])
+    assert [n["op"] for n in r.design["nodes"]] == ["Conv2d"] and not r.warnings
 
 
 def test_runaway_code_is_bounded(tmp_path):

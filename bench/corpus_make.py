@@ -1,0 +1,213 @@
+"""Make the real-world parser corpus: copy the files, then record the truth.
+
+    python bench/corpus_make.py copy --mirrors DIR   # files from public snapshots (DIR/owner+name/repo)
+    python bench/corpus_make.py truth [--only PATTERN]
+
+`copy` keeps each file as it is in its repository, with the sibling files it
+imports and the repository's licence, under `bench/corpus/<owner>__<name>/`, and
+records the repository, commit and licence of each.  `truth` builds and runs
+every entry of `bench/corpus_spec.py` in real torch, each in its own process
+(the files are ours to run only here, never in the parser), and records the
+parameter count (unique parameters, as `model.parameters()` gives them) and the
+output shapes in `bench/corpus/manifest.json`.  The truth runs need the
+packages the files import (einops ...): they are bench-only, never dependencies
+of archcurator.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(HERE, "corpus")
+MANIFEST = os.path.join(CORPUS, "manifest.json")
+sys.path.insert(0, HERE)
+
+from corpus_spec import ENTRIES, SOURCES  # noqa: E402
+
+
+def source_dir(repo):
+    return repo.replace("/", "__")
+
+
+def _git(repo_dir, *args):
+    return subprocess.run(["git", "-C", repo_dir, *args], check=True, capture_output=True).stdout
+
+
+def copy(mirrors):
+    sources = {}
+    for repo, (licence, paths) in SOURCES.items():
+        d = os.path.join(mirrors, repo.replace("/", "+"), "repo")
+        if os.path.isdir(os.path.join(d, ".git")):
+            d = os.path.join(d, ".git")
+        commit = _git(d, "rev-parse", "HEAD").decode().strip()
+        names = _git(d, "ls-tree", "-r", "--name-only", "HEAD").decode().splitlines()
+        lic = next((n for n in names if n.upper().startswith(("LICENSE", "LICENCE", "COPYING")) and "/" not in n),
+                   None)
+        dest = os.path.join(CORPUS, source_dir(repo))
+        shutil.rmtree(dest, ignore_errors=True)
+        wanted = []
+        for p in paths:
+            wanted += [n for n in names if n.startswith(p) and n.endswith(".py")] if p.endswith("/") else [p]
+        for n in wanted + ([lic] if lic else []):
+            out = os.path.join(dest, n)
+            os.makedirs(os.path.dirname(out), exist_ok=True)
+            with open(out, "wb") as f:
+                f.write(_git(d, "show", f"HEAD:{n}"))
+        sources[repo] = {"commit": commit, "licence": licence, "licence_file": lic, "files": wanted}
+        print(f"{repo}: {len(wanted)} files at {commit[:10]}")
+    manifest = _load()
+    manifest["sources"] = sources
+    _save(manifest)
+
+
+def _load():
+    if os.path.exists(MANIFEST):
+        with open(MANIFEST) as f:
+            return json.load(f)
+    return {"sources": {}, "entries": []}
+
+
+def _save(m):
+    with open(MANIFEST, "w") as f:
+        json.dump(m, f, indent=1, sort_keys=False)
+        f.write("\n")
+
+
+def entry_id(e):
+    base = f"{source_dir(e['repo'])}/{e['file']}:{e['entry']}"
+    return base + (f"[{e['note']}]" if e.get("note") else "")
+
+
+def truth(only=None, timeout=600):
+    manifest = _load()
+    old = {e["id"]: e for e in manifest.get("entries", [])}
+    out = []
+    for e in ENTRIES:
+        rec = dict(e, id=entry_id(e), path=f"{source_dir(e['repo'])}/{e['file']}")
+        src = manifest["sources"].get(e["repo"], {})
+        rec["commit"], rec["licence"] = src.get("commit"), src.get("licence")
+        done = old.get(rec["id"], {}).get("truth")
+        if (only == "missing" and done and "error" not in done) or \
+                (only and only != "missing" and not fnmatch.fnmatch(rec["id"], only) and rec["id"] in old):
+            out.append(dict(rec, truth=old[rec["id"]].get("truth")))
+            continue
+        proc = subprocess.run([sys.executable, __file__, "child", json.dumps(rec)], capture_output=True, text=True,
+                              timeout=timeout)
+        line = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else ""
+        try:
+            t = json.loads(line)
+        except json.JSONDecodeError:
+            t = {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]}
+        rec["truth"] = t
+        print(f"{rec['id']}: {t}", flush=True)
+        out.append(rec)
+        manifest["entries"] = out + [dict(x, id=entry_id(x)) for x in ENTRIES[len(out):]]
+        _save(manifest)
+
+
+def child(rec):
+    """In a fresh process: import the file as part of its folder tree, build, run once."""
+    import importlib
+    import importlib.abc
+    import importlib.util
+    import types
+
+    import torch
+
+    class _Anything:
+        def __call__(self, *a, **k):
+            return self
+
+        def __getattr__(self, name):
+            return self
+
+    class _Unused(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+        """torchvision and matplotlib stand in empty: the corpus files import them for data, losses
+        or plots, never for the model they define (a run that needed them would fail, not be wrong)."""
+
+        def find_spec(self, name, path, target=None):
+            if name.split(".")[0] in ("torchvision", "matplotlib"):
+                return importlib.util.spec_from_loader(name, self, is_package=True)
+            return None
+
+        def create_module(self, spec):
+            m = types.ModuleType(spec.name)
+            m.__path__ = []
+            m.__getattr__ = lambda attr: _Anything()
+            return m
+
+        def exec_module(self, module):
+            pass
+
+    sys.meta_path.insert(0, _Unused())
+    root = os.path.join(CORPUS, source_dir(rec["repo"]))
+    file = rec["file"]
+    sys.path[:0] = [root, os.path.dirname(os.path.join(root, file))]
+    modname = file[:-3].replace("/", ".")
+    mod = importlib.import_module(modname)
+    torch.manual_seed(0)
+    target = mod
+    for part in rec["entry"].split("."):
+        target = getattr(target, part)
+    args = dict(rec["args"])
+    for k in rec.get("tuples", []):
+        args[k] = tuple(args[k])
+    for k in rec.get("namespace", []):
+        args[k] = types.SimpleNamespace(**args[k])
+    model = target(**args)
+    params = sum(p.numel() for p in model.parameters())
+    inputs = []
+    for spec in rec["inputs"]:
+        shape, _, dtype = spec.partition(":")
+        shape = [int(s) for s in shape.split(",")]
+        if dtype == "int64":
+            inputs.append(torch.randint(0, 50, shape))
+        elif dtype == "bool":
+            inputs.append(torch.zeros(shape, dtype=torch.bool))
+        else:
+            inputs.append(torch.randn(shape))
+    with torch.no_grad():
+        y = model(*inputs)
+    shapes = []
+
+    def walk(v):
+        if isinstance(v, torch.Tensor):
+            shapes.append(list(v.shape))
+        elif isinstance(v, (list, tuple)):
+            for x in v:
+                walk(x)
+        elif isinstance(v, dict):
+            for x in v.values():
+                walk(x)
+
+    walk(y)
+    print(json.dumps({"params": params, "outputs": shapes}))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("copy")
+    c.add_argument("--mirrors", required=True)
+    t = sub.add_parser("truth")
+    t.add_argument("--only", help="PATTERN of entry ids to run again, or 'missing'")
+    ch = sub.add_parser("child")
+    ch.add_argument("rec")
+    a = ap.parse_args()
+    if a.cmd == "copy":
+        copy(a.mirrors)
+    elif a.cmd == "truth":
+        truth(a.only)
+    else:
+        child(json.loads(a.rec))
+
+
+if __name__ == "__main__":
+    main()

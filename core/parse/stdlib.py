@@ -1,0 +1,265 @@
+"""The parser's model of the standard library (functools, collections, copy, itertools, operator,
+dataclasses, typing, math) and of numpy's few size helpers: pure functions of known values only."""
+
+from __future__ import annotations
+
+import ast
+import math
+
+from .registry import handles, handles_module
+from .values import (
+    BuiltinFn,
+    InstanceVal,
+    InterpError,
+    NTupleClass,
+    PartialVal,
+    Sym,
+    TensorVal,
+    Unknown,
+    is_int,
+)
+
+_MATH_OK = frozenset(("ceil", "floor", "sqrt", "log", "log2", "log10", "log1p", "exp", "expm1", "pow", "fabs",
+                      "gcd", "isclose", "isfinite", "isinf", "isnan", "prod", "trunc", "sin", "cos", "tan", "atan",
+                      "atan2", "asin", "acos", "tanh", "sinh", "cosh", "erf", "erfc", "copysign", "fmod", "hypot",
+                      "radians", "degrees", "modf", "frexp", "ldexp", "fsum", "isqrt", "lcm", "dist", "floor",
+                      "factorial", "comb", "perm"))
+
+
+@handles_module("math")
+def call_math(it, name, args, kwargs):
+    f = getattr(math, name, None)
+    if f is None or name not in _MATH_OK:
+        return Unknown(f"math.{name}")
+    if name in ("factorial", "comb", "perm", "lcm", "ldexp", "pow", "isqrt") and any(
+            isinstance(a, int) and abs(a) > 10000 for a in args):
+        return Unknown(f"math.{name} of a huge number")
+    if any(isinstance(a, (Unknown, Sym)) for a in args):
+        if name in ("ceil", "floor", "prod") and len(args) == 1 and isinstance(args[0], Sym):
+            return args[0]
+        return Unknown(f"math.{name} of unknown")
+    if not all(isinstance(a, (int, float)) or (name in ("prod", "fsum") and isinstance(a, (list, tuple)))
+               for a in args):
+        if name in ("prod",) and args and isinstance(args[0], (list, tuple)):
+            pass
+        else:
+            return Unknown(f"math.{name}")
+    try:
+        return f(*args, **kwargs)
+    except (ValueError, TypeError, OverflowError) as e:
+        raise InterpError(f"math.{name}: {e}") from None
+
+
+@handles_module("numpy", "np")
+def call_numpy(it, name, args, kwargs):
+    if name == "linspace":
+        s, e, n = _arg(args, kwargs, 0, "start"), _arg(args, kwargs, 1, "stop"), _arg(args, kwargs, 2, "num", 50)
+        if all(isinstance(v, (int, float)) for v in (s, e)) and is_int(n):
+            vals = _linspace(float(s), float(e), n)
+            return TensorVal(None, [n], "float64", values=vals)
+    if name == "arange":
+        return _arange(it, args, kwargs)
+    if name in ("array", "asarray"):
+        return make_tensor(it, args[0] if args else None)
+    if name in ("sqrt", "log", "exp", "ceil", "floor", "log2", "prod", "pi", "round"):
+        if args and isinstance(args[0], (int, float)):
+            return call_math(it, name if name != "round" else "floor", args, {}) if name != "round" else round(
+                args[0])
+        if name == "prod" and args and isinstance(args[0], (list, tuple)) and all(is_int(v) for v in args[0]):
+            return math.prod(args[0])
+    if name in ("cumsum",) and args and isinstance(args[0], (list, tuple)):
+        out, tot = [], 0
+        for v in args[0]:
+            tot += v
+            out.append(tot)
+        return TensorVal(None, [len(out)], "int64", values=out)
+    return Unknown(f"numpy.{name}")
+
+
+@handles("functools.partial")
+def _partial(it, args, kwargs):
+    if not args:
+        raise InterpError("partial() without a function")
+    return PartialVal(args[0], args[1:], kwargs)
+
+
+@handles("collections.OrderedDict")
+@handles("typing.OrderedDict")
+def _ordered_dict(it, args, kwargs):
+    out = {}
+    if args:
+        d = args[0]
+        if isinstance(d, dict):
+            out.update(d)
+        else:
+            for pair in it.iterate(d):
+                k, v = pair
+                out[k] = v
+    out.update(kwargs)
+    return out
+
+
+@handles("collections.namedtuple")
+def _namedtuple(it, args, kwargs):
+    name = args[0] if args else kwargs.get("typename")
+    fields = args[1] if len(args) > 1 else kwargs.get("field_names")
+    if isinstance(fields, str):
+        fields = fields.replace(",", " ").split()
+    if not isinstance(name, str) or not isinstance(fields, (list, tuple)):
+        raise InterpError("namedtuple with unknown fields")
+    defaults = kwargs.get("defaults")
+    d = {}
+    if isinstance(defaults, (list, tuple)):
+        for f, v in zip(list(fields)[len(fields) - len(defaults):], defaults):
+            d[f] = v
+    return NTupleClass(name, list(fields), d)
+
+
+def _copy(it, args, kwargs, deep=False):
+    v = args[0]
+    if isinstance(v, InstanceVal):
+        if v.kind == "module":
+            return clone_module(v) if deep else _shallow_inst(v)
+        return _shallow_inst(v)
+    if deep and isinstance(v, (list, dict, tuple)):
+        return _deepcopy_value(it, v, {})
+    if isinstance(v, list):
+        return list(v)
+    if isinstance(v, dict):
+        return dict(v)
+    return v
+
+
+def _deepcopy_value(it, v, memo):
+    """copy.deepcopy of plain containers and modules in them: each container once (its memo),
+    as Python's own deepcopy does, so that shared parts stay shared and cost their size."""
+    t = type(v)
+    if t is InstanceVal:
+        return clone_module(v) if v.kind == "module" else _shallow_inst(v)
+    if t is not list and t is not dict and t is not tuple:
+        return v
+    done = memo.get(id(v))
+    if done is not None:
+        return done[0]
+    it.charge(len(v))
+    if t is list:
+        out = []
+        memo[id(v)] = (out, v)
+        out.extend(_deepcopy_value(it, x, memo) for x in v)
+    elif t is dict:
+        out = {}
+        memo[id(v)] = (out, v)
+        out.update((k, _deepcopy_value(it, x, memo)) for k, x in v.items())
+    else:
+        out = tuple(_deepcopy_value(it, x, memo) for x in v)
+        memo[id(v)] = (out, v)
+    return out
+
+
+def _shallow_inst(v):
+    c = InstanceVal(v.cls, v.kind, v.torch_base)
+    c.attrs = dict(v.attrs)
+    c.modules = dict(v.modules)
+    c.params = dict(v.params)
+    c.buffers = dict(v.buffers)
+    c.op, c.args, c.line, c.file = v.op, v.args, v.line, v.file
+    return c
+
+
+@handles("functools.reduce")
+def _reduce(it, args, kwargs):
+    f, seq = args[0], it.iterate(args[1])
+    if len(args) > 2:
+        acc = args[2]
+    else:
+        if not seq:
+            raise InterpError("reduce of empty sequence")
+        acc, seq = seq[0], seq[1:]
+    for x in seq:
+        acc = it.call(f, [acc, x], {})
+    return acc
+
+
+@handles("torch._assert")
+@handles("torch._C._log_api_usage_once")
+@handles("warnings.warn")
+def _noop(it, args, kwargs):
+    return None
+
+
+@handles("functools.wraps")
+@handles("functools.lru_cache")
+@handles("functools.cache")
+@handles("dataclasses.dataclass")
+def _identity_decorator(it, args, kwargs):
+    if args and not kwargs:
+        return args[0]
+    return BuiltinFn("decorator", lambda a, k: a[0] if a else None)
+
+
+@handles("dataclasses.field")
+def _field(it, args, kwargs):
+    if "default" in kwargs:
+        return kwargs["default"]
+    if "default_factory" in kwargs:
+        return it.call(kwargs["default_factory"], [], {})
+    return Unknown("field")
+
+
+def _product(it, a, k):
+    import itertools
+    seqs = [it.iterate(s) for s in a]
+    r = k.get("repeat", 1)
+    out = list(itertools.islice(itertools.product(*seqs, repeat=r), 100000))
+    return out
+
+
+@handles("collections.defaultdict")
+def _h_collections_defaultdict(it, a, k):
+    return {}
+
+
+@handles("copy.copy")
+def _h_copy_copy(it, a, k):
+    return _copy(it, a, k, False)
+
+
+@handles("copy.deepcopy")
+def _h_copy_deepcopy(it, a, k):
+    return _copy(it, a, k, True)
+
+
+@handles("typing.cast")
+def _h_typing_cast(it, a, k):
+    return a[1] if len(a) > 1 else None
+
+
+@handles("operator.mul")
+def _h_operator_mul(it, a, k):
+    return it.binop(ast.Mult, a[0], a[1])
+
+
+@handles("operator.add")
+def _h_operator_add(it, a, k):
+    return it.binop(ast.Add, a[0], a[1])
+
+
+@handles("itertools.chain")
+def _h_itertools_chain(it, a, k):
+    return [x for s in a for x in it.iterate(s)]
+
+
+@handles("itertools.repeat")
+def _h_itertools_repeat(it, a, k):
+    return [a[0]] * a[1] if len(a) > 1 and is_int(a[1]) else Unknown('repeat')
+
+
+@handles("itertools.product")
+def _h_itertools_product(it, a, k):
+    return _product(it, a, k)
+
+
+# siblings, imported last: the modules of this model call one another
+from .torch.constants import _arange, _linspace, make_tensor  # noqa: E402
+from .torch.dispatch import _arg  # noqa: E402
+from .torch.modules import clone_module  # noqa: E402

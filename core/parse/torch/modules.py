@@ -1,0 +1,549 @@
+"""nn.Module state: construction of torch.nn modules and containers, attributes, cloning, parameters."""
+
+from __future__ import annotations
+
+from .. import nnops
+from ..nn_sigs import SIGS
+from ..values import (
+    BuiltinFn,
+    ClassVal,
+    ExtVal,
+    FuncVal,
+    InstanceVal,
+    InterpError,
+    ParamInfo,
+    Sym,
+    TensorVal,
+    TorchClass,
+    Unknown,
+    is_int,
+)
+
+
+def init_module_state(it, inst):
+    inst.kind = "module"
+
+
+def make_torch_module(it, name, args, kwargs):
+    if name == "Module":
+        inst = InstanceVal(TorchClass("Module"), "module", "Module")
+        return inst
+    cls = TorchClass(name)
+    inst = InstanceVal(cls, "module", name)
+    inst.line = it.loc[1]
+    inst.file = it.loc[0]
+    torch_init(it, inst, name, args, kwargs)
+    return inst
+
+
+def _is_module(v):
+    return isinstance(v, InstanceVal) and v.kind == "module"
+
+
+def torch_init(it, inst, name, args, kwargs):
+    inst.torch_base = inst.torch_base or name
+    if name == "Module":
+        return
+    if name == "Sequential":
+        if len(args) == 1 and isinstance(args[0], dict):
+            items = list(args[0].items())
+        else:
+            items = [(str(i), m) for i, m in enumerate(args)]
+        for k, m in items:
+            _add_child(it, inst, str(k), m)
+        return
+    if name == "ModuleList":
+        if args:
+            for i, m in enumerate(it.iterate(args[0])):
+                _add_child(it, inst, str(i), m)
+        return
+    if name == "ModuleDict":
+        if args:
+            d = args[0]
+            items = list(d.items()) if isinstance(d, dict) else [tuple(p) for p in it.iterate(d)]
+            for k, m in items:
+                _add_child(it, inst, str(k), m)
+        return
+    if name in ("ParameterList", "ParameterDict"):
+        if args:
+            d = args[0]
+            items = list(d.items()) if isinstance(d, dict) else list(enumerate(it.iterate(d)))
+            for k, p in items:
+                module_setattr(it, inst, str(k), p)
+        return
+    if name in ("TransformerEncoder", "TransformerDecoder"):
+        layer = args[0] if args else kwargs.get("encoder_layer", kwargs.get("decoder_layer"))
+        n = args[1] if len(args) > 1 else kwargs.get("num_layers")
+        norm = args[2] if len(args) > 2 else kwargs.get("norm")
+        if not is_int(n) or not _is_module(layer):
+            raise InterpError(f"nn.{name} with unknown layer or num_layers")
+        ml = InstanceVal(TorchClass("ModuleList"), "module", "ModuleList")
+        for i in range(n):
+            _add_child(it, ml, str(i), clone_module(layer))
+        inst.modules["layers"] = ml
+        inst.modules["norm"] = norm if _is_module(norm) else None
+        inst.attrs["num_layers"] = n
+        return
+    if name == "Transformer":
+        _transformer_init(it, inst, args, kwargs)
+        return
+    sig = SIGS.get(name)
+    if sig is None:
+        raise InterpError(f"nn.{name} is not known to the parser")
+    given = {}
+    names = _SIG_NAMES.get(name)
+    if names is None:
+        names = _SIG_NAMES[name] = [s[0] for s in sig]
+    for i, v in enumerate(args):
+        if i < len(names):
+            given[names[i]] = v
+        elif name != "Identity":
+            it.warn(f"nn.{name} given too many positional arguments")
+    for k, v in kwargs.items():
+        if k in ("device", "dtype"):
+            continue
+        if k in names:
+            given[k] = v
+        elif name != "Identity":
+            it.warn(f"nn.{name} has no argument '{k}'; ignored")
+    for n_, _default, req in sig:
+        if req and n_ not in given and name != "Identity":
+            it.warn(f"nn.{name} is missing its argument '{n_}'")
+            given[n_] = Unknown(f"missing {n_}")
+    if name == "Identity":
+        given = {}
+    # functions and module classes given as arguments (TransformerEncoderLayer activation)
+    for k, v in list(given.items()):
+        given[k] = _arg_value(v)
+    inst.op = name
+    inst.args = given
+    full = nnops.full_args(name, given)
+    # parameters of the leaf
+    for pname, shape in nnops.param_shapes(name, given):
+        if "." in pname:
+            continue
+        inst.params[pname] = TensorVal(None, [_dimv(d) for d in shape], "float32",
+                                       param=ParamInfo(inst, pname, leaf=True))
+    if "bias" in full and "bias" not in inst.params and full.get("bias") is False:
+        inst.params["bias"] = None
+    if name in ("LayerNorm", "RMSNorm", "GroupNorm") or name.startswith("BatchNorm") or name.startswith("InstanceNorm"):
+        for pn in ("weight", "bias"):
+            inst.params.setdefault(pn, None)
+    for k, v in full.items():
+        if k not in inst.params:
+            inst.attrs[k] = _attr_view(name, k, v)
+
+
+_SIG_NAMES = {}
+
+
+def _transformer_init(it, inst, args, kwargs):
+    """nn.Transformer as torch builds it: an encoder and a decoder of layers, each with a final norm
+    (so that subclasses reach self.encoder / self.decoder, and the op table sees known layers)."""
+    names = [s[0] for s in SIGS["Transformer"]]
+    a = {n: d for n, d, _ in SIGS["Transformer"]}
+    a.update(zip(names, args))
+    a.update({k: v for k, v in kwargs.items() if k in a})
+    layer_kw = {k: a[k] for k in ("dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
+                                  "norm_first", "bias")}
+    parts = (("encoder", "TransformerEncoder", "TransformerEncoderLayer", "num_encoder_layers"),
+             ("decoder", "TransformerDecoder", "TransformerDecoderLayer", "num_decoder_layers"))
+    for attr, stack, layer, count in parts:
+        custom = a.get(f"custom_{attr}")
+        if _is_module(custom):
+            inst.modules[attr] = custom
+            continue
+        lyr = make_torch_module(it, layer, [a["d_model"], a["nhead"]], dict(layer_kw))
+        norm = make_torch_module(it, "LayerNorm", [a["d_model"]], {"eps": a["layer_norm_eps"], "bias": a["bias"]})
+        inst.modules[attr] = make_torch_module(it, stack, [lyr, a[count], norm], {})
+    for k in ("d_model", "nhead", "batch_first"):
+        inst.attrs[k] = a[k]
+
+
+def _dimv(d):
+    return d if (is_int(d) or isinstance(d, Sym)) else None
+
+
+def _arg_value(v):
+    if isinstance(v, ExtVal):
+        return v.path.rsplit(".", 1)[-1]
+    if isinstance(v, str) and v.startswith("dtype:"):
+        return v[6:]
+    return v
+
+
+def _attr_view(op, k, v):
+    if op.startswith(("Conv", "ConvTranspose", "MaxPool", "AvgPool")) and k in (
+            "kernel_size", "stride", "padding", "dilation", "output_padding"):
+        n = nnops._conv_dims(op)
+        if v is None:
+            return None
+        if isinstance(v, (list, tuple)):
+            return tuple(v)
+        if isinstance(v, str):
+            return v
+        return (v,) * n
+    if k == "normalized_shape":
+        return tuple(v) if isinstance(v, (list, tuple)) else (v,)
+    return v
+
+
+def _add_child(it, inst, name, m):
+    if m is None:
+        inst.modules[name] = None
+        return
+    if not _is_module(m):
+        if isinstance(m, Unknown):
+            it.warn(f"submodule '{name}' is not known when reading the source")
+            return
+        raise InterpError(f"{it.describe(m)} given where a module is expected")
+    inst.modules[name] = m
+
+
+def clone_module(m, memo=None):
+    """A deep copy of a module tree (new parameters); plain containers in attributes
+    are copied too, so no two clones share a submodule."""
+    if memo is None:
+        memo = {}
+    if id(m) in memo:
+        return memo[id(m)]
+    c = InstanceVal(m.cls, m.kind, m.torch_base)
+    memo[id(m)] = c
+    c.op, c.args, c.line, c.file = m.op, dict(m.args) if m.args else m.args, m.line, m.file
+    for k, v in m.modules.items():
+        c.modules[k] = clone_module(v, memo) if v is not None else None
+    for k, v in m.attrs.items():
+        c.attrs[k] = _clone_value(v, memo)
+    for k, p in m.params.items():
+        if p is None:
+            c.params[k] = None
+        elif p.param is not None and p.param.owner is not None and p.param.owner is not m and \
+                id(p.param.owner) not in memo:
+            c.params[k] = p  # a tensor owned outside this tree (tied weight): still that one
+        else:
+            c.params[k] = TensorVal(None, list(p.shape) if p.shape is not None else None, p.dtype,
+                                    param=ParamInfo(c, k, leaf=p.param.leaf if p.param else False))
+    for k, b in m.buffers.items():
+        c.buffers[k] = b
+    return c
+
+
+def _clone_value(v, memo):
+    t = type(v)
+    if t is InstanceVal:
+        return memo.get(id(v), v)  # a module of the copied tree, else the same outside object
+    if t is list or t is dict or t is tuple:
+        # each container once: what was shared stays shared, and a shared structure costs its size
+        done = memo.get(id(v))
+        if done is not None:
+            return done
+        if t is list:
+            out = memo[id(v)] = []
+            out.extend(_clone_value(x, memo) for x in v)
+        elif t is dict:
+            out = memo[id(v)] = {}
+            out.update((k, _clone_value(x, memo)) for k, x in v.items())
+        else:
+            out = memo[id(v)] = tuple(_clone_value(x, memo) for x in v)
+        memo.setdefault("__keep__", []).append(v)  # ids stay unique while the copy runs
+        return out
+    return v
+
+
+def make_parameter(it, args, kwargs):
+    t = args[0] if args else kwargs.get("data")
+    if t is None:
+        return TensorVal(None, [], "float32", param=ParamInfo())
+    if isinstance(t, TensorVal):
+        return TensorVal(None, list(t.shape) if t.shape is not None else None, t.dtype, param=ParamInfo())
+    raise InterpError("nn.Parameter of a value that is not a tensor")
+
+
+def module_setattr(it, inst, name, value):
+    if name == "training":
+        return
+    for _d in (inst.attrs, inst.params, inst.buffers, inst.modules):
+        pass
+    if _is_module(value):
+        inst.attrs.pop(name, None)
+        inst.params.pop(name, None)
+        inst.buffers.pop(name, None)
+        inst.modules[name] = value
+        return
+    if isinstance(value, TensorVal) and value.param is not None:
+        if value.param.owner is None:
+            value.param.owner = inst
+            value.param.name = name
+        elif value.param.owner is not inst and inst.op and name in ("weight",):
+            inst.attrs["__tie__"] = value.param.owner
+        inst.attrs.pop(name, None)
+        inst.modules.pop(name, None)
+        inst.params[name] = value
+        return
+    if value is None:
+        if name in inst.modules:
+            inst.modules[name] = None
+            return
+        if name in inst.params:
+            inst.params[name] = None
+            return
+        if name in inst.buffers:
+            inst.buffers[name] = None
+            return
+    if name in inst.buffers and isinstance(value, TensorVal):
+        inst.buffers[name] = value
+        return
+    if name in inst.modules:
+        del inst.modules[name]
+    if name in inst.params and isinstance(value, TensorVal):
+        inst.params[name] = value
+        return
+    inst.attrs[name] = value
+
+
+def named_modules(inst, prefix="", seen=None):
+    if seen is None:
+        seen = set()
+    out = []
+    if id(inst) in seen:
+        return out
+    seen.add(id(inst))
+    out.append((prefix, inst))
+    for k, m in inst.modules.items():
+        if m is not None:
+            out += named_modules(m, (prefix + "." if prefix else "") + k, seen)
+    return out
+
+
+def all_params(inst):
+    out = []
+    seen = set()
+    for q, m in named_modules(inst):
+        for k, p in m.params.items():
+            if p is not None and id(p) not in seen:
+                seen.add(id(p))
+                out.append(((q + "." if q else "") + k, p))
+    return out
+
+
+def module_builtin_attr(it, inst, name):
+    def fn(f):
+        return BuiltinFn(f"{inst.cls.name}.{name}", f)
+
+    if name == "training":
+        return Unknown("self.training")
+    if name == "__setattr__":  # self.__setattr__('level_%d' % i, sub): registers like an assignment
+        return fn(lambda a, k: it.setattr(inst, a[0], a[1]) if a and isinstance(a[0], str) else None)
+    if name == "__getattr__":
+        return fn(lambda a, k: it.getattr(inst, a[0]) if a and isinstance(a[0], str) else Unknown("__getattr__"))
+    if name in ("modules",):
+        return fn(lambda a, k: [m for _, m in named_modules(inst)])
+    if name == "named_modules":
+        return fn(lambda a, k: [(q, m) for q, m in named_modules(inst)])
+    if name == "children":
+        return fn(lambda a, k: [m for m in inst.modules.values() if m is not None])
+    if name == "named_children":
+        return fn(lambda a, k: [(q, m) for q, m in inst.modules.items() if m is not None])
+    if name == "parameters":
+        return fn(lambda a, k: [p for _, p in all_params(inst)])
+    if name == "named_parameters":
+        return fn(lambda a, k: all_params(inst))
+    if name in ("buffers", "named_buffers"):
+        return fn(lambda a, k: list(inst.buffers.values()) if name == "buffers" else list(inst.buffers.items()))
+    if name in ("add_module", "register_module"):
+        def add(a, k):
+            nm = a[0] if a else k.get("name")
+            m = a[1] if len(a) > 1 else k.get("module")
+            if not isinstance(nm, str):
+                raise InterpError("add_module with an unknown name")
+            if m is None:
+                inst.modules[nm] = None
+            else:
+                _add_child(it, inst, nm, m)
+            return None
+        return fn(add)
+    if name == "register_buffer":
+        def reg(a, k):
+            nm = a[0] if a else k.get("name")
+            t = a[1] if len(a) > 1 else k.get("tensor")
+            if isinstance(nm, str):
+                inst.buffers[nm] = t
+            return None
+        return fn(reg)
+    if name == "register_parameter":
+        def regp(a, k):
+            nm = a[0] if a else k.get("name")
+            p = a[1] if len(a) > 1 else k.get("param")
+            if isinstance(nm, str):
+                module_setattr(it, inst, nm, p)
+            return None
+        return fn(regp)
+    if name in ("apply",):
+        return fn(lambda a, k: inst)
+    if name in ("train", "eval", "to", "cuda", "cpu", "float", "double", "half", "type", "requires_grad_",
+                "bfloat16", "share_memory", "to_empty"):
+        return fn(lambda a, k: inst)
+    if name in ("zero_grad", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+                "register_backward_hook", "load_state_dict", "state_dict", "extra_repr", "_init_weights",
+                "reset_parameters", "register_load_state_dict_post_hook", "_register_load_state_dict_pre_hook",
+                "_load_from_state_dict", "flatten_parameters"):
+        return fn(lambda a, k: None)
+    if name == "forward":
+        return fn(lambda a, k: builtin_forward(it, inst, list(a), dict(k)))
+    if name == "get_submodule":
+        def gs(a, k):
+            cur = inst
+            for part in a[0].split(".") if a and isinstance(a[0], str) and a[0] else []:
+                cur = cur.modules[part]
+            return cur
+        return fn(gs)
+    if name in ("_modules",):
+        return dict(inst.modules)
+    if name == "_parameters":
+        return dict(inst.params)
+    if name == "_buffers":
+        return dict(inst.buffers)
+    tb = inst.torch_base
+    if tb in CONTAINER_KINDS:
+        if name == "append":
+            return fn(lambda a, k: (_add_child(it, inst, _next_key(inst), a[0]), inst)[1])
+        if name == "extend":
+            def ext_(a, k):
+                for m in it.iterate(a[0]):
+                    _add_child(it, inst, _next_key(inst), m)
+                return inst
+            return fn(ext_)
+        if name == "insert":
+            def ins(a, k):
+                idx, m = a[0], a[1]
+                items = [v for v in inst.modules.values()]
+                items.insert(idx, m)
+                inst.modules.clear()
+                for i, v in enumerate(items):
+                    inst.modules[str(i)] = v
+                return None
+            return fn(ins)
+        if name in ("items", "keys", "values"):
+            return fn(lambda a, k: list(getattr(inst.modules, name)()))
+        if name == "update":
+            def upd(a, k):
+                d = a[0] if a else k
+                items = d.items() if isinstance(d, dict) else it.iterate(d)
+                for kk, m in items:
+                    _add_child(it, inst, str(kk), m)
+                return None
+            return fn(upd)
+        if name == "pop":
+            return fn(lambda a, k: inst.modules.pop(a[0] if isinstance(a[0], str) else list(inst.modules)[a[0]]))
+        if name == "__len__":
+            return fn(lambda a, k: len(inst.modules))
+    if inst.op:
+        if name in ("weight", "bias"):
+            return None
+    raise InterpError(f"'{inst.cls.name}' object has no attribute '{name}'")
+
+
+def _next_key(inst):
+    return str(len(inst.modules))
+
+
+def torch_super_method(it, obj, tname, name):
+    if name == "__init__":
+        def init(a, k):
+            torch_init(it, obj, tname, list(a), dict(k))
+            return None
+        return BuiltinFn(f"nn.{tname}.__init__", init)
+    if name == "forward":
+        def fwd(a, k):
+            return builtin_forward(it, obj, list(a), dict(k), tname)
+        return BuiltinFn(f"nn.{tname}.forward", fwd)
+    if name == "__getitem__":
+        return BuiltinFn("getitem", lambda a, k: module_getitem(it, obj, a[0]))
+    try:
+        return module_builtin_attr(it, obj, name)
+    except InterpError:
+        return Unknown(f"nn.{tname}.{name}")
+
+
+def module_getitem(it, inst, idx):
+    if inst.kind == "module" and inst.torch_base in CONTAINER_KINDS and not _user_method(it, inst, "__getitem__"):
+        items = list(inst.modules.items())
+        if isinstance(idx, str):
+            if idx in inst.modules:
+                return inst.modules[idx]
+            if idx in inst.params:
+                return inst.params[idx]
+            raise InterpError(f"no submodule '{idx}'")
+        if isinstance(idx, slice):
+            if any(isinstance(x, (Unknown, Sym)) for x in (idx.start, idx.stop, idx.step)):
+                raise InterpError("slice of a container with unknown bounds")
+            sub = InstanceVal(inst.cls, "module", inst.torch_base)
+            for k, m in items[idx]:
+                sub.modules[k] = m
+            sub.qname = inst.qname
+            return sub
+        if is_int(idx):
+            if inst.torch_base in ("ParameterList",):
+                return list(inst.params.values())[idx]
+            try:
+                return items[idx][1]
+            except IndexError:
+                raise InterpError(f"index {idx} out of range of {inst.cls.name}") from None
+        raise InterpError("container index not known")
+    f = _user_method(it, inst, "__getitem__")
+    if f:
+        return it.call_func(f, [inst, idx], {})
+    raise InterpError(f"indexing {inst.cls.name} not followed")
+
+
+def _user_method(it, inst, name):
+    if isinstance(inst.cls, ClassVal):
+        f, _ = it.class_attr(inst.cls, name)
+        if isinstance(f, FuncVal):
+            return f
+    return None
+
+
+def module_setitem(it, inst, idx, value):
+    if inst.torch_base in CONTAINER_KINDS:
+        if is_int(idx):
+            keys = list(inst.modules)
+            inst.modules[keys[idx]] = value
+            return
+        if isinstance(idx, str):
+            _add_child(it, inst, idx, value)
+            return
+    raise InterpError(f"item assignment on {inst.cls.name} not followed")
+
+
+def module_iter(it, inst):
+    if inst.kind == "module" and inst.torch_base in CONTAINER_KINDS and not _user_method(it, inst, "__iter__"):
+        if inst.torch_base == "ModuleDict":
+            return list(inst.modules.keys())
+        if inst.torch_base == "ParameterList":
+            return list(inst.params.values())
+        return [m for m in inst.modules.values() if m is not None]
+    f = _user_method(it, inst, "__iter__")
+    if f:
+        return it.iterate(it.call_func(f, [inst], {}))
+    raise InterpError(f"iteration over {inst.cls.name} not followed")
+
+
+def module_add(it, a, b, inplace):
+    if a.torch_base in ("ModuleList", "Sequential"):
+        target = a if inplace else clone_container(a)
+        for m in it.iterate(b):
+            _add_child(it, target, _next_key(target), m)
+        return target
+    raise InterpError(f"+ on {a.cls.name} not followed")
+
+
+def clone_container(a):
+    c = InstanceVal(a.cls, "module", a.torch_base)
+    c.modules = dict(a.modules)
+    return c
+
+
+# siblings, imported last: the modules of this model call one another
+from .calls import builtin_forward  # noqa: E402
+from .names import CONTAINER_KINDS  # noqa: E402

@@ -1,0 +1,104 @@
+"""External names: canonical torch paths, dtypes, attributes of torch and of nn classes."""
+
+from __future__ import annotations
+
+import math
+import struct
+
+from ..nn_sigs import SIGS
+from ..values import (
+    BuiltinFn,
+    ExtVal,
+    TorchClass,
+    Unknown,
+)
+
+MAX_VALUES = 1 << 16
+
+
+CONTAINER_KINDS = ("Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict")
+
+
+IDENTITY_CLASSES = {"StochasticDepth", "DropPath", "DropBlock2d", "DropBlock3d"}
+
+
+_DTYPES = {
+    "float32": "float32", "float": "float32", "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
+    "float64": "float64", "double": "float64", "int64": "int64", "long": "int64", "int32": "int32",
+    "int": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
+}
+
+
+def _f32(x):
+    try:
+        return struct.unpack("f", struct.pack("f", x))[0]
+    except (OverflowError, struct.error):
+        return x
+
+
+_CANON_PREFIX = [
+    ("torch.nn.modules.", None),
+    ("torch.nn.parameter.Parameter", "torch.nn.Parameter"),
+    ("torch.functional.", "torch."),
+    ("torch.nn.functional.", "torch.nn.functional."),
+]
+
+
+def canon(path):
+    if path.startswith("torch.nn.modules."):
+        last = path.rsplit(".", 1)[-1]
+        return "torch.nn." + last
+    if path == "torch.nn.parameter.Parameter" or path == "torch.nn.parameter":
+        return "torch.nn.Parameter" if path.endswith("Parameter") else path
+    if path.startswith("torch.functional."):
+        return "torch." + path[len("torch.functional."):]
+    if path.startswith("torch.autograd.Variable"):
+        return "torch.autograd.Variable"
+    return path
+
+
+_EXT_CACHE = {}
+
+
+def ext(path):
+    v = _EXT_CACHE.get(path)
+    if v is None:
+        v = _EXT_CACHE[path] = _ext(path)
+    return v
+
+
+def _ext(path):
+    path = canon(path)
+    if path.startswith("torch.nn.") and path.count(".") == 2:
+        name = path.rsplit(".", 1)[-1]
+        if name in SIGS or name in ("Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+                                    "ParameterDict"):
+            return TorchClass(name)
+    return ExtVal(path)
+
+
+def ext_getattr(it, e, name):
+    p = e.path
+    if p in ("math", "numpy", "torch") and name in ("pi", "e", "inf", "nan", "tau"):
+        return getattr(math, name)
+    if p == "torch" and name in _DTYPES:
+        return "dtype:" + _DTYPES[name]
+    if p == "sys" and name == "version_info":
+        return (3, 11, 0)
+    return ext(p + "." + name)
+
+
+def torch_class_attr(it, cls, name):
+    if name == "__name__":
+        return cls.name
+    if name in ("__init__", "forward"):
+        return BuiltinFn(f"nn.{cls.name}.{name}", lambda a, k: torch_super_method(it, a[0], cls.name, name)(a[1:], k))
+    if name == "__setattr__":  # nn.Module.__setattr__(self, name, value)
+        return BuiltinFn(f"nn.{cls.name}.__setattr__", lambda a, k: it.setattr(a[0], a[1], a[2]))
+    if name == "__getattr__":
+        return BuiltinFn(f"nn.{cls.name}.__getattr__", lambda a, k: it.getattr(a[0], a[1]))
+    return Unknown(f"nn.{cls.name}.{name}")
+
+
+# siblings, imported last: the modules of this model call one another
+from .modules import torch_super_method  # noqa: E402
