@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from . import datasets as ds_mod
-from .execute import BASE_SEED, DEFAULT_RULE, N_SEEDS, run_candidate, significance
+from .execute import BASE_SEED, DEFAULT_RULE, MAX_FAILED_SEEDS, N_SEEDS, run_candidate, significance
 from .spec import (
     EXECUTOR_VERSION,
     QUESTION_FORMAT,
@@ -72,6 +72,9 @@ from .spec import (
 NUM_CHOICES = 3
 CATEGORIES = ("mixed", "architecture_only", "optimizer_only")
 POOL_SIZE = {"mixed": 8, "architecture_only": 6, "optimizer_only": 6}
+#: the pools drawn per dataset pair: (category, variant); mixed sets (model and optimizer varying,
+#: the study's quiz category) are drawn twice, as they keep the most questions per execution
+POOLS = (("mixed", ""), ("architecture_only", ""), ("optimizer_only", ""), ("mixed", "b"))
 
 # The study's grids (profiles v1-v2.2).
 LRS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
@@ -92,6 +95,12 @@ BUDGETS = {"bigram_lm": (1024, 2048)}
 DEFAULT_BUDGETS = (1024, 2048, 5120)
 # Profile v1 draws only MLPs for regression; v2 adds the KAN (drawn uniformly with the MLP).
 KAN_SHARE = 0.25
+# The CPU budget: a recipe whose work (parameters x samples seen, x tokens per window for the LM)
+# is over its model type's cap is left out of its pool (the pool is smaller; nothing is redrawn, so
+# the other recipes stay as drawn). Measured on two shared cores, the caps keep one execution (10
+# seeds) under about a minute and a half: they drop the largest MLPs (width 128 with depth >= 5 at
+# 5120 samples), KANs and Transformer LMs (d_model 128 with 3 layers).
+COST_CAP = {"mlp": 9e7, "kan": 1.6e7, "transformer_lm": 3.3e9}
 
 
 # --------------------------------------------------------------------------- sampling
@@ -207,11 +216,13 @@ def plan(seed: int = 0, groups: int = 3, families=None) -> list[dict]:
             a, b = dataset_pair(family, seed * 1000 + fi * 100 + g)
             group = f"{family}:{g}"
             kan = family != "bigram_lm" and random.Random(f"profile:{seed}:{group}").random() < 2 * KAN_SHARE
-            for category in CATEGORIES:
-                rng = random.Random(f"pool:{seed}:{group}:{category}")
+            for category, variant in POOLS:
+                key = [group, category, seed] + ([variant] if variant else [])
+                rng = random.Random("pool:" + ":".join(str(k) for k in (seed, group, category, variant) if k != ""))
                 pool = sample_pool(family, category, a, rng, POOL_SIZE[category], kan)
-                pool.update({"group": group, "datasets": [a, b],
-                             "pool_id": "pool_" + short_hash([group, category, seed])})
+                kept = [r for r in pool["recipes"] if _cost(r) <= COST_CAP[r["model"]["type"]]]
+                pool.update({"group": group, "datasets": [a, b], "pool_id": "pool_" + short_hash(key),
+                             "recipes": kept, "over_cpu_budget": len(pool["recipes"]) - len(kept)})
                 pools.append(pool)
     return pools
 
@@ -239,10 +250,12 @@ def build_candidates(pools: list[dict], device: str) -> dict[tuple[int, int, int
 
 
 def _cost(cand: dict) -> float:
-    """A rough work estimate (parameters x samples seen, x tokens for a language model)."""
+    """A rough work estimate (parameters x samples seen, x tokens for a language model); CAND is a
+    candidate or a pool's recipe."""
     m = cand["model"]
+    samples = cand["budget"]["total_samples_seen"] if "budget" in cand else cand["total_samples_seen"]
     per_sample = parameter_count(m) * (int(m.get("context_length", 1)) if m["type"] == "transformer_lm" else 1)
-    return per_sample * cand["budget"]["total_samples_seen"]
+    return per_sample * samples
 
 
 def execute_all(pools: list[dict], cands: dict, *, workers: int, device: str, cache: Path | None = None,
@@ -358,7 +371,7 @@ def make_question(ds: dict, cands: list[dict], results: list[dict], sig: dict, *
 
 
 def assemble(pools: list[dict], cands: dict, results: dict, *, seed: int, device: str, rule: str = DEFAULT_RULE,
-             per_pool_pairs: int = 3, per_dataset_singles: int = 3, uses: int = 2,
+             per_pool_pairs: int = 4, per_dataset_singles: int = 5, uses: int = 3,
              test_share: float = 0.4) -> list[dict]:
     """Questions from the executed pools: pairs first (winner flips preferred), then singles; a
     recipe is in at most USES questions per dataset."""
@@ -379,7 +392,12 @@ def assemble(pools: list[dict], cands: dict, results: dict, *, seed: int, device
         n = len(pool["recipes"])
         kept: dict[int, dict[tuple, dict]] = {0: {}, 1: {}}
         for di, ds in enumerate(pool["datasets"]):
-            for combo in itertools.combinations(range(n), NUM_CHOICES):
+            # as the study does, a candidate that failed MAX_FAILED_SEEDS seeds or more is dropped
+            # from its pool before subsets are searched (it is "excluded", not a spoiler of every subset)
+            eligible = [ri for ri in range(n)
+                        if results[(ds["dataset_id"], cands[(pi, di, ri)]["candidate_id"])]["failed_seeds"]
+                        < MAX_FAILED_SEEDS]
+            for combo in itertools.combinations(eligible, NUM_CHOICES):
                 rs = [results[(ds["dataset_id"], cands[(pi, di, ri)]["candidate_id"])] for ri in combo]
                 sig = significance(rs, rule=rule)
                 if sig["passed"]:
@@ -500,6 +518,8 @@ def generate(out: Path, *, seed: int = 0, groups: int = 3, workers: int = 2, dev
         "budgets": {f: list(BUDGETS.get(f, DEFAULT_BUDGETS)) for f in (families or ds_mod.GENERATED_FAMILIES)},
         "retention_rule": significance([{"finals": [1.0], "mean": 1.0, "failed_seeds": 0}] * 2, rule=rule)["rule"],
         "executions": len(cands),
+        "cost_cap": COST_CAP,
+        "recipes_over_cpu_budget": sum(p["over_cpu_budget"] for p in pools),
         "workers": workers,
         "device": device,
         "torch": torch.__version__,

@@ -254,3 +254,11 @@ def test_cli_rerun_through_the_runner(seeded_db, capsys, shipped):
         n = con.execute("SELECT count(*) FROM runs WHERE question_id = ? AND kind = 'aiq'",
                         [q["question_id"]]).fetchone()[0]
     assert n == 3
+
+
+def test_cli_shows_a_propositions_words_as_text_never_markup(small_db, capsys):
+    pid = kb.add(small_db, "[/bold] [red]loud[/red] \\[x]", [], "higher lr wins")
+    for argv in (["kb", "show", f"P{pid}"], ["kb", "list"]):
+        code, out, err = _run(capsys, *argv, "--db", str(small_db))
+        assert code == 0 and not err
+        assert "[/bold]" in out and "[red]loud[/red]" in out

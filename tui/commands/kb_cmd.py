@@ -148,6 +148,13 @@ def _print_json(obj) -> None:
     print(json.dumps(obj, indent=2, default=str))
 
 
+def escape(text: str) -> str:
+    """Proposition texts, sources and reasons are anyone's words: shown as text, never as markup."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
 def _console():
     from rich.console import Console
 
@@ -156,6 +163,7 @@ def _console():
 
 def _prop_table(props, title: str, status: dict):
     from rich.table import Table
+    from rich.text import Text
 
     t = Table(title=title, title_justify="left")
     for c, j in (("id", "right"), ("status", "left"), ("pin", "left"), ("for", "right"), ("against", "right"),
@@ -165,7 +173,7 @@ def _prop_table(props, title: str, status: dict):
         rank, why = status.get(p.id, (None, ""))
         t.add_row(p.label, p.status, "*" if p.pinned else "", str(p.support), str(p.contradict),
                   str(p.inapplicable), f"{p.lower:.2f}" if p.tested else "—",
-                  f"#{rank}" if rank else f"out: {why}", p.text)
+                  Text(f"#{rank}" if rank else f"out: {why}"), Text(p.text))
     return t
 
 
@@ -221,10 +229,11 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             _print_json({**p.to_dict(), "evidence": rows})
             return 0
         con = _console()
-        con.print(f"[bold]{p.label}[/] {p.text}")
-        con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source {p.source}")
-        con.print(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}")
-        con.print(f"  claim: {p.structure.claim}")
+        con.print(f"[bold]{p.label}[/] {escape(p.text)}")
+        con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source "
+                  f"{escape(str(p.source))}")
+        con.print(escape(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}"))
+        con.print(escape(f"  claim: {p.structure.claim}"))
         if p.parent_id:
             con.print(f"  narrowed from P{p.parent_id}")
         if p.merged_from:
@@ -233,9 +242,17 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             con.print(f"  merged into P{p.merged_into}")
         con.print(f"  evidence: {p.support} support, {p.contradict} contradict, {p.inapplicable} inapplicable;"
                   f" Wilson 95% lower bound {p.lower:.3f}")
+        if p.heldout:
+            h = p.heldout
+            where = f"family-specific ({h['family_specific']})" if h.get("family_specific") else \
+                f"holds in {', '.join(h.get('families_held') or []) or 'no family'}"
+            con.print(f"  held out over families (miner): {h['support']} support, {h['contradict']} contradict "
+                      f"in {h['folds']} folds; {where}")
+        rank, why = kb.pack_status(db).get(p.id, (None, "not live"))
+        con.print(escape(f"  pack: #{rank} ({why})" if rank else f"  pack: out ({why})"))
         for r in rows[:args.limit]:
-            con.print(f"    {r['question_id']:<12} {r['verdict']:<12} {r['category'] or '':<18} "
-                      f"{r['family'] or '':<34} {r['via']:<18} {r['reason']}")
+            con.print(escape(f"    {r['question_id']:<12} {r['verdict']:<12} {r['category'] or '':<18} "
+                             f"{r['family'] or '':<34} {r['via']:<18} {r['reason']}"))
         if len(rows) > args.limit:
             con.print(f"    ... {len(rows) - args.limit} more (--limit, or --json)")
         return 0
@@ -307,10 +324,10 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         con.print(f"[bold]Near-duplicates[/] ({len(s.duplicates)}; never merged automatically: "
                   f"`kb merge KEEP OTHER` or `kb distinct A B`)")
         for d in s.duplicates[:args.limit]:
-            con.print(f"  P{d.a} ~ P{d.b}  {d.kind:<15} {d.score:5.1f}  {d.reason}")
+            con.print(escape(f"  P{d.a} ~ P{d.b}  {d.kind:<15} {d.score:5.1f}  {d.reason}"))
         con.print(f"[bold]Narrowing candidates[/] ({len(s.narrowing)}: `kb narrow P --when COND`)")
         for n in s.narrowing[:args.limit]:
-            con.print(f"  P{n.prop_id} + {n.condition}: {n.reason}")
+            con.print(escape(f"  P{n.prop_id} + {n.condition}: {n.reason}"))
         return 0
 
     if cmd == "pack":
