@@ -2,15 +2,14 @@
 
 **The solver** reads each pack proposition's structure. For a question,
 every proposition that applies (its scope keeps at least two candidates and
-its claim tells them apart) votes: as in naive Bayes, each favoured
-candidate gains ``log(p / c)`` and each disfavoured one ``log((1 - p) /
-(1 - c))``, where ``p`` is how often the proposition picked the winner on
-the training questions (shrunk toward chance) and ``c`` how often it would
-by chance (the favoured share of the kept candidates). So a rule that is
-right 45% of the time when it singles out one of three candidates still
-counts, and one right 60% of the time when it favours two of three does
-not. Pinned propositions with no evidence vote with p = 0.6 against their
-chance rate. The highest total wins.
+its claim tells them apart) votes: +w for each candidate it favours, -w for
+each it disfavours; the highest total wins. The weights w come from the
+training questions: one conditional-logit fit (the winner's probability is
+the softmax of the candidates' totals) with an L2 penalty, so propositions
+that say the same thing share their weight instead of each counting in
+full, and a proposition that is right less often than chance gets none.
+A proposition that applies to no training question (a pinned, untested one)
+votes with the prior weight PRIOR_WEIGHT.
 
 **Without the KB** — or when nothing applies, or totals tie — the solver
 answers the first listed choice (A). Letters are shuffled when questions
@@ -33,7 +32,6 @@ rule is chosen on the same training families.
 
 from __future__ import annotations
 
-import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -45,61 +43,92 @@ from .stats import fmt_interval, fmt_pct, paired_difference, wilson
 
 FALLBACK = "the first listed choice (A)"
 CATEGORY_ORDER = ("optimizer_only", "architecture_only", "mixed", "loss_only")
-SHRINK = 4.0          # pseudo-questions at the chance rate added to a rule's record
-PINNED_PRIOR = 0.6
+PRIOR_WEIGHT = 0.5    # a proposition no training question tests
+L2 = 2.0              # the fit's penalty on the weights (in questions' worth of log-likelihood)
 
 
 @dataclass(frozen=True)
 class Rule:
     id: int | str
     structure: Structure
+    weight: float = PRIOR_WEIGHT
     support: int = 0
     contradict: int = 0
-    chance: float = 0.5       # mean favoured share of the kept candidates over the rule's tests
-    pinned: bool = False
 
     @property
     def n(self) -> int:
         return self.support + self.contradict
 
-    def p(self) -> float:
-        if self.n == 0:
-            return max(PINNED_PRIOR, self.chance) if self.pinned else self.chance
-        return (self.support + SHRINK * self.chance) / (self.n + SHRINK)
 
-    def weights(self) -> tuple[float, float]:
-        """(added to each favoured candidate, added to each disfavoured one)."""
-        p = min(max(self.p(), 1e-3), 1 - 1e-3)
-        c = min(max(self.chance, 1e-3), 1 - 1e-3)
-        return math.log(p / c), math.log((1 - p) / (1 - c))
-
-
-def rule_record(structure: Structure, views: Iterable[QuestionView]) -> tuple[int, int, float]:
-    """(supports, contradictions, mean chance) of STRUCTURE on VIEWS."""
+def rule_record(structure: Structure, views: Iterable[QuestionView]) -> tuple[int, int]:
+    """(supports, contradictions) of STRUCTURE on VIEWS."""
     s = c = 0
-    chance = 0.0
     for q in views:
         v = judge(structure, q)
-        if v is None:
-            continue
-        a = applies(structure, q)
-        if a is not None:
+        if v is not None:
+            s, c = (s + 1, c) if v.verdict == "support" else (s, c + 1)
+    return s, c
+
+
+def _votes(structures: Sequence[Structure], views: Sequence[QuestionView]):
+    """[questions, rules, candidates] array: +1 favoured, -1 disfavoured, 0 not applicable."""
+    import numpy as np
+
+    width = max((len(q.cands) for q in views), default=1)
+    out = np.zeros((len(views), len(structures), width))
+    for qi, q in enumerate(views):
+        for ri, st in enumerate(structures):
+            a = applies(st, q)
+            if a is None:
+                continue
             keep, fav = a
-            chance += len(fav) / len(keep)
-        if v.verdict == "support":
-            s += 1
-        else:
-            c += 1
-    n = s + c
-    return s, c, (chance / n if n else 0.5)
+            for i in keep:
+                out[qi, ri, i] = 1.0 if i in fav else -1.0
+    return out
+
+
+def fit_weights(structures: Sequence[Structure], train: Sequence[QuestionView], l2: float = L2,
+                iters: int = 30) -> list[float | None]:
+    """Conditional-logit weights of STRUCTURES on TRAIN (Newton's method on the penalised
+    log-likelihood of the winners); None for a structure no training question tests."""
+    import numpy as np
+
+    qs = [q for q in train if q.winner >= 0]
+    if not structures or not qs:
+        return [None] * len(structures)
+    votes = _votes(structures, qs)                       # [Q, R, C]
+    valid = np.zeros((len(qs), votes.shape[2]), dtype=bool)
+    for qi, q in enumerate(qs):
+        valid[qi, :len(q.cands)] = True
+    winners = np.array([q.winner for q in qs])
+    used = np.abs(votes).sum(axis=(0, 2)) > 0
+    w = np.zeros(len(structures))
+    rows = np.arange(len(qs))
+    for _ in range(iters):
+        scores = np.einsum("qrc,r->qc", votes, w)
+        scores = np.where(valid, scores, -np.inf)
+        scores -= scores.max(axis=1, keepdims=True)
+        p = np.exp(scores)
+        p /= p.sum(axis=1, keepdims=True)
+        mean = np.einsum("qc,qrc->qr", p, votes)           # expected votes per rule
+        grad = (votes[rows, :, winners] - mean).sum(0) - l2 * w
+        centred = votes - mean[:, :, None]                  # [Q, R, C]
+        hess = -np.einsum("qc,qrc,qsc->rs", p, centred, centred) - l2 * np.eye(len(w))
+        step = np.linalg.solve(hess, grad)
+        w = w - step
+        if np.abs(step).max() < 1e-6:
+            break
+    return [float(x) if u else None for x, u in zip(w, used)]
 
 
 def rules_from_pack(entries: Sequence[PackEntry], train: Sequence[QuestionView]) -> list[Rule]:
-    """The pack's propositions as rules, each with its record on the TRAIN questions."""
+    """The pack's propositions as rules, weighted on the TRAIN questions."""
+    structures = [e.prop.structure for e in entries]
+    weights = fit_weights(structures, train)
     out = []
-    for e in entries:
-        s, c, ch = rule_record(e.prop.structure, train)
-        out.append(Rule(e.prop.id, e.prop.structure, s, c, ch, e.prop.pinned))
+    for e, w in zip(entries, weights):
+        s, c = rule_record(e.prop.structure, train) if w is not None else (0, 0)
+        out.append(Rule(e.prop.id, e.prop.structure, PRIOR_WEIGHT if w is None else w, s, c))
     return out
 
 
@@ -120,9 +149,8 @@ def solve(q: QuestionView, rules: Sequence[Rule]) -> Answer:
             continue
         keep, fav = a
         used.append(r.id)
-        up, down = r.weights()
         for i in keep:
-            scores[i] += up if i in fav else down
+            scores[i] += r.weight if i in fav else -r.weight
     if used:
         best = max(scores)
         top = [i for i, s in enumerate(scores) if abs(s - best) < 1e-9]
@@ -131,6 +159,28 @@ def solve(q: QuestionView, rules: Sequence[Rule]) -> Answer:
         i = min(top)  # a tie: the fallback's order among the tied
         return Answer(i, q.letters[i], "fallback", tuple(used))
     return Answer(0, q.letters[0], "fallback", ())
+
+
+def solve_in_order(q: QuestionView, rules: Sequence[Rule]) -> Answer:
+    """A decision list: RULES in priority order each drop the candidates they disfavour (unless that
+    would drop every candidate still in the running), until one is left."""
+    alive = set(range(len(q.cands)))
+    used = []
+    for r in rules:
+        a = applies(r.structure, q)
+        if a is None:
+            continue
+        keep, fav = a
+        left = alive - (set(keep) - fav)
+        if not left or left == alive:
+            continue
+        alive = left
+        used.append(r.id)
+        if len(alive) == 1:
+            i = alive.pop()
+            return Answer(i, q.letters[i], "kb", tuple(used))
+    i = min(alive)
+    return Answer(i, q.letters[i], "fallback", tuple(used))
 
 
 def fallback(q: QuestionView) -> Answer:
@@ -281,11 +331,10 @@ def mined_rules(train: Sequence[QuestionView], cap: int = CAP, **mine_kw) -> lis
     """The miner's top CAP proposals on TRAIN as rules (the automatic pack)."""
     from .miner import mine
 
-    out = []
-    for i, m in enumerate(mine(train, max_props=cap, **mine_kw)):
-        _, _, ch = rule_record(m.structure, train)
-        out.append(Rule(f"m{i + 1}", m.structure, m.support, m.contradict, ch))
-    return out
+    found = mine(train, max_props=cap, **mine_kw)
+    weights = fit_weights([m.structure for m in found], train)
+    return [Rule(f"m{i + 1}", m.structure, PRIOR_WEIGHT if w is None else w, m.support, m.contradict)
+            for i, (m, w) in enumerate(zip(found, weights))]
 
 
 def leave_one_family_out(views: Iterable[QuestionView], **mine_kw) -> dict:
