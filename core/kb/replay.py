@@ -87,23 +87,37 @@ def _votes(structures: Sequence[Structure], views: Sequence[QuestionView]):
     return out
 
 
+def _valid_and_winners(qs: Sequence[QuestionView], width: int):
+    import numpy as np
+
+    valid = np.zeros((len(qs), width), dtype=bool)
+    for qi, q in enumerate(qs):
+        valid[qi, :len(q.cands)] = True
+    return valid, np.array([q.winner for q in qs])
+
+
 def fit_weights(structures: Sequence[Structure], train: Sequence[QuestionView], l2: float = L2,
                 iters: int = 30) -> list[float | None]:
     """Conditional-logit weights of STRUCTURES on TRAIN (Newton's method on the penalised
     log-likelihood of the winners); None for a structure no training question tests."""
-    import numpy as np
-
     qs = [q for q in train if q.winner >= 0]
     if not structures or not qs:
         return [None] * len(structures)
     votes = _votes(structures, qs)                       # [Q, R, C]
-    valid = np.zeros((len(qs), votes.shape[2]), dtype=bool)
-    for qi, q in enumerate(qs):
-        valid[qi, :len(q.cands)] = True
-    winners = np.array([q.winner for q in qs])
-    used = np.abs(votes).sum(axis=(0, 2)) > 0
-    w = np.zeros(len(structures))
-    rows = np.arange(len(qs))
+    valid, winners = _valid_and_winners(qs, votes.shape[2])
+    w = _newton(votes, valid, winners, l2, iters)
+    used = abs(votes).sum(axis=(0, 2)) > 0
+    return [float(x) if u else None for x, u in zip(w, used)]
+
+
+def _newton(votes, valid, winners, l2: float = L2, iters: int = 30, w=None):
+    """Penalised conditional-logit weights for VOTES [Q, R, C] (Newton's method)."""
+    import numpy as np
+
+    w = np.zeros(votes.shape[1]) if w is None else w.copy()
+    if votes.shape[1] == 0 or votes.shape[0] == 0:
+        return w
+    rows = np.arange(votes.shape[0])
     for _ in range(iters):
         scores = np.einsum("qrc,r->qc", votes, w)
         scores = np.where(valid, scores, -np.inf)
@@ -118,7 +132,61 @@ def fit_weights(structures: Sequence[Structure], train: Sequence[QuestionView], 
         w = w - step
         if np.abs(step).max() < 1e-6:
             break
-    return [float(x) if u else None for x, u in zip(w, used)]
+    return w
+
+
+def select_rules(structures: Sequence[Structure], train: Sequence[QuestionView], cap: int = CAP,
+                 l2: float = L2) -> list[int]:
+    """Which of STRUCTURES make the pack: forward selection on how the weighted solver does on
+    families it was not fitted on. Each step tries every remaining structure beside the chosen
+    ones (its weight by a one-dimensional Newton fit on the other families, the chosen ones'
+    weights held), scores it by the questions it gets right on each held-out training family,
+    and keeps the best while it adds a correct answer. With a single family, questions are held
+    out by a fixed four-way split instead. Returns indices into STRUCTURES, in the order chosen."""
+    import numpy as np
+
+    qs = [q for q in train if q.winner >= 0]
+    if not structures or not qs:
+        return []
+    votes = _votes(structures, qs)                              # [Q, K, C]
+    valid, winners = _valid_and_winners(qs, votes.shape[2])
+    fams = sorted({q.family for q in qs})
+    if len(fams) > 1:
+        held = [np.array([q.family == f for q in qs]) for f in fams]
+    else:
+        held = [np.array([i % 4 == k for i in range(len(qs))]) for k in range(4)]
+    neg = np.where(valid, 0.0, -np.inf)
+    chosen: list[int] = []
+    best = sum(int((winners[h] == 0).sum()) for h in held)     # the fallback: the first choice
+    while len(chosen) < cap:
+        correct = np.zeros(votes.shape[1])
+        for h in held:
+            tr, te = ~h, h
+            w = _newton(votes[tr][:, chosen], valid[tr], winners[tr], l2) if chosen else np.zeros(0)
+            base_tr = np.einsum("qrc,r->qc", votes[tr][:, chosen], w) + neg[tr]
+            base_te = np.einsum("qrc,r->qc", votes[te][:, chosen], w) + neg[te]
+            a = np.zeros(votes.shape[1])                          # one weight per candidate structure
+            cand_tr = votes[tr].transpose(1, 0, 2)                # [K, Qtr, C]
+            rows = np.arange(cand_tr.shape[1])
+            for _ in range(8):
+                sc = base_tr[None] + a[:, None, None] * cand_tr
+                sc = sc - sc.max(axis=2, keepdims=True)
+                p = np.exp(sc)
+                p /= p.sum(axis=2, keepdims=True)
+                mean = (p * cand_tr).sum(2)                       # [K, Qtr]
+                grad = (cand_tr[:, rows, winners[tr]] - mean).sum(1) - l2 * a
+                var = (p * cand_tr ** 2).sum(2) - mean ** 2
+                hess = -var.sum(1) - l2
+                a = a - grad / hess
+            pred = (base_te[None] + a[:, None, None] * votes[te].transpose(1, 0, 2)).argmax(axis=2)
+            correct += (pred == winners[te][None]).sum(1)
+        correct[chosen] = -1
+        k = int(correct.argmax())
+        if correct[k] <= best:
+            break
+        chosen.append(k)
+        best = correct[k]
+    return chosen
 
 
 def rules_from_pack(entries: Sequence[PackEntry], train: Sequence[QuestionView]) -> list[Rule]:
@@ -327,14 +395,26 @@ def replay(views: Iterable[QuestionView], entries: Sequence[PackEntry], *, split
     return report
 
 
-def mined_rules(train: Sequence[QuestionView], cap: int = CAP, **mine_kw) -> list[Rule]:
-    """The miner's top CAP proposals on TRAIN as rules (the automatic pack)."""
-    from .miner import mine
+def mined_rules(train: Sequence[QuestionView], cap: int = CAP, pool: int = 60, **mine_kw) -> list[Rule]:
+    """The automatic pack on TRAIN: the miner's best POOL proposals and every one-feature rule are
+    the candidates; ``select_rules`` keeps at most CAP of them by how they carry to held-out
+    families; their weights are fitted on all of TRAIN."""
+    from .miner import mine, single_feature_rules
 
-    found = mine(train, max_props=cap, **mine_kw)
-    weights = fit_weights([m.structure for m in found], train)
-    return [Rule(f"m{i + 1}", m.structure, PRIOR_WEIGHT if w is None else w, m.support, m.contradict)
-            for i, (m, w) in enumerate(zip(found, weights))]
+    candidates: dict[str, Structure] = {}
+    for m in mine(train, max_props=pool, **mine_kw):
+        candidates.setdefault(m.structure.key, m.structure)
+    for cl in single_feature_rules(list(train)):
+        st = Structure((), cl)
+        candidates.setdefault(st.key, st)
+    structures = list(candidates.values())
+    picked = [structures[i] for i in select_rules(structures, train, cap)]
+    weights = fit_weights(picked, train)
+    out = []
+    for i, (st, w) in enumerate(zip(picked, weights)):
+        s, c = rule_record(st, train)
+        out.append(Rule(f"m{i + 1}", st, PRIOR_WEIGHT if w is None else w, s, c))
+    return out
 
 
 def leave_one_family_out(views: Iterable[QuestionView], **mine_kw) -> dict:

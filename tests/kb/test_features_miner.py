@@ -132,3 +132,15 @@ def test_rule_weights_come_from_the_training_questions(shipped):
     # the decision list drops what each rule disfavours, in order
     v = right[0]
     assert solve_in_order(v, [Rule(1, winner_first)]).index == v.winner
+
+
+def test_the_automatic_pack_keeps_what_carries_to_held_out_families(shipped):
+    from archcurator.core.kb.props import Structure
+    from archcurator.core.kb.replay import select_rules
+
+    views = [view(q) for q in shipped]
+    useful = Structure.from_obj([], "higher params wins")
+    noise = Structure.from_obj(["family == no_such_family"], "higher lr wins")  # applies nowhere
+    picked = select_rules([noise, useful], views)
+    assert picked == [1]  # the rule that applies nowhere adds no correct answer, so it is left out
+    assert select_rules([], views) == [] and select_rules([useful], []) == []
