@@ -91,11 +91,15 @@ def bench_kb() -> None:
              for i, m in enumerate(found)]
     pack: list = []
     t_pack = _t(lambda: pack.__setitem__(slice(None), build_pack(props, clusters(props))))
-    t_replay = _t(lambda: replay(views, pack))
+    t_replay = _t(lambda: replay(views, pack, lofo=False))
+    from archcurator.core.kb.replay import leave_one_family_out
+
+    t_lofo = _t(lambda: leave_one_family_out(views))
     print(f"knowledge base: {len(qs)} questions ({len(train)} train); baseline = features of every question "
           f"{base * 1000:.0f} ms")
     for name, t in (("mine the training split", t_mine), ("judge one proposition on all", t_judge),
-                    ("pack (with duplicate clusters)", t_pack), ("replay the held-out split", t_replay)):
+                    ("pack (with duplicate clusters)", t_pack), ("replay the held-out split", t_replay),
+                    ("leave one family out (mines per family)", t_lofo)):
         print(f"  {name:<32} {t * 1000:8.0f} ms  = {t / base:6.1f}x the baseline")
 
 

@@ -311,7 +311,7 @@ class AppStore:
 # ---- the knowledge base (store/kb.py), for the app's KB screen --------------------------------------
 
 KB_OPS = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", "mark_distinct", "undo",
-          "export_pack", "seed_kb")
+          "export_pack", "write_pack", "seed_kb")
 
 
 def kb_view(db: DB, status: str = "live") -> dict:
@@ -320,7 +320,8 @@ def kb_view(db: DB, status: str = "live") -> dict:
 
     with connect(db) as con:
         return {"props": K.list_propositions(con, status), "pack": K.current_pack(con),
-                "audit": K.audit_log(con, 30), "questions": K.question_summary(con)}
+                "pack_status": K.pack_status(con), "audit": K.audit_log(con, 30),
+                "questions": K.question_summary(con)}
 
 
 def kb_op(db: DB, op: str, *args, actor: str | None = None, **kwargs):

@@ -11,14 +11,16 @@ Reading
     current_pack(db) -> [PackEntry] ; pack_json / pack_text from core.kb.pack
     audit_log(db, limit=50) -> [dict] ; replay_report(db) -> dict
     list_questions(db, split=None) -> [dict] ; question_views(db)
-Curator operations (one transaction each, one audit row each, undoable)
+Curator operations (one transaction each, one audit row each; undo reverts the acting
+curator's own latest step)
     add, edit, merge, narrow, retire, pin / unpin, accept, mark_distinct, undo
 Proposing
     mine(db) ; import_proposals(db, path)
 Questions
     import_questions(db, questions) ; import_bundle(db, path) ; seed_kb(db)
 Exports
-    export_pack(db, fmt="json"|"text", destination=None) -> (content, export id)
+    export_pack(db, fmt="json"|"text", destination=None) -> (content, export id)   # recorded
+    show_pack(db, fmt) -> content                                                 # records nothing
 """
 
 from __future__ import annotations
@@ -97,6 +99,7 @@ class PropRow:
     support: int = 0
     contradict: int = 0
     inapplicable: int = 0
+    heldout: dict | None = None
 
     @property
     def label(self) -> str:
@@ -126,12 +129,13 @@ class PropRow:
             "parent_id": self.parent_id, "merged_into": self.merged_into, "merged_from": self.merged_from,
             "note": self.note, "supports": self.support, "contradicts": self.contradict,
             "inapplicable": self.inapplicable, "wilson_lower": round(self.lower, 4),
+            "heldout": self.heldout,
             "created_at": str(self.created_at), "updated_at": str(self.updated_at),
         }
 
 
 _PROP_COLS = ("id", "text", "structure", "structure_key", "status", "pinned", "origin", "source", "parent_id",
-              "merged_into", "merged_from", "note", "created_at", "updated_at")
+              "merged_into", "merged_from", "note", "created_at", "updated_at", "heldout")
 _EV_COLS = ("prop_id", "question_id", "verdict", "reason", "split", "via", "recorded_at")
 
 
@@ -150,6 +154,7 @@ def _row_to_prop(r: Sequence) -> PropRow:
         note=d["note"], created_at=d["created_at"], updated_at=d["updated_at"],
         support=int(extra[0] or 0) if extra else 0, contradict=int(extra[1] or 0) if extra else 0,
         inapplicable=int(extra[2] or 0) if extra else 0,
+        heldout=json.loads(d["heldout"]) if d.get("heldout") else None,
     )
 
 
@@ -235,9 +240,13 @@ def _insert_many(con, table: str, cols: Sequence[str], rows: list[Sequence], chu
 
 
 def import_questions(db: DB, questions: Iterable[dict], *, source: str | None = None,
-                     refresh: bool = True) -> ImportSummary:
+                     refresh: bool = True, origin: str = "imported") -> ImportSummary:
     """Store executed questions (ours or read from an ArchitectureIQ bundle). A question whose
-    id is stored adds nothing. Evidence of live propositions is extended to the new questions."""
+    id is stored adds nothing. Evidence of live propositions is extended to the new questions.
+    ORIGIN: "shipped" (the generated set) or "imported"; an imported question's split is "test"
+    unless it is marked otherwise."""
+    if origin not in ("shipped", "imported"):
+        raise KBError(f"a question's origin is shipped or imported, not {origin!r}")
     from archcurator.core.aiq.spec import SpecError, validate_question
 
     out = ImportSummary()
@@ -261,10 +270,12 @@ def import_questions(db: DB, questions: Iterable[dict], *, source: str | None = 
             pair = q.get("pair") or {}
             sig = q.get("significance") or {}
             dev = (q.get("evaluation") or {}).get("device")
-            qrows.append((qid, q["family"], category_of(q), q.get("dataset_id"), q.get("split") or "test",
+            split = q.get("split") if q.get("split") in ("train", "test") else "test"
+            qrows.append((qid, q["family"], category_of(q), q.get("dataset_id"), split,
                           pair.get("pair_id"), pair.get("partner"), pair.get("flip"), q["correct_letter"],
                           len(q["choices"]), dev, bool(q.get("synthetic", True)), sig.get("gap"),
-                          sig.get("win_rate"), q.get("source") or source, json.dumps(q, separators=(",", ":")), now))
+                          sig.get("win_rate"), q.get("source") or source, json.dumps(q, separators=(",", ":")), now,
+                          origin))
             for ch in q["choices"]:
                 c = ch["candidate"]
                 key = (q.get("dataset_id") or c.get("dataset_id"), ch["candidate_id"])
@@ -280,7 +291,7 @@ def import_questions(db: DB, questions: Iterable[dict], *, source: str | None = 
         _insert_many(con, "aiq_questions",
                      ("question_id", "family", "category", "dataset_id", "split", "pair_id", "partner_id", "flip",
                       "correct_letter", "num_choices", "device", "synthetic", "gap", "win_rate", "source",
-                      "question", "imported_at"), qrows)
+                      "question", "imported_at", "origin"), qrows)
         _insert_many(con, "aiq_candidates", ("dataset_id", "candidate_id", "recipe_id", "family", "spec"), crows)
         _insert_many(con, "aiq_outcomes", ("question_id", "letter", "candidate_id", "is_winner", "mean", "std",
                                            "failed_seeds", "finals", "device"), orows)
@@ -301,14 +312,16 @@ def import_bundle(db: DB, path: str | os.PathLike) -> ImportSummary:
 
 
 def list_questions(db: DB = None, split: str | None = None) -> list[dict]:
-    sql = "SELECT question FROM aiq_questions"
+    """Stored questions (each with its ``origin`` and stored ``split`` set on the dict)."""
+    sql = "SELECT question, origin, split FROM aiq_questions"
     params: list = []
     if split:
         sql += " WHERE split = ?"
         params.append(split)
     sql += " ORDER BY question_id"
     with reading(db) as con:
-        return [json.loads(r[0]) for r in con.execute(sql, params).fetchall()]
+        return [{**json.loads(r[0]), "origin": r[1] or "imported", "split": r[2]}
+                for r in con.execute(sql, params).fetchall()]
 
 
 def get_question(db: DB, qid: str) -> dict:
@@ -339,8 +352,8 @@ def question_summary(db: DB = None) -> dict:
 # --------------------------------------------------------------------------- snapshots & audit
 
 def _views_by_id(con) -> dict[str, QuestionView]:
-    return {q["question_id"]: view(q) for q in
-            (json.loads(r[0]) for r in con.execute("SELECT question FROM aiq_questions").fetchall())}
+    return {r[0]: view({**json.loads(r[1]), "split": r[3]}, origin=r[2] or "imported") for r in
+            con.execute("SELECT question_id, question, origin, split FROM aiq_questions").fetchall()}
 
 
 def _snap_prop(con, pid: int) -> dict | None:
@@ -403,13 +416,14 @@ def _next_id(con) -> int:
 
 def _insert_prop(con, *, text: str, structure: Structure, status: str, origin: str, source: str | None,
                  pinned: bool = False, parent_id: int | None = None, merged_from: list[int] | None = None,
-                 note: str | None = None) -> int:
+                 note: str | None = None, heldout: dict | None = None) -> int:
     pid = _next_id(con)
     now = utcnow()
     con.execute("INSERT INTO kb_propositions (" + ", ".join(_PROP_COLS) + ") VALUES ("
                 + ", ".join("?" for _ in _PROP_COLS) + ")",
                 [pid, text, json.dumps(structure.to_obj(), sort_keys=True), structure.key, status, pinned, origin,
-                 source, parent_id, None, json.dumps(merged_from) if merged_from else None, note, now, now])
+                 source, parent_id, None, json.dumps(merged_from) if merged_from else None, note, now, now,
+                 json.dumps(heldout, sort_keys=True) if heldout is not None else None])
     return pid
 
 
@@ -520,38 +534,43 @@ def edit(db: DB, pid: int | str, *, text: str | None = None, scope: Any = None, 
 
 
 def merge(db: DB, keep: int | str, other: int | str, *, text: str | None = None, actor: str | None = None) -> int:
-    """Merge OTHER into KEEP: a new proposition with KEEP's structure (and text, unless TEXT),
-    the union of both evidence sets (one row per question; KEEP's row wins), pinned if either
-    was. Both sources stay, marked merged into it."""
+    """Merge OTHER into KEEP. KEEP keeps its id, structure and text (unless TEXT) and stays live;
+    OTHER is retired into it (status ``merged``, ``merged_into`` KEEP). KEEP's evidence stays as
+    it is, plus OTHER's rows re-judged under KEEP's structure: a question KEEP's scope and claim
+    do not test is kept as ``inapplicable`` and counts for nothing. KEEP is pinned if either was.
+    Returns KEEP's id."""
     a, b = parse_id(keep), parse_id(other)
     if a == b:
         raise KBError("cannot merge a proposition with itself")
     with transaction(db) as con:
         pa, pb = _live(con, a, "merged"), _live(con, b, "merged")
-        before_ids = [a, b]
-        before = _snapshot(con, before_ids)
-        rows = ev.union([r if r.via != "derived" else ev.EvidenceRow(r.question_id, r.verdict, r.reason, r.split,
-                                                                    f"merged from {pa.label}")
-                         for r in _get_rows(con, a)],
-                        _get_rows(con, b), f"merged from {pb.label}")
+        before = _snapshot(con, [a, b])
+        views = _views_by_id(con)
+        theirs = ev.recheck(_get_rows(con, b), pa.structure, views, via=f"merged from {pb.label}")
+        theirs = [r if r.verdict != "inapplicable" else ev.EvidenceRow(
+            r.question_id, "inapplicable", f"outside {pa.label}'s scope or claim", r.split, r.via) for r in theirs]
+        rows = ev.union(_get_rows(con, a), theirs, f"merged from {pb.label}")
+        _set_evidence(con, a, rows)
+        sources = [*pa.merged_from, b]
         status = "active" if "active" in (pa.status, pb.status) else "proposed"
-        new = _insert_prop(con, text=(text or pa.text).strip(), structure=pa.structure, status=status, origin="merge",
-                           source=f"merge of {pa.label} ({pa.source}) and {pb.label} ({pb.source})",
-                           pinned=pa.pinned or pb.pinned, merged_from=[a, b])
-        _set_evidence(con, new, rows)
-        for pid in (a, b):
-            _update(con, pid, status="merged", merged_into=new, pinned=False)
-        before["props"][str(new)] = None
-        _audit(con, "merge", [a, b, new], {"keep": a, "other": b, "text": text},
-               f"merged {pa.label} and {pb.label} into {label(new)}", before, actor)
-    return new
+        cols: dict[str, Any] = {"merged_from": json.dumps(sources), "pinned": pa.pinned or pb.pinned,
+                                "status": status}
+        if text and text.strip() and text.strip() != pa.text:
+            cols["text"] = text.strip()
+        _update(con, a, **cols)
+        _update(con, b, status="merged", merged_into=a, pinned=False)
+        _audit(con, "merge", [a, b], {"keep": a, "other": b, "text": text},
+               f"merged {pb.label} into {pa.label}", before, actor)
+    return a
 
 
 def narrow(db: DB, pid: int | str, conditions: Iterable[Any], *, text: str | None = None,
-           keep_parent: bool = False, actor: str | None = None) -> int:
-    """A child of PID with CONDITIONS added to its scope. The parent's evidence is re-checked
-    under the child's structure: rows whose question falls outside are kept as inapplicable;
-    questions only the child tests are added. The parent is marked narrowed (unless KEEP_PARENT)."""
+           as_new: bool = False, retire_parent: bool = False, actor: str | None = None) -> int:
+    """Add CONDITIONS to PID's scope; its evidence is re-checked under the narrower structure (rows
+    whose question falls outside are kept as inapplicable; questions only the narrower scope
+    tests are added). By default PID itself is narrowed and keeps its id; AS_NEW makes a child
+    with its own id instead and leaves the parent as it is (unless RETIRE_PARENT marks it
+    ``narrowed``). Returns the id of the narrowed proposition."""
     pid = parse_id(pid)
     try:
         conds = [c if isinstance(c, Condition) else Condition.from_obj(c) for c in conditions]
@@ -559,6 +578,8 @@ def narrow(db: DB, pid: int | str, conditions: Iterable[Any], *, text: str | Non
         raise KBError(str(e)) from None
     if not conds:
         raise KBError("narrow needs at least one condition (e.g. 'budget < 4096')")
+    if retire_parent and not as_new:
+        raise KBError("only a narrowed copy (--as-new) leaves a parent to retire")
     with transaction(db) as con:
         p = _live(con, pid, "narrowed")
         child_st = p.structure.narrowed(conds)
@@ -566,17 +587,32 @@ def narrow(db: DB, pid: int | str, conditions: Iterable[Any], *, text: str | Non
             raise KBError(f"{p.label} already has {', '.join(str(c) for c in conds)} in its scope")
         before = _snapshot(con, [pid])
         views = _views_by_id(con)
+        added = ", ".join(str(c) for c in conds)
+        if not as_new:
+            rows = ev.recheck(_get_rows(con, pid), child_st, views, via=f"narrowed (+ {added})")
+            rows = ev.union(rows, _derive(con, child_st, views), "derived")
+            _set_evidence(con, pid, rows)
+            cols: dict[str, Any] = {"structure": json.dumps(child_st.to_obj(), sort_keys=True),
+                                    "structure_key": child_st.key}
+            if text and text.strip():
+                cols["text"] = text.strip()
+            elif p.text == p.structure.render():
+                cols["text"] = child_st.render()
+            _update(con, pid, **cols)
+            _audit(con, "narrow", [pid], {"conditions": [str(c) for c in conds], "text": text},
+                   f"narrowed {p.label} (+ {added})", before, actor)
+            return pid
         rows = ev.recheck(_get_rows(con, pid), child_st, views, via=f"narrowed from {p.label}")
         rows = ev.union(rows, _derive(con, child_st, views), "derived")
         child = _insert_prop(con, text=(text or child_st.render()).strip(), structure=child_st, status=p.status,
-                             origin="narrow", source=f"narrowed from {p.label}", pinned=p.pinned, parent_id=pid)
+                             origin="narrow", source=f"narrowed from {p.label}", pinned=False, parent_id=pid)
         _set_evidence(con, child, rows)
-        if not keep_parent:
+        if retire_parent:
             _update(con, pid, status="narrowed", pinned=False)
         before["props"][str(child)] = None
         _audit(con, "narrow", [pid, child], {"conditions": [str(c) for c in conds], "text": text,
-                                             "keep_parent": keep_parent},
-               f"narrowed {p.label} to {label(child)} (+ {', '.join(str(c) for c in conds)})", before, actor)
+                                             "as_new": True, "retire_parent": retire_parent},
+               f"narrowed {p.label} into a new {label(child)} (+ {added})", before, actor)
     return child
 
 
@@ -599,9 +635,17 @@ def retire(db: DB, pid: int | str, *, note: str | None = None, actor: str | None
 
 
 def pin(db: DB, pid: int | str, *, actor: str | None = None) -> PropRow:
+    """Pin PID: it enters the pack whatever its evidence. Refused when the pinned propositions
+    already fill the pack's CAP slots (every pin must fit, or one would silently be left out)."""
+    from archcurator.core.kb.pack import CAP
+
     p = get_proposition(db, pid)
     if p.pinned:
         raise KBError(f"{p.label} is already pinned")
+    pinned = [q for q in list_propositions(db, "live") if q.pinned]
+    if p.live and len(pinned) >= CAP:
+        raise KBError(f"{len(pinned)} pinned propositions already fill the pack of {CAP}; "
+                      f"unpin one before pinning {p.label}")
     return _set_status(db, pid, "pin", "pinned {label}", actor, LIVE, pinned=True)
 
 
@@ -648,7 +692,7 @@ def _restore(con, snap: dict) -> list[str]:
                 _update(con, pid, status="withdrawn", pinned=False)
                 done.append(f"withdrew {label(pid)}")
             continue
-        cols = {k: row[k] for k in _PROP_COLS if k not in ("id", "created_at", "updated_at")}
+        cols = {k: row.get(k) for k in _PROP_COLS if k not in ("id", "created_at", "updated_at")}
         _update(con, pid, **cols)
         _set_evidence(con, pid, [ev.EvidenceRow(*e) for e in row["evidence"]])
         done.append(f"restored {label(pid)}")
@@ -662,25 +706,37 @@ def _restore(con, snap: dict) -> list[str]:
 
 
 def undo(db: DB = None, *, actor: str | None = None) -> dict:
-    """Revert the latest operation not yet undone (repeat to go further back). The undo is
-    itself a row of the audit log. Returns {"undone": seq, "op", "summary"}."""
+    """Revert the acting curator's own latest operation not yet undone (repeat to go further
+    back); another curator's steps and the seed's are never undone by it. The undo is itself a
+    row of the audit log. Returns {"undone": seq, "op", "summary"}."""
+    who = _actor(actor)
     with transaction(db) as con:
         r = con.execute(
             "SELECT seq, op, summary, before, prop_ids FROM kb_audit a WHERE op IN ("
-            + ", ".join("?" for _ in UNDOABLE) + ") AND NOT EXISTS (SELECT 1 FROM kb_audit u WHERE u.undo_of = a.seq)"
-            " ORDER BY seq DESC LIMIT 1", list(UNDOABLE)).fetchone()
+            + ", ".join("?" for _ in UNDOABLE) + ") AND actor = ?"
+            " AND NOT EXISTS (SELECT 1 FROM kb_audit u WHERE u.undo_of = a.seq)"
+            " ORDER BY seq DESC LIMIT 1", [*UNDOABLE, who]).fetchone()
         if r is None:
-            raise KBError("nothing to undo")
+            raise KBError(f"nothing of {who}'s to undo")
         seq, op, summary, before_js, pids_js = r
         before = json.loads(before_js)
         pids = [int(p) for p in before.get("props", {})] or json.loads(pids_js or "[]")
+        # a later step of someone else on the same propositions would be silently reverted too
+        for lseq, lactor, lpids in con.execute(
+                "SELECT seq, actor, prop_ids FROM kb_audit a WHERE seq > ? AND actor <> ? AND op <> 'undo'"
+                " AND NOT EXISTS (SELECT 1 FROM kb_audit u WHERE u.undo_of = a.seq) ORDER BY seq",
+                [seq, who]).fetchall():
+            touched = set(json.loads(lpids or "[]")) & set(pids)
+            if touched:
+                raise KBError(f"#{seq} ({summary}) cannot be undone: {', '.join(label(t) for t in sorted(touched))} "
+                              f"changed since, by {lactor} (#{lseq})")
         pre = _snapshot(con, pids, distinct="distinct" in before)
         _restore(con, before)
         after = _snapshot(con, pids, distinct="distinct" in before)
         con.execute(
             "INSERT INTO kb_audit (logged_at, actor, op, prop_ids, args, summary, before, after, undo_of)"
             " VALUES (?, ?, 'undo', ?, ?, ?, ?, ?, ?)",
-            [utcnow(), _actor(actor), json.dumps(pids), json.dumps({"seq": seq}), f"undid #{seq}: {summary}",
+            [utcnow(), who, json.dumps(pids), json.dumps({"seq": seq}), f"undid #{seq}: {summary}",
              json.dumps(pre, default=str), json.dumps(after, default=str), seq])
     return {"undone": int(seq), "op": op, "summary": summary}
 
@@ -696,13 +752,18 @@ def mine(db: DB = None, *, actor: str | None = None, **kw) -> list[int]:
                                           " ('active', 'proposed')").fetchall()}
         allv = _views_by_id(con)
         ids = []
+        from archcurator.core.kb.miner import render as render_mined
+
         for m in found:
             if m.structure.key in live:
                 continue
             live.add(m.structure.key)
-            pid = _insert_prop(con, text=m.structure.render(), structure=m.structure, status="proposed",
+            h = m.heldout()
+            pid = _insert_prop(con, text=render_mined(m), structure=m.structure, status="proposed",
                                origin="miner",
-                               source=f"rule miner (train split: {m.support} for, {m.contradict} against)")
+                               source=f"rule miner (train: {m.support} for, {m.contradict} against; held out over "
+                                      f"families: {h['support']} for, {h['contradict']} against)",
+                               heldout=h)
             _set_evidence(con, pid, _derive(con, m.structure, allv))
             ids.append(pid)
         if ids:
@@ -770,16 +831,34 @@ def current_pack(db: DB = None) -> list[PackEntry]:
     return build_pack(props, clusters(props, distinct_pairs(db)))
 
 
+def pack_status(db: DB = None) -> dict[int, tuple[int | None, str]]:
+    """Every proposition: (its rank in the pack, how it entered) or (None, why it is out)."""
+    from archcurator.core.kb.pack import pack_status as status
+
+    every = list_propositions(db, "all")
+    lites = [p.lite() for p in every]
+    live = [p for p in lites if p.status in LIVE]
+    return status(lites, clusters(live, distinct_pairs(db)))
+
+
+def _pack_content(entries: list[PackEntry], fmt: str) -> str:
+    if fmt == "json":
+        return canonical(pack_json(entries, exported_at=utcnow().isoformat(timespec="seconds")))
+    if fmt == "text":
+        return pack_text(entries)
+    raise KBError(f"pack format is json or text, not {fmt!r}")
+
+
+def show_pack(db: DB = None, fmt: str = "json") -> str:
+    """The pack as JSON ({"propositions": [...]}) or text. Showing records nothing."""
+    return _pack_content(current_pack(db), fmt)
+
+
 def export_pack(db: DB = None, fmt: str = "json", *, destination: str | None = None,
                 actor: str | None = None) -> tuple[str, int]:
-    """The pack as JSON ({"propositions": [...]}) or text; the export is recorded."""
+    """The pack as JSON or text, recorded as an export (to DESTINATION when given)."""
     entries = current_pack(db)
-    if fmt == "json":
-        content = canonical(pack_json(entries, exported_at=utcnow().isoformat(timespec="seconds")))
-    elif fmt == "text":
-        content = pack_text(entries)
-    else:
-        raise KBError(f"pack format is json or text, not {fmt!r}")
+    content = _pack_content(entries, fmt)
     with transaction(db) as con:
         eid = con.execute(
             "INSERT INTO kb_pack_exports (exported_at, actor, format, prop_ids, n, sha256, content, destination)"
@@ -787,6 +866,31 @@ def export_pack(db: DB = None, fmt: str = "json", *, destination: str | None = N
             [utcnow(), _actor(actor), fmt, json.dumps([e.prop.id for e in entries]), len(entries),
              content_hash(content), content, destination]).fetchone()[0]
     return content, int(eid)
+
+
+def write_pack(db: DB, path: str | os.PathLike, fmt: str | None = None, *, actor: str | None = None) -> dict:
+    """Write the pack to PATH (format from its suffix: .json, else text) and record the export.
+    Returns {"path", "export", "count", "format"}; KBError (one line) when it cannot be written,
+    and then nothing is recorded."""
+    target = Path(os.path.expanduser(str(path))).resolve()
+    fmt = fmt or ("json" if target.suffix.lower() == ".json" else "text")
+    entries = current_pack(db)
+    content = _pack_content(entries, fmt)
+    if target.is_dir():
+        raise KBError(f"{target}: a folder; give a file name (e.g. {target / 'pack.json'})")
+    try:
+        tmp = target.with_name(target.name + ".part")
+        tmp.write_text(content, encoding="utf-8")
+        os.replace(tmp, target)
+    except OSError as e:
+        raise KBError(f"{target}: cannot write ({e.strerror or e.__class__.__name__})") from None
+    with transaction(db) as con:
+        eid = con.execute(
+            "INSERT INTO kb_pack_exports (exported_at, actor, format, prop_ids, n, sha256, content, destination)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
+            [utcnow(), _actor(actor), fmt, json.dumps([e.prop.id for e in entries]), len(entries),
+             content_hash(content), content, str(target)]).fetchone()[0]
+    return {"path": str(target), "export": int(eid), "count": len(entries), "format": fmt}
 
 
 def pack_exports(db: DB = None, limit: int = 20) -> list[dict]:
@@ -797,11 +901,14 @@ def pack_exports(db: DB = None, limit: int = 20) -> list[dict]:
     return [{**dict(zip(keys, r)), "at": str(r[1]), "prop_ids": json.loads(r[4])} for r in rows]
 
 
-def replay_report(db: DB = None, *, split: str = "test") -> dict:
-    """The offline replay of the current pack on the held-out questions."""
+def replay_report(db: DB = None, *, split: str = "test", lofo: bool = True) -> dict:
+    """The offline replay of the current pack on the held-out questions (SPLIT), with its
+    baselines, per source and family, and leave one family out (SPEC §4)."""
     from archcurator.core.kb.replay import replay
 
-    return replay(question_views(db, split=split), current_pack(db), split=split)
+    views = question_views(db)
+    train = [v for v in views if v.split == "train"]
+    return replay(views, current_pack(db), split=split, train=train, lofo=lofo)
 
 
 # --------------------------------------------------------------------------- the shipped KB
@@ -831,7 +938,7 @@ def seed_kb(db: DB = None, *, force: bool = False, actor: str = "seed") -> dict:
     if not force and is_kb_seeded(db):
         return {"seeded": False}
     qs = shipped_questions()
-    summary = import_questions(db, qs, source="assets/aiq/questions.jsonl")
+    summary = import_questions(db, qs, source="assets/aiq/questions.jsonl", origin="shipped")
     curated = []
     for text, scope, claim in DEMO_CURATED:
         curated.append(add(db, text, scope, claim, status="active", origin="seed", source="demo curator",

@@ -1,105 +1,109 @@
 """Synthetic dataset families, rebuilt from their spec by our own code.
 
 Each spec mirrors ArchitectureIQ's ``dataset_spec.json`` (``family``,
-``dataset_id``, ``params``, ``selection_metric``). The tensors are a pure
-function of ``params`` (seeded torch generators), so a question carries its
-dataset as a few numbers and anyone can rebuild it bit for bit on the CPU.
-Imported ArchitectureIQ bundles bring their own tensors (``train.pt`` /
-``test.pt``); those are used as they are.
+``dataset_id``, ``params``, ``selection_metric``, ``significance``). The
+tensors are a pure function of ``params`` (seeded torch generators), so a
+question carries its dataset as a few numbers and anyone can rebuild it bit
+for bit on the CPU. Imported ArchitectureIQ bundles bring their own tensors
+(``train.pt`` / ``test.pt``); those are used as they are.
+
+The families and their sizes follow the study's profiles (v1-v2.2):
+
+- ``univariate_regression``: a target expression of ``x`` on ``[0, 1]``
+  (``core.aiq.expressions``), 256 train and 256 test points, no noise, the
+  target not normalised; ``multivariate_regression`` the same over
+  ``x0..x{n-1}``, n in {2, 3, 4, 5, 8}. The expression text is the spec:
+  the tensors are rebuilt by reading it back.
+- ``bigram_lm``: windows of 16 tokens over a vocabulary of 32 from one
+  bigram table (softmax of standard-normal logits times ``alpha`` = 1),
+  the first token from the table's stationary law; 800 train and 200 test
+  windows.
+- ``xor_classification`` and ``spiral_classification`` (ours, two classes
+  in the plane: the signs of ``x0 * x1``, or two interleaved spiral arms),
+  with label noise.
+- ``synthetic_tabular_classification`` (ours, the older shape).
 
 torch is imported inside the functions that need it.
 """
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
+from .expressions import parse, render, sample_target, target_features
 from .spec import METRIC_BY_FAMILY, SCHEMA_VERSION, SpecError, short_hash
 
 ID_PREFIX = {
     "univariate_regression": "sym",
     "multivariate_regression": "mvar",
     "bigram_lm": "bg",
+    "xor_classification": "xor",
+    "spiral_classification": "spiral",
     "synthetic_tabular_classification": "stabcls",
 }
+#: the families the question generator draws (the study's three plus two classification tasks)
+GENERATED_FAMILIES = ("univariate_regression", "multivariate_regression", "bigram_lm",
+                      "xor_classification", "spiral_classification")
 
-GENERATOR = "archcurator.core.aiq.datasets/1"
-UNARY = ("sin", "cos", "tanh", "square", "abs", "gauss")
+GENERATOR = "archcurator.core.aiq.datasets/2"
+GENERATORS = ("archcurator.core.aiq.datasets/1", GENERATOR)
+MULTIVARIATE_DIMS = (2, 3, 4, 5, 8)
+FAIL_THRESHOLD = {"bigram_lm": 4.0}
 
 
 # --------------------------------------------------------------------------- sampling
 
-def _sample_terms(rng: random.Random, input_dim: int, rough: bool) -> list[dict]:
-    n_terms = rng.choice([2, 3]) if input_dim == 1 else rng.choice([2, 3, 4])
-    freqs = [4.0, 6.0, 8.0] if rough else [0.5, 1.0, 1.5]
-    terms = []
-    for _ in range(n_terms):
-        if input_dim > 1 and rng.random() < 0.35:
-            a, b = sorted(rng.sample(range(input_dim), 2))
-            terms.append({"fn": "prod", "vars": [a, b], "coef": round(rng.uniform(0.5, 1.5) * rng.choice([-1, 1]), 3)})
-            continue
-        fn = rng.choice(UNARY)
-        term = {"fn": fn, "var": rng.randrange(input_dim),
-                "coef": round(rng.uniform(0.5, 1.5) * rng.choice([-1, 1]), 3)}
-        if fn in ("sin", "cos", "tanh", "gauss"):
-            term["freq"] = rng.choice(freqs)
-            term["phase"] = round(rng.uniform(-1.0, 1.0), 3)
-        terms.append(term)
-    return terms
-
-
-def render_expression(terms: list[dict]) -> str:
-    parts = []
-    for t in terms:
-        x = f"x{t['var']}" if "var" in t else ""
-        fn = t["fn"]
-        if fn == "prod":
-            body = f"x{t['vars'][0]}*x{t['vars'][1]}"
-        elif fn == "square":
-            body = f"{x}^2"
-        elif fn == "abs":
-            body = f"|{x}|"
-        elif fn == "gauss":
-            body = f"exp(-({t['freq']}*{x}+{t['phase']})^2)"
-        else:
-            body = f"{fn}({t['freq']}*{x}+{t['phase']})"
-        parts.append(f"{t['coef']}*{body}")
-    return " + ".join(parts).replace("+ -", "- ")
+def _regression_params(family: str, seed: int, options: dict) -> dict:
+    rng = random.Random(f"{family}:{seed}")
+    dims = 1 if family == "univariate_regression" else int(options.get("input_dim", rng.choice(MULTIVARIATE_DIMS)))
+    node, retry = sample_target(seed, dims)
+    return {
+        "instance_seed": seed,
+        "input_dim": dims,
+        "sampler": {"id": "symbolic_expr" if dims == 1 else "symbolic_expr_mv", "seed": seed, "max_depth": 3,
+                    "retry": retry},
+        "expression": render(node, univariate=dims == 1),
+        "domain": [0.0, 1.0],
+        "train_size": int(options.get("train_size", 256)),
+        "test_size": int(options.get("test_size", 256)),
+        "noise": {"enabled": False},
+        "point_sampling": {"distribution": "uniform", "seed": seed + 1_000},
+    }
 
 
 def sample_dataset_spec(family: str, seed: int, **options: Any) -> dict:
     """A new dataset spec of FAMILY drawn from SEED (options pin a parameter)."""
     rng = random.Random(f"{family}:{seed}")
     if family in ("univariate_regression", "multivariate_regression"):
-        input_dim = 1 if family == "univariate_regression" else int(options.get("input_dim", rng.choice([2, 3, 4, 8])))
-        rough = bool(options.get("rough", rng.random() < 0.5))
-        noise = float(options.get("noise_std", rng.choice([0.0, 0.0, 0.1, 0.3])))
-        terms = _sample_terms(rng, input_dim, rough)
-        params = {
-            "instance_seed": seed,
-            "input_dim": input_dim,
-            "terms": terms,
-            "expression": render_expression(terms),
-            "max_freq": max([t.get("freq", 0.0) for t in terms] + [0.0]),
-            "domain": [-2.0, 2.0],
-            "train_size": int(options.get("train_size", 256)),
-            "test_size": int(options.get("test_size", 256)),
-            "noise_std": noise,
-            "point_seed": seed + 1_000,
-            "noise_seed": seed + 2_000,
-        }
+        params = _regression_params(family, seed, options)
     elif family == "bigram_lm":
         params = {
             "instance_seed": seed,
-            "vocab_size": int(options.get("vocab_size", 16)),
-            "context_length": int(options.get("context_length", 8)),
-            "alpha": float(options.get("alpha", rng.choice([0.5, 1.5, 3.0]))),
-            "train_size": int(options.get("train_size", 384)),
-            "test_size": int(options.get("test_size", 128)),
-            "table_seed": seed + 10_000,
+            "vocab_size": int(options.get("vocab_size", 32)),
+            "context_length": int(options.get("context_length", 16)),
+            "train_size": int(options.get("train_size", 800)),
+            "test_size": int(options.get("test_size", 200)),
+            "alpha": float(options.get("alpha", 1.0)),
+            "layout": "lm",
             "sequence_seed": seed,
+            "table_seed": seed + 10_000,
         }
+    elif family in ("xor_classification", "spiral_classification"):
+        params = {
+            "instance_seed": seed,
+            "input_dim": 2,
+            "num_classes": 2,
+            "domain": [-1.0, 1.0],
+            "label_noise": float(options.get("label_noise", rng.choice([0.0, 0.05, 0.1]))),
+            "train_size": int(options.get("train_size", rng.choice([256, 512]))),
+            "test_size": int(options.get("test_size", 1024)),
+            "point_seed": seed + 1_000,
+        }
+        if family == "spiral_classification":
+            params["turns"] = float(options.get("turns", rng.choice([0.75, 1.0, 1.5])))
+            params["noise_std"] = float(options.get("noise_std", rng.choice([0.02, 0.05])))
     elif family == "synthetic_tabular_classification":
         input_dim = int(options.get("input_dim", rng.choice([2, 4, 8])))
         rule = options.get("rule_family",
@@ -125,6 +129,7 @@ def sample_dataset_spec(family: str, seed: int, **options: Any) -> dict:
         "family": family,
         "params": params,
         "selection_metric": METRIC_BY_FAMILY[family],
+        "significance": {"gap_min": 0.05, "fail_threshold": FAIL_THRESHOLD.get(family, 2.0)},
         "synthetic": True,
         "generator": GENERATOR,
         "files": {"train": "train.pt", "test": "test.pt"},
@@ -136,26 +141,39 @@ def sample_dataset_spec(family: str, seed: int, **options: Any) -> dict:
 # --------------------------------------------------------------------------- features
 
 def dataset_features(spec: dict) -> dict:
-    """Question-level features the propositions can condition on."""
-    p = spec.get("params", {})
+    """Question-level features the propositions can condition on; the same for our specs and a
+    bundle's (an expression is read back, never run)."""
+    p = spec.get("params") or {}
+    if not isinstance(p, dict):
+        p = {}
     family = spec.get("family")
-    f: dict[str, Any] = {"family": family}
     from .spec import TASK_BY_FAMILY
-    f["task"] = TASK_BY_FAMILY.get(family, "unknown")
-    if "input_dim" in p:
+    f: dict[str, Any] = {"family": family, "task": TASK_BY_FAMILY.get(family, "unknown")}
+    if family == "univariate_regression":
+        f["input_dim"] = 1
+    elif isinstance(p.get("input_dim"), (int, float)) and not isinstance(p.get("input_dim"), bool):
         f["input_dim"] = int(p["input_dim"])
     if family in ("univariate_regression", "multivariate_regression"):
-        f["noise_std"] = float(p.get("noise_std", p.get("noise", {}).get("std", 0.0)) or 0.0)
-        if "max_freq" in p:
-            f["target_freq"] = float(p["max_freq"])
+        noise = p.get("noise_std", (p.get("noise") or {}).get("std", 0.0) if isinstance(p.get("noise"), dict) else 0.0)
+        try:
+            f["noise_std"] = float(noise or 0.0)
+        except (TypeError, ValueError):
+            f["noise_std"] = 0.0
+        if isinstance(p.get("expression"), str):
+            f.update(target_features(p["expression"], f.get("input_dim", 1), p.get("domain") or (0.0, 1.0)))
+        elif "max_freq" in p:  # our first generator's targets
+            f["target_freq"] = float(p["max_freq"]) / (2 * math.pi)
     elif family == "bigram_lm":
-        f["vocab_size"] = int(p.get("vocab_size", 0))
-        f["context_length"] = int(p.get("context_length", 0))
-        f["alpha"] = float(p.get("alpha", 1.0))
+        for k in ("vocab_size", "context_length"):
+            if isinstance(p.get(k), int):
+                f[k] = int(p[k])
+        f["alpha"] = float(p.get("alpha", 1.0) or 1.0)
+    elif family in ("xor_classification", "spiral_classification"):
+        f["noise_std"] = float(p.get("label_noise", 0.0) or 0.0)
     elif family == "synthetic_tabular_classification":
         f["rule_family"] = p.get("rule_family")
-        f["noise_std"] = float(p.get("noise_std", 0.0))
-    if "train_size" in p:
+        f["noise_std"] = float(p.get("noise_std", 0.0) or 0.0)
+    if isinstance(p.get("train_size"), int):
         f["train_size"] = int(p["train_size"])
     return f
 
@@ -190,9 +208,29 @@ def _eval_terms(terms: list[dict], x):
     return y
 
 
+def _expression_regression(p: dict):
+    """The study's regression data: uniform points on the domain, the target read back from its
+    expression, not normalised, no noise (train points drawn first, then test, one generator)."""
+    import torch
+
+    d = int(p.get("input_dim", 1))
+    lo, hi = (float(v) for v in p.get("domain", [0.0, 1.0]))
+    seed = int((p.get("point_sampling") or {}).get("seed", int(p.get("instance_seed", 0)) + 1_000))
+    node = parse(p["expression"])
+    g = torch.Generator().manual_seed(seed)
+    tx = torch.rand(int(p["train_size"]), d, generator=g) * (hi - lo) + lo
+    vx = torch.rand(int(p["test_size"]), d, generator=g) * (hi - lo) + lo
+    from .expressions import evaluate
+
+    ty, vy = evaluate(node, tx), evaluate(node, vx)
+    return tx, ty.unsqueeze(-1), vx, vy.unsqueeze(-1)
+
+
 def _regression(p: dict):
     import torch
 
+    if "expression" in p and "terms" not in p:
+        return _expression_regression(p)
     d = int(p["input_dim"])
     lo, hi = p["domain"]
     g = torch.Generator().manual_seed(int(p["point_seed"]))
@@ -219,10 +257,17 @@ def _bigram(p: dict):
     gt = torch.Generator().manual_seed(int(p["table_seed"]))
     probs = torch.softmax(torch.randn(v, v, generator=gt, dtype=torch.float64) * float(p["alpha"]), dim=1)
 
+    # the study starts each window from the table's stationary law; our first generator, uniformly
+    start = torch.full((v,), 1.0 / v, dtype=torch.float64)
+    if p.get("layout") == "lm":
+        for _ in range(256):
+            start = start @ probs
+            start = start / start.sum()
+
     def sample(n: int, seed: int):
         g = torch.Generator().manual_seed(seed)
         seq = torch.empty(n, length, dtype=torch.int64)
-        seq[:, 0] = torch.randint(0, v, (n,), generator=g)
+        seq[:, 0] = torch.multinomial(start.expand(n, v), 1, replacement=True, generator=g).squeeze(1)
         for t in range(1, length):
             seq[:, t] = torch.multinomial(probs[seq[:, t - 1]], 1, generator=g).squeeze(1)
         return seq
@@ -262,6 +307,43 @@ def _tabular(p: dict):
     return tx, (ts > thr).long(), vx, (vs > thr).long()
 
 
+def _plane(p: dict, label) -> tuple:
+    """Two-class points in the plane, uniform on the domain; LABEL(x) -> 0/1; label noise flips."""
+    import torch
+
+    lo, hi = (float(v) for v in p.get("domain", [-1.0, 1.0]))
+    g = torch.Generator().manual_seed(int(p["point_seed"]))
+    out = []
+    for n in (int(p["train_size"]), int(p["test_size"])):
+        x = torch.rand(n, 2, generator=g) * (hi - lo) + lo
+        y = label(x, g)
+        flip = torch.rand(n, generator=g) < float(p.get("label_noise", 0.0))
+        out += [x, torch.where(flip, 1 - y, y)]
+    return tuple(out)
+
+
+def _xor(p: dict):
+    return _plane(p, lambda x, g: (x[:, 0] * x[:, 1] > 0).long())
+
+
+def _spiral(p: dict):
+    """Two interleaved arms r = t, angle = 2 pi turns t (+ pi for the second arm), t in (0, 1]."""
+    import torch
+
+    turns, noise = float(p.get("turns", 1.0)), float(p.get("noise_std", 0.05))
+    g = torch.Generator().manual_seed(int(p["point_seed"]))
+    out = []
+    for n in (int(p["train_size"]), int(p["test_size"])):
+        arm = torch.randint(0, 2, (n,), generator=g)
+        t = torch.rand(n, generator=g) * 0.95 + 0.05
+        angle = 2 * math.pi * turns * t + math.pi * arm
+        x = torch.stack([t * torch.cos(angle), t * torch.sin(angle)], 1)
+        x = x + noise * torch.randn(n, 2, generator=g)
+        flip = torch.rand(n, generator=g) < float(p.get("label_noise", 0.0))
+        out += [x, torch.where(flip, 1 - arm, arm)]
+    return tuple(out)
+
+
 _CACHE: dict[str, tuple] = {}
 
 
@@ -277,6 +359,10 @@ def materialize(spec: dict) -> tuple:
         out = _bigram(p)
     elif family == "synthetic_tabular_classification":
         out = _tabular(p)
+    elif family == "xor_classification":
+        out = _xor(p)
+    elif family == "spiral_classification":
+        out = _spiral(p)
     else:
         raise SpecError(f"cannot synthesise dataset family {family!r}; import its tensors instead")
     if len(_CACHE) > 64:
@@ -285,22 +371,85 @@ def materialize(spec: dict) -> tuple:
     return out
 
 
-def load_tensors(path) -> tuple:
-    """ArchitectureIQ tensors: train.pt / test.pt, each {"x", "y"}, loaded weights-only."""
+def _check_tensors(name: str, x, y, spec: dict | None, split: str) -> None:
+    """Shapes and types as the dataset spec declares them (SpecError naming the file)."""
+    import torch
+
+    if not isinstance(x, torch.Tensor) or not isinstance(y, torch.Tensor):
+        raise SpecError(f"{name}: 'x' and 'y' must be tensors")
+    if x.dim() == 0 or y.dim() == 0 or x.shape[0] != y.shape[0]:
+        raise SpecError(f"{name}: x {tuple(x.shape)} and y {tuple(y.shape)} do not hold the same examples")
+    if not spec:
+        return
+    p = spec.get("params") if isinstance(spec.get("params"), dict) else {}
+    family = spec.get("family")
+    n = p.get(f"{split}_size")
+    if isinstance(n, int) and x.shape[0] != n:
+        raise SpecError(f"{name}: {x.shape[0]} examples, the spec declares {split}_size {n}")
+    if family == "bigram_lm":
+        ctx, vocab = p.get("context_length"), p.get("vocab_size")
+        if x.dtype not in (torch.int64, torch.int32) or y.dtype not in (torch.int64, torch.int32):
+            raise SpecError(f"{name}: token ids must be integers, got {x.dtype} / {y.dtype}")
+        if x.dim() != 2 or tuple(y.shape) != tuple(x.shape):
+            raise SpecError(f"{name}: expected x and y of shape [N, context_length], got {tuple(x.shape)} / "
+                            f"{tuple(y.shape)}")
+        if isinstance(ctx, int) and x.shape[1] != ctx:
+            raise SpecError(f"{name}: windows of {x.shape[1]} tokens, the spec declares context_length {ctx}")
+        if isinstance(vocab, int) and x.numel() and (int(x.min()) < 0 or int(max(x.max(), y.max())) >= vocab):
+            raise SpecError(f"{name}: token ids outside the vocabulary of {vocab}")
+        return
+    if not x.is_floating_point():
+        raise SpecError(f"{name}: inputs must be floating point, got {x.dtype}")
+    if x.numel() and not bool(torch.isfinite(x).all()):
+        raise SpecError(f"{name}: inputs hold NaN or infinity")
+    dims = 1 if family == "univariate_regression" else p.get("input_dim")
+    width = x.shape[1] if x.dim() == 2 else (1 if x.dim() == 1 else None)
+    if width is None or (isinstance(dims, int) and width != dims):
+        raise SpecError(f"{name}: inputs of shape {tuple(x.shape)}, the spec declares input_dim {dims}")
+    if family in METRIC_BY_FAMILY and METRIC_BY_FAMILY[family] == "test_ce":
+        k = p.get("num_classes", 2)
+        if y.is_floating_point() or y.dim() > 2 or (y.dim() == 2 and y.shape[1] != 1):
+            raise SpecError(f"{name}: class labels must be integers of shape [N], got {y.dtype} {tuple(y.shape)}")
+        if isinstance(k, int) and y.numel() and (int(y.min()) < 0 or int(y.max()) >= k):
+            raise SpecError(f"{name}: class labels outside 0..{k - 1}")
+    else:
+        if not y.is_floating_point() or y.dim() > 2 or (y.dim() == 2 and y.shape[1] != 1):
+            raise SpecError(f"{name}: targets must be floats of shape [N, 1], got {y.dtype} {tuple(y.shape)}")
+        if y.numel() and not bool(torch.isfinite(y).all()):
+            raise SpecError(f"{name}: targets hold NaN or infinity")
+
+
+def load_tensors(path, spec: dict | None = None) -> tuple:
+    """A bundle's tensors: train.pt / test.pt in folder PATH, each {"x", "y"}.
+
+    Each file must be a regular file (no link, FIFO or device) under the size
+    cap; it is read into memory and loaded with ``torch.load(...,
+    weights_only=True)`` (never unpickled otherwise), then checked against
+    SPEC's declared shapes. SpecError (one line, naming the file) otherwise.
+    """
+    import io
     from pathlib import Path
 
     import torch
 
+    from .safefiles import MAX_TENSOR_BYTES, UnsafeFile, read_capped
+
     path = Path(path)
     out = []
-    for name in ("train.pt", "test.pt"):
-        f = path / name
+    for split in ("train", "test"):
+        f = path / f"{split}.pt"
         try:
-            d = torch.load(f, weights_only=True, map_location="cpu")
+            data = read_capped(f, MAX_TENSOR_BYTES)
+        except UnsafeFile as e:
+            raise SpecError(str(e)) from None
+        try:
+            d = torch.load(io.BytesIO(data), weights_only=True, map_location="cpu")
         except Exception as e:  # noqa: BLE001 - report, never crash
-            raise SpecError(f"{f}: cannot load tensors ({type(e).__name__}: {e})") from None
+            msg = str(e).strip().splitlines()[0][:160] if str(e).strip() else ""
+            raise SpecError(f"{f}: cannot load tensors weights-only ({type(e).__name__}: {msg})") from None
         if not isinstance(d, dict) or "x" not in d or "y" not in d:
             raise SpecError(f"{f}: expected a dict with tensors 'x' and 'y'")
+        _check_tensors(str(f), d["x"], d["y"], spec, split)
         out += [d["x"], d["y"]]
     return tuple(out)
 
@@ -319,4 +468,4 @@ def save_tensors(spec: dict, path) -> None:
 
 def is_synthesisable(spec: dict) -> bool:
     """True for specs our own generator wrote (their tensors follow from params)."""
-    return spec.get("generator") == GENERATOR and spec.get("family") in ID_PREFIX
+    return spec.get("generator") in GENERATORS and spec.get("family") in ID_PREFIX

@@ -1,22 +1,42 @@
-"""Generate, execute and keep ArchitectureIQ-shaped questions (run once; not in CI).
+"""Generate, execute and keep ArchitectureIQ-shaped questions (run once, on the CPU; not in CI).
 
     python -m archcurator.core.aiq.generate --out assets/aiq [--seed 0] [--groups 3] [--workers 2]
     archcurator kb generate --out assets/aiq
 
-Plan: for each family, a few *dataset pairs* (same shape, different data:
-smooth vs rough target, different noise, a flat vs peaked bigram table, a
-different decision rule). For each pair and each category (optimizer-only,
-architecture-only, mixed) a *pool* of candidates sharing a budget is drawn
-and executed on both datasets (10 seeds each). Every 3-candidate subset of a
-pool is a possible question; it is kept on a dataset only when the same
-candidate wins on all 10 seeds. A subset kept on both datasets is a *pair*
-(same candidates, different dataset: the flip test). Questions are split
-into ``train`` (mine and judge propositions) and ``test`` (held out for the
-replay) by dataset pair, so a pair never straddles the split.
+What is drawn follows the study's profiles (ArchitectureIQ v1-v2.2, read
+from its public repository) wherever the CPU allows:
 
-Output (``--out``): ``questions.jsonl`` (one question a line, labelled
-synthetic, device recorded), ``curves.jsonl.gz`` (per-seed curves of every
-executed candidate) and ``manifest.json`` (how it was made, the counts).
+- datasets: ``core.aiq.datasets`` (symbolic regression over target
+  expressions, one or several inputs; a bigram language model; xor and
+  spiral classification);
+- models: MLPs with depth 1-6, width 16-256, residual or not, a LayerNorm
+  and an activation (relu, leaky_relu at slope 0.01, gelu, silu) drawn per
+  layer; the fixed-grid spline KAN of profiles v2 (regression and
+  classification); a causal Transformer LM (d_model 32-128, 1-3 layers, 2 or
+  4 heads, d_ff 64-256) for the bigram task;
+- optimizers: SGD (momentum 0 or 0.9), Adam, AdamW, RMSprop, Adagrad; lr in
+  {1e-4, 3e-4, 1e-3, 3e-3, 1e-2}; weight decay in {0, 1e-5, 1e-4, 1e-3};
+- losses: mse / cross_entropy and their L1 / L2 penalties (lambda 1e-4 to
+  1e-2) for regression and the LM, plain cross-entropy for classification;
+- budgets: ``total_samples_seen`` from the study's list, cut to what two
+  CPU cores can run (see BUDGETS), the batch size in {16, 32, 64} fixed
+  per pool, as the study fixes it per candidate set;
+- the retention rule is the study's (``execute.significance``, rule
+  "study"); ``--rule strict`` keeps ours.
+
+Plan: per family, GROUPS dataset *pairs* (two instances of one shape). For
+each pair and category a *pool* of candidates is drawn (as the study draws a
+candidate set: the invariant axes once, the varying ones per candidate) and
+executed on both datasets, 10 seeds each. Every 3-subset of a pool that the
+rule keeps is a possible question; one kept on both datasets is a *pair*
+(same candidates and letter order, other data). ``mixed`` pools vary model
+and optimizer (and sometimes the loss), as the study's mixed sets do.
+Questions are split into ``train`` and ``test`` by dataset pair.
+
+Output (``--out``): ``questions.jsonl``, ``curves.jsonl.gz`` (per-seed
+curves of every executed candidate that is in a question) and
+``manifest.json`` (how it was made, the counts, the wall time). ``--cache``
+keeps each finished execution, so an interrupted run resumes.
 """
 
 from __future__ import annotations
@@ -30,12 +50,12 @@ import platform
 import random
 import sys
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
 from . import datasets as ds_mod
-from .execute import BASE_SEED, MIN_MARGIN, N_SEEDS, run_candidate, significance
+from .execute import BASE_SEED, DEFAULT_RULE, MAX_FAILED_SEEDS, N_SEEDS, run_candidate, significance
 from .spec import (
     EXECUTOR_VERSION,
     QUESTION_FORMAT,
@@ -43,28 +63,54 @@ from .spec import (
     infer_axes,
     letters,
     make_candidate,
+    parameter_count,
     question_id_for,
     recipe_id,
     short_hash,
 )
 
 NUM_CHOICES = 3
-POOL_SIZE = 7
+CATEGORIES = ("mixed", "architecture_only", "optimizer_only")
+POOL_SIZE = {"mixed": 8, "architecture_only": 6, "optimizer_only": 6}
+#: the pools drawn per dataset pair: (category, variant); mixed sets (model and optimizer varying,
+#: the study's quiz category) are drawn twice, as they keep the most questions per execution
+POOLS = (("mixed", ""), ("architecture_only", ""), ("optimizer_only", ""), ("mixed", "b"))
 
-LRS = [1e-4, 3e-4, 1e-3, 3e-3, 1e-2, 3e-2]
-WDS = [0.0, 0.0, 1e-4, 1e-3]
-MOMENTA = [0.0, 0.9]
-ACTS = ["relu", "leaky_relu", "gelu", "silu", "tanh"]
+# The study's grids (profiles v1-v2.2).
+LRS = (1e-4, 3e-4, 1e-3, 3e-3, 1e-2)
+WEIGHT_DECAYS = (0.0, 1e-5, 1e-4, 1e-3)
+MOMENTA = (0.0, 0.9)
+OPTIMIZERS = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")
+MLP_DEPTHS = (1, 2, 3, 4, 5, 6)
+MLP_WIDTHS = (16, 32, 64, 128)  # the study's grid tops at 256; dropped: 4x the cost on two CPU cores
+MLP_ACTIVATIONS = ("relu", "leaky_relu", "gelu", "silu")
+LEAKY_RELU_SLOPE = 0.01
+KAN = {"depth": (1, 2, 3), "width": (4, 8, 16, 32), "grid_size": (3, 5, 8), "spline_order": (3,)}
+TRANSFORMER = {"d_model": (32, 64, 128), "num_layers": (1, 2, 3), "num_heads": (2, 4), "d_ff": (64, 128, 256)}
+LAMBDAS = (1e-4, 1e-3, 1e-2)
+BATCH_SIZES = (16, 32, 64)
+# The study's budgets are 1024 ... 40960 samples; on two CPU cores we keep the lower ones (the
+# Transformer LM's cost grows fastest, so it keeps two).
+BUDGETS = {"bigram_lm": (1024, 2048)}
+DEFAULT_BUDGETS = (1024, 2048, 5120)
+# Profile v1 draws only MLPs for regression; v2 adds the KAN (drawn uniformly with the MLP).
+KAN_SHARE = 0.25
+# The CPU budget: a recipe whose work (parameters x samples seen, x tokens per window for the LM)
+# is over its model type's cap is left out of its pool (the pool is smaller; nothing is redrawn, so
+# the other recipes stay as drawn). Measured on two shared cores, the caps keep one execution (10
+# seeds) under about a minute and a half: they drop the largest MLPs (width 128 with depth >= 5 at
+# 5120 samples), KANs and Transformer LMs (about 60k parameters at 2048 samples, 120k at 1024).
+COST_CAP = {"mlp": 9e7, "kan": 1.6e7, "transformer_lm": 2e9}
+# The Transformer LM is the costliest family: its optimizer-only sets (one model, six optimizers) are
+# not drawn; its mixed sets (model and optimizer varying, the study's quiz category) are.
+SKIP = {("bigram_lm", "optimizer_only")}
 
 
 # --------------------------------------------------------------------------- sampling
 
-def sample_optimizer(rng: random.Random, types=None) -> dict:
-    t = rng.choice(types or ["SGD", "Adam", "AdamW", "RMSprop", "Adagrad"])
-    lr = rng.choice(LRS)
-    if t == "SGD":
-        lr = rng.choice(LRS[2:])  # SGD at 1e-4 learns nothing in these budgets
-    o: dict[str, Any] = {"type": t, "lr": lr, "weight_decay": rng.choice(WDS)}
+def sample_optimizer(rng: random.Random) -> dict:
+    t = rng.choice(OPTIMIZERS)
+    o: dict[str, Any] = {"type": t, "lr": rng.choice(LRS), "weight_decay": rng.choice(WEIGHT_DECAYS)}
     if t == "SGD":
         o["momentum"] = rng.choice(MOMENTA)
     if t in ("Adam", "AdamW"):
@@ -72,122 +118,116 @@ def sample_optimizer(rng: random.Random, types=None) -> dict:
     return o
 
 
-def sample_mlp(rng: random.Random, input_dim: int, output_dim: int | None) -> dict:
-    depth = rng.choice([1, 2, 3, 4])
-    act = rng.choice(ACTS)
-    ln = rng.random() < 0.5
-    m: dict[str, Any] = {
+def sample_mlp(rng: random.Random, input_dim: int, output_dim: int) -> dict:
+    depth = rng.choice(MLP_DEPTHS)
+    return {
         "type": "mlp",
         "depth": depth,
-        "width": rng.choice([16, 32, 64, 128]),
-        "residual": rng.random() < 0.5,
-        "layer_norm": [ln] * depth,
-        "activations": [act] * depth,
-        "leaky_relu_slope": 0.01,
+        "width": rng.choice(MLP_WIDTHS),
+        "residual": rng.choice([False, True]),
+        "layer_norm": [rng.choice([True, False]) for _ in range(depth)],
+        "activations": [rng.choice(MLP_ACTIVATIONS) for _ in range(depth)],
+        "leaky_relu_slope": LEAKY_RELU_SLOPE,
         "input_dim": input_dim,
+        "output_dim": output_dim,
     }
-    if output_dim:
-        m["output_dim"] = output_dim
-    return m
+
+
+def sample_kan(rng: random.Random, input_dim: int, output_dim: int) -> dict:
+    return {
+        "type": "kan", "variant": "efficient_spline_v1", "input_dim": input_dim, "output_dim": output_dim,
+        **{k: rng.choice(v) for k, v in KAN.items()},
+        "grid_range": [-1.0, 1.0], "base_activation": "silu",
+    }
 
 
 def sample_transformer(rng: random.Random, vocab: int, context: int) -> dict:
-    heads = rng.choice([2, 4])
-    return {
-        "type": "transformer_lm",
-        "vocab_size": vocab,
-        "context_length": context,
-        "d_model": rng.choice([16, 32, 64]),
-        "num_layers": rng.choice([1, 2]),
-        "num_heads": heads,
-        "d_ff": rng.choice([32, 64, 128]),
-    }
+    heads = rng.choice(TRANSFORMER["num_heads"])
+    d = rng.choice(TRANSFORMER["d_model"])
+    return {"type": "transformer_lm", "vocab_size": vocab, "context_length": context,
+            "d_model": heads * max(1, d // heads), "num_layers": rng.choice(TRANSFORMER["num_layers"]),
+            "num_heads": heads, "d_ff": rng.choice(TRANSFORMER["d_ff"])}
 
 
 def sample_loss(rng: random.Random, family: str) -> dict:
+    if family.endswith("classification"):
+        return {"loss_id": "cross_entropy"}
     base = "mse" if family.endswith("regression") else "cross_entropy"
-    r = rng.random()
-    if r < 0.6:
-        return {"loss_id": base}
-    return {"loss_id": base + ("_l2" if r < 0.85 else "_l1"), "lambda": rng.choice([1e-3, 1e-2, 1e-1])}
+    loss_id = rng.choice([base, base + "_l2", base + "_l1"])
+    out: dict[str, Any] = {"loss_id": loss_id}
+    if loss_id != base:
+        out["lambda"] = rng.choice(LAMBDAS)
+    return out
 
 
-def _model_sampler(family: str, ds: dict):
+def model_sampler(family: str, ds: dict, kan: bool):
     p = ds["params"]
     if family == "bigram_lm":
         return lambda rng: sample_transformer(rng, int(p["vocab_size"]), int(p["context_length"]))
-    out = 2 if family == "synthetic_tabular_classification" else None
-    return lambda rng: sample_mlp(rng, int(p["input_dim"]), out)
+    out_dim = int(p.get("num_classes", 1))
+    in_dim = int(p.get("input_dim", 1))
+
+    def draw(rng: random.Random) -> dict:
+        if kan and rng.random() < 0.5:
+            return sample_kan(rng, in_dim, out_dim)
+        return sample_mlp(rng, in_dim, out_dim)
+    return draw
 
 
 def dataset_pair(family: str, seed: int) -> tuple[dict, dict]:
-    """Two datasets of one family and shape that pull recipes different ways.
-
-    One side is clean and plentiful, the other small and noisy or rough (an
-    overfitting regime) or, for the bigram LM, a flat vs a peaked table.
-    """
+    """Two instances of one family and shape (the same input dimension), drawn from SEED."""
     rng = random.Random(f"pair:{family}:{seed}")
-    if family in ("univariate_regression", "multivariate_regression"):
-        d = {"input_dim": rng.choice([2, 3, 4, 8])} if family == "multivariate_regression" else {}
-        a = ds_mod.sample_dataset_spec(family, seed * 2, rough=False, noise_std=0.0, **d)
-        if rng.random() < 0.5:
-            b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, rough=True, noise_std=0.1, **d)
-        else:
-            b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, rough=rng.random() < 0.5, noise_std=0.5,
-                                           train_size=64, **d)
-    elif family == "bigram_lm":
-        a = ds_mod.sample_dataset_spec(family, seed * 2, alpha=0.3)
-        b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, alpha=3.0, train_size=rng.choice([96, 384]))
-    else:
-        d = rng.choice([2, 4, 8])
-        r1, r2 = rng.sample(["smooth_additive", "sparse_interaction", "piecewise_boundary", "xor"], 2)
-        a = ds_mod.sample_dataset_spec(family, seed * 2, input_dim=d, rule_family=r1, noise_std=0.05)
-        b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, input_dim=d, rule_family=r2, noise_std=0.5,
-                                       train_size=128)
-    if rng.random() < 0.5:
-        a, b = b, a
+    options: dict[str, Any] = {}
+    if family == "multivariate_regression":
+        options["input_dim"] = rng.choice(ds_mod.MULTIVARIATE_DIMS)
+    a = ds_mod.sample_dataset_spec(family, seed * 2, **options)
+    b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, **options)
     return a, b
 
 
-def sample_pool(family: str, category: str, ds: dict, rng: random.Random, size: int = POOL_SIZE) -> dict:
-    """Recipes sharing a budget; what varies follows the category."""
-    lm = family == "bigram_lm"
-    budget = rng.choice([1024, 2048, 4096] if lm else [1024, 2048, 4096, 8192])
-    bs = rng.choice([16, 32] if lm else [16, 32, 64])
-    model_of = _model_sampler(family, ds)
-    fixed_model = model_of(rng)
-    fixed_opt = sample_optimizer(rng, ["Adam", "AdamW", "RMSprop"] if category == "architecture_only" else None)
-    if category == "architecture_only":
-        fixed_opt["lr"] = rng.choice([1e-3, 3e-3, 1e-2])
-    fixed_loss = sample_loss(rng, family)
+def sample_pool(family: str, category: str, ds: dict, rng: random.Random, size: int, kan: bool) -> dict:
+    """One candidate set: invariant axes drawn once, the category's varying axes per candidate."""
+    budget = rng.choice(BUDGETS.get(family, DEFAULT_BUDGETS))
+    batch = rng.choice([b for b in BATCH_SIZES if budget % b == 0])
+    model_of = model_sampler(family, ds, kan)
+    vary_loss = category == "mixed" and rng.random() < 1 / 3 and not family.endswith("classification")
+    fixed_model, fixed_opt, fixed_loss = model_of(rng), sample_optimizer(rng), sample_loss(rng, family)
     recipes, seen = [], set()
-    tries = 0
-    while len(recipes) < size and tries < 200:
-        tries += 1
+    for _ in range(size * 30):
+        if len(recipes) >= size:
+            break
         model = fixed_model if category == "optimizer_only" else model_of(rng)
         opt = fixed_opt if category == "architecture_only" else sample_optimizer(rng)
-        loss = sample_loss(rng, family) if category == "mixed" and rng.random() < 0.3 else fixed_loss
+        loss = sample_loss(rng, family) if vary_loss else fixed_loss
         key = json.dumps([model, opt, loss], sort_keys=True)
         if key in seen:
             continue
         seen.add(key)
-        recipes.append({"model": model, "optimizer": opt, "loss": loss, "batch_size": bs, "total_samples_seen": budget})
-    return {"family": family, "category": category, "recipes": recipes}
+        recipes.append({"model": model, "optimizer": opt, "loss": loss, "batch_size": batch,
+                        "total_samples_seen": budget})
+    return {"family": family, "category": category, "recipes": recipes,
+            "varying": sorted({"model", "optimizer"} | ({"loss"} if vary_loss else set()))
+            if category == "mixed" else [{"architecture_only": "model", "optimizer_only": "optimizer"}[category]]}
 
 
 def plan(seed: int = 0, groups: int = 3, families=None) -> list[dict]:
-    """Pools to execute: per family, GROUPS dataset pairs x 3 categories."""
-    families = families or list(ds_mod.ID_PREFIX)
+    """Pools to execute: per family, GROUPS dataset pairs x the categories."""
+    families = list(families or ds_mod.GENERATED_FAMILIES)
     pools = []
     for fi, family in enumerate(families):
         for g in range(groups):
             a, b = dataset_pair(family, seed * 1000 + fi * 100 + g)
             group = f"{family}:{g}"
-            for category in ("optimizer_only", "architecture_only", "mixed"):
-                rng = random.Random(f"pool:{seed}:{group}:{category}")
-                pool = sample_pool(family, category, a, rng)
-                pool.update({"group": group, "datasets": [a, b],
-                             "pool_id": "pool_" + short_hash([group, category, seed])})
+            kan = family != "bigram_lm" and random.Random(f"profile:{seed}:{group}").random() < 2 * KAN_SHARE
+            for category, variant in POOLS:
+                if (family, category) in SKIP:
+                    continue
+                key = [group, category, seed] + ([variant] if variant else [])
+                rng = random.Random("pool:" + ":".join(str(k) for k in (seed, group, category, variant) if k != ""))
+                pool = sample_pool(family, category, a, rng, POOL_SIZE[category], kan)
+                kept = [r for r in pool["recipes"] if _cost(r) <= COST_CAP[r["model"]["type"]]]
+                pool.update({"group": group, "datasets": [a, b], "pool_id": "pool_" + short_hash(key),
+                             "recipes": kept, "over_cpu_budget": len(pool["recipes"]) - len(kept)})
                 pools.append(pool)
     return pools
 
@@ -196,13 +236,12 @@ def plan(seed: int = 0, groups: int = 3, families=None) -> list[dict]:
 
 def _job(args: tuple[dict, dict, str]) -> tuple[str, str, dict]:
     ds, cand, device = args
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
     res = run_candidate({"candidate": cand, "dataset": ds, "device": device,
                          "n_seeds": N_SEEDS, "base_seed": BASE_SEED})
     return ds["dataset_id"], cand["candidate_id"], res
 
 
-def build_candidates(pools: list[dict], device: str) -> dict[tuple[str, int, int], dict]:
+def build_candidates(pools: list[dict], device: str) -> dict[tuple[int, int, int], dict]:
     """(pool index, dataset index, recipe index) -> candidate spec."""
     out = {}
     for pi, pool in enumerate(pools):
@@ -215,24 +254,60 @@ def build_candidates(pools: list[dict], device: str) -> dict[tuple[str, int, int
     return out
 
 
-def execute_all(pools: list[dict], cands: dict, *, workers: int, device: str, log=print) -> dict[tuple[str, str], dict]:
-    jobs = [(pools[pi]["datasets"][di], c, device) for (pi, di, _), c in cands.items()]
+def _cost(cand: dict) -> float:
+    """A rough work estimate (parameters x samples seen, x tokens for a language model); CAND is a
+    candidate or a pool's recipe."""
+    m = cand["model"]
+    samples = cand["budget"]["total_samples_seen"] if "budget" in cand else cand["total_samples_seen"]
+    per_sample = parameter_count(m) * (int(m.get("context_length", 1)) if m["type"] == "transformer_lm" else 1)
+    return per_sample * samples
+
+
+def execute_all(pools: list[dict], cands: dict, *, workers: int, device: str, cache: Path | None = None,
+                log=print) -> dict[tuple[str, str], dict]:
+    jobs = {}
+    for (pi, di, _), c in cands.items():
+        ds = pools[pi]["datasets"][di]
+        jobs[(ds["dataset_id"], c["candidate_id"])] = (ds, c, device)
     results: dict[tuple[str, str], dict] = {}
+    if cache is not None and cache.is_file():
+        for line in cache.read_text(encoding="utf-8").splitlines():
+            try:
+                r = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut by an interrupted run
+            key = (r["dataset_id"], r["candidate_id"])
+            if key in jobs:
+                results[key] = r["result"]
+        log(f"  {len(results)} executions read back from {cache}")
+    # cheapest first: most pools complete early (an interrupted run keeps them); the largest
+    # Transformer LMs come last
+    todo = sorted((k for k in jobs if k not in results), key=lambda k: _cost(jobs[k][1]))
     t0 = time.perf_counter()
-    if workers <= 1:
-        it = map(_job, jobs)
-        ex = None
-    else:
-        ex = ProcessPoolExecutor(max_workers=workers)
-        it = ex.map(_job, jobs, chunksize=2)
+    sink = open(cache, "a", encoding="utf-8") if cache is not None else None  # noqa: SIM115 - closed below
+
+    def keep(dsid: str, cid: str, res: dict) -> None:
+        results[(dsid, cid)] = res
+        if sink is not None:
+            sink.write(json.dumps({"dataset_id": dsid, "candidate_id": cid, "result": res}) + "\n")
+            sink.flush()
+
     try:
-        for n, (dsid, cid, res) in enumerate(it, 1):
-            results[(dsid, cid)] = res
-            if n % 25 == 0 or n == len(jobs):
-                log(f"  executed {n}/{len(jobs)} candidates ({time.perf_counter() - t0:.0f}s)")
+        if workers <= 1:
+            for n, key in enumerate(todo, 1):
+                keep(*_job(jobs[key]))
+                if n % 10 == 0 or n == len(todo):
+                    log(f"  executed {n}/{len(todo)} ({time.perf_counter() - t0:.0f}s)")
+        else:
+            with ProcessPoolExecutor(max_workers=workers) as ex:
+                futures = [ex.submit(_job, jobs[k]) for k in todo]
+                for n, fut in enumerate(as_completed(futures), 1):
+                    keep(*fut.result())
+                    if n % 10 == 0 or n == len(todo):
+                        log(f"  executed {n}/{len(todo)} ({time.perf_counter() - t0:.0f}s)")
     finally:
-        if ex is not None:
-            ex.shutdown()
+        if sink is not None:
+            sink.close()
     return results
 
 
@@ -300,79 +375,85 @@ def make_question(ds: dict, cands: list[dict], results: list[dict], sig: dict, *
     }
 
 
-def assemble(pools: list[dict], cands: dict, results: dict, *, seed: int, device: str,
-             per_pool_pairs: int = 2, per_pool_singles: int = 3, test_share: float = 0.4) -> list[dict]:
+def assemble(pools: list[dict], cands: dict, results: dict, *, seed: int, device: str, rule: str = DEFAULT_RULE,
+             per_pool_pairs: int = 4, per_dataset_singles: int = 5, uses: int = 4,
+             test_share: float = 0.4) -> list[dict]:
+    """Questions from the executed pools: pairs first (winner flips preferred), then singles; a
+    recipe is in at most USES questions per dataset."""
     groups = sorted({p["group"] for p in pools})
+    by_family: dict[str, list[str]] = {}
+    for g in groups:
+        by_family.setdefault(g.split(":")[0], []).append(g)
     grng = random.Random(f"split:{seed}")
-    shuffled = groups[:]
-    grng.shuffle(shuffled)
-    n_test = round(len(groups) * test_share)
-    split_of = {g: ("test" if i < n_test else "train") for i, g in enumerate(shuffled)}
+    split_of = {}
+    for fam_groups in by_family.values():  # each family has test groups and train groups
+        shuffled = fam_groups[:]
+        grng.shuffle(shuffled)
+        n_test = max(1, round(len(shuffled) * test_share)) if len(shuffled) > 1 else 0
+        split_of.update({g: ("test" if i < n_test else "train") for i, g in enumerate(shuffled)})
     questions: list[dict] = []
     for pi, pool in enumerate(pools):
         rng = random.Random(f"assemble:{seed}:{pool['pool_id']}")
         n = len(pool["recipes"])
         kept: dict[int, dict[tuple, dict]] = {0: {}, 1: {}}
         for di, ds in enumerate(pool["datasets"]):
-            for combo in itertools.combinations(range(n), NUM_CHOICES):
-                cs = [cands[(pi, di, ri)] for ri in combo]
-                rs = [results[(ds["dataset_id"], c["candidate_id"])] for c in cs]
-                sig = significance(rs, min_margin=MIN_MARGIN)
+            # as the study does, a candidate that failed MAX_FAILED_SEEDS seeds or more is dropped
+            # from its pool before subsets are searched (it is "excluded", not a spoiler of every subset)
+            eligible = [ri for ri in range(n)
+                        if results[(ds["dataset_id"], cands[(pi, di, ri)]["candidate_id"])]["failed_seeds"]
+                        < MAX_FAILED_SEEDS]
+            for combo in itertools.combinations(eligible, NUM_CHOICES):
+                rs = [results[(ds["dataset_id"], cands[(pi, di, ri)]["candidate_id"])] for ri in combo]
+                sig = significance(rs, rule=rule)
                 if sig["passed"]:
                     kept[di][combo] = sig
         both = [c for c in kept[0] if c in kept[1]]
-        # prefer pairs whose winner flips between the datasets, then larger margins
         both.sort(key=lambda c: (kept[0][c]["winner_index"] == kept[1][c]["winner_index"],
-                                 -min(kept[0][c]["min_margin"], kept[1][c]["min_margin"]), c))
-        use: dict[int, int] = {}
+                                 -min(kept[0][c]["gap"] or 0, kept[1][c]["gap"] or 0), c))
+        use = {0: {}, 1: {}}
 
-        def free(combo, limit=2, use=use):
-            return all(use.get(r, 0) < limit for r in combo)
+        def free(combo, di, use=use):
+            return all(use[di].get(r, 0) < uses for r in combo)
 
-        def take(combo, use=use):
+        def take(combo, di, use=use):
             for r in combo:
-                use[r] = use.get(r, 0) + 1
+                use[di][r] = use[di].get(r, 0) + 1
 
-        chosen_pairs = []
+        def question(di, combo, order=None, pi=pi, pool=pool, kept=kept, rng=rng):
+            ds = pool["datasets"][di]
+            cs = [cands[(pi, di, r)] for r in combo]
+            rs = [results[(ds["dataset_id"], c["candidate_id"])] for c in cs]
+            return make_question(ds, cs, rs, kept[di][combo], category=pool["category"], rng=rng, device=device,
+                                 split=split_of[pool["group"]], group=pool["group"], pool_id=pool["pool_id"],
+                                 order=order)
+
+        pairs = []
         for c in both:
-            if len(chosen_pairs) >= per_pool_pairs:
+            if len(pairs) >= per_pool_pairs:
                 break
-            if free(c):
-                chosen_pairs.append(c)
-                take(c)
-        split = split_of[pool["group"]]
-        for c in chosen_pairs:
+            if free(c, 0) and free(c, 1):
+                pairs.append(c)
+                take(c, 0)
+                take(c, 1)
+        for c in pairs:
             order = list(range(NUM_CHOICES))
             rng.shuffle(order)
-            qa, qb = (
-                make_question(pool["datasets"][di], [cands[(pi, di, r)] for r in c],
-                              [results[(pool["datasets"][di]["dataset_id"], cands[(pi, di, r)]["candidate_id"])]
-                               for r in c],
-                              kept[di][c], category=pool["category"], rng=rng, device=device, split=split,
-                              group=pool["group"], pool_id=pool["pool_id"], order=order)
-                for di in (0, 1)
-            )
+            qa, qb = question(0, c, order), question(1, c, order)
             flip = kept[0][c]["winner_index"] != kept[1][c]["winner_index"]
             pid = "p_" + short_hash([qa["question_id"], qb["question_id"]], 8)
             qa["pair"] = {"pair_id": pid, "partner": qb["question_id"], "flip": flip}
             qb["pair"] = {"pair_id": pid, "partner": qa["question_id"], "flip": flip}
             questions += [qa, qb]
-        singles = [(di, c) for di in (0, 1) for c in kept[di] if c not in chosen_pairs]
-        singles.sort(key=lambda t: (-kept[t[0]][t[1]]["min_margin"], t))
-        taken = 0
-        for di, c in singles:
-            if taken >= per_pool_singles:
-                break
-            if not free(c, 3):
-                continue
-            take(c)
-            taken += 1
-            questions.append(make_question(
-                pool["datasets"][di], [cands[(pi, di, r)] for r in c],
-                [results[(pool["datasets"][di]["dataset_id"], cands[(pi, di, r)]["candidate_id"])] for r in c],
-                kept[di][c], category=pool["category"], rng=rng, device=device, split=split,
-                group=pool["group"], pool_id=pool["pool_id"]))
-    # one question per id (a subset can only appear once per dataset)
+        for di in (0, 1):
+            singles = sorted((c for c in kept[di] if c not in pairs), key=lambda c: (-(kept[di][c]["gap"] or 0), c))
+            taken = 0
+            for c in singles:
+                if taken >= per_dataset_singles:
+                    break
+                if free(c, di):
+                    take(c, di)
+                    taken += 1
+                    questions.append(question(di, c))
     seen, unique = set(), []
     for q in questions:
         if q["question_id"] not in seen:
@@ -410,43 +491,51 @@ def summarize(questions: list[dict]) -> dict:
         "pairs": len(pairs),
         "paired_questions": sum(1 for q in questions if q.get("pair")),
         "flipping_pairs": len(flips),
-        "by_category": dict(Counter(q["type"] for q in questions)),
-        "by_family": dict(Counter(q["family"] for q in questions)),
-        "by_split": dict(Counter(q["split"] for q in questions)),
-        "answer_letters": dict(Counter(q["correct_letter"] for q in questions)),
+        "by_category": dict(sorted(Counter(q["type"] for q in questions).items())),
+        "by_family": dict(sorted(Counter(q["family"] for q in questions).items())),
+        "by_split": dict(sorted(Counter(q["split"] for q in questions).items())),
+        "answer_letters": dict(sorted(Counter(q["correct_letter"] for q in questions).items())),
     }
 
 
 def generate(out: Path, *, seed: int = 0, groups: int = 3, workers: int = 2, device: str = "cpu",
-             log=print) -> dict:
+             rule: str = DEFAULT_RULE, cache: Path | None = None, families=None, log=print) -> dict:
     import torch
 
     t0 = time.perf_counter()
-    pools = plan(seed, groups)
+    pools = plan(seed, groups, families)
     cands = build_candidates(pools, device)
     log(f"planned {len(pools)} pools, {len(cands)} candidate executions x {N_SEEDS} seeds on {device}")
-    results = execute_all(pools, cands, workers=workers, device=device, log=log)
-    questions = assemble(pools, cands, results, seed=seed, device=device)
+    results = execute_all(pools, cands, workers=workers, device=device, cache=cache, log=log)
+    questions = assemble(pools, cands, results, seed=seed, device=device, rule=rule)
     summary = summarize(questions)
     manifest = {
         "format": QUESTION_FORMAT,
         "synthetic": True,
         "label": ("synthetic questions generated and executed by archcurator "
-                  "(ArchitectureIQ's shape; not the study's questions)"),
+                  "(ArchitectureIQ's shape and grids; not the study's questions)"),
         "generator": "python -m archcurator.core.aiq.generate",
         "seed": seed,
         "groups_per_family": groups,
-        "pool_size": POOL_SIZE,
+        "families": list(families or ds_mod.GENERATED_FAMILIES),
+        "pool_sizes": POOL_SIZE,
         "num_choices": NUM_CHOICES,
-        "retention_rule": f"same candidate wins on all {N_SEEDS} seeds, winner without failed seeds, "
-                          f"per-seed relative margin >= {MIN_MARGIN}",
+        "budgets": {f: list(BUDGETS.get(f, DEFAULT_BUDGETS)) for f in (families or ds_mod.GENERATED_FAMILIES)},
+        "retention_rule": significance([{"finals": [1.0], "mean": 1.0, "failed_seeds": 0}] * 2, rule=rule)["rule"],
         "executions": len(cands),
+        "cost_cap": COST_CAP,
+        "recipes_over_cpu_budget": sum(p["over_cpu_budget"] for p in pools),
+        "workers": workers,
         "device": device,
         "torch": torch.__version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
+        "cpu_count": os.cpu_count(),
         "executor": EXECUTOR_VERSION,
         "seconds": round(time.perf_counter() - t0, 1),
+        # each execution's own wall time, summed (runs resumed from --cache included): the work
+        # behind the set, whichever invocation did it
+        "execution_seconds": round(sum(r["seconds"] for r in results.values()), 1),
         "summary": summary,
     }
     write_assets(out, questions, results, manifest)
@@ -461,12 +550,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--groups", type=int, default=3, help="dataset pairs per family")
     ap.add_argument("--workers", type=int, default=min(2, os.cpu_count() or 1))
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    ap.add_argument("--rule", default=DEFAULT_RULE, choices=["study", "strict"], help="the retention rule")
+    ap.add_argument("--cache", default=None, help="a JSONL file keeping each finished execution (resume)")
+    ap.add_argument("--families", nargs="*", default=None, help=f"default: {' '.join(ds_mod.GENERATED_FAMILIES)}")
     a = ap.parse_args(argv)
     device = a.device
     if device == "auto":
         import torch
         device = "cuda" if torch.cuda.is_available() else "cpu"
-    generate(Path(a.out), seed=a.seed, groups=a.groups, workers=a.workers, device=device)
+    generate(Path(a.out), seed=a.seed, groups=a.groups, workers=a.workers, device=device, rule=a.rule,
+             cache=Path(a.cache) if a.cache else None, families=a.families)
     return 0
 
 

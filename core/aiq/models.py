@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from .spec import SpecError
+from .spec import LEGACY_LEAKY_RELU_SLOPE, SpecError
 
 if TYPE_CHECKING:
     import torch
@@ -92,7 +92,8 @@ class BatchedMLP(SeedBatchedModel):
         self.residual = bool(spec.get("residual", False))
         self.acts = list(spec["activations"])
         self.norms = [bool(v) for v in spec["layer_norm"]]
-        self.slope = float(spec.get("leaky_relu_slope", 0.01))
+        # the study's generated model.py: the spec's slope, else its legacy 0.1
+        self.slope = float(spec.get("leaky_relu_slope", LEGACY_LEAKY_RELU_SLOPE))
         if len(self.acts) != self.depth or len(self.norms) != self.depth:
             raise SpecError("MLP depth does not match activations / layer_norm")
         shapes: list[tuple[str, tuple[int, ...], str, int]] = [
@@ -139,7 +140,14 @@ class BatchedMLP(SeedBatchedModel):
 
 
 class BatchedTransformerLM(SeedBatchedModel):
-    """Token + position embeddings, post-LN causal encoder layers (GELU FF), linear head."""
+    """Token + position embeddings, post-LN causal encoder layers (GELU FF), linear head.
+
+    As ``nn.TransformerEncoder(layer, num_layers)`` does, every layer starts
+    as a deep copy of one initialised layer: the copies are separate
+    parameters that train apart, but they share their starting values.
+    """
+
+    LAYER = 12  # tensors per encoder layer
 
     def __init__(self, spec: dict, vocab: int, context: int, seeds: list[int]) -> None:
         import torch
@@ -150,32 +158,37 @@ class BatchedTransformerLM(SeedBatchedModel):
         self.h = int(spec["num_heads"])
         self.L = int(spec["num_layers"])
         self.vocab, self.context = vocab, context
-        if d <= 0 or ff <= 0 or d % self.h:
-            raise SpecError("transformer_lm needs d_model divisible by num_heads and d_ff > 0")
-        shapes: list[tuple[str, tuple[int, ...], str, float]] = [
-            ("tok", (vocab, d), "n", 1.0), ("pos", (context, d), "n", 1.0)]
+        if d <= 0 or ff <= 0 or d % self.h or self.L <= 0:
+            raise SpecError("transformer_lm needs d_model divisible by num_heads, d_ff > 0 and num_layers > 0")
         xav = math.sqrt(6.0 / (d + 3 * d))
-        for i in range(self.L):
-            shapes += [
-                (f"l{i}.qkv.w", (d, 3 * d), "u", xav), (f"l{i}.qkv.b", (3 * d,), "zero", 0),
-                (f"l{i}.o.w", (d, d), "u", 1 / math.sqrt(d)), (f"l{i}.o.b", (d,), "zero", 0),
-                (f"l{i}.ln1.g", (d,), "one", 0), (f"l{i}.ln1.b", (d,), "zero", 0),
-                (f"l{i}.f1.w", (d, ff), "u", 1 / math.sqrt(d)), (f"l{i}.f1.b", (ff,), "u", 1 / math.sqrt(d)),
-                (f"l{i}.f2.w", (ff, d), "u", 1 / math.sqrt(ff)), (f"l{i}.f2.b", (d,), "u", 1 / math.sqrt(ff)),
-                (f"l{i}.ln2.g", (d,), "one", 0), (f"l{i}.ln2.b", (d,), "zero", 0),
-            ]
-        shapes += [("head.w", (d, vocab), "u", 1 / math.sqrt(d)), ("head.b", (vocab,), "u", 1 / math.sqrt(d))]
-        tensors = [self._new(n, s, S) for n, s, _, _ in shapes]
+        layer: list[tuple[str, tuple[int, ...], str, float]] = [
+            ("qkv.w", (d, 3 * d), "u", xav), ("qkv.b", (3 * d,), "zero", 0),
+            ("o.w", (d, d), "u", 1 / math.sqrt(d)), ("o.b", (d,), "zero", 0),
+            ("f1.w", (d, ff), "u", 1 / math.sqrt(d)), ("f1.b", (ff,), "u", 1 / math.sqrt(d)),
+            ("f2.w", (ff, d), "u", 1 / math.sqrt(ff)), ("f2.b", (d,), "u", 1 / math.sqrt(ff)),
+            ("ln1.g", (d,), "one", 0), ("ln1.b", (d,), "zero", 0),
+            ("ln2.g", (d,), "one", 0), ("ln2.b", (d,), "zero", 0),
+        ]
+        head = [("head.w", (d, vocab), "u", 1 / math.sqrt(d)), ("head.b", (vocab,), "u", 1 / math.sqrt(d))]
+        emb = [("tok", (vocab, d), "n", 1.0), ("pos", (context, d), "n", 1.0)]
+        tensors_emb = [self._new(n, sh, S) for n, sh, _, _ in emb]
+        tensors_layers = [[self._new(f"l{i}.{n}", sh, S) for n, sh, _, _ in layer] for i in range(self.L)]
+        tensors_head = [self._new(n, sh, S) for n, sh, _, _ in head]
         with torch.no_grad():
             for si, seed in enumerate(seeds):
                 g = torch.Generator().manual_seed(int(seed))
-                for t, (_, _, kind, bound) in zip(tensors, shapes):
-                    if kind == "u":
-                        _uniform_(t[si], bound, g)
-                    elif kind == "n":
-                        t[si].copy_(torch.randn(t[si].shape, generator=g))
-                    elif kind == "one":
-                        t[si].fill_(1.0)
+                # the order torch's constructor draws in: embeddings, the one layer, the head
+                for group, shapes in ((tensors_emb, emb), (tensors_layers[0], layer), (tensors_head, head)):
+                    for t, (_, _, kind, bound) in zip(group, shapes):
+                        if kind == "u":
+                            _uniform_(t[si], bound, g)
+                        elif kind == "n":
+                            t[si].copy_(torch.randn(t[si].shape, generator=g))
+                        elif kind == "one":
+                            t[si].fill_(1.0)
+            for copy in tensors_layers[1:]:
+                for dst, src in zip(copy, tensors_layers[0]):
+                    dst.copy_(src)
         for p in self.params:
             p.requires_grad_(True)
         self._bind()
@@ -183,7 +196,7 @@ class BatchedTransformerLM(SeedBatchedModel):
     def _bind(self) -> None:
         it = iter(self.params)
         self.tok, self.pos = next(it), next(it)
-        self.layers = [tuple(next(it) for _ in range(12)) for _ in range(self.L)]
+        self.layers = [tuple(next(it) for _ in range(self.LAYER)) for _ in range(self.L)]
         self.head_w, self.head_b = next(it), next(it)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -194,7 +207,7 @@ class BatchedTransformerLM(SeedBatchedModel):
         d, H = self.d, self.h
         onehot = F.one_hot(tokens, self.vocab).to(self.tok.dtype).reshape(S, B * T, self.vocab)
         x = torch.bmm(onehot, self.tok).reshape(S, B, T, d) + self.pos[:, None, :T, :]
-        for (qkv_w, qkv_b, o_w, o_b, g1, b1, f1w, f1b, f2w, f2b, g2, b2) in self.layers:
+        for (qkv_w, qkv_b, o_w, o_b, f1w, f1b, f2w, f2b, g1, b1, g2, b2) in self.layers:
             flat = x.reshape(S, B * T, d)
             qkv = torch.baddbmm(qkv_b.unsqueeze(1), flat, qkv_w).reshape(S * B, T, 3, H, d // H)
             q, k, v = (qkv[:, :, j].transpose(1, 2) for j in range(3))
@@ -210,6 +223,85 @@ class BatchedTransformerLM(SeedBatchedModel):
         return out.reshape(S, B, T, self.vocab)
 
 
+def kan_grid(grid_size: int, spline_order: int, low: float, high: float) -> torch.Tensor:
+    """Uniform knots: the grid over [low, high] extended by SPLINE_ORDER steps on each side."""
+    import torch
+    step = (high - low) / grid_size
+    core = torch.linspace(low, high, grid_size + 1)
+    left = core[0] - step * torch.arange(spline_order, 0, -1, dtype=core.dtype)
+    right = core[-1] + step * torch.arange(1, spline_order + 1, dtype=core.dtype)
+    return torch.cat((left, core, right))
+
+
+def bspline_bases(x: torch.Tensor, knots: torch.Tensor, order: int) -> torch.Tensor:
+    """B-spline bases of X (any shape) on KNOTS by the Cox-de Boor recursion: [..., len(knots) - 1 - order].
+
+    The last order-0 basis is closed on the right, so a point on the last knot
+    still has a basis.
+    """
+    xe = x.unsqueeze(-1)
+    bases = ((xe >= knots[:-1]) & (xe < knots[1:])).to(x.dtype)
+    bases[..., -1] = ((x >= knots[-2]) & (x <= knots[-1])).to(x.dtype)
+    for k in range(1, order + 1):
+        left = (xe - knots[:-(k + 1)]) / (knots[k:-1] - knots[:-(k + 1)]) * bases[..., :-1]
+        right = (knots[k + 1:] - xe) / (knots[k + 1:] - knots[1:-k]) * bases[..., 1:]
+        bases = left + right
+    return bases
+
+
+class BatchedKAN(SeedBatchedModel):
+    """The study's fixed-grid spline KAN: layers in -> width x (depth + 1) -> out, each
+    ``base_weight @ act(x)`` plus a spline per input-output edge, no bias."""
+
+    def __init__(self, spec: dict, input_dim: int, output_dim: int, seeds: list[int]) -> None:
+        import torch
+        super().__init__()
+        S = len(seeds)
+        depth, width = int(spec["depth"]), int(spec["width"])
+        self.order = int(spec["spline_order"])
+        self.grid_size = int(spec["grid_size"])
+        lo, hi = (float(v) for v in spec.get("grid_range", [-1.0, 1.0]))
+        self.act = str(spec.get("base_activation", "silu"))
+        self.knots = kan_grid(self.grid_size, self.order, lo, hi)
+        nb = self.grid_size + self.order
+        dims = [input_dim] + [width] * (depth + 1) + [output_dim]
+        self.n_layers = len(dims) - 1
+        shapes = []
+        for i in range(self.n_layers):
+            shapes += [(f"k{i}.base", (dims[i + 1], dims[i]), "u", 1 / math.sqrt(dims[i])),
+                       (f"k{i}.spline", (dims[i + 1], dims[i], nb), "n", 0.01)]
+        tensors = [self._new(n, sh, S) for n, sh, _, _ in shapes]
+        with torch.no_grad():
+            for si, seed in enumerate(seeds):
+                g = torch.Generator().manual_seed(int(seed))
+                for t, (_, _, kind, scale) in zip(tensors, shapes):
+                    if kind == "u":
+                        _uniform_(t[si], scale, g)
+                    else:
+                        t[si].copy_(torch.randn(t[si].shape, generator=g) * scale)
+        for p in self.params:
+            p.requires_grad_(True)
+        self._bind()
+
+    def to(self, device: str) -> BatchedKAN:
+        self.knots = self.knots.to(device)
+        return super().to(device)  # type: ignore[return-value]
+
+    def _bind(self) -> None:
+        it = iter(self.params)
+        self.layers = [(next(it), next(it)) for _ in range(self.n_layers)]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """x: [S, B, in] -> [S, B, out]."""
+        import torch
+        for base_w, spline_w in self.layers:
+            base = torch.bmm(_activation(self.act, x, 0.0), base_w.transpose(1, 2))
+            bases = bspline_bases(x, self.knots, self.order)  # [S, B, in, nb]
+            spline = torch.einsum("sbik,soik->sbo", bases, spline_w)
+            x = base + spline
+        return x
+
+
 def build_batched(model_spec: dict, *, input_dim: int, output_dim: int, vocab: int, context: int,
                   seeds: list[int]) -> SeedBatchedModel:
     mt = model_spec.get("type")
@@ -217,7 +309,14 @@ def build_batched(model_spec: dict, *, input_dim: int, output_dim: int, vocab: i
         return BatchedMLP(model_spec, input_dim, output_dim, seeds)
     if mt == "transformer_lm":
         return BatchedTransformerLM(model_spec, vocab, context, seeds)
+    if mt == "kan":
+        return BatchedKAN(model_spec, input_dim, output_dim, seeds)
     raise SpecError(f"model type {mt!r} is not supported by our executor")
+
+
+#: optimizers with a fused kernel on the CPU (one pass over each tensor: several times faster
+#: on two cores than the per-op update, and as deterministic)
+FUSED = ("SGD", "Adam", "AdamW", "Adagrad")
 
 
 def build_optimizer(spec: dict[str, Any], params: list[torch.Tensor]) -> torch.optim.Optimizer:
@@ -225,14 +324,16 @@ def build_optimizer(spec: dict[str, Any], params: list[torch.Tensor]) -> torch.o
     t = spec["type"]
     lr = float(spec["lr"])
     wd = float(spec.get("weight_decay", 0.0) or 0.0)
+    fused = {"fused": True} if t in FUSED else {}
     if t == "SGD":
-        return torch.optim.SGD(params, lr=lr, momentum=float(spec.get("momentum", 0.0) or 0.0), weight_decay=wd)
+        return torch.optim.SGD(params, lr=lr, momentum=float(spec.get("momentum", 0.0) or 0.0), weight_decay=wd,
+                               **fused)
     if t in ("Adam", "AdamW"):
         b = spec.get("betas", [0.9, 0.999])
         cls = torch.optim.Adam if t == "Adam" else torch.optim.AdamW
-        return cls(params, lr=lr, betas=(float(b[0]), float(b[1])), weight_decay=wd)
+        return cls(params, lr=lr, betas=(float(b[0]), float(b[1])), weight_decay=wd, **fused)
     if t == "RMSprop":
         return torch.optim.RMSprop(params, lr=lr, weight_decay=wd)
     if t == "Adagrad":
-        return torch.optim.Adagrad(params, lr=lr, weight_decay=wd)
+        return torch.optim.Adagrad(params, lr=lr, weight_decay=wd, **fused)
     raise SpecError(f"unknown optimizer {t!r}")

@@ -26,6 +26,8 @@ FAMILIES = (
     "univariate_regression",
     "multivariate_regression",
     "bigram_lm",
+    "xor_classification",
+    "spiral_classification",
     "synthetic_tabular_classification",
 )
 
@@ -33,6 +35,9 @@ CATEGORIES = ("optimizer_only", "architecture_only", "mixed")
 
 OPTIMIZERS = ("SGD", "Adam", "AdamW", "RMSprop", "Adagrad")
 ACTIVATIONS = ("relu", "leaky_relu", "gelu", "silu", "tanh")
+#: the study's generated model.py uses this slope when a spec names none (specs before it was recorded)
+LEGACY_LEAKY_RELU_SLOPE = 0.1
+KAN_BASE_ACTIVATIONS = ("silu", "relu", "gelu", "tanh")
 LOSSES = ("mse", "mse_l2", "mse_l1", "cross_entropy", "cross_entropy_l2", "cross_entropy_l1")
 
 METRIC_BY_FAMILY = {
@@ -82,6 +87,33 @@ def recipe_id(candidate: dict) -> str:
     return "r_" + short_hash(body, 8)
 
 
+def parameter_count(model: dict, input_dim: int | None = None, output_dim: int | None = None) -> int:
+    """Trainable parameters of a model spec, as ``sum(p.numel() for p in module.parameters())``
+    counts them on the module the study builds (pure arithmetic: no torch)."""
+    t = model.get("type")
+    if t == "mlp":
+        w, depth = int(model["width"]), int(model["depth"])
+        din = int(model.get("input_dim") or input_dim or 1)
+        dout = int(model.get("output_dim") or output_dim or 1)
+        n = din * w + w + w * dout + dout
+        for ln in model.get("layer_norm", [False] * depth):
+            n += w * w + w + (2 * w if ln else 0)
+        return n
+    if t == "transformer_lm":
+        d = int(model.get("d_model", model.get("embed_dim", 0)))
+        ff = int(model.get("d_ff", model.get("ff_dim", 0)))
+        v, ctx, layers = int(model.get("vocab_size", 0)), int(model.get("context_length", 0)), int(model["num_layers"])
+        per_layer = 3 * d * d + 3 * d + d * d + d + d * ff + ff + ff * d + d + 4 * d
+        return v * d + ctx * d + layers * per_layer + d * v + v
+    if t == "kan":
+        din = int(model.get("input_dim") or input_dim or 1)
+        dout = int(model.get("output_dim") or output_dim or 1)
+        dims = [din] + [int(model["width"])] * (int(model["depth"]) + 1) + [dout]
+        basis = int(model["grid_size"]) + int(model["spline_order"])
+        return sum(a * b * (1 + basis) for a, b in zip(dims, dims[1:]))
+    return 0
+
+
 def make_candidate(*, dataset_id: str, family: str, model: dict, optimizer: dict,
                    loss: dict, batch_size: int, total_samples_seen: int,
                    device: str = "cpu") -> dict:
@@ -97,6 +129,7 @@ def make_candidate(*, dataset_id: str, family: str, model: dict, optimizer: dict
             "total_samples_seen": total_samples_seen,
         },
         "model": model,
+        "trainable_parameter_count": parameter_count(model),
         "optimizer": optimizer,
         "loss": loss,
     }
@@ -130,6 +163,19 @@ def validate_candidate(c: dict) -> None:
         d = int(m.get("d_model", m.get("embed_dim", 0)))
         if not d or d % int(m["num_heads"]):
             raise SpecError(f"candidate {c.get('candidate_id', '?')}: d_model must be divisible by num_heads")
+    elif mt == "kan":
+        try:
+            sizes = [int(m[k]) for k in ("depth", "width", "grid_size", "spline_order")]
+            lo, hi = (float(v) for v in m.get("grid_range", [-1.0, 1.0]))
+        except (KeyError, TypeError, ValueError) as e:
+            raise SpecError(f"candidate {c.get('candidate_id', '?')}: bad KAN spec ({e})") from None
+        if min(sizes) <= 0 or not lo < hi:
+            raise SpecError(f"candidate {c.get('candidate_id', '?')}: KAN sizes must be positive, grid low < high")
+        if m.get("variant", "efficient_spline_v1") != "efficient_spline_v1":
+            raise SpecError(f"candidate {c.get('candidate_id', '?')}: KAN variant {m.get('variant')!r} unknown")
+        if m.get("base_activation", "silu") not in KAN_BASE_ACTIVATIONS:
+            raise SpecError(f"candidate {c.get('candidate_id', '?')}: KAN base activation "
+                            f"{m.get('base_activation')!r} unknown")
     else:
         raise SpecError(f"candidate {c.get('candidate_id', '?')}: model type {mt!r} is not supported by our executor")
     if c["optimizer"].get("type") not in OPTIMIZERS:
@@ -139,17 +185,20 @@ def validate_candidate(c: dict) -> None:
 
 
 def infer_axes(candidates: list[dict]) -> tuple[list[str], list[str]]:
-    """(invariant, varying) among model / optimizer / loss / budget."""
+    """(invariant, varying) among model / optimizer / loss / batch_size, the study's axes."""
     invariant, varying = [], []
-    for axis in ("model", "optimizer", "loss", "budget"):
-        vals = {json.dumps(c.get(axis), sort_keys=True) for c in candidates}
+    for axis in ("model", "optimizer", "loss", "batch_size"):
+        if axis == "batch_size":
+            vals = {json.dumps((c.get("budget") or {}).get("batch_size")) for c in candidates}
+        else:
+            vals = {json.dumps(c.get(axis), sort_keys=True) for c in candidates}
         (invariant if len(vals) == 1 else varying).append(axis)
     return invariant, varying
 
 
 def infer_question_type(candidates: list[dict]) -> str:
     _, varying = infer_axes(candidates)
-    v = set(varying) - {"budget"}
+    v = set(varying) - {"batch_size"}
     if v == {"optimizer"}:
         return "optimizer_only"
     if v == {"model"}:

@@ -1,14 +1,18 @@
 """The prompt pack: at most 20 live propositions for a solver.
 
 Order of entry:
-1. pinned propositions (the curator's call; they enter whatever their evidence);
+1. pinned propositions — the curator's call: every one enters, whatever its
+   evidence and whichever cluster it shares (the store refuses a pin past
+   the cap, so they always fit);
 2. tested propositions by the Wilson 95% lower bound of supports out of
    supports + contradictions (ties: more supports, then the lower id); a
    tested proposition contradicted at least as often as supported never
    enters;
 3. up to 3 untested propositions (no evidence yet) in the slots kept for them.
 
-Only one proposition per duplicate cluster enters (the first in this order).
+Only one proposition per duplicate cluster enters from 2 and 3 (the first
+in this order, or none when a pinned one holds the cluster). ``pack_status``
+says for every proposition its rank, or why it is out.
 """
 
 from __future__ import annotations
@@ -47,41 +51,66 @@ class PackEntry:
         }
 
 
-def build_pack(props: Sequence[PropLite], cluster_of: dict[int, int] | None = None, *, cap: int = CAP,
-               untested_slots: int = UNTESTED_SLOTS) -> list[PackEntry]:
+def _plan(props: Sequence[PropLite], cluster_of: dict[int, int] | None, cap: int, untested_slots: int
+          ) -> tuple[list[PackEntry], dict[int, str]]:
     cluster_of = cluster_of or {p.id: p.id for p in props}
     live = [p for p in props if p.status in ("active", "proposed")]
     lb = {p.id: wilson_lower(p.support, p.support + p.contradict) for p in live}
     pinned = sorted((p for p in live if p.pinned), key=lambda p: (-lb[p.id], p.id))
-    tested = sorted((p for p in live if not p.pinned and p.support + p.contradict > 0 and p.support > p.contradict),
+    tested = sorted((p for p in live if not p.pinned and p.support + p.contradict > 0),
                     key=lambda p: (-lb[p.id], -p.support, p.id))
     untested = sorted((p for p in live if not p.pinned and p.support + p.contradict == 0), key=lambda p: p.id)
-    used: set[int] = set()
+    holder: dict[int, int] = {}
     out: list[PackEntry] = []
+    why: dict[int, str] = {p.id: f"not live ({p.status})" for p in props if p not in live}
 
-    def add(p: PropLite, why: str) -> bool:
+    def add(p: PropLite, reason: str) -> None:
         c = cluster_of.get(p.id, p.id)
-        if c in used or len(out) >= cap:
-            return False
-        used.add(c)
-        out.append(PackEntry(len(out) + 1, p, lb[p.id], why, c))
-        return True
+        holder.setdefault(c, p.id)
+        out.append(PackEntry(len(out) + 1, p, lb[p.id], reason, c))
 
     for p in pinned:
+        if len(out) >= cap:  # only when more pins than slots were stored before the cap was enforced
+            why[p.id] = f"pinned, but {len(pinned)} pins exceed the cap of {cap}"
+            continue
         add(p, "pinned")
-    # keep room for the untested, as many as there are (up to the slots)
-    free_untested = [p for p in untested if cluster_of.get(p.id, p.id) not in used]
-    reserve = min(untested_slots, len({cluster_of.get(p.id, p.id) for p in free_untested}))
+    free_untested = {cluster_of.get(p.id, p.id) for p in untested} - set(holder)
+    reserve = min(untested_slots, len(free_untested))
     for p in tested:
-        if len(out) >= cap - reserve:
-            break
-        add(p, "evidence")
+        c = cluster_of.get(p.id, p.id)
+        if p.support <= p.contradict:
+            why[p.id] = f"contradicted as often as supported or more ({p.support} for, {p.contradict} against)"
+        elif c in holder:
+            why[p.id] = f"a duplicate of P{holder[c]}, which holds its cluster in the pack"
+        elif len(out) >= cap - reserve:
+            why[p.id] = f"below the cut: {cap - reserve} slots for tested propositions are taken by stronger ones"
+        else:
+            add(p, "evidence")
     n_untested = 0
     for p in untested:
-        if n_untested >= untested_slots:
-            break
-        if add(p, "untested"):
+        c = cluster_of.get(p.id, p.id)
+        if c in holder:
+            why[p.id] = f"a duplicate of P{holder[c]}, which holds its cluster in the pack"
+        elif n_untested >= untested_slots or len(out) >= cap:
+            why[p.id] = f"untested, and the {untested_slots} slots kept for untested propositions are taken"
+        else:
+            add(p, "untested")
             n_untested += 1
+    return out, why
+
+
+def build_pack(props: Sequence[PropLite], cluster_of: dict[int, int] | None = None, *, cap: int = CAP,
+               untested_slots: int = UNTESTED_SLOTS) -> list[PackEntry]:
+    return _plan(props, cluster_of, cap, untested_slots)[0]
+
+
+def pack_status(props: Sequence[PropLite], cluster_of: dict[int, int] | None = None, *, cap: int = CAP,
+                untested_slots: int = UNTESTED_SLOTS) -> dict[int, tuple[int | None, str]]:
+    """Every proposition: (its rank in the pack, how it entered) or (None, why it is out)."""
+    entries, why = _plan(props, cluster_of, cap, untested_slots)
+    out: dict[int, tuple[int | None, str]] = {e.prop.id: (e.rank, e.reason) for e in entries}
+    for pid, reason in why.items():
+        out.setdefault(pid, (None, reason))
     return out
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from .features import FEATURES, QuestionView
@@ -124,7 +125,7 @@ class Condition:
             v = f"{v:g}"
         return f"{self.feature} {self.op} {v}"
 
-    @property
+    @cached_property
     def key(self) -> str:
         return str(self)
 
@@ -185,7 +186,7 @@ class Claim:
             return f"{self.direction} {self.feature} wins"
         return f"{' & '.join(str(c) for c in self.when)} {self.kind}"
 
-    @property
+    @cached_property
     def key(self) -> str:
         return str(self)
 
@@ -213,7 +214,7 @@ class Structure:
     scope: tuple[Condition, ...]
     claim: Claim
 
-    @property
+    @cached_property
     def key(self) -> str:
         return " & ".join(c.key for c in self.scope) + " => " + self.claim.key
 

@@ -137,13 +137,17 @@ def _import_bundles(db, bundles, args) -> int:
     for path in bundles:
         try:
             s = import_bundle(db, path)
-        except (BundleError, StoreError) as exc:
+        except BundleError as exc:  # this bundle cannot be read at all: one line, the others still import
+            _err(str(exc))
+            code = 2
+            continue
+        except StoreError as exc:
             _err(str(exc))
             return 2
         for where, message in s.rejected:
             _err(f"{where}: rejected: {message}")
         if s.rejected:
-            code = 1
+            code = max(code, 1)
         if args.json:
             print(json.dumps({"questions": s.to_dict(), "path": str(path)}, indent=2))
         else:

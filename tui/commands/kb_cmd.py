@@ -4,14 +4,14 @@
     kb show P [--json]                           one proposition and its raw evidence rows
     kb add --claim C [--scope S ...] [--text T] [--proposed]
     kb edit P [--text T] [--scope S ...] [--claim C]
-    kb merge KEEP OTHER [--text T]               union of evidence, sources kept as merged
-    kb narrow P --when S [--when S ...] [--text T] [--keep-parent]
+    kb merge KEEP OTHER [--text T]               OTHER is retired into KEEP (KEEP keeps its id)
+    kb narrow P --when S [--when S ...] [--text T] [--as-new [--retire-parent]]
     kb retire P [--note N] | kb pin P [--off] | kb accept P | kb distinct A B [--note N]
-    kb undo                                      revert the latest operation (repeatable)
+    kb undo                                      revert your own latest operation (repeatable)
     kb log [--limit N]                           the audit log
     kb suggest [--json]                          near-duplicates and narrowing candidates
-    kb pack [--json] [--out FILE]                the <= 20 prompt pack (each export recorded)
-    kb replay [--json]                           offline replay on the held-out questions
+    kb pack [--json] [--out FILE]                the <= 20 prompt pack (an export to FILE is recorded)
+    kb replay [--json] [--llm URL]               replay on the held-out questions, with baselines
     kb mine [--min-support N] ...                rule miner on the training split
     kb import-proposals FILE.jsonl               an outside solver's proposals
     kb questions [--json]                        the stored questions, by split and category
@@ -70,15 +70,18 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--scope", action="append", default=None, help="replaces the whole scope (repeatable)")
     s.add_argument("--clear-scope", action="store_true", help="no conditions")
     s.add_argument("--claim")
-    s = sp("merge", "merge OTHER into KEEP: a new proposition with the union of their evidence", True)
+    s = sp("merge", "merge OTHER into KEEP: KEEP keeps its id, OTHER is retired into it; OTHER's evidence "
+                    "counts only inside KEEP's scope", True)
     s.add_argument("keep")
     s.add_argument("other")
     s.add_argument("--text", help="the merged wording (default: KEEP's)")
-    s = sp("narrow", "a child with added conditions; evidence re-checked, what falls outside is inapplicable", True)
+    s = sp("narrow", "add conditions to a proposition's scope (it keeps its id); evidence re-checked, what falls "
+                     "outside is inapplicable", True)
     s.add_argument("id")
     s.add_argument("--when", action="append", required=True, help="a condition to add (repeatable)")
     s.add_argument("--text")
-    s.add_argument("--keep-parent", action="store_true", help="leave the parent live")
+    s.add_argument("--as-new", action="store_true", help="make a narrowed copy with its own id; the original stays")
+    s.add_argument("--retire-parent", action="store_true", help="with --as-new: mark the original narrowed")
     s = sp("retire", "take a proposition out of the live set", True)
     s.add_argument("id")
     s.add_argument("--note")
@@ -96,10 +99,22 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--limit", type=int, default=30)
     s = sp("suggest", "near-duplicate pairs and narrowing candidates (never applied)", True)
     s.add_argument("--limit", type=int, default=15, help="rows of each kind to print (text output)")
-    s = sp("pack", "the prompt pack (at most 20): text, or --json; every export is recorded", True)
-    s.add_argument("--out", metavar="FILE", help="write it to FILE as well")
-    s = sp("replay", "offline replay of the pack on held-out questions: accuracy with and without the KB", True)
+    s = sp("pack", "the prompt pack (at most 20): text, or --json; showing records nothing, an export to "
+                   "--out FILE is recorded", True)
+    s.add_argument("--out", metavar="FILE", help="write it to FILE (recorded as an export)")
+    s = sp("replay", "the pack on held-out questions: accuracy with and without the KB, beside uniform chance, "
+                     "always-A and the best single-feature rule; per source, per family, leave one family out",
+           True)
     s.add_argument("--split", default="test", help="the held-out split (default: test)")
+    s.add_argument("--no-lofo", action="store_true", help="skip the leave-one-family-out replay (it mines once "
+                                                          "per family)")
+    s.add_argument("--llm", metavar="URL", help="also ask an OpenAI-compatible chat endpoint (e.g. "
+                                                 "http://localhost:8080/v1), each question without and with the "
+                                                 "pack; key from $ARCHCURATOR_LLM_API_KEY or $OPENAI_API_KEY")
+    s.add_argument("--llm-model", default="", help="model name sent to the endpoint ($ARCHCURATOR_LLM_MODEL)")
+    s.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per request (default 120)")
+    s.add_argument("--llm-retries", type=int, default=3, help="retries on timeouts, 429 and 5xx (default 3)")
+    s.add_argument("--llm-limit", type=int, default=0, help="ask about the first N held-out questions only")
     s = sp("mine", "rule miner over the training split; proposals enter as proposed", True)
     s.add_argument("--min-support", type=int, default=5)
     s.add_argument("--min-precision", type=float, default=0.7)
@@ -117,9 +132,12 @@ def register(subparsers) -> argparse.ArgumentParser:
     s = sp("generate", "generate and execute the shipped question set (run once; minutes)", False)
     s.add_argument("--out", default=None, help="folder (default: the package's assets/aiq)")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--groups", type=int, default=4, help="dataset pairs per family")
+    s.add_argument("--groups", type=int, default=3, help="dataset pairs per family")
     s.add_argument("--workers", type=int, default=2)
     s.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    s.add_argument("--rule", default="study", choices=["study", "strict"],
+                   help="retention rule: the study's (default) or ours (10/10 seeds, 2%% margin)")
+    s.add_argument("--cache", default=None, help="a JSONL file keeping each finished execution (resume)")
     p.set_defaults(func=run)
     return p
 
@@ -130,22 +148,32 @@ def _print_json(obj) -> None:
     print(json.dumps(obj, indent=2, default=str))
 
 
+def escape(text: str) -> str:
+    """Proposition texts, sources and reasons are anyone's words: shown as text, never as markup."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
+
+
 def _console():
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=False)
 
 
-def _prop_table(props, title: str):
+def _prop_table(props, title: str, status: dict):
     from rich.table import Table
+    from rich.text import Text
 
     t = Table(title=title, title_justify="left")
     for c, j in (("id", "right"), ("status", "left"), ("pin", "left"), ("for", "right"), ("against", "right"),
-                 ("n/a", "right"), ("lower", "right"), ("text", "left")):
+                 ("n/a", "right"), ("lower", "right"), ("pack", "left"), ("text", "left")):
         t.add_column(c, justify=j, overflow="fold")
     for p in props:
+        rank, why = status.get(p.id, (None, ""))
         t.add_row(p.label, p.status, "*" if p.pinned else "", str(p.support), str(p.contradict),
-                  str(p.inapplicable), f"{p.lower:.2f}" if p.tested else "—", p.text)
+                  str(p.inapplicable), f"{p.lower:.2f}" if p.tested else "—",
+                  Text(f"#{rank}" if rank else f"out: {why}"), Text(p.text))
     return t
 
 
@@ -183,10 +211,15 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
     if cmd == "list":
         status = args.status or ("all" if args.all else "live")
         props = kb.list_propositions(db, status)
+        pack = kb.pack_status(db)
+
+        def where(pid):
+            rank, why = pack.get(pid, (None, "not live"))
+            return {"rank": rank, "entered_as": why} if rank else {"rank": None, "out_because": why}
         if as_json:
-            _print_json({"propositions": [p.to_dict() for p in props]})
+            _print_json({"propositions": [{**p.to_dict(), "pack": where(p.id)} for p in props]})
         else:
-            _console().print(_prop_table(props, f"{len(props)} propositions ({status})"))
+            _console().print(_prop_table(props, f"{len(props)} propositions ({status})", pack))
         return 0
 
     if cmd == "show":
@@ -196,10 +229,11 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             _print_json({**p.to_dict(), "evidence": rows})
             return 0
         con = _console()
-        con.print(f"[bold]{p.label}[/] {p.text}")
-        con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source {p.source}")
-        con.print(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}")
-        con.print(f"  claim: {p.structure.claim}")
+        con.print(f"[bold]{p.label}[/] {escape(p.text)}")
+        con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source "
+                  f"{escape(str(p.source))}")
+        con.print(escape(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}"))
+        con.print(escape(f"  claim: {p.structure.claim}"))
         if p.parent_id:
             con.print(f"  narrowed from P{p.parent_id}")
         if p.merged_from:
@@ -208,9 +242,17 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             con.print(f"  merged into P{p.merged_into}")
         con.print(f"  evidence: {p.support} support, {p.contradict} contradict, {p.inapplicable} inapplicable;"
                   f" Wilson 95% lower bound {p.lower:.3f}")
+        if p.heldout:
+            h = p.heldout
+            where = f"family-specific ({h['family_specific']})" if h.get("family_specific") else \
+                f"holds in {', '.join(h.get('families_held') or []) or 'no family'}"
+            con.print(f"  held out over families (miner): {h['support']} support, {h['contradict']} contradict "
+                      f"in {h['folds']} folds; {where}")
+        rank, why = kb.pack_status(db).get(p.id, (None, "not live"))
+        con.print(escape(f"  pack: #{rank} ({why})" if rank else f"  pack: out ({why})"))
         for r in rows[:args.limit]:
-            con.print(f"    {r['question_id']:<12} {r['verdict']:<12} {r['category'] or '':<18} "
-                      f"{r['family'] or '':<34} {r['via']:<18} {r['reason']}")
+            con.print(escape(f"    {r['question_id']:<12} {r['verdict']:<12} {r['category'] or '':<18} "
+                             f"{r['family'] or '':<34} {r['via']:<18} {r['reason']}"))
         if len(rows) > args.limit:
             con.print(f"    ... {len(rows) - args.limit} more (--limit, or --json)")
         return 0
@@ -226,13 +268,14 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         return _report_prop(kb, db, p.id, "edited", as_json)
 
     if cmd == "merge":
-        new = kb.merge(db, args.keep, args.other, text=args.text, actor=actor)
-        return _report_prop(kb, db, new, f"merged {args.keep} and {args.other} into", as_json)
+        kept = kb.merge(db, args.keep, args.other, text=args.text, actor=actor)
+        return _report_prop(kb, db, kept, f"merged P{kb.parse_id(args.other)} into", as_json)
 
     if cmd == "narrow":
-        child = kb.narrow(db, args.id, _scope_arg(args.when), text=args.text, keep_parent=args.keep_parent,
-                          actor=actor)
-        return _report_prop(kb, db, child, f"narrowed {args.id} to", as_json)
+        pid = kb.narrow(db, args.id, _scope_arg(args.when), text=args.text, as_new=args.as_new,
+                        retire_parent=args.retire_parent, actor=actor)
+        verb = f"narrowed P{kb.parse_id(args.id)} into a new" if args.as_new else "narrowed"
+        return _report_prop(kb, db, pid, verb, as_json)
 
     if cmd == "retire":
         p = kb.retire(db, args.id, note=args.note, actor=actor)
@@ -281,34 +324,27 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         con.print(f"[bold]Near-duplicates[/] ({len(s.duplicates)}; never merged automatically: "
                   f"`kb merge KEEP OTHER` or `kb distinct A B`)")
         for d in s.duplicates[:args.limit]:
-            con.print(f"  P{d.a} ~ P{d.b}  {d.kind:<15} {d.score:5.1f}  {d.reason}")
+            con.print(escape(f"  P{d.a} ~ P{d.b}  {d.kind:<15} {d.score:5.1f}  {d.reason}"))
         con.print(f"[bold]Narrowing candidates[/] ({len(s.narrowing)}: `kb narrow P --when COND`)")
         for n in s.narrowing[:args.limit]:
-            con.print(f"  P{n.prop_id} + {n.condition}: {n.reason}")
+            con.print(escape(f"  P{n.prop_id} + {n.condition}: {n.reason}"))
         return 0
 
     if cmd == "pack":
-        content, eid = kb.export_pack(db, "json" if as_json else "text", destination=args.out, actor=actor)
+        fmt = "json" if as_json else "text"
         if args.out:
             try:
-                with open(args.out, "w", encoding="utf-8") as f:
-                    f.write(content)
-            except OSError as e:
-                return fail("kb pack", args.out, f"cannot write ({e.strerror or e})")
-        sys.stdout.write(content)
-        if not as_json:
-            print(f"(export #{eid} recorded)", file=sys.stderr)
+                w = kb.write_pack(db, args.out, fmt, actor=actor)
+            except kb.KBError as e:
+                return fail("kb pack", args.out, str(e).split(": ", 1)[-1])
+            print(f"wrote {w['count']} propositions to {w['path']} (export #{w['export']} recorded)",
+                  file=sys.stderr)
+            return 0
+        sys.stdout.write(kb.show_pack(db, fmt))
         return 0
 
     if cmd == "replay":
-        from archcurator.core.kb.replay import render
-
-        r = kb.replay_report(db, split=args.split)
-        if as_json:
-            _print_json(r)
-        else:
-            sys.stdout.write(render(r))
-        return 0
+        return _replay(kb, db, args, as_json)
 
     if cmd == "mine":
         ids = kb.mine(db, min_support=args.min_support, min_precision=args.min_precision, max_props=args.max_props,
@@ -364,11 +400,49 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         from archcurator.core.aiq.generate import generate
 
         out = Path(args.out) if args.out else kb.assets_dir()
-        generate(out, seed=args.seed, groups=args.groups, workers=args.workers, device=args.device)
+        generate(out, seed=args.seed, groups=args.groups, workers=args.workers, device=args.device, rule=args.rule,
+                 cache=Path(args.cache) if args.cache else None)
         print(f"wrote {out}/questions.jsonl, curves.jsonl.gz, manifest.json")
         return 0
 
     raise AssertionError(cmd)
+
+
+def _replay(kb, db, args, as_json: bool) -> int:
+    from archcurator.core.kb.replay import render
+
+    r = kb.replay_report(db, split=args.split, lofo=not args.no_lofo)
+    if args.llm:
+        from archcurator.core.kb.llm import Client, LLMError, llm_replay
+
+        try:
+            client = Client(args.llm, model=args.llm_model, timeout_s=args.llm_timeout, retries=args.llm_retries)
+            qs = [q for q in kb.list_questions(db, split=args.split)]
+            if args.llm_limit > 0:
+                qs = qs[:args.llm_limit]
+
+            def progress(i, n):
+                if not as_json and sys.stderr.isatty():
+                    print(f"\r  asked {i}/{n}", end="", file=sys.stderr, flush=True)
+            r["llm"] = {"endpoint": client.endpoint, "model": client.model,
+                        **llm_replay(qs, kb.current_pack(db), client.ask, progress=progress)}
+        except LLMError as e:
+            return fail("kb replay", e.where, e.problem)
+    if as_json:
+        _print_json(r)
+        return 0
+    sys.stdout.write(render(r))
+    if r.get("llm"):
+        from archcurator.core.kb.stats import fmt_interval
+
+        m = r["llm"]
+        d = m["difference"]
+        without, with_ = (fmt_interval(m[k]["correct"], m["n"]) for k in ("without_kb", "with_kb"))
+        print(f"LLM solver ({m['model']} at {m['endpoint']}), {m['n']} questions: without the pack {without}; "
+              f"with it {with_}; difference {100 * d['points']:+.1f} points (95% CI {100 * d['ci95'][0]:+.1f} to "
+              f"{100 * d['ci95'][1]:+.1f}); unparsed replies {m['unparsed']['without_kb']} (without) / "
+              f"{m['unparsed']['with_kb']} (with)")
+    return 0
 
 
 def _report_prop(kb, db, pid: int, verb: str, as_json: bool) -> int:

@@ -4,8 +4,10 @@ Everything goes through `store.app_queries.AppStore.kb_*` in the app's
 workers (`kb-load`, `kb-detail`, `kb-suggest`, `kb-write`). Operations are
 the store's own (`store.kb`): add, edit, merge, narrow, retire, pin/unpin,
 accept, mark distinct, undo; each lands in the KB's append-only audit log
-under the curator's name. Suggestions are never applied on their own: Enter
-on one applies it.
+under the curator's name, and undo reverts the curator's own latest step.
+Suggestions are never applied on their own: Enter on one asks, and only a
+confirmation applies it. Every proposition shows its pack rank or why it is
+out of the pack; the export asks for a file and says where it wrote.
 """
 
 from __future__ import annotations
@@ -55,7 +57,7 @@ class KnowledgeBaseScreen(Screen):
         "kb_distinct": "Mark the highlighted proposition and another as distinct (not duplicates)",
         "kb_undo": "Undo the last knowledge-base operation",
         "kb_show_all": "Show live propositions, or all of them",
-        "kb_export": "Export the 20-cap pack (recorded)",
+        "kb_export": "Export the 20-cap pack to a file (asks where; recorded)",
         "kb_refresh": "Read the knowledge base again",
         "kb_back": "Back",
     }
@@ -66,6 +68,8 @@ class KnowledgeBaseScreen(Screen):
         self.props: dict[int, object] = {}
         self.order: list[int] = []
         self.pack_ids: dict[int, int] = {}
+        self.pack_status: dict[int, tuple] = {}
+        self.last_export: str | None = None
         self.suggestions = None
         self.request = 0
         self.detail_request = 0
@@ -123,6 +127,7 @@ class KnowledgeBaseScreen(Screen):
         self.props = {p.id: p for p in props}
         self.order = [p.id for p in props]
         self.pack_ids = {e.prop.id: e.rank for e in data["pack"]}
+        self.pack_status = data.get("pack_status") or {}
         live = sum(1 for p in props if p.status in ("active", "proposed"))
         q = data.get("questions") or {}
         status = Text()
@@ -141,7 +146,7 @@ class KnowledgeBaseScreen(Screen):
                 Text(str(p.support), justify="right"),
                 Text(str(p.contradict), justify="right"),
                 Text(f"{100 * p.lower:.0f}%" if p.tested else "—", justify="right"),
-                Text(str(rank) if rank else "", justify="right", style="bold green"),
+                Text(str(rank), justify="right", style="bold green") if rank else Text("out", style="dim"),
                 p.text if len(p.text) <= 90 else p.text[:89] + "…",
                 key=str(p.id),
             )
@@ -211,7 +216,11 @@ class KnowledgeBaseScreen(Screen):
         if p.pinned:
             t.append(" · pinned", style="bold")
         if pid in self.pack_ids:
-            t.append(f" · pack #{self.pack_ids[pid]}", style="bold green")
+            how = self.pack_status.get(pid, (None, ""))[1]
+            t.append(f" · pack #{self.pack_ids[pid]}" + (f" ({how})" if how else ""), style="bold green")
+        else:
+            why = self.pack_status.get(pid, (None, "not live"))[1]
+            t.append(f" · not in the pack: {why}", style="dim")
         t.append(f"\n{p.text}\n", style="italic")
         scope = " & ".join(str(c) for c in p.structure.scope) or "(everywhere)"
         t.append("scope  ", style="dim")
@@ -264,10 +273,15 @@ class KnowledgeBaseScreen(Screen):
                 "accept": "accepted", "edit": "edited", "add": "added", "mark_distinct": "marked distinct",
                 "undo": "undone", "export_pack": "pack exported", "seed_kb": "knowledge base seeded"}.get(
             message.op, message.op)
-        if message.op == "undo" and isinstance(result, dict):
+        if message.op == "merge" and isinstance(result, int):
+            text = f"merged into {_label(result)}"
+        elif message.op == "undo" and isinstance(result, dict):
             text = f"undone: {result.get('summary', '')}"
         elif message.op == "export_pack" and isinstance(result, tuple):
             text = f"pack exported (export #{result[1]})"
+        elif message.op == "write_pack" and isinstance(result, dict):
+            text = f"wrote {result['count']} propositions to {result['path']} (export #{result['export']})"
+            self.last_export = result["path"]
         self.notify(text, timeout=3)
         self.action_reload()
 
@@ -318,8 +332,10 @@ class KnowledgeBaseScreen(Screen):
                 if n.prop_id == pid:
                     default = str(n.condition)
                     break
-        self._prompt(f"Narrow {_label(pid)}: conditions to add (comma-separated)", "e.g. budget < 4096", default,
-                     lambda cond: self._run("narrow", pid, [c.strip() for c in cond.split(",") if c.strip()]))
+        self._prompt(f"Narrow {_label(pid)} (it keeps its id): conditions to add, comma-separated",
+                     "e.g. budget < 4096", default,
+                     lambda cond: self._run("narrow", pid, [c.strip() for c in cond.split(",") if c.strip()],
+                                            select=pid))
 
     def action_retire(self) -> None:
         pid = self._need()
@@ -368,23 +384,39 @@ class KnowledgeBaseScreen(Screen):
         self.action_reload()
 
     def action_export(self) -> None:
-        self._run("export_pack", "json")
+        import os
+
+        default = self.last_export or os.path.join(os.getcwd(), "archcurator-pack.json")
+        self._prompt("Export the pack to which file? (.json for JSON, else text; the export is recorded)",
+                     "e.g. ~/pack.json", default, lambda path: self._run("write_pack", path))
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         if message.option_list.id != "kb-suggestions" or self.suggestions is None:
             return
         message.stop()
         kind, _, index = (message.option.id or "").partition(":")
+        from .modals import ChoiceScreen
+
         if kind == "dup":
             d = self.suggestions.duplicates[int(index)]
             keep, other = d.a, d.b
             a, b = self.props.get(d.a), self.props.get(d.b)
             if a is not None and b is not None and b.tested > a.tested:
                 keep, other = d.b, d.a
-            self._run("merge", keep, other, select=keep)
+            question = f"Merge {_label(other)} into {_label(keep)}? ({_label(other)} is retired into it)"
+            apply = lambda keep=keep, other=other: self._run("merge", keep, other, select=keep)  # noqa: E731
         elif kind == "narrow":
             n = self.suggestions.narrowing[int(index)]
-            self._run("narrow", n.prop_id, [str(n.condition)])
+            question = f"Narrow {_label(n.prop_id)} with {n.condition}? ({n.reason})"
+            apply = lambda n=n: self._run("narrow", n.prop_id, [str(n.condition)], select=n.prop_id)  # noqa: E731
+        else:
+            return
+
+        def answered(choice) -> None:
+            if choice == "apply":
+                apply()
+
+        self.app.push_screen(ChoiceScreen(question, [("apply", "Apply it"), ("cancel", "Cancel")]), answered)
 
     def action_back(self) -> None:
         self.dismiss()
