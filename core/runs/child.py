@@ -262,7 +262,9 @@ def main(argv: list[str] | None = None) -> int:
             status, exc_name, msg = classify(exc, spec.memory_limit_mb if spec else None)
             # drop references held by the traceback before printing (frees memory)
             traceback.print_exception(exc, file=sys.stderr)
-        result = RunResult(status=status, exception=exc_name, message=msg, device=_DEVICE_NAME[0])
+        failed_node = getattr(exc, "archcurator_node", None)  # core.build.FAILED_NODE_ATTR (no torch import here)
+        result = RunResult(status=status, exception=exc_name, message=msg, device=_DEVICE_NAME[0],
+                           metrics={"failed_node": failed_node} if isinstance(failed_node, str) else {})
     result.seconds = time.monotonic() - t0
     if spec is not None:
         result.kind = spec.kind

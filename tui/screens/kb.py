@@ -18,6 +18,7 @@ from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
+from ..sanitise import plain, visible
 from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
 
 STATUS_STYLE = {"active": "green", "proposed": "cyan", "retired": "dim", "merged": "dim", "narrowed": "dim",
@@ -142,21 +143,21 @@ class KnowledgeBaseScreen(Screen):
                 Text(str(p.contradict), justify="right"),
                 Text(f"{100 * p.lower:.0f}%" if p.tested else "—", justify="right"),
                 Text(str(rank) if rank else "", justify="right", style="bold green"),
-                p.text if len(p.text) <= 90 else p.text[:89] + "…",
+                plain(p.text if len(p.text) <= 90 else p.text[:89] + "…"),
                 key=str(p.id),
             )
         pack = self.query_one("#kb-pack", DataTable)
         pack.clear()
         for e in data["pack"]:
-            pack.add_row(str(e.rank), _label(e.prop.id), f"{100 * e.lower:.0f}%", e.reason,
-                         e.prop.text if len(e.prop.text) <= 70 else e.prop.text[:69] + "…", key=str(e.prop.id))
+            pack.add_row(str(e.rank), _label(e.prop.id), f"{100 * e.lower:.0f}%", plain(e.reason),
+                         plain(e.prop.text if len(e.prop.text) <= 70 else e.prop.text[:69] + "…"), key=str(e.prop.id))
         audit = Text()
         for a in data["audit"]:
             style = "dim strike" if a.get("undone_by") else ""
             audit.append(f"{a['seq']:>4} ", style="dim")
-            audit.append(f"{a['op']:<16}", style="bold")
-            audit.append(f"{a['summary']}", style=style)
-            audit.append(f"  ({a['actor']})\n", style="dim")
+            audit.append(f"{visible(a['op']):<16}", style="bold")
+            audit.append(visible(a["summary"]), style=style)
+            audit.append(f"  ({visible(a['actor'])})\n", style="dim")
         self.query_one("#kb-audit", Static).update(audit or Text("no operations yet", style="dim"))
         want = self._select_after if self._select_after in self.props else current
         self._select_after = None
@@ -175,14 +176,14 @@ class KnowledgeBaseScreen(Screen):
             t = Text()
             t.append("duplicate ", style="bold yellow")
             t.append(f"{_label(d.a)} ~ {_label(d.b)}", style="bold")
-            t.append(f"  {d.kind}, {d.score:.0f}  ", style="dim")
-            t.append(d.reason)
+            t.append(f"  {visible(d.kind)}, {d.score:.0f}  ", style="dim")
+            t.append(visible(d.reason))
             options.append(Option(t, id=f"dup:{i}"))
         for i, n in enumerate(s.narrowing[:60]):
             t = Text()
             t.append("narrow ", style="bold cyan")
-            t.append(f"{_label(n.prop_id)} with {n.condition}", style="bold")
-            t.append(f"  {n.reason}", style="dim")
+            t.append(f"{_label(n.prop_id)} with {visible(n.condition)}", style="bold")
+            t.append(f"  {visible(n.reason)}", style="dim")
             options.append(Option(t, id=f"narrow:{i}"))
         if not options:
             options.append(Option(Text("no suggestions", style="dim"), disabled=True))
@@ -212,18 +213,18 @@ class KnowledgeBaseScreen(Screen):
             t.append(" · pinned", style="bold")
         if pid in self.pack_ids:
             t.append(f" · pack #{self.pack_ids[pid]}", style="bold green")
-        t.append(f"\n{p.text}\n", style="italic")
+        t.append(f"\n{visible(p.text)}\n", style="italic")
         scope = " & ".join(str(c) for c in p.structure.scope) or "(everywhere)"
         t.append("scope  ", style="dim")
-        t.append(scope + "\n")
+        t.append(visible(scope) + "\n")
         t.append("claim  ", style="dim")
-        t.append(str(p.structure.claim) + "\n")
+        t.append(visible(p.structure.claim) + "\n")
         t.append("evidence ", style="dim")
         t.append(f"{p.support} support · {p.contradict} contradict · {p.inapplicable} inapplicable · "
                  f"Wilson 95% lower {100 * p.lower:.0f}%\n")
         origin = p.origin + (f" ({p.source})" if p.source else "")
         t.append("origin ", style="dim")
-        t.append(origin)
+        t.append(visible(origin))
         if p.parent_id:
             t.append(f" · narrowed from {_label(p.parent_id)}")
         if p.merged_from:
@@ -242,8 +243,9 @@ class KnowledgeBaseScreen(Screen):
         table.clear()
         style = {"support": "green", "contradict": "red", "inapplicable": "dim"}
         for e in message.evidence[:500]:
-            table.add_row(e.get("question_id", ""), Text(e.get("verdict", ""), style=style.get(e.get("verdict"), "")),
-                          e.get("family") or "", e.get("category") or "", e.get("reason") or "")
+            table.add_row(plain(e.get("question_id", "")),
+                          Text(visible(e.get("verdict", "")), style=style.get(e.get("verdict"), "")),
+                          plain(e.get("family") or ""), plain(e.get("category") or ""), plain(e.get("reason") or ""))
 
     # ---- operations -------------------------------------------------------------------
     def _run(self, op: str, *args, select: int | None = None, **kwargs) -> None:
@@ -265,7 +267,7 @@ class KnowledgeBaseScreen(Screen):
                 "undo": "undone", "export_pack": "pack exported", "seed_kb": "knowledge base seeded"}.get(
             message.op, message.op)
         if message.op == "undo" and isinstance(result, dict):
-            text = f"undone: {result.get('summary', '')}"
+            text = f"undone: {visible(result.get('summary', ''))}"
         elif message.op == "export_pack" and isinstance(result, tuple):
             text = f"pack exported (export #{result[1]})"
         self.notify(text, timeout=3)
