@@ -434,8 +434,8 @@ class CuratorApp(App[int]):
                         f"{op.args['rule']} ({len(designs)} design{'s' if len(designs) != 1 else ''}) — z undoes "
                         "them all", timeout=5)
         for did in designs:
-            if op.kind in ("undo", "bulk", "adjudicate", "retract"):
-                self.forget_design(did)
+            if op.kind in ("undo", "bulk", "adjudicate", "retract", "missed"):
+                self.forget_design(did)  # the store has what the optimistic view lacks (ids, others' rows)
         if designs:
             self.refresh_rows(designs[:500])
         self._schedule_progress()

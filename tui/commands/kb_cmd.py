@@ -32,7 +32,9 @@ import argparse
 import json
 import sys
 
+from ..sanitise import visible_lines
 from .errors import fail
+from .output import say
 
 DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
 
@@ -127,13 +129,13 @@ def register(subparsers) -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- output helpers
 
 def _print_json(obj) -> None:
-    print(json.dumps(obj, indent=2, default=str))
+    say(json.dumps(obj, indent=2, default=str))
 
 
 def _console():
-    from rich.console import Console
+    from .output import console
 
-    return Console(highlight=False, soft_wrap=False)
+    return console(soft_wrap=False)
 
 
 def _prop_table(props, title: str):
@@ -174,6 +176,8 @@ def run(args) -> int:
 
 
 def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
+    from rich.text import Text
+
     from archcurator.store import kb
 
     cmd = args.kb_cmd
@@ -196,7 +200,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             _print_json({**p.to_dict(), "evidence": rows})
             return 0
         con = _console()
-        con.print(f"[bold]{p.label}[/] {p.text}")
+        con.print(Text.assemble((p.label, "bold"), " ", p.text))
         con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source {p.source}")
         con.print(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}")
         con.print(f"  claim: {p.structure.claim}")
@@ -251,7 +255,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json({"distinct": [kb.parse_id(args.a), kb.parse_id(args.b)]})
         else:
-            print(f"marked {args.a} and {args.b} distinct")
+            say(f"marked {args.a} and {args.b} distinct")
         return 0
 
     if cmd == "undo":
@@ -259,7 +263,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json(r)
         else:
-            print(f"undid #{r['undone']} ({r['op']}): {r['summary']}")
+            say(f"undid #{r['undone']} ({r['op']}): {r['summary']}")
         return 0
 
     if cmd == "log":
@@ -269,7 +273,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         else:
             for r in rows:
                 undone = f"  [undone by #{r['undone_by']}]" if r["undone_by"] else ""
-                print(f"#{r['seq']:<4} {r['at'][:19]}  {r['actor'] or '':<10} {r['op']:<16} {r['summary']}{undone}")
+                say(f"#{r['seq']:<4} {r['at'][:19]}  {r['actor'] or '':<10} {r['op']:<16} {r['summary']}{undone}")
         return 0
 
     if cmd == "suggest":
@@ -278,11 +282,11 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             _print_json(s.to_dict())
             return 0
         con = _console()
-        con.print(f"[bold]Near-duplicates[/] ({len(s.duplicates)}; never merged automatically: "
-                  f"`kb merge KEEP OTHER` or `kb distinct A B`)")
+        con.print(Text.assemble(("Near-duplicates", "bold"), f" ({len(s.duplicates)}; never merged automatically: "
+                                f"`kb merge KEEP OTHER` or `kb distinct A B`)"))
         for d in s.duplicates[:args.limit]:
             con.print(f"  P{d.a} ~ P{d.b}  {d.kind:<15} {d.score:5.1f}  {d.reason}")
-        con.print(f"[bold]Narrowing candidates[/] ({len(s.narrowing)}: `kb narrow P --when COND`)")
+        con.print(Text.assemble(("Narrowing candidates", "bold"), f" ({len(s.narrowing)}: `kb narrow P --when COND`)"))
         for n in s.narrowing[:args.limit]:
             con.print(f"  P{n.prop_id} + {n.condition}: {n.reason}")
         return 0
@@ -295,9 +299,9 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
                     f.write(content)
             except OSError as e:
                 return fail("kb pack", args.out, f"cannot write ({e.strerror or e})")
-        sys.stdout.write(content)
+        sys.stdout.write(visible_lines(content))
         if not as_json:
-            print(f"(export #{eid} recorded)", file=sys.stderr)
+            say(f"(export #{eid} recorded)", file=sys.stderr)
         return 0
 
     if cmd == "replay":
@@ -307,7 +311,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json(r)
         else:
-            sys.stdout.write(render(r))
+            sys.stdout.write(visible_lines(render(r)))
         return 0
 
     if cmd == "mine":
@@ -316,7 +320,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json({"proposed": ids})
         else:
-            print(f"miner proposed {len(ids)} new propositions: {', '.join(f'P{i}' for i in ids) or '(none)'}")
+            say(f"miner proposed {len(ids)} new propositions: {', '.join(f'P{i}' for i in ids) or '(none)'}")
         return 0
 
     if cmd == "import-proposals":
@@ -328,9 +332,9 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json({"imported": ids, "rejected": bad})
         else:
-            print(f"imported {len(ids)} proposals as proposed: {', '.join(f'P{i}' for i in ids) or '(none)'}")
+            say(f"imported {len(ids)} proposals as proposed: {', '.join(f'P{i}' for i in ids) or '(none)'}")
             for b in bad:
-                print(b)
+                say(b)
         return 1 if bad else 0
 
     if cmd == "questions":
@@ -338,10 +342,10 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json(s)
         else:
-            print(f"{s['total']} questions; {s['pairs']} pairs ({s['flipping_pairs']} with the winner flipping); "
+            say(f"{s['total']} questions; {s['pairs']} pairs ({s['flipping_pairs']} with the winner flipping); "
                   f"executed on {', '.join(d or '?' for d in s['devices']) or '—'}")
             for split, cats in s["by_split"].items():
-                print(f"  {split:<6} " + ", ".join(f"{c} {n}" for c, n in cats.items()))
+                say(f"  {split:<6} " + ", ".join(f"{c} {n}" for c, n in cats.items()))
         return 0
 
     if cmd == "rerun":
@@ -352,9 +356,9 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json(r)
         elif not r["seeded"]:
-            print("already seeded (--force to seed again)")
+            say("already seeded (--force to seed again)")
         else:
-            print(f"seeded: {r['questions']} questions, {len(r['curated'])} curator propositions, "
+            say(f"seeded: {r['questions']} questions, {len(r['curated'])} curator propositions, "
                   f"{len(r['mined'])} mined, {len(r['imported'])} imported proposals")
         return 0
 
@@ -365,7 +369,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
 
         out = Path(args.out) if args.out else kb.assets_dir()
         generate(out, seed=args.seed, groups=args.groups, workers=args.workers, device=args.device)
-        print(f"wrote {out}/questions.jsonl, curves.jsonl.gz, manifest.json")
+        say(f"wrote {out}/questions.jsonl, curves.jsonl.gz, manifest.json")
         return 0
 
     raise AssertionError(cmd)
@@ -376,7 +380,7 @@ def _report_prop(kb, db, pid: int, verb: str, as_json: bool) -> int:
     if as_json:
         _print_json(p.to_dict())
     else:
-        print(f"{verb} {p.label}: {p.text}  [{p.status}; {p.support} for, {p.contradict} against, "
+        say(f"{verb} {p.label}: {p.text}  [{p.status}; {p.support} for, {p.contradict} against, "
               f"{p.inapplicable} inapplicable]")
     return 0
 
@@ -394,7 +398,7 @@ def _rerun(kb, db, args, as_json: bool) -> int:
             try:
                 persist_result(db, spec, result, question_id=q["question_id"])
             except Exception as e:  # noqa: BLE001 - recording must not lose the answer
-                print(f"note: run not recorded ({e})", file=sys.stderr)
+                say(f"note: run not recorded ({e})", file=sys.stderr)
 
         runner = runs_runner(device=args.device, on_result=record)
     try:
@@ -411,7 +415,7 @@ def _rerun(kb, db, args, as_json: bool) -> int:
     if as_json:
         _print_json(answer)
     else:
-        print(f"{q['question_id']}: winner {answer['winner']} (recorded {answer['recorded_winner']}) -> "
+        say(f"{q['question_id']}: winner {answer['winner']} (recorded {answer['recorded_winner']}) -> "
               f"{'reproduced' if answer['reproduced'] else 'NOT reproduced'}; win rate {sig['win_rate']:.0%}, "
               f"kept by the rule: {'yes' if sig['passed'] else 'no (' + sig['reason'] + ')'}; "
               f"device {answer['device']}")

@@ -42,9 +42,11 @@ class GraphPane(Vertical):
         return lv.key_at() if lv.has_focus else None
 
     # ---- drawing --------------------------------------------------------------------------
-    def show(self, view) -> None:
+    def show(self, view, focus=()) -> None:
+        """A new design, its graph drawn once with `focus` (the highlighted finding's nodes) highlighted."""
         self.view = view
         self.full = None
+        self.focus_nodes = set(focus or ())
         self.draw()
 
     def is_full(self) -> bool:
@@ -76,7 +78,10 @@ class GraphPane(Vertical):
         self._apply_focus(redraw=False)
 
     def set_focus(self, nodes) -> None:
-        self.focus_nodes = set(nodes or ())
+        nodes = set(nodes or ())
+        if nodes == self.focus_nodes and self.view is not None:
+            return
+        self.focus_nodes = nodes
         self._apply_focus()
 
     def _apply_focus(self, redraw: bool = True) -> None:

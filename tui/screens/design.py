@@ -95,6 +95,7 @@ class DesignScreen(Screen):
         self.shown_at: float = 0.0
         self.shown_cpu: float = 0.0  # UI thread CPU time at that moment (benchmarks)
         self._keep_key: str | None = None
+        self._last_item: tuple = ()
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -201,9 +202,9 @@ class DesignScreen(Screen):
         keep, self._keep_key = self._keep_key, None
         self.findings.show(view, self.app.curator, keep, self._run_marks(view))
         self.tabs.show(view, self.app.curator, live)
-        self._item_changed()
+        focus = self._item_changed(draw_graph=False)
         self._update_judging()
-        self.graph.show(view)
+        self.graph.show(view, focus)
         self.shown_id = view.id
         self.call_after_refresh(self._mark_shown, view.id)
         self.app.want_prefetch(self._neighbours())
@@ -216,26 +217,41 @@ class DesignScreen(Screen):
     def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
         if message.option_list.id == "findings" and self.view is not None:
             message.stop()
-            self._item_changed()
+            if self._item_key() != self._last_item:
+                self._item_changed()
 
-    def _item_changed(self) -> None:
-        """The highlight moved (or the design changed): detail, graph focus, and the note field follow."""
+    def _item_key(self) -> tuple:
+        item = self.findings.current()
+        if item is None:
+            return (self.view.id if self.view else None, None, None)
+        kind, obj = item
+        return (self.view.id, kind, obj.get("key") if kind == "finding" else id(obj))
+
+    def _item_changed(self, draw_graph: bool = True) -> tuple:
+        """The highlight moved (or the design changed): detail, graph focus, and the note field follow.
+        Returns the nodes to focus the graph on."""
+        self._last_item = self._item_key()
         item = self.findings.current()
         self.tabs.show_item(item)
+        focus: tuple = ()
         if item is None:
-            self.graph.set_focus(())
             key, label = None, "the design"
             mine = (self.view.data.get("design_judgments") or {}).get(self.app.curator) if self.view else None
         else:
             kind, obj = item
-            self.graph.set_focus(obj.get("nodes") or ())
+            focus = tuple(obj.get("nodes") or ())
             if kind == "missed":
                 self.judge_bar.attach_note(("missed", obj.get("id")), None, False, "this missed defect")
-                return
+                if draw_graph:
+                    self.graph.set_focus(focus)
+                return focus
             key, label = obj["key"], visible(obj["rule"])
             mine = (obj.get("judgments") or {}).get(self.app.curator)
+        if draw_graph:
+            self.graph.set_focus(focus)
         if self.judge_bar.note_key != key or not self.judge_bar.note_field.has_focus:
             self.judge_bar.attach_note(key, (mine or {}).get("note"), bool(mine), label)
+        return focus
 
     def _update_judging(self) -> None:
         view = self.view
