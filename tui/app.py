@@ -141,10 +141,10 @@ class CuratorApp(App[int]):
     # ---- what is shown: plain text, never markup ------------------------------------------
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
                markup: bool = False) -> None:
-        """Every notification is plain text made visible (ids and messages come from outside);
-        `markup=True` is for the app's own fixed strings only."""
-        message = visible_lines(message) if not markup else message
-        super().notify(message, title=visible(title), severity=severity, timeout=timeout, markup=markup)
+        """Every notification is plain text made visible: ids and messages come from outside, and a
+        screen's or widget's `notify` passes `markup=True` by default, so markup is never read here."""
+        super().notify(visible_lines(message), title=visible(title), severity=severity, timeout=timeout,
+                       markup=False)
 
     # ---- garbage collection off the keystroke path ------------------------------------------
     def _tune_gc(self) -> None:
@@ -173,10 +173,13 @@ class CuratorApp(App[int]):
 
     # ---- workers: reads ------------------------------------------------------------
     def _post(self, target, message) -> None:
-        """Send a worker's result unless the worker was cancelled meanwhile."""
+        """Send a worker's result unless the worker was cancelled, or its screen closed, meanwhile."""
         worker = get_current_worker()
-        if not worker.is_cancelled:
-            target.post_message(message)
+        if worker.is_cancelled:
+            return
+        if isinstance(target, Screen) and target not in self.screen_stack:
+            return
+        target.post_message(message)
 
     @work(thread=True, exclusive=True, group="facets", exit_on_error=False)
     def load_facets(self) -> None:

@@ -82,30 +82,40 @@ async def settle(pilot, rounds: int = 400) -> None:
         await pilot._wait_for_screen()
         await asyncio.sleep(0)
         busy = [w for w in app.workers if w.is_running and w.group not in ("run-launch",)]
-        if not busy and not app.writes_pending:
+        queue_pending = getattr(app.screen, "_search_timer", None) is not None or not app.main_queue.loaded
+        if not busy and not app.writes_pending and not queue_pending:
             await pilot._wait_for_screen()
             return
         await asyncio.sleep(0.005)
 
 
-def binding_keys(bindings) -> list[str]:
+def binding_keys(bindings, first_only: bool = False) -> list[str]:
+    """The keys of `bindings` (every key of each, or the first key of each: one press per binding)."""
     keys = []
     for b in bindings:
-        if isinstance(b, Binding):
-            keys += [k.strip() for k in b.key.split(",") if k.strip()]
-        elif isinstance(b, tuple):
-            keys += [k.strip() for k in b[0].split(",") if k.strip()]
+        spec = b.key if isinstance(b, Binding) else (b[0] if isinstance(b, tuple) else "")
+        parts = [k.strip() for k in spec.split(",") if k.strip()]
+        keys += parts[:1] if first_only else parts
     return keys
 
 
+# Textual's own widgets (inputs, lists, tables, tabs) bind dozens of editing keys; of theirs, these are
+# pressed (what a curator presses in them); every binding of the app's own classes is pressed.
+WIDGET_KEYS = ["up", "down", "enter", "space", "backspace", "left", "right", "home", "end", "pageup", "pagedown"]
+
+
 def keys_here(app, with_app: bool = True) -> list[str]:
-    """Every key bound where the app is now: the screen's, the app's (`with_app`), the focused widget's and
-    its parents'."""
-    keys = (binding_keys(app.BINDINGS) if with_app else []) + binding_keys(getattr(app.screen, "BINDINGS", []))
+    """One key of every binding where the app is now: the screen's, the app's (`with_app`), the focused
+    widget's and its parents' (the app's own widget classes), plus the usual keys of Textual's widgets."""
+    keys = (binding_keys(app.BINDINGS, True) if with_app else []) + \
+        binding_keys(getattr(app.screen, "BINDINGS", []), True)
     node = app.focused
     while node is not None and node is not app.screen:
-        keys += binding_keys(getattr(node, "BINDINGS", []))
+        if type(node).__module__.startswith("archcurator."):
+            keys += binding_keys(getattr(node, "BINDINGS", []), True)
         node = node.parent
+    if app.focused is not None and not type(app.focused).__module__.startswith("archcurator."):
+        keys += WIDGET_KEYS
     keys += ["tab", "shift+tab", "ctrl+p"]
     seen, out = set(), []
     for k in keys:
@@ -125,12 +135,18 @@ class Scenario:
 
 
 async def reset(pilot) -> None:
-    """Back to the queue alone."""
+    """Back to the queue alone, unfiltered, its list focused."""
     app = pilot.app
     while len(app.screen_stack) > 1:
         app.pop_screen()
-        await pilot.pause()
+        await pilot._wait_for_screen()
     await settle(pilot)
+    screen = app.screen
+    if app.main_queue.filters:
+        screen.apply_filters({})
+        await settle(pilot)
+    screen.query_one("QueueList").focus()
+    await pilot._wait_for_screen()
 
 
 async def reach(pilot, scenario: Scenario) -> None:
@@ -161,8 +177,11 @@ async def back_to(pilot, scenario: Scenario) -> None:
     await reach(pilot, scenario)
 
 
-async def drive(pilot, scenarios: list[Scenario], *, check_output: bool = False, palette: bool = True) -> dict:
-    """Every key and palette command in every scenario; returns counts."""
+async def drive(pilot, scenarios: list[Scenario], *, check_output: bool = False, palette: bool = True,
+                commands_once: bool = False, keys_once: bool = False) -> dict:
+    """Every key and palette command in every scenario; returns counts. `commands_once` / `keys_once`: the
+    palette's commands / the keys are run on the first scenario of each screen type only (every scenario is
+    still reached, checked and its palette opened)."""
     app = pilot.app
     counts = {"scenarios": 0, "keys": 0, "commands": 0, "unsafe": []}
     done_types: set = set()  # screen types whose app-wide keys and commands were run already
@@ -175,6 +194,8 @@ async def drive(pilot, scenarios: list[Scenario], *, check_output: bool = False,
         first_of_type = screen_type not in done_types
         done_types.add(screen_type)
         keys = [k for k in keys_here(app, with_app=first_of_type) if k not in sc.skip]
+        if keys_once and not first_of_type:
+            keys = []
         for key in keys:
             t0 = time.perf_counter()
             await back_to(pilot, sc)
@@ -202,6 +223,9 @@ async def drive(pilot, scenarios: list[Scenario], *, check_output: bool = False,
             if bad:
                 counts["unsafe"].append((sc.name, "ctrl+p", bad[:3]))
         await back_to(pilot, sc)
+
+        if commands_once and not first_of_type:
+            continue
 
         def commands_here(first_of_type: bool = first_of_type) -> list:
             own = {b.description for b in getattr(app.screen, "BINDINGS", []) if isinstance(b, Binding)

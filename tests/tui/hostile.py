@@ -79,6 +79,7 @@ def make_hostile_store(path: Path) -> Path:
          "verdict": "pass", "n_nodes": 4, "n_block": 0, "n_warn": 0, "params": 1234, "flops": 5e6,
          "cost": json.dumps(cost), **common},
         {"id": UNGEN, "name": evil("ungen"), "error": evil("could not generate: "), "graph": None, "verdict": None,
+         "n_block": 0, "n_warn": 0,
          **common},
     ]
     finds = [

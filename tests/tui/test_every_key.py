@@ -110,3 +110,27 @@ async def test_seeded_random_keys_on_the_demo_store(demo):
         await settle(pilot)
         alive(app, "opening a design after the random keys")
     assert pressed == len(sequence) >= 2000
+
+
+async def test_screens_closed_as_soon_as_opened_do_not_crash(store_path):
+    """Enter then Escape faster than the screen mounts: Textual's Header watcher (and the screen's own
+    mount) ran after the screen was gone and the app exited with NoMatches."""
+    import asyncio
+
+    from crashproof import press
+
+    app = make_app(store_path, prefetch=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        for key in ["enter", "R", "X", "V", "K", "enter", "question_mark"] * 2:
+            before = app.screen
+            await press(pilot, key)
+            for _ in range(500):
+                if app.screen is not before:
+                    break
+                await asyncio.sleep(0.001)
+            app.design_cache.clear()
+            if len(app.screen_stack) > 1:
+                app.pop_screen()
+            await settle(pilot)
+            alive(app, f"{key} opened and closed at once")

@@ -185,3 +185,71 @@ def test_loss_plot_draws_every_point_whatever_their_number():
         bars = [line.split("┤" if "┤" in line else "│", 1)[1] for line in plot.splitlines()[:6]]
         assert all(len(b) == len(cols) for b in bars)
         assert any(ch != " " for ch in bars[-1]) if n > 1 else True
+
+
+async def test_runs_are_listed_after_a_restart_and_shown_on_their_design(store_path, monkeypatch):
+    """Before: after a restart the runs screen said "No runs yet" with runs stored; a design never showed
+    its runs; a second launch of the same run went without a word."""
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("enter")  # d-001
+        await settle(pilot)
+        await pilot.press("e")
+        await _confirm_device(pilot, app)
+        await _wait_for(pilot, lambda: app.run_handles and app.run_handles[0].run_id in app.stored_runs)
+        await settle(pilot)
+        # a second launch names the first
+        from archcurator.tui.screens.modals import ChoiceScreen
+
+        await pilot.press("e")
+        await _wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        note = str(app.screen.query_one(".dialog-help").render())
+        assert "already has 1 stored forward run" in note and "RuntimeError on cpu" in note
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("q")
+        await _wait_for(pilot, lambda: not app.is_running, timeout=30)
+    assert app.return_code == 0
+
+    app2 = make_app(store_path)
+    async with app2.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("X")
+        await settle(pilot)
+        await _wait_for(pilot, lambda: app2.screen.stored)
+        table = app2.screen.query_one("#runs-table")
+        assert table.row_count == 1
+        assert "RuntimeError at node fc" in str(app2.screen.query_one("#run-detail").render())
+        await pilot.press("enter")  # its design, the run next to the finding it confirms
+        await settle(pilot)
+        assert app2.screen.view.id == "d-001"
+        summary = str(app2.screen.query_one("#design-summary").render())
+        assert "RuntimeError at node fc on cpu — agrees with shape.flatten-linear-width" in summary
+        finding = str(app2.screen.query_one("#findings").get_option_at_index(0).prompt)
+        assert "run agrees" in finding
+
+
+async def test_quit_during_a_run_asks_and_stores_its_outcome(store_path, monkeypatch):
+    """Before: quitting during a run killed it and stored nothing."""
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    from archcurator.store.runs import list_runs
+    from archcurator.tui.screens.modals import ChoiceScreen
+
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        handle = await _start_training(pilot, app, "d-003", 10_000_000)
+        await _wait_for(pilot, lambda: handle.status() == "running")
+        await pilot.press("q")
+        await _wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen))
+        assert "1 run is still going" in str(app.screen.query_one(".dialog-title").render())
+        dialog = app.screen
+        dialog.query_one("#choices").highlighted = next(i for i, (v, _l) in enumerate(dialog.choices)
+                                                        if v == "cancel")
+        await pilot.press("enter")
+        await _wait_for(pilot, lambda: not app.is_running, timeout=60)
+    assert app.return_code == 0
+    runs = list_runs(store_path, design_id="d-003")
+    assert [(r["kind"], r["status"]) for r in runs] == [("train", "cancelled")]

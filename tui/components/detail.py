@@ -49,6 +49,7 @@ class DesignTabs(Vertical):
         self.curator = ""
         self.filled: set = set()
         self.live_runs: list = []
+        self.recent_stale = True  # the Recent tab is read when opened, and again after a step
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="tabs"):

@@ -22,7 +22,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, OptionList
+from textual.widgets import Footer, Input, OptionList
 
 from ..components.detail import DesignTabs
 from ..components.findings import VERDICT_LABEL, FindingsList
@@ -32,6 +32,7 @@ from ..components.run_outcome import relation
 from ..components.summary import DesignSummary
 from ..sanitise import visible
 from ..widgets.design_model import DesignView, catalogue_entry, catalogue_ids
+from ..widgets.header import AppHeader
 from ..widgets.messages import BulkPreview, DesignLoaded, NextFound, RecentLoaded
 from ..widgets.queue_list import QueueModel
 
@@ -98,7 +99,7 @@ class DesignScreen(Screen):
         self._last_item: tuple = ()
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Horizontal(id="design-body"):
             yield GraphPane(id="graph-pane")
             with Vertical(id="side-pane"):
@@ -130,10 +131,15 @@ class DesignScreen(Screen):
         self.set_class(self.size.height < 32, "short")
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         self.on_resize()
         self.findings.focus()
         self.show(self.design_id, self.index)
-        self.app.load_recent(self)
+
+    def on_tabbed_content_tab_activated(self, message) -> None:
+        if message.pane.id == "tab-recent" and self.tabs.recent_stale:
+            self.app.load_recent(self)
 
     # ---- loading -------------------------------------------------------------------
     def show(self, design_id: str, index: int | None) -> None:
@@ -190,6 +196,8 @@ class DesignScreen(Screen):
 
     # ---- drawing -------------------------------------------------------------------------
     def _display(self, view: DesignView) -> None:
+        if self not in self.app.screen_stack:
+            return  # a result that arrived after the screen was closed: nothing to draw on
         with self.app.batch_update():
             self._display_inner(view)
 
@@ -442,8 +450,9 @@ class DesignScreen(Screen):
                 self.app.mark_missed(view, result["nodes"], result["rule"], result["description"])
                 self.notify(f"missed defect recorded on {view.id}")
                 if self.view is view:
-                    self.findings.show(view, self.app.curator, self.findings.current_finding() and
-                                       self.findings.current_finding()["key"], self._run_marks(view))
+                    current = self.findings.current_finding()
+                    self.findings.show(view, self.app.curator, current["key"] if current else None,
+                                       self._run_marks(view))
                     self._item_changed()
 
         self.app.push_screen(MissedDefectScreen(view.id, list(view.graph.order), rules,
@@ -533,10 +542,13 @@ class DesignScreen(Screen):
         elif op.kind == "missed" and op.design_id == self.view.id:
             self.reload_if_showing(self.view.id)
         self._update_judging()
-        self.app.load_recent(self)
+        self.tabs.recent_stale = True
+        if self.tabs.active == "tab-recent":
+            self.app.load_recent(self)
 
     def on_recent_loaded(self, message: RecentLoaded) -> None:
         message.stop()
+        self.tabs.recent_stale = False
         self.tabs.show_recent(message.steps)
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:

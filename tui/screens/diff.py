@@ -13,10 +13,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from ..sanitise import visible
 from ..widgets.graph_text import args_text
+from ..widgets.header import AppHeader
 from ..widgets.lines import Line, LinesView
 from ..widgets.messages import DiffReady
 
@@ -51,7 +52,7 @@ class DiffScreen(Screen):
         self.request = 1
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         yield Static(id="diff-summary")
         yield LinesView(id="diff-lines")
         with VerticalScroll(id="diff-details-box"):
@@ -59,6 +60,8 @@ class DiffScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         self.sub_title = visible(f"diff: {self.base_name} ({self.base_kind}) → {self.view.id}")
         self.query_one("#diff-summary", Static).update(Text(visible(f"computing the diff against {self.base_name}…")))
         self.query_one("#diff-lines", LinesView).focus()

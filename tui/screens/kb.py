@@ -15,10 +15,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from ..sanitise import plain, visible
+from ..widgets.header import AppHeader
 from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
 
 STATUS_STYLE = {"active": "green", "proposed": "cyan", "retired": "dim", "merged": "dim", "narrowed": "dim",
@@ -43,6 +44,7 @@ class KnowledgeBaseScreen(Screen):
         Binding("s", "toggle_status", "Live/all", id="kb_show_all", show=False),
         Binding("E", "export", "Export pack", id="kb_export", show=False),
         Binding("f5", "reload", "Refresh", id="kb_refresh", show=False),
+        Binding("slash", "filter", "Filter", id="kb_filter", show=False),
         Binding("escape", "back", "Back", id="kb_back"),
     ]
     ACTION_HELP = {
@@ -58,6 +60,7 @@ class KnowledgeBaseScreen(Screen):
         "kb_show_all": "Show live propositions, or all of them",
         "kb_export": "Export the 20-cap pack (recorded)",
         "kb_refresh": "Read the knowledge base again",
+        "kb_filter": "Show only the propositions whose id or text holds what you type",
         "kb_back": "Back",
     }
 
@@ -74,10 +77,13 @@ class KnowledgeBaseScreen(Screen):
         self._select_after: int | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Horizontal(id="kb-body"):
             with Vertical(id="kb-left"):
                 yield Static(id="kb-status")
+                kb_filter = Input(placeholder="filter as you type — enter or esc leaves", id="kb-filter")
+                kb_filter.display = False
+                yield kb_filter
                 yield DataTable(id="kb-props", cursor_type="row", zebra_stripes=True)
             with Vertical(id="kb-right"):
                 yield Static(id="kb-detail")
@@ -94,6 +100,8 @@ class KnowledgeBaseScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         self.sub_title = "knowledge base"
         table = self.query_one("#kb-props", DataTable)
         table.add_columns("id", "status", "pin", "sup", "con", "≥95%", "pack", "proposition")
@@ -119,7 +127,8 @@ class KnowledgeBaseScreen(Screen):
         if message.request != self.request:
             return
         data = message.data
-        props = data["props"]
+        self._data = data
+        props = [p for p in data["props"] if self._matches(p)]
         current = self.current_id()
         self.props = {p.id: p for p in props}
         self.order = [p.id for p in props]
@@ -388,5 +397,34 @@ class KnowledgeBaseScreen(Screen):
             n = self.suggestions.narrowing[int(index)]
             self._run("narrow", n.prop_id, [str(n.condition)])
 
+    # ---- the `/` filter (type-ahead, as on the queue) ----------------------------------------------
+    def _matches(self, p) -> bool:
+        words = getattr(self, "_filter_words", ())
+        hay = f"{_label(p.id)} {p.text} {p.status}".lower()
+        return all(w in hay for w in words)
+
+    def action_filter(self) -> None:
+        field = self.query_one("#kb-filter", Input)
+        field.display = True
+        field.focus()
+
+    def on_input_changed(self, message: Input.Changed) -> None:
+        if message.input.id != "kb-filter":
+            return
+        message.stop()
+        self._filter_words = tuple(message.value.lower().split())
+        if getattr(self, "_data", None) is not None:
+            self.on_kb_loaded(KbLoaded(self._data, self.request))
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id == "kb-filter":
+            message.stop()
+            self.query_one("#kb-props", DataTable).focus()
+
     def action_back(self) -> None:
+        field = self.query_one("#kb-filter", Input)
+        if field.has_focus:
+            field.display = bool(field.value.strip())
+            self.query_one("#kb-props", DataTable).focus()
+            return
         self.dismiss()

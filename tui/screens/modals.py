@@ -58,6 +58,8 @@ class ChoiceScreen(ModalScreen):
                 for i in self.shown]
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         if self.filterable:
             self.query_one("#choice-filter", Input).focus()
         else:
@@ -184,6 +186,8 @@ class MissedDefectScreen(ModalScreen):
                 yield Button("Cancel", id="missed-cancel")
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         self.query_one("#missed-node-filter", Input).focus()
 
     # ---- nodes ----------------------------------------------------------------------------------

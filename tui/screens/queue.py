@@ -7,9 +7,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, ProgressBar, Static
+from textual.widgets import Footer, Input, ProgressBar, Static
 
 from ..sanitise import plain, visible
+from ..widgets.header import AppHeader
 from ..widgets.messages import NextFound, QueueLoaded, RowsLoaded
 from ..widgets.queue_list import SORTS, QueueList, QueueModel, header_text
 
@@ -69,7 +70,7 @@ class QueueScreen(Screen):
         self._search_timer = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Horizontal(id="queue-top"):
             yield Static(id="queue-status")
             yield ProgressBar(total=1, show_eta=False, id="queue-progress")
@@ -82,6 +83,8 @@ class QueueScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         if self.pick:
             self.sub_title = visible(self.pick_title or "pick a design (enter) — esc cancels")
         self.query_one("#search", Input).display = False
@@ -209,6 +212,9 @@ class QueueScreen(Screen):
 
     def apply_filters(self, filters: dict) -> None:
         """Show the queue filtered by exactly `filters` (a Reports row)."""
+        if self._search_timer is not None:
+            self._search_timer.stop()
+            self._search_timer = None
         self.model.filters.clear()
         self.model.filters.update({k: v for k, v in filters.items() if v not in (None, "")})
         search = self.query_one("#search", Input)

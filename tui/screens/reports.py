@@ -11,9 +11,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
 from ..sanitise import plain, visible
+from ..widgets.header import AppHeader
 from ..widgets.messages import AgreementLoaded, ReportsLoaded
 
 BAR_WIDTH = 30
@@ -79,7 +80,7 @@ class ReportsScreen(Screen):
         self.curators: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with TabbedContent(id="report-tabs"):
             with TabPane("Refusals by author", id="tab-refusals"):
                 with VerticalScroll():
@@ -98,6 +99,8 @@ class ReportsScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         self.sub_title = "reports"
         self.action_reload()
 

@@ -14,10 +14,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static
+from textual.widgets import DataTable, Footer, Static
 
 from ..components.findings import VERDICT_LABEL, VERDICT_STYLE
 from ..sanitise import plain, visible, visible_lines
+from ..widgets.header import AppHeader
 from ..widgets.messages import DisagreementsLoaded
 
 
@@ -49,13 +50,15 @@ class ReviewScreen(Screen):
         self.curators: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         yield Static(id="review-status")
         yield DataTable(id="review-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="review-detail")
         yield Footer()
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         self.sub_title = "review: where curators disagree"
         self.query_one("#review-table", DataTable).focus()
         self.action_reload()

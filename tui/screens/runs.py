@@ -16,10 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Footer, ProgressBar, Static
 
 from ..components.run_outcome import failed_node
 from ..sanitise import plain, visible, visible_lines
+from ..widgets.header import AppHeader
 from ..widgets.messages import RunsLoaded
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
@@ -118,7 +119,7 @@ class RunsScreen(Screen):
         self.rows: list[tuple[str, object]] = []  # ("live", handle) | ("stored", run row)
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Horizontal(id="runs-body"):
             with Vertical(id="runs-left"):
                 yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
@@ -131,6 +132,8 @@ class RunsScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         self.sub_title = "runs"
         table = self.query_one("#runs-table", DataTable)
         table.add_columns("run", "kind", "design", "status", "device", "seconds", "result")
