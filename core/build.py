@@ -14,6 +14,10 @@ from .ops import OP_TABLE
 _KEY_DOT = "\u00b7"  # ModuleDict keys may not contain '.'
 
 
+#: The attribute a forward pass's exception carries: the id of the node whose module raised it.
+FAILED_NODE_ATTR = "archcurator_node"
+
+
 class BuildError(Exception):
     """The design cannot be built as a torch module; the message says why.
 
@@ -145,7 +149,12 @@ def _graph_module_class():
                 try:
                     out = self.layers[key](*args)
                 except Exception as exc:
-                    exc.archgraph_node = node_id  # which node raised, for whoever observes the run
+                    # the launcher reports which node failed (runs compare it with the findings)
+                    if getattr(exc, FAILED_NODE_ATTR, None) is None:
+                        try:
+                            setattr(exc, FAILED_NODE_ATTR, node_id)
+                        except Exception:  # noqa: BLE001 - an exception that takes no attributes
+                            pass
                     raise
                 env[node_id] = _flatten(out)
             return env

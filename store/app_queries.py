@@ -53,8 +53,13 @@ def queue_ids(db: DB, filters: dict | None = None, sort=None, curator: str | Non
     `curator`'s own when given."""
     f = _clean_filters(filters)
     f.pop("curator", None)
+    flagged = f.pop("flagged", None)
     needs_judged = "judged" in f or bool(JUDGED_SORTS & set(_sort_keys(sort)))
     where, params = filters_sql(f)
+    if flagged:
+        where += (" AND " if where else " WHERE ") + "id IN (SELECT design_id FROM current_flags" + \
+            (" WHERE curator = ?)" if curator else ")")
+        params = params + ([curator] if curator else [])
     order = order_sql(sort)
     if needs_judged:
         cte, p1 = judged_cte(curator)
@@ -76,7 +81,11 @@ jf AS (SELECT f.design_id, count(DISTINCT f.key) AS n_judged
        WHERE NOT f.stale GROUP BY f.design_id),
 clean AS (SELECT DISTINCT design_id FROM cj WHERE finding_key IS NULL),
 md AS (SELECT design_id, count(*) AS n_missed FROM missed_defects
-       WHERE retracted_at IS NULL AND design_id IN (SELECT id FROM ids) GROUP BY design_id)
+       WHERE retracted_at IS NULL AND design_id IN (SELECT id FROM ids) GROUP BY design_id),
+fl AS (SELECT design_id, count(*) AS n_flagged FROM current_flags
+       WHERE design_id IN (SELECT id FROM ids) {curator} GROUP BY design_id),
+br AS (SELECT design_id, min(rule) AS block_rule, count(DISTINCT rule) AS n_block_rules FROM findings
+       WHERE design_id IN (SELECT id FROM ids) AND NOT stale AND severity = 'block' GROUP BY design_id)
 SELECT {cols}, d.n_block + d.n_warn AS n_findings, coalesce(jf.n_judged, 0) AS n_judged,
        CASE WHEN d.error IS NOT NULL THEN NULL
             WHEN d.n_block + d.n_warn = 0 THEN
@@ -84,23 +93,27 @@ SELECT {cols}, d.n_block + d.n_warn AS n_findings, coalesce(jf.n_judged, 0) AS n
             WHEN coalesce(jf.n_judged, 0) = 0 THEN 'unjudged'
             WHEN jf.n_judged < d.n_block + d.n_warn THEN 'partly'
             ELSE 'judged' END AS judged,
-       coalesce(md.n_missed, 0) AS n_missed
+       coalesce(md.n_missed, 0) AS n_missed, coalesce(fl.n_flagged, 0) AS n_flagged,
+       br.block_rule, coalesce(br.n_block_rules, 0) AS n_block_rules
 FROM designs d
 JOIN ids ON ids.id = d.id
 LEFT JOIN jf ON jf.design_id = d.id
 LEFT JOIN clean ON clean.design_id = d.id
 LEFT JOIN md ON md.design_id = d.id
+LEFT JOIN fl ON fl.design_id = d.id
+LEFT JOIN br ON br.design_id = d.id
 """
 
 
 def rows_for(db: DB, ids: Iterable[str], curator: str | None = None) -> dict[str, dict]:
-    """{id: row} for these designs: the list columns, n_findings, n_judged, judged, n_missed."""
+    """{id: row} for these designs: the list columns, n_findings, n_judged, judged, n_missed, n_flagged
+    (findings flagged for later by `curator`), block_rule (the first blocking rule) and n_block_rules."""
     ids = list(ids)
     if not ids:
         return {}
     sql = _ROWS_SQL.format(cols=", ".join("d." + c for c in LIST_COLUMNS),
                            curator="AND curator = ?" if curator else "")
-    params: list[Any] = [ids] + ([curator] if curator else [])
+    params: list[Any] = [ids] + ([curator, curator] if curator else [])
     with reading(db) as con:
         cur = con.execute(sql, params)
         names = [d[0] for d in cur.description]
@@ -115,9 +128,15 @@ def first_unfinished(db: DB, ids: list[str], curator: str | None = None, chunk: 
             rows = rows_for(con, part, curator)
             for k, did in enumerate(part):
                 r = rows.get(did)
-                if r is not None and r["judged"] in ("unjudged", "partly"):
+                if r is not None and r["judged"] in ("unjudged", "partly") and not _all_left_flagged(r):
                     return start + k
     return None
+
+
+def _all_left_flagged(row: dict) -> bool:
+    """Every finding the curator has not judged is flagged for later: "next to judge" passes it by."""
+    flagged = row.get("n_flagged") or 0
+    return flagged > 0 and (row.get("n_judged") or 0) + flagged >= (row.get("n_findings") or 0)
 
 
 def facets(db: DB) -> dict:
@@ -159,11 +178,15 @@ def progress(db: DB, filters: dict | None = None, curator: str | None = None) ->
 
 def design_bundle(db: DB, design_id: str, curator: str | None = None) -> dict | None:
     """Everything the design screen shows: `store.designs.get_design` plus
-    `children` (ids derived from it) and `parent_stored` (whether its parent is here)."""
+    `children` (ids derived from it), `parent_stored` (whether its parent is here) and `flags`
+    ({finding key (None: the design): note} flagged for later by `curator`)."""
     with reading(db) as con:
         d = get_design(con, design_id, curator)
         if d is None:
             return None
+        d["flags"] = {k: n for k, n in con.execute(
+            "SELECT finding_key, note FROM current_flags WHERE design_id = ? AND curator = ?",
+            [design_id, curator or ""]).fetchall()}
         d["children"] = [r[0] for r in con.execute(
             "SELECT id FROM designs WHERE parent = ? ORDER BY id LIMIT 50", [design_id]).fetchall()]
         d["parent_stored"] = bool(d.get("parent")) and con.execute(
@@ -193,6 +216,56 @@ def reference_graph(db: DB, name: str) -> tuple[dict | None, str]:
             return json.loads(path.read_text(encoding="utf-8")), str(path)
     graph = design_graph(db, name)
     return graph, (f"store:{name}" if graph is not None else "")
+
+
+# ---- bulk verdicts, disagreements --------------------------------------------------------------
+
+def bulk_targets(db: DB, rule: str, curator: str, *, design_id: str | None = None,
+                 filters: dict | None = None) -> dict:
+    """The live findings of `rule` on one design (`design_id`) or on every design of the filtered queue:
+    {"targets": [(design_id, key)] not yet judged by `curator`, "findings": all of them, "designs": designs
+    the targets are on, "judged": those already judged (left as they are)}."""
+    with reading(db) as con:
+        if design_id is not None:
+            ids = [design_id]
+        else:
+            ids = queue_ids(con, filters, None, curator)
+        rows = con.execute("""
+            SELECT f.design_id, f.key, cj.verdict IS NOT NULL AS judged
+            FROM findings f
+            JOIN (SELECT unnest(?::VARCHAR[]) AS id) q ON q.id = f.design_id
+            LEFT JOIN current_judgments cj ON cj.design_id = f.design_id AND cj.finding_key = f.key
+                 AND cj.curator = ?
+            WHERE f.rule = ? AND NOT f.stale ORDER BY f.design_id, f.key""", [ids, curator, rule]).fetchall()
+    targets = [(d, k) for d, k, judged in rows if not judged]
+    return {"targets": targets, "findings": len(rows), "judged": len(rows) - len(targets),
+            "designs": len({d for d, _ in targets})}
+
+
+def disagreements(db: DB, limit: int = 2000) -> list[dict]:
+    """Findings whose current verdicts differ between curators, with every curator's verdict and note and
+    the adjudicated final verdict if any: design_id, key, rule, severity, message, votes {curator: {verdict,
+    note}}, final, adjudicator."""
+    with reading(db) as con:
+        rows = con.execute(f"""
+            WITH split AS (
+                SELECT design_id, finding_key FROM current_judgments WHERE finding_key IS NOT NULL
+                GROUP BY design_id, finding_key HAVING count(DISTINCT verdict) > 1
+                ORDER BY design_id, finding_key LIMIT {int(limit)})
+            SELECT s.design_id, s.finding_key, f.rule, f.severity, f.message, cj.curator, cj.verdict, cj.note,
+                   ca.verdict, ca.adjudicator
+            FROM split s
+            JOIN current_judgments cj ON cj.design_id = s.design_id AND cj.finding_key = s.finding_key
+            LEFT JOIN findings f ON f.design_id = s.design_id AND f.key = s.finding_key
+            LEFT JOIN current_adjudications ca ON ca.design_id = s.design_id AND ca.finding_key = s.finding_key
+            ORDER BY s.design_id, s.finding_key, cj.curator""").fetchall()
+    out: dict = {}
+    for did, key, rule, severity, message, who, verdict, note, final, adjudicator in rows:
+        item = out.setdefault((did, key), {"design_id": did, "key": key, "rule": rule, "severity": severity,
+                                           "message": message, "votes": {}, "final": final,
+                                           "adjudicator": adjudicator})
+        item["votes"][who] = {"verdict": verdict, "note": note}
+    return list(out.values())
 
 
 # ---- the adapter the app holds ------------------------------------------------------------
@@ -270,10 +343,37 @@ class AppStore:
 
         return record_judgment(self.db, design_id, finding_key, self.curator, verdict, note or None)
 
-    def undo(self, event_id: int) -> int:
-        from .judgments import undo_judgment
+    def note(self, design_id: str, finding_key: str | None, note: str | None) -> int:
+        from .judgments import record_note
 
-        return undo_judgment(self.db, event_id, self.curator)
+        return record_note(self.db, design_id, finding_key, self.curator, note)
+
+    def flag(self, design_id: str, finding_key: str | None, flagged: bool = True) -> int:
+        from .judgments import set_flag
+
+        return set_flag(self.db, design_id, finding_key, self.curator, flagged)
+
+    def bulk_preview(self, rule: str, design_id: str | None, filters: dict | None) -> dict:
+        return bulk_targets(self.db, rule, self.curator, design_id=design_id, filters=filters)
+
+    def judge_bulk(self, rule: str, verdict: str, design_id: str | None, filters: dict | None) -> dict:
+        """Judge the findings the preview counted (read again, in the same way) as one step."""
+        from .judgments import record_bulk
+
+        found = bulk_targets(self.db, rule, self.curator, design_id=design_id, filters=filters)
+        if not found["targets"]:
+            return {"step": None, "n": 0, "designs": []}
+        return record_bulk(self.db, found["targets"], self.curator, verdict)
+
+    def undo_last(self) -> dict | None:
+        from .judgments import undo_last_step
+
+        return undo_last_step(self.db, self.curator)
+
+    def recent(self, limit: int = 12) -> list[dict]:
+        from .judgments import recent_steps
+
+        return recent_steps(self.db, self.curator, limit)
 
     def mark_missed(self, design_id: str, nodes, rule: str | None, description: str | None) -> int:
         from .missed import record_missed_defect
@@ -284,6 +384,37 @@ class AppStore:
         from .missed import retract_missed_defect
 
         retract_missed_defect(self.db, defect_id, self.curator)
+
+    # two curators
+    def disagreements(self) -> list[dict]:
+        return disagreements(self.db)
+
+    def adjudicate(self, design_id: str, finding_key: str, verdict: str, note: str | None = None) -> int:
+        from .judgments import adjudicate
+
+        return adjudicate(self.db, design_id, finding_key, self.curator, verdict, note)
+
+    def curators(self) -> list[str]:
+        from .judgments import curators
+
+        return curators(self.db)
+
+    def agreement(self, a: str, b: str) -> dict:
+        from .reports import agreement_report
+
+        return agreement_report(self.db, a, b)
+
+    # runs
+    def runs(self, limit: int = 300) -> list[dict]:
+        """Runs of designs, newest first (what the runs screen lists after a restart)."""
+        from .runs import list_design_runs
+
+        return list_design_runs(self.db, limit=limit)
+
+    def design_runs(self, design_id: str) -> list[dict]:
+        from .runs import list_runs
+
+        return list_runs(self.db, design_id=design_id, limit=50)
 
     # the knowledge base
     def kb_view(self, status: str = "live") -> dict:

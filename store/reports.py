@@ -97,11 +97,27 @@ def rules_report(db: DB, curator: str | None = None) -> dict:
     naming the rule), recall (real / (real + missed), only where a missed
     defect names the rule; else null).
 
-    A finding's verdict: `curator`'s current one when given; otherwise the
-    verdict most curators currently give it (a tie is `unsure`).
+    A finding's verdict: `curator`'s current one when given; otherwise its
+    adjudicated final verdict where curators disagreed and an adjudicator
+    decided, else the verdict most curators currently give it (a tie is
+    `unsure`).
+
+    Missed defects count for a rule only when it is a known rule (the check
+    catalogue's, or one that fired in this store); the others (recorded as
+    `other: TEXT`, or names no rule has) are listed apart under `other`:
+    [{"rule", "missed"}], never as rows of phantom rules.
     """
+    from .missed import catalogue_rules
+
     where = " AND curator = ?" if curator else ""
     params = [curator] if curator else []
+    adjudicated = "" if curator else """
+            UNION ALL
+            SELECT design_id, finding_key, verdict FROM current_adjudications"""
+    skip_adjudicated = "" if curator else """
+                WHERE NOT EXISTS (SELECT 1 FROM current_adjudications a
+                                  WHERE a.design_id = votes.design_id AND a.finding_key = votes.finding_key)"""
+    known = sorted(catalogue_rules())
     with reading(db) as con:
         rows = con.execute(f"""
             WITH votes AS (
@@ -116,7 +132,7 @@ def rules_report(db: DB, curator: str | None = None) -> dict:
                        CASE WHEN r > fa AND r > u THEN 'real'
                             WHEN fa > r AND fa > u THEN 'false_alarm'
                             ELSE 'unsure' END AS v
-                FROM votes),
+                FROM votes{skip_adjudicated}{adjudicated}),
             per AS (
                 SELECT f.rule,
                        count(*) FILTER (WHERE NOT f.stale) AS firings,
@@ -131,15 +147,21 @@ def rules_report(db: DB, curator: str | None = None) -> dict:
                 FROM findings f
                 LEFT JOIN fv ON fv.design_id = f.design_id AND fv.finding_key = f.key
                 GROUP BY f.rule),
+            known AS (SELECT unnest(?::VARCHAR[]) AS rule UNION SELECT DISTINCT rule FROM findings),
             miss AS (
                 SELECT rule, count(*) AS missed FROM missed_defects
-                WHERE retracted_at IS NULL AND rule IS NOT NULL GROUP BY rule)
+                WHERE retracted_at IS NULL AND rule IN (SELECT rule FROM known) GROUP BY rule)
             SELECT coalesce(per.rule, miss.rule) AS rule,
                    coalesce(firings, 0), coalesce(designs, 0), coalesce(block, 0), coalesce(warn, 0),
                    coalesce(stale, 0), coalesce(real, 0), coalesce(false_alarm, 0), coalesce(unsure, 0),
                    coalesce(unjudged, 0), coalesce(missed, 0)
             FROM per FULL OUTER JOIN miss ON miss.rule = per.rule
-            ORDER BY 2 DESC, 1""", params).fetchall()
+            ORDER BY 2 DESC, 1""", params + [known]).fetchall()
+        other = con.execute("""
+            SELECT rule, count(*) FROM missed_defects
+            WHERE retracted_at IS NULL AND rule IS NOT NULL
+              AND rule NOT IN (SELECT unnest(?::VARCHAR[])) AND rule NOT IN (SELECT DISTINCT rule FROM findings)
+            GROUP BY rule ORDER BY 2 DESC, 1""", [known]).fetchall()
     out = []
     for (rule, firings, designs, block, warn, stale, real, fa, unsure, unjudged, missed) in rows:
         n = real + fa
@@ -151,7 +173,7 @@ def rules_report(db: DB, curator: str | None = None) -> dict:
             "missed": missed,
             "recall": (real / (real + missed)) if missed else None,
         })
-    return {"rows": out, "curator": curator}
+    return {"rows": out, "curator": curator, "other": [{"rule": r, "missed": n} for r, n in other]}
 
 
 AGREEMENT_CATEGORIES = ("real", "false_alarm", "unsure")

@@ -96,3 +96,19 @@ def list_runs(db: DB, *, design_id: str | None = None, question_id: str | None =
         for k in ("metrics", "spec"):
             r[k] = None if r[k] is None else json.loads(r[k])
     return rows
+
+
+def list_design_runs(db: DB, *, limit: int | None = 300) -> list[dict]:
+    """Runs of designs (not of questions), newest first, metrics and spec parsed: what the app's runs
+    screen lists, so runs launched before a restart are still there."""
+    sql = "SELECT * FROM runs WHERE design_id IS NOT NULL ORDER BY id DESC"
+    if limit:
+        sql += f" LIMIT {int(limit)}"
+    with reading(db) as con:
+        cur = con.execute(sql)
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, r)) for r in cur.fetchall()]
+    for r in rows:
+        for k in ("metrics", "spec"):
+            r[k] = None if r[k] is None else json.loads(r[k])
+    return rows

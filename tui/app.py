@@ -1,15 +1,17 @@
-"""CuratorApp: the curator's terminal app (queue, design, diff, judging, reports).
+"""CuratorApp: the curator's terminal app (queue, design, diff, judging, reports, runs, KB, review).
 
-Shape (after Harlequin): the UI never touches DuckDB. Every store call goes
+Shape (after Harlequin): the UI never touches DuckDB. Every store read goes
 through `store.app_queries.AppStore` inside a thread worker defined here
 (`@work(thread=True, exclusive=True, group=..., exit_on_error=False)`); each
 worker sends its result back as a Message (`tui.widgets.messages`) and one
-`Worker.StateChanged` handler reports failures. Nothing here imports torch:
-graphs are parsed and shapes inferred by core's pure-Python walk.
+`Worker.StateChanged` handler reports failures. Writes go through the write
+queue (`tui.writes`), runs through the run bridge (`tui.run_bridge`).
+Nothing here imports torch: graphs are parsed and shapes inferred by core's
+pure-Python walk.
 
-Writes (judgments, undos, missed defects) go through one FIFO: one write
-worker at a time, in the order the curator acted, so an undo always follows
-the judgment it undoes. Quitting waits for the queue to drain.
+Everything shown that came from outside (ids, names, messages, notes, logs)
+is plain text made visible by `tui.sanitise`: never markup, never a raw
+control character.
 """
 
 from __future__ import annotations
@@ -17,9 +19,8 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 
 from textual import work
@@ -31,9 +32,13 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from archcurator.store.app_queries import AppStore
 
 from .config import Config, load_config
+from .run_bridge import RunBridge
+from .sanitise import markup_escape, one_line, visible, visible_lines
 from .widgets.messages import (
+    AgreementLoaded,
     DesignLoaded,
     DiffReady,
+    DisagreementsLoaded,
     FacetsLoaded,
     KbDetailLoaded,
     KbLoaded,
@@ -42,52 +47,29 @@ from .widgets.messages import (
     NextFound,
     ProgressLoaded,
     QueueLoaded,
+    RecentLoaded,
     ReportsLoaded,
     RowsLoaded,
+    RunsLoaded,
     RunUpdate,
     WriteDone,
 )
-from .widgets.queue_list import QueueModel
+from .widgets.queue_list import QueueModel, id_width
+from .writes import WRITE_GROUP, WriteOp, WriteQueue
 
 CACHE_SIZE = 32  # prepared designs kept for instant back/next
-
-
-@dataclass
-class SessionEvent:
-    """Something the curator did in this session that undo can take back."""
-
-    kind: str  # judgment | clean | missed
-    design_id: str
-    finding_key: str | None
-    verdict: str | None  # real | false_alarm | unsure | clean; the rule for a missed defect
-    note: str | None = None
-    event_id: int | None = None  # the store's id, once written
-    failed: bool = False
-
-    def describe(self) -> str:
-        if self.kind == "missed":
-            return f"missed defect on {self.design_id}"
-        what = self.finding_key or "the design"
-        return f"{(self.verdict or '').replace('_', ' ')} on {what} ({self.design_id})"
-
-
-@dataclass
-class WriteOp:
-    kind: str  # judge | undo | missed
-    event: SessionEvent
-    nodes: list | None = None
-    description: str | None = None
 
 
 # Help lines for palette entries, by binding id.
 ACTION_HELP = {
     "help": "Every key, and where the config file lives",
-    "quit": "Quit (waits for judgments to be saved)",
-    "undo": "Undo the last judgment or missed defect of this session",
-    "reports": "Refusal rate by author; precision per rule",
+    "quit": "Quit (waits for judgments to be saved; asks what to do with runs still going)",
+    "undo": "Undo your last step (a verdict, a note, a bulk verdict, a flag, a missed defect), even after a restart",
+    "reports": "Refusal rate by author; precision per rule; agreement between two curators",
     "refresh": "Re-read the store (after an import from the command line)",
-    "open_runs": "Runs launched from the app",
+    "open_runs": "Runs launched from the app, and those stored before",
     "open_kb": "The proposition knowledge base",
+    "open_review": "Findings two curators judged differently: record the final verdict",
 }
 
 
@@ -97,6 +79,7 @@ class CuratorApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "archcurator"
     ENABLE_COMMAND_PALETTE = True
+    TRAIN_STEPS = 200  # a short training launched from the app
     BINDINGS = [
         Binding("question_mark,f1", "help", "Help", id="help"),
         Binding("q", "quit", "Quit", id="quit"),
@@ -104,6 +87,7 @@ class CuratorApp(App[int]):
         Binding("R", "reports", "Reports", id="reports"),
         Binding("K", "open_kb", "Knowledge base", id="open_kb", show=False),
         Binding("X", "open_runs", "Runs", id="open_runs", show=False),
+        Binding("V", "open_review", "Review", id="open_review", show=False),
         Binding("f5", "refresh", "Refresh", id="refresh", show=False),
     ]
 
@@ -119,25 +103,20 @@ class CuratorApp(App[int]):
         self.cursor_blink = self.config.cursor_blink if cursor_blink is None else cursor_blink
         self.prefetch_enabled = prefetch
         self.main_queue = QueueModel()
-        self.session: list[SessionEvent] = []
+        self.writes = WriteQueue(self)
+        self.runs = RunBridge(self)
+        self.steps_this_session = 0
         self.design_cache: OrderedDict = OrderedDict()
         self.facets: dict = {}
         self.progress: dict | None = None
-        self._writes: deque[WriteOp] = deque()
-        self._write_running = False
-        self._current_write: WriteOp | None = None
-        self._quit_when_saved = False
+        self._quitting = False
         self._versions: dict[str, int] = {}  # design id -> writes submitted (stale prefetch guard)
         self._progress_timer = None
-        self._design_request: tuple | None = None
         self._started = False
         self.gc_tuning = True
         self._gc_threshold = gc.get_threshold()
         self._last_input = 0.0
-        self.run_handles: list = []  # runs launched in this session, oldest first
-        self.stored_runs: dict = {}  # run id -> the store's run id
-        self._persisting: set = set()
-        self.sub_title = f"{self.db_path.name} · curator {self.curator}"
+        self.sub_title = visible(f"{self.db_path.name} · curator {self.curator}")
 
     # ---- start-up ----------------------------------------------------------------
     def get_default_screen(self) -> Screen:
@@ -158,6 +137,14 @@ class CuratorApp(App[int]):
             self.load_facets()
             self.load_progress(dict(self.main_queue.filters))
             self._tune_gc()
+
+    # ---- what is shown: plain text, never markup ------------------------------------------
+    def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
+               markup: bool = False) -> None:
+        """Every notification is plain text made visible: ids and messages come from outside, and a
+        screen's or widget's `notify` passes `markup=True` by default, so markup is never read here."""
+        super().notify(visible_lines(message), title=visible(title), severity=severity, timeout=timeout,
+                       markup=False)
 
     # ---- garbage collection off the keystroke path ------------------------------------------
     def _tune_gc(self) -> None:
@@ -186,10 +173,13 @@ class CuratorApp(App[int]):
 
     # ---- workers: reads ------------------------------------------------------------
     def _post(self, target, message) -> None:
-        """Send a worker's result unless the worker was cancelled meanwhile."""
+        """Send a worker's result unless the worker was cancelled, or its screen closed, meanwhile."""
         worker = get_current_worker()
-        if not worker.is_cancelled:
-            target.post_message(message)
+        if worker.is_cancelled:
+            return
+        if isinstance(target, Screen) and target not in self.screen_stack:
+            return
+        target.post_message(message)
 
     @work(thread=True, exclusive=True, group="facets", exit_on_error=False)
     def load_facets(self) -> None:
@@ -198,7 +188,7 @@ class CuratorApp(App[int]):
     @work(thread=True, exclusive=True, group="queue", exit_on_error=False)
     def load_queue(self, target, model: QueueModel, generation: int, select: str | None = None) -> None:
         ids, rows = self.store.queue_start(dict(model.filters), model.sort, around=select)
-        self._post(target, QueueLoaded(model, generation, ids, select, rows))
+        self._post(target, QueueLoaded(model, generation, ids, select, rows, id_width(ids)))
 
     @work(thread=True, exclusive=True, group="rows", exit_on_error=False)
     def load_rows(self, target, model: QueueModel, generation: int, ids: list[str]) -> None:
@@ -241,6 +231,18 @@ class CuratorApp(App[int]):
         k = self.store.first_unfinished(ids)
         self._post(target, NextFound(None if k is None else base + k, request))
 
+    @work(thread=True, exclusive=True, group="recent", exit_on_error=False)
+    def load_recent(self, target) -> None:
+        self._post(target, RecentLoaded(self.store.recent(12)))
+
+    @work(thread=True, exclusive=True, group="bulk-preview", exit_on_error=False)
+    def bulk_preview(self, target, rule: str, design_id: str, filters: dict, request: int) -> None:
+        from .widgets.messages import BulkPreview
+
+        here = self.store.bulk_preview(rule, design_id, None)
+        queue = self.store.bulk_preview(rule, None, filters)
+        self._post(target, BulkPreview(rule, here, queue, request))
+
     @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
     def compute_diff(self, target, base_kind: str, base_name: str, b_graph: dict, b_label: str,
                      request: int) -> None:
@@ -282,7 +284,19 @@ class CuratorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="reports", exit_on_error=False)
     def load_reports(self, target) -> None:
-        self._post(target, ReportsLoaded(self.store.refusals(), self.store.rules()))
+        self._post(target, ReportsLoaded(self.store.refusals(), self.store.rules(), self.store.curators()))
+
+    @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
+    def load_agreement(self, target, a: str, b: str) -> None:
+        self._post(target, AgreementLoaded(self.store.agreement(a, b)))
+
+    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
+    def load_disagreements(self, target) -> None:
+        self._post(target, DisagreementsLoaded(self.store.disagreements()))
+
+    @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
+    def load_runs(self, target) -> None:
+        self._post(target, RunsLoaded(self.store.runs()))
 
     # ---- the design cache ----------------------------------------------------------
     def cache_view(self, view) -> None:
@@ -312,31 +326,75 @@ class CuratorApp(App[int]):
         # prefetched views arrive here (request -1); the design screen's own go to it
         self.cache_view(message.view)
 
-    # ---- judging: optimistic local state + the write FIFO ---------------------------
+    def forget_design(self, design_id: str) -> None:
+        """A write changed this design in ways only the store knows: drop what is cached of it."""
+        self._bump(design_id)
+        self.design_cache.pop(design_id, None)
+
+    # ---- judging: optimistic local state, then the write queue ---------------------------
     def _bump(self, design_id: str) -> None:
         self._versions[design_id] = self._versions.get(design_id, 0) + 1
 
-    def judge(self, view, finding: dict | None, verdict: str, note: str | None = None) -> SessionEvent:
+    def submit(self, op: WriteOp) -> None:
+        if op.design_id is not None:
+            self._bump(op.design_id)
+        if op.kind in ("undo", "bulk", "adjudicate"):
+            self.design_cache.clear()  # which designs change, the store says when it is done
+        if op.kind != "undo":
+            self.steps_this_session += 1
+        self.writes.submit(op)
+
+    @property
+    def writes_pending(self) -> int:
+        return self.writes.pending
+
+    def judge(self, view, finding: dict | None, verdict: str, note: str | None = None) -> None:
         """Record a verdict on a finding (or `clean` on the design, finding None)."""
         key = finding["key"] if finding is not None else None
-        event = SessionEvent("clean" if key is None else "judgment", view.id, key, verdict, note)
+        mine = {"verdict": verdict, "note": note}
         if finding is not None:
             finding["verdict"] = verdict
-            finding.setdefault("judgments", {})[self.curator] = {"verdict": verdict, "note": note}
+            finding.setdefault("judgments", {})[self.curator] = mine
         else:
-            view.data.setdefault("design_judgments", {})[self.curator] = {"verdict": "clean", "note": note}
+            view.data.setdefault("design_judgments", {})[self.curator] = mine
+        (view.data.get("flags") or {}).pop(key, None)
         self._local_row_update(view)
-        self.session.append(event)
-        self._submit(WriteOp("judge", event))
-        return event
+        self.submit(WriteOp("judge", view.id, {"key": key, "verdict": verdict, "note": note}))
 
-    def mark_missed(self, view, nodes: list[str], rule: str | None, description: str | None) -> SessionEvent:
-        event = SessionEvent("missed", view.id, None, rule, description)
+    def save_note(self, view, finding: dict | None, note: str | None) -> None:
+        """A note added to (or changed on) a verdict already given: the verdict stays."""
+        key = finding["key"] if finding is not None else None
+        holder = finding.get("judgments", {}) if finding is not None else view.data.get("design_judgments", {})
+        if self.curator in holder:
+            holder[self.curator] = dict(holder[self.curator], note=note)
+        self.submit(WriteOp("note", view.id, {"key": key, "note": note}))
+
+    def flag(self, view, finding: dict | None, flagged: bool) -> None:
+        key = finding["key"] if finding is not None else None
+        flags = view.data.setdefault("flags", {})
+        if flagged:
+            flags[key] = None
+        else:
+            flags.pop(key, None)
+        self._local_row_update(view)
+        self.submit(WriteOp("flag", view.id, {"key": key, "flagged": flagged}))
+
+    def mark_missed(self, view, nodes: list[str], rule: str | None, description: str | None) -> None:
         view.data.setdefault("missed_defects", []).append(
             {"id": None, "curator": self.curator, "nodes": nodes, "rule": rule, "description": description})
-        self.session.append(event)
-        self._submit(WriteOp("missed", event, nodes=nodes, description=description))
-        return event
+        self.submit(WriteOp("missed", view.id, {"nodes": nodes, "rule": rule, "description": description}))
+
+    def retract_missed(self, view, defect: dict) -> None:
+        if defect in view.data.get("missed_defects", []):
+            view.data["missed_defects"].remove(defect)
+        self.submit(WriteOp("retract", view.id, {"defect_id": defect["id"]}))
+
+    def bulk_judge(self, rule: str, verdict: str, scope: str, design_id: str, filters: dict) -> None:
+        self.submit(WriteOp("bulk", design_id, {"rule": rule, "verdict": verdict, "scope": scope,
+                                                "filters": dict(filters)}))
+
+    def adjudicate(self, design_id: str, key: str, verdict: str, note: str | None = None) -> None:
+        self.submit(WriteOp("adjudicate", design_id, {"key": key, "verdict": verdict, "note": note}))
 
     def _local_row_update(self, view) -> None:
         row = self.main_queue.rows.get(view.id)
@@ -344,6 +402,7 @@ class CuratorApp(App[int]):
             return
         done, total = view.judged_count()
         row["n_judged"] = done
+        row["n_flagged"] = len(view.data.get("flags") or {})
         if total == 0:
             row["judged"] = "judged" if view.is_clean_marked(self.curator) else "unjudged"
         else:
@@ -359,68 +418,48 @@ class CuratorApp(App[int]):
                     ql.row_changed(design_id)
 
     def action_undo(self) -> None:
-        while self.session and self.session[-1].failed:
-            self.session.pop()
-        if not self.session:
-            self.notify("nothing to undo in this session")
-            return
-        event = self.session.pop()
-        self._submit(WriteOp("undo", event))
-
-    def _submit(self, op: WriteOp) -> None:
-        self._bump(op.event.design_id)
-        if op.kind == "undo":
-            self.design_cache.pop(op.event.design_id, None)
-        self._writes.append(op)
-        self._pump()
-
-    def _pump(self) -> None:
-        if self._write_running:
-            return
-        if not self._writes:
-            if self._quit_when_saved:
-                self.exit(0)
-            return
-        op = self._writes.popleft()
-        self._write_running = True
-        self._current_write = op
-        self._run_write(op)
-
-    @property
-    def writes_pending(self) -> int:
-        return len(self._writes) + (1 if self._write_running else 0)
-
-    @work(thread=True, exclusive=True, group="write", exit_on_error=False)
-    def _run_write(self, op: WriteOp) -> None:
-        ev = op.event
-        if op.kind == "judge":
-            result = self.store.judge(ev.design_id, ev.finding_key, ev.verdict, ev.note)
-        elif op.kind == "missed":
-            result = self.store.mark_missed(ev.design_id, op.nodes or [], ev.verdict, op.description)
-        elif op.kind == "undo":
-            if ev.event_id is None:
-                raise RuntimeError(f"cannot undo {ev.describe()}: it was never saved")
-            if ev.kind == "missed":
-                self.store.retract_missed(ev.event_id)
-                result = ev.event_id
-            else:
-                result = self.store.undo(ev.event_id)
-        else:  # pragma: no cover
-            raise ValueError(op.kind)
-        self.post_message(WriteDone(op, result))
+        self.submit(WriteOp("undo"))
 
     def on_write_done(self, message: WriteDone) -> None:
-        op = message.op
-        if op.kind in ("judge", "missed"):
-            op.event.event_id = message.result
+        op, result = message.op, message.result
+        designs = [op.design_id] if op.design_id else []
         if op.kind == "undo":
-            self.notify(f"undone: {op.event.describe()}", timeout=4)
-        self.refresh_rows([op.event.design_id])
+            if result is None:
+                self.notify("nothing of yours left to undo")
+            else:
+                self.steps_this_session = max(self.steps_this_session - 1, 0)
+                designs = list(result.get("designs") or [])
+                self.notify(f"undone: {result['summary']}", timeout=4)
+        elif op.kind == "bulk":
+            designs = list((result or {}).get("designs") or [])
+            n = (result or {}).get("n", 0)
+            self.notify(f"{op.args['verdict'].replace('_', ' ')} on {n} finding{'s' if n != 1 else ''} of "
+                        f"{op.args['rule']} ({len(designs)} design{'s' if len(designs) != 1 else ''}) — z undoes "
+                        "them all", timeout=5)
+        for did in designs:
+            if op.kind in ("undo", "bulk", "adjudicate", "retract", "missed"):
+                self.forget_design(did)  # the store has what the optimistic view lacks (ids, others' rows)
+        if designs:
+            self.refresh_rows(designs[:500])
         self._schedule_progress()
         for screen in self.screen_stack:
             handler = getattr(screen, "write_done", None)
             if handler is not None:
-                handler(op)
+                handler(op, result, designs)
+
+    def write_failed(self, op: WriteOp, error: BaseException) -> None:
+        # the optimistic state shown was never saved: drop it and re-read the design
+        if op.kind != "undo":
+            self.steps_this_session = max(self.steps_this_session - 1, 0)
+        did = op.design_id
+        if did is None:
+            return
+        self.forget_design(did)
+        self.refresh_rows([did])
+        for screen in self.screen_stack:
+            handler = getattr(screen, "reload_if_showing", None)
+            if handler is not None:
+                handler(did)
 
     def _schedule_progress(self) -> None:
         if self._progress_timer is not None:
@@ -449,40 +488,18 @@ class CuratorApp(App[int]):
         worker = event.worker
         if event.state == WorkerState.ERROR:
             error = worker.error
-            text = " ".join(str(error).split()) or type(error).__name__
+            text = one_line(str(error)) or type(error).__name__
             self.log.error(f"worker {worker.name or worker.group} failed: {error!r}")
             self.notify(text, title=f"{worker.group} failed", severity="error", timeout=10)
-            if worker.group == "write":
-                self._write_failed(worker)
-            else:
+            if worker.group == "run-store":
+                self.runs.persist_failed()
+            elif worker.group != WRITE_GROUP:
                 for screen in self.screen_stack:
                     handler = getattr(screen, "worker_failed", None)
                     if handler is not None:
                         handler(worker.group, text)
-        if worker.group == "write" and event.state in (WorkerState.SUCCESS, WorkerState.ERROR,
-                                                       WorkerState.CANCELLED):
-            self._write_running = False
-            self._pump()
-
-    def _write_failed(self, worker: Worker) -> None:
-        # the optimistic state shown was never saved: drop it and re-read the design
-        op = self._current_write
-        if op is None:
-            return
-        if op.kind != "undo":
-            op.event.failed = True
-            if op.event in self.session:
-                self.session.remove(op.event)
-        else:
-            self.session.append(op.event)  # still there: it can be undone again
-        did = op.event.design_id
-        self.design_cache.pop(did, None)
-        self._bump(did)
-        self.refresh_rows([did])
-        for screen in self.screen_stack:
-            handler = getattr(screen, "reload_if_showing", None)
-            if handler is not None:
-                handler(did)
+        if worker.group == WRITE_GROUP:
+            self.writes.worker_changed(worker, event.state)
 
     # ---- navigation -------------------------------------------------------------------------
     def action_help(self) -> None:
@@ -494,8 +511,7 @@ class CuratorApp(App[int]):
     def action_reports(self) -> None:
         from .screens.reports import ReportsScreen
 
-        if not isinstance(self.screen, ReportsScreen):
-            self.push_screen(ReportsScreen())
+        self._open(ReportsScreen)
 
     def action_refresh(self) -> None:
         self.design_cache.clear()
@@ -506,95 +522,113 @@ class CuratorApp(App[int]):
                 handler()
 
     def action_open_runs(self) -> None:
-        self._open_optional("runs")
+        from .screens.runs import RunsScreen
+
+        self._open(RunsScreen)
 
     def action_open_kb(self) -> None:
-        self._open_optional("kb")
+        from .screens.kb import KnowledgeBaseScreen
 
-    def _open_optional(self, name: str) -> None:
-        # the runs and KB screens import their own heavier modules: loaded on first use
-        if name == "runs":
-            from .screens.runs import RunsScreen as cls
-        else:
-            from .screens.kb import KnowledgeBaseScreen as cls
+        self._open(KnowledgeBaseScreen)
+
+    def action_open_review(self) -> None:
+        from .screens.review import ReviewScreen
+
+        self._open(ReviewScreen)
+
+    def _open(self, cls) -> None:
+        """Open a screen of its own kind once: already on top, nothing; open below, go back to it."""
         if isinstance(self.screen, cls):
             return
+        from textual.screen import ModalScreen
+
+        if isinstance(self.screen, ModalScreen):
+            return  # a dialog is open: it answers first
         for screen in self.screen_stack:
-            if isinstance(screen, cls):  # already open below: go back to it
+            if isinstance(screen, cls):
                 while self.screen is not screen:
                     self.pop_screen()
                 return
         self.push_screen(cls())
 
-    def launch_run(self, design_id: str, kind: str = "forward") -> None:
-        """Start a forward check (or a short training) of a stored design, through the runs screen's hook."""
-        from .screens.runs import RunsScreen
+    def open_queue_filtered(self, filters: dict) -> None:
+        """Back to the queue, filtered (a Reports row)."""
+        from .screens.queue import QueueScreen
 
-        RunsScreen.launch(self, design_id, kind)
+        while len(self.screen_stack) > 1 and not isinstance(self.screen, QueueScreen):
+            self.pop_screen()
+        screen = self.screen
+        if isinstance(screen, QueueScreen):
+            screen.apply_filters(filters)
 
-    # ---- runs: launched here, watched by the runs screen, stored by this process -------------
-    TRAIN_STEPS = 200
+    # ---- runs: the bridge does the work; the app tells the screens ---------------------------------
+    @property
+    def run_handles(self) -> list:
+        return self.runs.handles
 
-    def start_run(self, design_id: str, kind: str = "forward") -> None:
-        self._submit_run(design_id, kind)
+    @property
+    def stored_runs(self) -> dict:
+        return self.runs.stored
 
-    @work(thread=True, exclusive=False, group="run-launch", exit_on_error=False)
-    def _submit_run(self, design_id: str, kind: str) -> None:
-        from archcurator.core.runs import RunSpec, get_runner
-
-        graph = self.store.graph(design_id)
-        if graph is None:
-            raise LookupError(f"{design_id} has no graph to run (it was not generated)")
-        spec = RunSpec(kind=kind, design=graph, device="auto",
-                       steps=self.TRAIN_STEPS if kind == "train" else None, tags={"design_id": design_id})
-        handle = get_runner().submit(spec)
-        self.call_from_thread(self._run_submitted, handle)
-        handle.add_listener(lambda ev, h=handle: self._run_event(h, ev))  # replays what already happened
-
-    def _run_submitted(self, handle) -> None:
-        self.run_handles.append(handle)
-        what = "forward check" if handle.spec.kind == "forward" else handle.spec.kind
-        self.notify(f"{what} of {handle.spec.tags.get('design_id')} started — X shows the runs", timeout=4)
-
-    def _run_event(self, handle, event) -> None:
-        # on the runner's thread: only the end matters here (the runs screen polls the rest)
-        if getattr(event, "type", "") == "result":
-            self.post_message(RunUpdate(handle))
+    def launch_run(self, design_id: str, kind: str = "forward", device: str = "cpu") -> None:
+        self.runs.launch(design_id, kind, device)
 
     def on_run_update(self, message: RunUpdate) -> None:
-        handle = message.handle
-        if message.stored_id is not None:
-            self.stored_runs[handle.run_id] = message.stored_id
-            did = (handle.spec.tags or {}).get("design_id")
-            if did:
-                self.design_cache.pop(did, None)
-                self._bump(did)
-                for screen in self.screen_stack:
-                    handler = getattr(screen, "reload_if_showing", None)
-                    if handler is not None:
-                        handler(did)
-            r = handle.result
-            outcome = r.exception or r.status
-            self.notify(f"{handle.spec.kind} of {did}: {outcome}", severity="information" if r.status == "ok"
-                        else "warning", timeout=6)
-            return
-        if handle.run_id not in self._persisting:
-            self._persisting.add(handle.run_id)
-            self._persist_run(handle)
+        self.runs.update(message)
 
-    @work(thread=True, exclusive=False, group="run-store", exit_on_error=False)
-    def _persist_run(self, handle) -> None:
-        from .commands.run_cmd import persist_result
+    def run_stored(self, handle, stored_id: int) -> None:
+        did = (handle.spec.tags or {}).get("design_id")
+        if did:
+            self.forget_design(did)
+            for screen in self.screen_stack:
+                handler = getattr(screen, "reload_if_showing", None)
+                if handler is not None:
+                    handler(did)
+        for screen in self.screen_stack:
+            handler = getattr(screen, "run_stored", None)
+            if handler is not None:
+                handler(handle, stored_id)
+        r = handle.result
+        outcome = r.exception or r.status
+        self.notify(f"{handle.spec.kind} of {did}: {outcome} (stored as run {stored_id})",
+                    severity="information" if r.status == "ok" else "warning", timeout=6)
 
-        stored = persist_result(self.store.db, handle.spec, handle.result)
-        self.post_message(RunUpdate(handle, stored))
-
+    # ---- quitting -------------------------------------------------------------------------------------
     async def action_quit(self) -> None:
-        if self.writes_pending:
-            self._quit_when_saved = True
-            self.notify(f"saving {self.writes_pending} judgment(s) before quitting…")
+        if self._quitting:
+            self.notify("quitting as soon as everything is stored…")
             return
-        self.exit(0)
+        live = [h for h in self.runs.active() if h.result is None]
+        if live:
+            from .screens.modals import ChoiceScreen
+
+            n = len(live)
+            choices = [("wait", f"wait for the {n} run{'s' if n != 1 else ''} to finish, store the outcome, then quit"),
+                       ("cancel", f"cancel {'them' if n != 1 else 'it'} (stored as cancelled), then quit"),
+                       ("stay", "don't quit")]
+
+            def chosen(value) -> None:
+                if value == "wait":
+                    self._quit_when_settled("waiting for the runs to finish…")
+                elif value == "cancel":
+                    self.runs.cancel_all()
+                    self._quit_when_settled("cancelling the runs…")
+
+            self.push_screen(ChoiceScreen(f"{n} run{'s are' if n != 1 else ' is'} still going", choices), chosen)
+            return
+        self._quit_when_settled(None)
+
+    def _quit_when_settled(self, message: str | None) -> None:
+        self._quitting = True
+        if message:
+            self.notify(message)
+        if self.writes.pending:
+            self.notify(f"saving {self.writes.pending} step(s) before quitting…")
+
+        def runs_settled() -> None:
+            self.writes.when_drained(lambda: self.exit(0))
+
+        self.runs.when_settled(runs_settled)
 
     # ---- the command palette ------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
@@ -608,7 +642,8 @@ class CuratorApp(App[int]):
             target = screen if binding in getattr(screen, "BINDINGS", []) else self
             help_text = getattr(screen, "ACTION_HELP", {}).get(binding.id) or ACTION_HELP.get(binding.id) \
                 or binding.description
-            yield SystemCommand(f"{binding.description}", f"{help_text}  [{keys}]",
+            # the palette reads title and help as markup: a key such as [ or / must stay text
+            yield SystemCommand(markup_escape(binding.description), markup_escape(f"{help_text}  [{keys}]"),
                                 _runner(target, binding.action))
 
     def key_for(self, binding_id: str) -> str:

@@ -17,6 +17,8 @@ def open_app(db_path: str | os.PathLike | None = None, *, config_path: str | os.
     from archcurator.store.connection import StoreError
     from archcurator.store.paths import resolve_db_path
 
+    from .commands.output import say
+
     path = resolve_db_path(db_path)
     try:
         from archcurator.store.demo import ensure_demo, is_seeded
@@ -25,12 +27,12 @@ def open_app(db_path: str | os.PathLike | None = None, *, config_path: str | os.
         if new:
             result = ensure_demo(path)
             if result is not None and result.imported:
-                print(f"archcurator: first start: loaded {len(result.imported)} demo designs into {path}",
+                say(f"archcurator: first start: loaded {len(result.imported)} demo designs into {path}",
                       file=sys.stderr)
             from archcurator.store.kb import ensure_kb
 
             if ensure_kb(path):
-                print("archcurator: first start: seeded the demo knowledge base", file=sys.stderr)
+                say("archcurator: first start: seeded the demo knowledge base", file=sys.stderr)
     except StoreError as exc:
         from .commands.errors import fail
 

@@ -13,8 +13,17 @@ import sys
 from .commands import COMMAND_MODULES
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's usage and error lines echo what was typed: shown through the one sanitiser."""
+
+    def _print_message(self, message, file=None) -> None:
+        from .sanitise import visible_lines
+
+        super()._print_message(visible_lines(message) if message else message, file)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="archcurator",
         description="Pre-flight verifier and curator's workbench for neural-network designs. "
                     "With no command, opens the curator's app.",

@@ -105,7 +105,7 @@ def _failure(exc, stage: str) -> dict:
         return {"status": "failed", "origin": exc.origin, "node": exc.node, "stage": "build",
                 "exception": type(cause).__name__ if exc.origin == "torch" and cause is not None else "BuildError",
                 "message": str(exc)[:MESSAGE_MAX]}
-    return {"status": "failed", "origin": "torch", "node": getattr(exc, "archgraph_node", None), "stage": stage,
+    return {"status": "failed", "origin": "torch", "node": getattr(exc, "archcurator_node", None), "stage": stage,
             "exception": type(exc).__name__, "message": str(exc)[:MESSAGE_MAX]}
 
 

@@ -335,7 +335,9 @@ def main(argv: list[str] | None = None) -> int:
             status, exc_name, msg = classify(exc, limit, guard.host_limit if guard is not None else None)
             # drop references held by the traceback before printing (frees memory)
             traceback.print_exception(exc, file=sys.stderr)
-        result = RunResult(status=status, exception=exc_name, message=msg, device=_DEVICE_NAME[0])
+        failed_node = getattr(exc, "archcurator_node", None)  # core.build.FAILED_NODE_ATTR (no torch import here)
+        result = RunResult(status=status, exception=exc_name, message=msg, device=_DEVICE_NAME[0],
+                           metrics={"failed_node": failed_node} if isinstance(failed_node, str) else {})
     result.seconds = time.monotonic() - t0
     if guard is not None and guard.limit is not None:
         result.memory_limit = guard.limit.to_answer()

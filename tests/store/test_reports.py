@@ -99,15 +99,20 @@ def test_rules_report(refusals):
     store.record_judgment(db, "a6", "rule.a@n0", "bob", "real")   # 1 real vs 1 false alarm: a tie
     store.record_missed_defect(db, "a3", "ann", ["n0"], rule="rule.a")
     store.record_missed_defect(db, "h1", "bob", ["n0"], rule="rule.a")
-    store.record_missed_defect(db, "h1", "bob", ["n0"], rule="rule.never-fires")
-    rows = {r["rule"]: r for r in store.rules_report(db, curator="ann")["rows"]}
+    with pytest.raises(ValueError, match="not a rule of the check catalogue"):
+        store.record_missed_defect(db, "h1", "bob", ["n0"], rule="rule.never-fires")
+    store.record_missed_defect(db, "h1", "bob", ["n0"], rule="other: never fires")
+    report = store.rules_report(db, curator="ann")
+    rows = {r["rule"]: r for r in report["rows"]}
     a = rows["rule.a"]
     assert (a["firings"], a["designs"], a["block"], a["real"], a["false_alarm"], a["unsure"], a["unjudged"]) == \
         (4, 4, 4, 2, 1, 1, 0)
     assert a["precision"] == pytest.approx(2 / 3) and a["precisionLower"] == pytest.approx(0.2077, abs=1e-4)
     assert a["missed"] == 2 and a["recall"] == pytest.approx(0.5)
     assert rows["rule.b"]["precision"] is None and rows["rule.b"]["recall"] is None
-    assert rows["rule.never-fires"]["firings"] == 0 and rows["rule.never-fires"]["recall"] == 0.0
+    # free text is kept apart from the rules: no phantom row with recall 0%
+    assert "rule.never-fires" not in rows and "other: never fires" not in rows
+    assert report["other"] == [{"rule": "other: never fires", "missed": 1}]
     # all curators: the majority verdict per finding; a tie is unsure
     a_all = {r["rule"]: r for r in store.rules_report(db)["rows"]}["rule.a"]
     assert (a_all["real"], a_all["false_alarm"], a_all["unsure"]) == (2, 0, 2)

@@ -6,6 +6,7 @@ import argparse
 import json
 
 from .errors import fail, no_store
+from .output import say
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -42,8 +43,8 @@ def run(args) -> int:
         return fail("archive", None, exc)
     unchanged = [i for i in dict.fromkeys(args.ids) if i not in set(changed)]
     if args.json:
-        print(json.dumps({"changed": changed, "unchanged": unchanged}, indent=2))
+        say(json.dumps({"changed": changed, "unchanged": unchanged}, indent=2))
         return 0
     verb = "restored" if args.restore else "archived"
-    print(f"{verb} {len(changed)}" + (f" ({len(unchanged)} already {verb})" if unchanged else ""))
+    say(f"{verb} {len(changed)}" + (f" ({len(unchanged)} already {verb})" if unchanged else ""))
     return 0

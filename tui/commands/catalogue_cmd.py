@@ -15,10 +15,11 @@ def run(args) -> int:
     from archcurator.core.checks import catalogue_document
 
     doc = catalogue_document()
+    from .output import console, say
+
     if args.json:
-        print(json.dumps(doc, indent=2))
+        say(json.dumps(doc, indent=2))
         return 0
-    from rich.console import Console
     from rich.table import Table
 
     table = Table(title=f"{doc['count']} checks", expand=True)
@@ -26,5 +27,5 @@ def run(args) -> int:
         table.add_column(col, overflow="fold")
     for c in doc["checks"]:
         table.add_row(c["id"], c["severity"], c["category"], c["title"])
-    Console().print(table)
+    console().print(table)
     return 0

@@ -2,7 +2,9 @@
 
 FILE is what the problem is about: the input file (with `:LINE` where one
 line is at fault), the store, or the flag whose value is wrong. A command
-that cannot do its work prints one such line and exits 2.
+that cannot do its work prints one such line and exits 2. The line is made
+visible by the one sanitiser (`tui.sanitise`): a file name or an id holding
+an escape sequence is shown, never sent to the terminal.
 """
 
 from __future__ import annotations
@@ -10,20 +12,24 @@ from __future__ import annotations
 import os
 import sys
 
+from ..sanitise import one_line as _visible_line
+
 EXIT_INPUT = 2
 
 
 def one_line(text: object) -> str:
-    return " ".join(str(text).split())
+    """One line, whitespace folded, every control character shown visibly."""
+    return _visible_line(text)
 
 
 def error_line(command: str, where: str | os.PathLike | None, problem: object) -> str:
     """`archcurator COMMAND: WHERE: problem`; a problem that already begins with WHERE keeps it once."""
     text = one_line(problem)
     if where is not None:
-        w = str(where)
+        w = one_line(where)
         if not (text == w or text.startswith(w + ":")):
             text = f"{w}: {text}"
+    command = one_line(command)
     return f"archcurator {command}: {text}" if command else f"archcurator: {text}"
 
 

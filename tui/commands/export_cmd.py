@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from .errors import fail, no_store
+from .output import say
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -45,5 +46,5 @@ def run(args) -> int:
     except (ExportError, StoreError) as exc:
         return fail("export", None, exc)
     for f in files:
-        print(f)
+        say(f)
     return 0

@@ -35,15 +35,19 @@ def run(args) -> int:
         results = run_study(cases, timeout=timeout, device=args.device, threads=args.threads, full=args.full)
         summary = summarize(results)
         summary["wall_s"] = round(time.perf_counter() - t0, 2)
-        print(json.dumps({"summary": summary, "cases": [r.to_dict() for r in results]}, indent=2))
+        from .output import say
+
+        say(json.dumps({"summary": summary, "cases": [r.to_dict() for r in results]}, indent=2))
         return 0
 
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=False)
+    from .output import console as safe_console
+
+    console = safe_console(stderr=False)
     with Progress(TextColumn("[bold]ground"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                  TextColumn("{task.fields[last]}", style="dim"), console=console, transient=False) as bar:
+                  TextColumn("{task.fields[last]}", style="dim", markup=False), console=console,
+                  transient=False) as bar:
         task = bar.add_task("ground", total=len(cases), last="starting torch…")
 
         def on_result(r):
@@ -63,9 +67,12 @@ def print_summary(console, s: dict, results) -> None:
     from rich.table import Table
 
     m = s["matrix"]
-    console.print(f"[bold]{s['graphs']} graphs[/] ({s['clean']} clean zoo, {s['corrupted']} corrupted) "
-                  f"in {s['wall_s']:.1f} s: {s['ran']} ran, {s['failed_in_torch']} failed in torch, "
-                  f"{s['refused_by_builder']} refused by our builder")
+    from rich.text import Text
+
+    console.print(Text.assemble((f"{s['graphs']} graphs", "bold"),
+                                f" ({s['clean']} clean zoo, {s['corrupted']} corrupted) in {s['wall_s']:.1f} s: "
+                                f"{s['ran']} ran, {s['failed_in_torch']} failed in torch, "
+                                f"{s['refused_by_builder']} refused by our builder"))
     t = Table(title="verdict vs observed (overall)", show_lines=False)
     t.add_column("")
     t.add_column("failed in torch", justify="right")
@@ -74,11 +81,11 @@ def print_summary(console, s: dict, results) -> None:
     t.add_row("not block", str(m["notblock_failed"]), str(m["notblock_ran"]))
     console.print(t)
     colour = "green" if not s["disagreements"] else "red"
-    console.print(f"block ⇔ failure: [bold {colour}]{s['agreement']:.1%}[/] of graphs "
+    console.print(Text.assemble("block ⇔ failure: ", (f"{s['agreement']:.1%}", f"bold {colour}"), " of graphs "
                   f"({s['graphs'] - len(s['disagreements'])}/{s['graphs']}); "
                   f"warn-only graphs that failed: {len(s['warn_only_failed'])}; "
                   f"corruptions not what they claim: {len(s['claims_broken'])}; "
-                  f"timeouts: {len(s['timeouts'])}")
+                  f"timeouts: {len(s['timeouts'])}"))
     mu = s.get("mutations") or {}
     if mu.get("graphs"):
         mm = mu["matrix"]
@@ -96,14 +103,14 @@ def print_summary(console, s: dict, results) -> None:
             bad = [r for r in results if rule in r.fired and r.failed and not r.blocked]
             holds = not bad
         rt.add_row(rule, row["severity"], str(row["cases"]), str(row["failed"]), str(row["ran"]),
-                   "[green]yes[/]" if holds else "[red]NO[/]")
+                   Text("yes", style="green") if holds else Text("NO", style="red"))
     console.print(rt)
     if s["exceptions"]:
         console.print("observed failures by class: " + ", ".join(f"{k} {v}" for k, v in s["exceptions"].items()))
     for title, ids in (("disagree", s["disagreements"]), ("claims broken", s["claims_broken"]),
                        ("timeouts", s["timeouts"]), ("killed", s["killed"])):
         if ids:
-            console.print(f"[red]{title}:[/]")
+            console.print(Text(f"{title}:", style="red"))
             byid = {r.case: r for r in results}
             for cid in ids:
                 r = byid[cid]

@@ -13,6 +13,7 @@ import sys
 
 from .argtypes import positive_int
 from .errors import error_line
+from .output import say
 
 PROGRESS_MIN = 200  # designs before a progress bar is worth showing
 
@@ -47,7 +48,7 @@ def register(subparsers) -> argparse.ArgumentParser:
 
 
 def _err(line: str) -> None:
-    print(error_line("import", None, line), file=sys.stderr)
+    say(error_line("import", None, line), file=sys.stderr)
 
 
 def run(args) -> int:
@@ -105,16 +106,16 @@ def run(args) -> int:
     for rej in result.rejected:
         _err(str(rej))
     if args.json:
-        print(json.dumps(result.to_dict(), indent=2, default=str))
+        say(json.dumps(result.to_dict(), indent=2, default=str))
         return max(code, result.exit_code)
     ung = len(result.ungenerated)
-    print(f"imported {len(result.imported)}" + (f" ({ung} ungenerated)" if ung else "")
+    say(f"imported {len(result.imported)}" + (f" ({ung} ungenerated)" if ung else "")
           + f", skipped {len(result.skipped)} (already stored), rejected {len(result.rejected)}")
     for new, old in result.present.items():
-        print(f"  {new}: already present as {old} (same graph)")
+        say(f"  {new}: already present as {old} (same graph)")
     if len(result.batches) > 1:
         for b in result.batches:
-            print(f"  {b.label}: imported {b.imported}, skipped {b.skipped}, rejected {b.rejected}")
+            say(f"  {b.label}: imported {b.imported}, skipped {b.skipped}, rejected {b.rejected}")
     return max(code, result.exit_code)
 
 
@@ -149,8 +150,8 @@ def _import_bundles(db, bundles, args) -> int:
         if s.rejected:
             code = max(code, 1)
         if args.json:
-            print(json.dumps({"questions": s.to_dict(), "path": str(path)}, indent=2))
+            say(json.dumps({"questions": s.to_dict(), "path": str(path)}, indent=2))
         else:
-            print(f"{path}: questions imported {len(s.imported)}, skipped {len(s.skipped)} (already stored), "
+            say(f"{path}: questions imported {len(s.imported)}, skipped {len(s.skipped)} (already stored), "
                   f"rejected {len(s.rejected)}")
     return code

@@ -32,7 +32,9 @@ import argparse
 import json
 import sys
 
+from ..sanitise import visible_lines
 from .errors import fail
+from .output import say
 
 DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
 
@@ -145,20 +147,13 @@ def register(subparsers) -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- output helpers
 
 def _print_json(obj) -> None:
-    print(json.dumps(obj, indent=2, default=str))
-
-
-def escape(text: str) -> str:
-    """Proposition texts, sources and reasons are anyone's words: shown as text, never as markup."""
-    from rich.markup import escape as rich_escape
-
-    return rich_escape(text)
+    say(json.dumps(obj, indent=2, default=str))
 
 
 def _console():
-    from rich.console import Console
+    from .output import console
 
-    return Console(highlight=False, soft_wrap=False)
+    return console(soft_wrap=False)
 
 
 def _prop_table(props, title: str, status: dict):
@@ -202,6 +197,8 @@ def run(args) -> int:
 
 
 def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
+    from rich.text import Text
+
     from archcurator.store import kb
 
     cmd = args.kb_cmd
@@ -229,11 +226,10 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             _print_json({**p.to_dict(), "evidence": rows})
             return 0
         con = _console()
-        con.print(f"[bold]{p.label}[/] {escape(p.text)}")
-        con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source "
-                  f"{escape(str(p.source))}")
-        con.print(escape(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}"))
-        con.print(escape(f"  claim: {p.structure.claim}"))
+        con.print(Text.assemble((p.label, "bold"), " ", p.text))
+        con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source {p.source}")
+        con.print(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}")
+        con.print(f"  claim: {p.structure.claim}")
         if p.parent_id:
             con.print(f"  narrowed from P{p.parent_id}")
         if p.merged_from:
@@ -249,10 +245,10 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             con.print(f"  held out over families (miner): {h['support']} support, {h['contradict']} contradict "
                       f"in {h['folds']} folds; {where}")
         rank, why = kb.pack_status(db).get(p.id, (None, "not live"))
-        con.print(escape(f"  pack: #{rank} ({why})" if rank else f"  pack: out ({why})"))
+        con.print(f"  pack: #{rank} ({why})" if rank else f"  pack: out ({why})")
         for r in rows[:args.limit]:
-            con.print(escape(f"    {r['question_id']:<12} {r['verdict']:<12} {r['category'] or '':<18} "
-                             f"{r['family'] or '':<34} {r['via']:<18} {r['reason']}"))
+            con.print(f"    {r['question_id']:<12} {r['verdict']:<12} {r['category'] or '':<18} "
+                             f"{r['family'] or '':<34} {r['via']:<18} {r['reason']}")
         if len(rows) > args.limit:
             con.print(f"    ... {len(rows) - args.limit} more (--limit, or --json)")
         return 0
@@ -294,7 +290,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json({"distinct": [kb.parse_id(args.a), kb.parse_id(args.b)]})
         else:
-            print(f"marked {args.a} and {args.b} distinct")
+            say(f"marked {args.a} and {args.b} distinct")
         return 0
 
     if cmd == "undo":
@@ -302,7 +298,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json(r)
         else:
-            print(f"undid #{r['undone']} ({r['op']}): {r['summary']}")
+            say(f"undid #{r['undone']} ({r['op']}): {r['summary']}")
         return 0
 
     if cmd == "log":
@@ -312,7 +308,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         else:
             for r in rows:
                 undone = f"  [undone by #{r['undone_by']}]" if r["undone_by"] else ""
-                print(f"#{r['seq']:<4} {r['at'][:19]}  {r['actor'] or '':<10} {r['op']:<16} {r['summary']}{undone}")
+                say(f"#{r['seq']:<4} {r['at'][:19]}  {r['actor'] or '':<10} {r['op']:<16} {r['summary']}{undone}")
         return 0
 
     if cmd == "suggest":
@@ -321,13 +317,13 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             _print_json(s.to_dict())
             return 0
         con = _console()
-        con.print(f"[bold]Near-duplicates[/] ({len(s.duplicates)}; never merged automatically: "
-                  f"`kb merge KEEP OTHER` or `kb distinct A B`)")
+        con.print(Text.assemble(("Near-duplicates", "bold"), f" ({len(s.duplicates)}; never merged automatically: "
+                                f"`kb merge KEEP OTHER` or `kb distinct A B`)"))
         for d in s.duplicates[:args.limit]:
-            con.print(escape(f"  P{d.a} ~ P{d.b}  {d.kind:<15} {d.score:5.1f}  {d.reason}"))
-        con.print(f"[bold]Narrowing candidates[/] ({len(s.narrowing)}: `kb narrow P --when COND`)")
+            con.print(f"  P{d.a} ~ P{d.b}  {d.kind:<15} {d.score:5.1f}  {d.reason}")
+        con.print(Text.assemble(("Narrowing candidates", "bold"), f" ({len(s.narrowing)}: `kb narrow P --when COND`)"))
         for n in s.narrowing[:args.limit]:
-            con.print(escape(f"  P{n.prop_id} + {n.condition}: {n.reason}"))
+            con.print(f"  P{n.prop_id} + {n.condition}: {n.reason}")
         return 0
 
     if cmd == "pack":
@@ -337,10 +333,9 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
                 w = kb.write_pack(db, args.out, fmt, actor=actor)
             except kb.KBError as e:
                 return fail("kb pack", args.out, str(e).split(": ", 1)[-1])
-            print(f"wrote {w['count']} propositions to {w['path']} (export #{w['export']} recorded)",
-                  file=sys.stderr)
+            say(f"wrote {w['count']} propositions to {w['path']} (export #{w['export']} recorded)", file=sys.stderr)
             return 0
-        sys.stdout.write(kb.show_pack(db, fmt))
+        sys.stdout.write(visible_lines(kb.show_pack(db, fmt)))
         return 0
 
     if cmd == "replay":
@@ -352,7 +347,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json({"proposed": ids})
         else:
-            print(f"miner proposed {len(ids)} new propositions: {', '.join(f'P{i}' for i in ids) or '(none)'}")
+            say(f"miner proposed {len(ids)} new propositions: {', '.join(f'P{i}' for i in ids) or '(none)'}")
         return 0
 
     if cmd == "import-proposals":
@@ -364,9 +359,9 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json({"imported": ids, "rejected": bad})
         else:
-            print(f"imported {len(ids)} proposals as proposed: {', '.join(f'P{i}' for i in ids) or '(none)'}")
+            say(f"imported {len(ids)} proposals as proposed: {', '.join(f'P{i}' for i in ids) or '(none)'}")
             for b in bad:
-                print(b)
+                say(b)
         return 1 if bad else 0
 
     if cmd == "questions":
@@ -374,10 +369,10 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json(s)
         else:
-            print(f"{s['total']} questions; {s['pairs']} pairs ({s['flipping_pairs']} with the winner flipping); "
+            say(f"{s['total']} questions; {s['pairs']} pairs ({s['flipping_pairs']} with the winner flipping); "
                   f"executed on {', '.join(d or '?' for d in s['devices']) or '—'}")
             for split, cats in s["by_split"].items():
-                print(f"  {split:<6} " + ", ".join(f"{c} {n}" for c, n in cats.items()))
+                say(f"  {split:<6} " + ", ".join(f"{c} {n}" for c, n in cats.items()))
         return 0
 
     if cmd == "rerun":
@@ -388,9 +383,9 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json(r)
         elif not r["seeded"]:
-            print("already seeded (--force to seed again)")
+            say("already seeded (--force to seed again)")
         else:
-            print(f"seeded: {r['questions']} questions, {len(r['curated'])} curator propositions, "
+            say(f"seeded: {r['questions']} questions, {len(r['curated'])} curator propositions, "
                   f"{len(r['mined'])} mined, {len(r['imported'])} imported proposals")
         return 0
 
@@ -402,7 +397,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         out = Path(args.out) if args.out else kb.assets_dir()
         generate(out, seed=args.seed, groups=args.groups, workers=args.workers, device=args.device, rule=args.rule,
                  cache=Path(args.cache) if args.cache else None)
-        print(f"wrote {out}/questions.jsonl, curves.jsonl.gz, manifest.json")
+        say(f"wrote {out}/questions.jsonl, curves.jsonl.gz, manifest.json")
         return 0
 
     raise AssertionError(cmd)
@@ -431,14 +426,14 @@ def _replay(kb, db, args, as_json: bool) -> int:
     if as_json:
         _print_json(r)
         return 0
-    sys.stdout.write(render(r))
+    sys.stdout.write(visible_lines(render(r)))
     if r.get("llm"):
         from archcurator.core.kb.stats import fmt_interval
 
         m = r["llm"]
         d = m["difference"]
         without, with_ = (fmt_interval(m[k]["correct"], m["n"]) for k in ("without_kb", "with_kb"))
-        print(f"LLM solver ({m['model']} at {m['endpoint']}), {m['n']} questions: without the pack {without}; "
+        say(f"LLM solver ({m['model']} at {m['endpoint']}), {m['n']} questions: without the pack {without}; "
               f"with it {with_}; difference {100 * d['points']:+.1f} points (95% CI {100 * d['ci95'][0]:+.1f} to "
               f"{100 * d['ci95'][1]:+.1f}); unparsed replies {m['unparsed']['without_kb']} (without) / "
               f"{m['unparsed']['with_kb']} (with)")
@@ -450,8 +445,8 @@ def _report_prop(kb, db, pid: int, verb: str, as_json: bool) -> int:
     if as_json:
         _print_json(p.to_dict())
     else:
-        print(f"{verb} {p.label}: {p.text}  [{p.status}; {p.support} for, {p.contradict} against, "
-              f"{p.inapplicable} inapplicable]")
+        say(f"{verb} {p.label}: {p.text}  [{p.status}; {p.support} for, {p.contradict} against, "
+            f"{p.inapplicable} inapplicable]")
     return 0
 
 
@@ -468,7 +463,7 @@ def _rerun(kb, db, args, as_json: bool) -> int:
             try:
                 persist_result(db, spec, result, question_id=q["question_id"])
             except Exception as e:  # noqa: BLE001 - recording must not lose the answer
-                print(f"note: run not recorded ({e})", file=sys.stderr)
+                say(f"note: run not recorded ({e})", file=sys.stderr)
 
         runner = runs_runner(device=args.device, on_result=record)
     try:
@@ -485,7 +480,7 @@ def _rerun(kb, db, args, as_json: bool) -> int:
     if as_json:
         _print_json(answer)
     else:
-        print(f"{q['question_id']}: winner {answer['winner']} (recorded {answer['recorded_winner']}) -> "
+        say(f"{q['question_id']}: winner {answer['winner']} (recorded {answer['recorded_winner']}) -> "
               f"{'reproduced' if answer['reproduced'] else 'NOT reproduced'}; win rate {sig['win_rate']:.0%}, "
               f"kept by the rule: {'yes' if sig['passed'] else 'no (' + sig['reason'] + ')'}; "
               f"device {answer['device']}")

@@ -13,6 +13,7 @@ import json
 import sys
 
 from .errors import fail
+from .output import say
 
 
 def register(subparsers):
@@ -72,21 +73,21 @@ def _summary(design, warnings):
     nodes = design["nodes"]
     ops = Counter(n["op"] for n in nodes)
     ins = ", ".join(f"{i['id']} {i['shape']} {i['dtype']}" for i in design["inputs"])
-    print(f"{design['name']}  ({design['meta']['source']})")
-    print(f"  inputs:  {ins}")
-    print(f"  nodes:   {len(nodes)}  (" + ", ".join(f"{op} {n}" for op, n in ops.most_common(8))
+    say(f"{design['name']}  ({design['meta']['source']})")
+    say(f"  inputs:  {ins}")
+    say(f"  nodes:   {len(nodes)}  (" + ", ".join(f"{op} {n}" for op, n in ops.most_common(8))
           + (", ..." if len(ops) > 8 else "") + ")")
-    print(f"  outputs: {', '.join(design['outputs'])}")
+    say(f"  outputs: {', '.join(design['outputs'])}")
     try:
         from archcurator.core.parse import design_params
         params = design_params(design)
         if params is not None:
-            print(f"  params:  {params:,}")
+            say(f"  params:  {params:,}")
     except Exception:  # noqa: BLE001 - the summary is best effort
         pass
     if warnings:
-        print(f"  {len(warnings)} thing(s) not followed:")
+        say(f"  {len(warnings)} thing(s) not followed:")
         for w in warnings[:20]:
-            print(f"    {w}")
+            say(f"    {w}")
         if len(warnings) > 20:
-            print(f"    ... and {len(warnings) - 20} more (see --json meta.parser_warnings)")
+            say(f"    ... and {len(warnings) - 20} more (see --json meta.parser_warnings)")

@@ -73,6 +73,8 @@ def run(args) -> int:
     from archcurator.store.connection import StoreError
     from archcurator.store.reports import agreement_report, refusal_report, rules_report
 
+    from .output import say
+
     db = getattr(args, "db", None)
     from archcurator.store.paths import resolve_db_path
 
@@ -88,12 +90,13 @@ def run(args) -> int:
     except StoreError as exc:
         return fail("report", None, exc)
     if getattr(args, "json", False):
-        print(json.dumps(data, indent=2, default=str))
+        say(json.dumps(data, indent=2, default=str))
         return 0
-    from rich.console import Console
     from rich.table import Table
 
-    console = Console() if sys.stdout.isatty() else Console(width=200)
+    from .output import console as safe_console
+
+    console = safe_console() if sys.stdout.isatty() else safe_console(width=200)
     if args.report == "refusals":
         heads = ["author", "model", "task set", "returned", "blocked", "share", "range (runs)", "ungen.",
                  "median $ A10G"]
@@ -118,6 +121,9 @@ def run(args) -> int:
         title = "Rules" + (f" (verdicts of {data['curator']})" if data.get("curator") else "")
         console.print(_table(title, heads, rows, right=range(1, 12), width=console.width)
                       if rows else "no findings in the store")
+        if data.get("other"):
+            console.print("missed defects no rule covers (kept apart): "
+                          + ", ".join(f"{o['rule']} ({o['missed']})" for o in data["other"]))
     else:
         cats = data["categories"]
         t = Table(title=f"{data['a']} (rows) vs {data['b']} (columns): {data['n']} findings both judged")

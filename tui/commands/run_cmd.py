@@ -17,6 +17,7 @@ from pathlib import Path
 
 from .argtypes import positive_float, positive_int
 from .errors import error_line, fail
+from .output import say
 
 PROG = "archcurator run"
 
@@ -117,7 +118,7 @@ def run(args) -> int:
         handle.cancel()
         result = handle.wait(30)
         if result is None:
-            print(f"{PROG}: interrupted", file=sys.stderr)
+            say(f"{PROG}: interrupted", file=sys.stderr)
             return 130
     answer = result.to_answer()
     if args.device == "cuda" and answer.get("device") == "cpu":
@@ -129,9 +130,9 @@ def run(args) -> int:
         try:
             answer["store_run_id"] = persist_result(getattr(args, "db", None), spec, result)
         except Exception as exc:  # noqa: BLE001 - the answer stands even if the store is busy
-            print(error_line("run", None, f"the outcome was not recorded in the store: {exc}"), file=sys.stderr)
+            say(error_line("run", None, f"the outcome was not recorded in the store: {exc}"), file=sys.stderr)
     if args.json:
-        print(json.dumps(answer, indent=2, default=str))
+        say(json.dumps(answer, indent=2, default=str))
     else:
         _print_summary(result)
     return 0
@@ -192,20 +193,20 @@ def persist_result(db, spec, result, *, design_id: str | None = None,
 def _print_live(ev) -> None:
     if ev.type == "metric" and ev.name == "loss" and ev.step is not None:
         if ev.step == 1 or ev.step % 10 == 0:
-            print(f"  step {ev.step:>5}  loss {ev.value:.4f}", file=sys.stderr, flush=True)
+            say(f"  step {ev.step:>5}  loss {ev.value:.4f}", file=sys.stderr, flush=True)
     elif ev.type == "status" and ev.status == "queued":
-        print(f"{ev.run_id}: queued", file=sys.stderr, flush=True)
+        say(f"{ev.run_id}: queued", file=sys.stderr, flush=True)
 
 
 def _print_summary(result) -> None:
     head = f"{result.kind}: {result.status}"
     if result.exception:
         head += f" ({result.exception})"
-    print(f"{head} on {result.device} in {result.seconds:.2f} s")
+    say(f"{head} on {result.device} in {result.seconds:.2f} s")
     if result.message:
-        print(f"  {result.message}")
+        say(f"  {result.message}")
     m = result.metrics or {}
     if result.kind == "train" and "loss_first" in m:
-        print(f"  loss {m['loss_first']:.4f} -> {m['loss_last']:.4f} over {m['steps']} steps ({m['loss']})")
+        say(f"  loss {m['loss_first']:.4f} -> {m['loss_last']:.4f} over {m['steps']} steps ({m['loss']})")
     elif result.kind == "forward" and "output_shapes" in m:
-        print(f"  outputs {m['output_shapes']}, {m.get('params', 0):,} params, {m.get('forward_ms')} ms")
+        say(f"  outputs {m['output_shapes']}, {m.get('params', 0):,} params, {m.get('forward_ms')} ms")

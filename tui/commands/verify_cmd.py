@@ -24,20 +24,25 @@ def run(args) -> int:
         return fail("verify", args.file, exc)
     report = verify_graph(design)
     if args.json:
-        print(json.dumps(report.to_dict(), indent=2, allow_nan=False))  # SPEC's JSON: no NaN, no Infinity
+        from .output import say
+
+        say(json.dumps(report.to_dict(), indent=2, allow_nan=False))  # SPEC's JSON: no NaN, no Infinity
         return 0
     print_report(design, report)
     return 0
 
 
 def print_report(design, report) -> None:
-    from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    console = Console()
+    from .output import console as safe_console
+
+    console = safe_console()
     colour = {"pass": "green", "warn": "yellow", "block": "red"}[report.verdict]
-    console.print(f"[bold]{design.name or design.source}[/]  verdict: [bold {colour}]{report.verdict.upper()}[/]  "
-                  f"({report.count('block')} block, {report.count('warn')} warn)")
+    console.print(Text.assemble((str(design.name or design.source), "bold"), "  verdict: ",
+                                (report.verdict.upper(), f"bold {colour}"),
+                                f"  ({report.count('block')} block, {report.count('warn')} warn)"))
     if report.findings:
         table = Table(show_lines=False, expand=True)
         table.add_column("severity", no_wrap=True)
@@ -45,7 +50,7 @@ def print_report(design, report) -> None:
         table.add_column("nodes", overflow="fold")
         table.add_column("message", overflow="fold", ratio=3)
         for f in sorted(report.findings, key=lambda f: (f.severity != "block", f.rule)):
-            sev = "[red]block[/]" if f.severity == "block" else "[yellow]warn[/]"
+            sev = Text("block", style="red") if f.severity == "block" else Text("warn", style="yellow")
             table.add_row(sev, f.rule, ", ".join(f.nodes), f.message)
         console.print(table)
     c = report.cost
@@ -60,4 +65,4 @@ def print_report(design, report) -> None:
             f"prices of {q['price_date']})"
         )
         for a in c.get("assumptions", []):
-            console.print(f"  [dim]assumed: {a}[/]")
+            console.print(Text(f"  assumed: {a}", style="dim"))

@@ -1,83 +1,40 @@
-"""One design: its graph, its findings with the catalogue's words, its cost; and judging.
+"""One design: its graph, its findings with the catalogue's words, its cost, its runs; and judging.
 
-Keys judge the highlighted finding (real / false alarm / unsure), then move
-to the next finding not yet judged, and once a design is done, to the next
-design in the queue still to judge. A design without findings is judged
-clean, or given a missed defect. The note field takes the text that goes
-with the next verdict; while it has focus, single-key shortcuts type into
-it instead.
+The panes are widgets of their own (`tui.components`); this screen wires
+them and owns the keys. A verdict key judges the highlighted finding and
+moves to the next one still to judge; the verdict that finishes a design
+opens the next design still to judge (re-judging a finding on a finished
+design stays on it). `l` flags a finding (or a design) for later: it is
+passed by until judged. `b` gives one verdict to every finding of the
+highlighted finding's rule, on this design or in the queue's filter, with
+a count first; one `z` takes it back. The note field belongs to the
+highlighted finding (see `tui.components.judge_bar`). Missed defects are
+listed with the findings; `x` retracts one of yours.
 """
 
 from __future__ import annotations
 
-import json
 import time
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, OptionList, ProgressBar, Static, TabbedContent, TabPane
-from textual.widgets.option_list import Option
+from textual.widgets import Footer, Input, OptionList
 
+from ..components.detail import DesignTabs
+from ..components.findings import VERDICT_LABEL, FindingsList
+from ..components.graph_pane import GraphPane
+from ..components.judge_bar import JudgeBar
+from ..components.run_outcome import relation
+from ..components.summary import DesignSummary
+from ..sanitise import visible
 from ..widgets.design_model import DesignView, catalogue_entry, catalogue_ids
-from ..widgets.graph_text import layout
-from ..widgets.lines import Line, LinesView
-from ..widgets.messages import DesignLoaded, NextFound
+from ..widgets.header import AppHeader
+from ..widgets.messages import BulkPreview, DesignLoaded, NextFound, RecentLoaded
 from ..widgets.queue_list import QueueModel
-
-VERDICT_LABEL = {"real": "real", "false_alarm": "false alarm", "unsure": "unsure", "clean": "clean"}
-VERDICT_STYLE = {"real": "bold red", "false_alarm": "bold green", "unsure": "bold yellow", "clean": "bold green"}
-
-
-def _money(v) -> str:
-    return "—" if v is None else f"${v:,.2f}"
-
-
-def _big(n) -> str:
-    if n is None:
-        return "—"
-    n = float(n)
-    for unit, size in (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:,.2f}{unit}"
-    return f"{n:,.0f}"
-
-
-def _bytes(n) -> str:
-    if n is None:
-        return "—"
-    n = float(n)
-    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if n >= size:
-            return f"{n / size:,.1f} {unit}"
-    return f"{n:,.0f} B"
-
-
-def run_outcome(d: dict) -> Text | None:
-    """The latest forward run beside the verdict: confirmed crash, cannot be built, or ran fine."""
-    runs = [r for r in (d.get("runs") or []) if r.get("kind") == "forward"]
-    if not runs:
-        return None
-    r = runs[0]
-    t = Text("run: ", style="dim")
-    status, exc = r.get("status"), r.get("exception")
-    if status == "ok":
-        t.append("ran fine", style="bold green")
-        if d.get("verdict") == "block":
-            t.append(" — a false refusal? judge the blocking findings", style="yellow")
-    elif exc == "BuildError":
-        t.append("cannot be built", style="bold red")
-        if r.get("message"):
-            t.append(f": {r['message'][:80]}", style="red")
-    elif status == "failed":
-        t.append(f"confirmed crash ({exc or 'error'})", style="bold red")
-    else:
-        t.append(status or "?", style="yellow")
-    if r.get("device"):
-        t.append(f" on {r['device']}", style="dim")
-    return t
 
 
 class DesignScreen(Screen):
@@ -86,7 +43,10 @@ class DesignScreen(Screen):
         Binding("f", "judge('false_alarm')", "False alarm", id="judge_false_alarm"),
         Binding("u", "judge('unsure')", "Unsure", id="judge_unsure"),
         Binding("c", "clean", "Clean", id="judge_clean"),
+        Binding("l", "later", "Later", id="flag_later"),
+        Binding("b", "bulk", "Bulk", id="judge_bulk"),
         Binding("m", "missed", "Missed", id="mark_missed"),
+        Binding("x", "retract", "Retract missed", id="retract_missed", show=False),
         Binding("n", "note", "Note", id="note"),
         Binding("right_square_bracket", "step(1)", "Next", id="next_design"),
         Binding("left_square_bracket", "step(-1)", "Prev", id="prev_design"),
@@ -105,18 +65,21 @@ class DesignScreen(Screen):
         "judge_false_alarm": "The highlighted finding is a false alarm",
         "judge_unsure": "Not sure about the highlighted finding",
         "judge_clean": "A design without findings: nothing wrong with it",
-        "mark_missed": "Record a defect no rule reported (nodes, rule, description)",
-        "note": "Type a note that goes with the next verdict",
+        "flag_later": "Flag the highlighted finding (or the design) for later: passed by until judged",
+        "judge_bulk": "One verdict for every finding of this rule, on this design or in the queue's filter",
+        "mark_missed": "Record a defect no rule reported (nodes, rule from the catalogue, description)",
+        "retract_missed": "Retract the highlighted missed defect (yours)",
+        "note": "The note of the highlighted finding (goes with its verdict; enter saves it on a judged one)",
         "next_design": "Next design in the queue",
         "prev_design": "Previous design in the queue",
-        "next_unjudged": "Next design you have not finished judging",
+        "next_unjudged": "Next design you have not finished judging (flagged ones passed by)",
         "diff": "Diff against the parent (or the reference architecture)",
         "diff_pick": "Diff against the parent, the reference, or a design picked from the queue",
         "toggle_graph": "Whole graph, or the neighbourhood of the highlighted finding",
         "wider": "Widen the neighbourhood",
         "narrower": "Narrow the neighbourhood",
-        "run_check": "Run a forward check of this design in a child process (X: runs)",
-        "run_train": "Train this design briefly on a synthetic task (loss curve on the runs screen)",
+        "run_check": "Run a forward check of this design (asks the device, says the cost first)",
+        "run_train": "Train this design briefly on a synthetic task (asks the device, says the cost first)",
         "back": "Back to the queue",
     }
 
@@ -128,45 +91,55 @@ class DesignScreen(Screen):
         self.view: DesignView | None = None
         self.request = 0
         self.next_request = 0
-        self.full_graph: bool | None = None  # None: decided by the graph's size
-        self.radius = 2
+        self.bulk_request = 0
         self.shown_id: str | None = None
         self.shown_at: float = 0.0
         self.shown_cpu: float = 0.0  # UI thread CPU time at that moment (benchmarks)
-        self._focus_nodes: set = set()
         self._keep_key: str | None = None
-        self._filled_tabs: set = set()
+        self._last_item: tuple = ()
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Horizontal(id="design-body"):
-            with Vertical(id="graph-pane"):
-                yield Static(id="graph-title")
-                yield LinesView(id="graph")
+            yield GraphPane(id="graph-pane")
             with Vertical(id="side-pane"):
-                yield Static(id="design-summary")
-                yield OptionList(id="findings")
-                with TabbedContent(id="tabs"):
-                    with TabPane("Finding", id="tab-finding"):
-                        with VerticalScroll():
-                            yield Static(id="finding-detail")
-                    with TabPane("Cost", id="tab-cost"):
-                        with VerticalScroll():
-                            yield Static(id="cost")
-                    with TabPane("Source", id="tab-source"):
-                        with VerticalScroll():
-                            yield Static(id="meta")
-                with Horizontal(id="judge-row"):
-                    yield Static(id="judge-label")
-                    yield ProgressBar(total=1, show_eta=False, id="design-progress")
-                note = Input(placeholder="note for the next verdict (n) — enter keeps it", id="note")
-                note.cursor_blink = self.app.cursor_blink
-                yield note
+                yield DesignSummary(id="design-summary")
+                yield FindingsList(id="findings")
+                yield DesignTabs(id="design-tabs")
+                yield JudgeBar(id="judge-bar", cursor_blink=self.app.cursor_blink)
         yield Footer()
 
+    # the panes
+    @property
+    def graph(self) -> GraphPane:
+        return self.query_one(GraphPane)
+
+    @property
+    def findings(self) -> FindingsList:
+        return self.query_one(FindingsList)
+
+    @property
+    def tabs(self) -> DesignTabs:
+        return self.query_one(DesignTabs)
+
+    @property
+    def judge_bar(self) -> JudgeBar:
+        return self.query_one(JudgeBar)
+
+    def on_resize(self) -> None:
+        self.set_class(self.size.width < 110, "narrow")
+        self.set_class(self.size.height < 32, "short")
+
     def on_mount(self) -> None:
-        self.query_one("#findings", OptionList).focus()
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
+        self.on_resize()
+        self.findings.focus()
         self.show(self.design_id, self.index)
+
+    def on_tabbed_content_tab_activated(self, message) -> None:
+        if message.pane.id == "tab-recent" and self.tabs.recent_stale:
+            self.app.load_recent(self)
 
     # ---- loading -------------------------------------------------------------------
     def show(self, design_id: str, index: int | None) -> None:
@@ -177,7 +150,7 @@ class DesignScreen(Screen):
         if view is not None:
             self._display(view)
             return
-        self.query_one("#graph-title", Static).update(f"loading {design_id}…")
+        self.graph.title(f"loading {design_id}…")
         self.app.load_design(self, design_id, self.request)
 
     def on_design_loaded(self, message: DesignLoaded) -> None:
@@ -186,13 +159,15 @@ class DesignScreen(Screen):
             self.app.cache_view(message.view)
             return
         if message.view is None:
-            self.query_one("#graph-title", Static).update(f"{message.design_id}: not in the store")
+            self.graph.title(f"{message.design_id}: not in the store")
             return
         self.app.cache_view(message.view)
         self._display(message.view)
 
     def reload_if_showing(self, design_id: str) -> None:
         if self.view is not None and self.view.id == design_id:
+            cur = self.findings.current_finding()
+            self._keep_key = cur["key"] if cur is not None else None
             self.show(design_id, self.index)
 
     def refresh_data(self) -> None:
@@ -201,61 +176,43 @@ class DesignScreen(Screen):
 
     def worker_failed(self, group: str, text: str) -> None:
         if group == "design" and self.view is None:
-            self.query_one("#graph-title", Static).update(f"could not load {self.design_id}: {text}")
+            self.graph.title(f"could not load {self.design_id}: {text}")
 
     def _neighbours(self) -> list[str]:
         if self.index is None:
             return []
-        out = []
-        for k in (self.index + 1, self.index + 2, self.index - 1):
-            if 0 <= k < len(self.model.ids):
-                out.append(self.model.ids[k])
-        return out
+        return [self.model.ids[k] for k in (self.index + 1, self.index + 2, self.index - 1)
+                if 0 <= k < len(self.model.ids)]
+
+    def _live_runs(self, design_id: str) -> list:
+        return [h for h in self.app.run_handles if (h.spec.tags or {}).get("design_id") == design_id]
+
+    def _run_marks(self, view: DesignView) -> dict:
+        runs = [r for r in (view.data.get("runs") or []) if r.get("kind") == "forward"]
+        if not runs:
+            return {}
+        rel = relation(runs[0], view.data.get("findings") or [])
+        return {k: rel.kind for k in rel.keys}
 
     # ---- drawing -------------------------------------------------------------------------
     def _display(self, view: DesignView) -> None:
+        if self not in self.app.screen_stack:
+            return  # a result that arrived after the screen was closed: nothing to draw on
         with self.app.batch_update():
             self._display_inner(view)
 
     def _display_inner(self, view: DesignView) -> None:
         self.view = view
-        self.full_graph = None
-        d = view.data
         pos = f"{self.index + 1:,}/{len(self.model):,} · " if self.index is not None else ""
-        self.sub_title = f"{pos}{view.id}"
-        summary = Text()
-        summary.append(view.id, style="bold")
-        if d.get("name") and d.get("name") != view.id:
-            summary.append(f"  {d['name']}", style="dim")
-        summary.append("\n")
-        summary.append(f"{d.get('author')}", style="cyan")
-        for k in ("model", "task_set", "run"):
-            if d.get(k):
-                summary.append(f" · {d[k]}")
-        summary.append("\n")
-        verdict = d.get("verdict") or "ungenerated"
-        summary.append(verdict, style={"block": "bold red", "warn": "bold yellow", "pass": "bold green"}.get(
-            verdict, "dim"))
-        summary.append(f"  {d.get('n_block', 0)} block · {d.get('n_warn', 0)} warn\n")
-        size = []
-        if d.get("n_nodes") is not None:
-            size.append(f"{d['n_nodes']} nodes")
-        if d.get("params") is not None:
-            size.append(f"{_big(d['params'])} params")
-        if d.get("cost_a10g_usd") is not None:
-            size.append(f"{_money(d['cost_a10g_usd'])} on A10G")
-        summary.append(" · ".join(size), style="dim")
-        outcome = run_outcome(d)
-        if outcome is not None:
-            summary.append("\n")
-            summary.append_text(outcome)
-        self.query_one("#design-summary", Static).update(summary, layout=False)
+        self.sub_title = visible(f"{pos}{view.id}")
+        live = self._live_runs(view.id)
+        self.query_one(DesignSummary).show(view, live)
         keep, self._keep_key = self._keep_key, None
-        self._fill_findings(keep)
-        self._filled_tabs = set()
-        self._fill_active_tab()
+        self.findings.show(view, self.app.curator, keep, self._run_marks(view))
+        self.tabs.show(view, self.app.curator, live)
+        focus = self._item_changed(draw_graph=False)
         self._update_judging()
-        self._draw_graph()
+        self.graph.show(view, focus)
         self.shown_id = view.id
         self.call_after_refresh(self._mark_shown, view.id)
         self.app.want_prefetch(self._neighbours())
@@ -265,319 +222,115 @@ class DesignScreen(Screen):
             self.shown_at = time.perf_counter()
             self.shown_cpu = time.thread_time()
 
-    def _finding_prompt(self, f: dict) -> Text:
-        t = Text()
-        if f.get("stale"):
-            t.append("○ ", style="dim")
-        elif f["severity"] == "block":
-            t.append("✖ ", style="bold red")
-        else:
-            t.append("▲ ", style="bold yellow")
-        t.append(f["rule"], style="dim" if f.get("stale") else "bold")
-        nodes = ",".join(f.get("nodes") or [])
-        if nodes:
-            t.append(f"  @{nodes if len(nodes) <= 28 else nodes[:27] + '…'}", style="dim")
-        v = f.get("verdict")
-        if v:
-            t.append(f"  [{VERDICT_LABEL[v]}]", style=VERDICT_STYLE[v])
-        if f.get("stale"):
-            t.append("  (no longer fires)", style="dim italic")
-        return t
-
-    def _fill_findings(self, keep: str | None = None) -> None:
-        ol = self.query_one("#findings", OptionList)
-        view = self.view
-        ol.clear_options()
-        findings = view.findings if view is not None else []
-        if not findings:
-            if view is not None and view.data.get("error") is not None:
-                ol.add_option(Option(Text("not generated: nothing to judge", style="dim"), disabled=True))
-            else:
-                clean = view is not None and view.is_clean_marked(self.app.curator)
-                msg = "no findings — marked clean ✓" if clean else "no findings — c: clean · m: missed defect"
-                ol.add_option(Option(Text(msg, style="green" if clean else "dim"), disabled=True))
-            self._show_finding(None)
-            return
-        ol.add_options([Option(self._finding_prompt(f), id=f["key"]) for f in findings])
-        target = None
-        if keep is not None:
-            target = next((i for i, f in enumerate(findings) if f["key"] == keep), None)
-        if target is None:
-            target = next((i for i, f in enumerate(findings) if not f.get("stale") and not f.get("verdict")), 0)
-        ol.highlighted = target
-        self._show_finding(findings[target])
-
-    def current_finding(self) -> dict | None:
-        if self.view is None or not self.view.findings:
-            return None
-        i = self.query_one("#findings", OptionList).highlighted
-        if i is None or i >= len(self.view.findings):
-            return None
-        return self.view.findings[i]
-
     def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
-        if message.option_list.id != "findings" or self.view is None:
-            return
-        f = self.current_finding()
-        self._show_finding(f)
+        if message.option_list.id == "findings" and self.view is not None:
+            message.stop()
+            if self._item_key() != self._last_item:
+                self._item_changed()
 
-    def _show_finding(self, f: dict | None) -> None:
-        detail = self.query_one("#finding-detail", Static)
-        if f is None:
-            self._focus_nodes = set()
-            view = self.view
-            t = Text()
-            if view is not None and view.data.get("missed_defects"):
-                t.append("Missed defects marked\n", style="bold")
-                for m in view.data["missed_defects"]:
-                    t.append(f"• {m.get('rule') or '(no rule)'}", style="bold")
-                    if m.get("nodes"):
-                        t.append(f" @{','.join(m['nodes'])}", style="dim")
-                    if m.get("description"):
-                        t.append(f" — {m['description']}")
-                    t.append(f"  ({m.get('curator')})\n", style="dim")
-            else:
-                t.append("Nothing reported on this design.", style="dim")
-            detail.update(t)
-            self._apply_graph_focus()
-            return
-        self._focus_nodes = set(f.get("nodes") or [])
-        spec = catalogue_entry(f["rule"])
-        t = Text()
-        t.append(f["rule"], style="bold")
-        t.append(f"  {f['severity']}", style="bold red" if f["severity"] == "block" else "bold yellow")
-        if spec is not None:
-            t.append(f"  {spec.title}\n", style="italic")
+    def _item_key(self) -> tuple:
+        item = self.findings.current()
+        if item is None:
+            return (self.view.id if self.view else None, None, None)
+        kind, obj = item
+        return (self.view.id, kind, obj.get("key") if kind == "finding" else id(obj))
+
+    def _item_changed(self, draw_graph: bool = True) -> tuple:
+        """The highlight moved (or the design changed): detail, graph focus, and the note field follow.
+        Returns the nodes to focus the graph on."""
+        self._last_item = self._item_key()
+        item = self.findings.current()
+        self.tabs.show_item(item)
+        focus: tuple = ()
+        if item is None:
+            key, label = None, "the design"
+            mine = (self.view.data.get("design_judgments") or {}).get(self.app.curator) if self.view else None
         else:
-            t.append("\n")
-        t.append(f"{f.get('message') or ''}\n", style="")
-        if f.get("nodes"):
-            t.append("nodes: ", style="dim")
-            t.append(", ".join(f["nodes"]) + "\n")
-        if spec is not None:
-            for label, text in (("Condition", spec.condition), ("Why it costs", spec.why), ("Fix", spec.fix)):
-                t.append(f"\n{label}\n", style="bold underline")
-                t.append(text + "\n")
-        else:
-            t.append("\n(rule not in this build's catalogue)\n", style="dim")
-        judgments = f.get("judgments") or {}
-        if judgments:
-            t.append("\nJudgments\n", style="bold underline")
-            for who, j in judgments.items():
-                v = j.get("verdict")
-                t.append(f"{who}: ", style="bold" if who == self.app.curator else "")
-                t.append(VERDICT_LABEL.get(v, str(v)), style=VERDICT_STYLE.get(v, ""))
-                if j.get("note"):
-                    t.append(f" — {j['note']}", style="italic")
-                t.append("\n")
-        detail.update(t)
-        self._apply_graph_focus()
-
-    def _fill_active_tab(self) -> None:
-        """Fill the visible tab now; the others when they are opened (less to draw per design)."""
-        if self.view is None:
-            return
-        active = self.query_one("#tabs", TabbedContent).active
-        if active in self._filled_tabs:
-            return
-        if active == "tab-cost":
-            self._fill_cost()
-        elif active == "tab-source":
-            self._fill_meta()
-        self._filled_tabs.add(active)
-
-    def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
-        self._fill_active_tab()
-
-    def _fill_cost(self) -> None:
-        d = self.view.data
-        cost = d.get("cost") or {}
-        t = Text()
-        quote = cost.get("quote") or {}
-        t.append("Quote\n", style="bold underline")
-        if quote:
-            t.append(f"{_money(quote.get('usd'))}", style="bold")
-            t.append(f" for one training run on {quote.get('device', '?')}\n")
-            for label, key, fmt in (("hours", "hours", lambda v: f"{v:,.2f}"),
-                                    ("steps", "steps", lambda v: f"{v:,}"),
-                                    ("batch size", "batch_size", lambda v: f"{v:,}"),
-                                    ("price / hour", "price_per_hour", lambda v: f"${v:,.3f}"),
-                                    ("peak TFLOPS", "peak_tflops", lambda v: f"{v:g}"),
-                                    ("utilisation", "utilisation", lambda v: f"{100 * v:.0f}%"),
-                                    ("prices of", "price_date", str)):
-                if quote.get(key) is not None:
-                    t.append(f"  {label:<13}", style="dim")
-                    t.append(fmt(quote[key]) + "\n")
-        else:
-            t.append("no quote\n", style="dim")
-        if d.get("cost_a10g_usd") is not None:
-            t.append(f"  {'on A10G':<13}", style="dim")
-            t.append(_money(d["cost_a10g_usd"]) + "\n")
-        t.append("\nSize\n", style="bold underline")
-        t.append(f"  {'parameters':<13}", style="dim")
-        t.append(_big(cost.get("params", d.get("params"))) + "\n")
-        t.append(f"  {'FLOPs/sample':<13}", style="dim")
-        t.append(_big(cost.get("flops_per_sample", d.get("flops"))) + "\n")
-        if cost.get("train_flops_per_step") is not None:
-            t.append(f"  {'FLOPs/step':<13}", style="dim")
-            t.append(_big(cost["train_flops_per_step"]) + "\n")
-        mem = cost.get("memory") or {}
-        if mem:
-            t.append("\nMemory (training)\n", style="bold underline")
-            for k, v in mem.items():
-                t.append(f"  {k.replace('_bytes', ''):<13}", style="dim")
-                t.append(_bytes(v) + "\n")
-        for a in cost.get("assumptions") or []:
-            if a == (cost.get("assumptions") or [None])[0]:
-                t.append("\nAssumptions\n", style="bold underline")
-            t.append(f"  • {a}\n")
-        self.query_one("#cost", Static).update(t)
-
-    def _fill_meta(self) -> None:
-        d = self.view.data
-        t = Text()
-        for label, key in (("id", "id"), ("name", "name"), ("author", "author"), ("model", "model"),
-                           ("task set", "task_set"), ("run", "run"), ("parent", "parent"),
-                           ("reference", "reference"), ("source", "source"), ("verifier", "verifier_version")):
-            v = d.get(key)
-            t.append(f"{label:<10}", style="dim")
-            t.append(("—" if v in (None, "") else str(v)) + "\n")
-        if d.get("children"):
-            t.append(f"{'children':<10}", style="dim")
-            t.append(", ".join(d["children"][:10]) + ("…" if len(d["children"]) > 10 else "") + "\n")
-        if d.get("error"):
-            t.append("\nnot generated: ", style="bold red")
-            t.append(d["error"] + "\n")
-        graph = d.get("graph") or {}
-        for section in ("train", "meta"):
-            if graph.get(section):
-                t.append(f"\n{section}\n", style="bold underline")
-                for k, v in graph[section].items():
-                    t.append(f"  {k:<12}", style="dim")
-                    t.append((v if isinstance(v, str) else json.dumps(v)) + "\n")
-        if d.get("extra"):
-            t.append("\nbatch fields\n", style="bold underline")
-            t.append(json.dumps(d["extra"], indent=1) + "\n")
-        runs = d.get("runs") or []
-        if runs:
-            t.append("\nruns\n", style="bold underline")
-            for r in runs[:8]:
-                t.append(f"  {r.get('kind')} {r.get('status')}", style="bold")
-                if r.get("exception"):
-                    t.append(f" {r['exception']}", style="red")
-                if r.get("device"):
-                    t.append(f" on {r['device']}", style="dim")
-                t.append("\n")
-        self.query_one("#meta", Static).update(t)
+            kind, obj = item
+            focus = tuple(obj.get("nodes") or ())
+            if kind == "missed":
+                self.judge_bar.attach_note(("missed", obj.get("id")), None, False, "this missed defect")
+                if draw_graph:
+                    self.graph.set_focus(focus)
+                return focus
+            key, label = obj["key"], visible(obj["rule"])
+            mine = (obj.get("judgments") or {}).get(self.app.curator)
+        if draw_graph:
+            self.graph.set_focus(focus)
+        if self.judge_bar.note_key != key or not self.judge_bar.note_field.has_focus:
+            self.judge_bar.attach_note(key, (mine or {}).get("note"), bool(mine), label)
+        return focus
 
     def _update_judging(self) -> None:
         view = self.view
         done, total = view.judged_count() if view is not None else (0, 0)
-        bar = self.query_one("#design-progress", ProgressBar)
-        label = self.query_one("#judge-label", Static)
-        session = len(self.app.session)
+        session = self.app.steps_this_session
+        flagged = len(view.data.get("flags") or {}) if view is not None else 0
+        later = f" · ⚑ {flagged} later" if flagged else ""
         if view is not None and total == 0 and view.data.get("error") is None:
             clean = view.is_clean_marked(self.app.curator)
-            bar.update(total=1, progress=1 if clean else 0)
-            label.update(f"{'clean ✓' if clean else 'to mark'} · {session} this session", layout=False)
+            self.judge_bar.progress(1 if clean else 0, 1,
+                                    f"{'clean ✓' if clean else 'to mark'}{later} · {session} this session")
         else:
-            bar.update(total=max(total, 1), progress=done)
-            label.update(f"{done}/{total} judged · {session} this session", layout=False)
+            self.judge_bar.progress(done, total, f"{done}/{total} judged{later} · {session} this session")
 
     # ---- the graph ---------------------------------------------------------------------
-    def _graph_full(self) -> bool:
-        if self.full_graph is not None:
-            return self.full_graph
-        return not (self.view is not None and self.view.big)
-
-    def _draw_graph(self) -> None:
-        gv = self.query_one("#graph", LinesView)
-        title = self.query_one("#graph-title", Static)
-        view = self.view
-        if view is None or view.graph is None:
-            gv.set_lines([Line(Text(view.problem if view is not None else "", style="dim italic"))])
-            title.update("no graph", layout=False)
-            return
-        n = view.graph.n_nodes
-        if self._graph_full():
-            gv.set_lines(view.full_lines)
-            title.update(Text.assemble(("Graph", "bold"), f" · {n} nodes · layered, shapes on edges"
-                                       + (" · g: neighbourhood" if view.big else "")), layout=False)
-        else:
-            focus = self._focus_nodes or {view.graph.order[0]} if view.graph.order else set()
-            subset = view.graph.neighbourhood(focus, self.radius)
-            gv.set_lines(layout(view.graph, subset))
-            names = ", ".join(sorted(focus))
-            shown = names if len(names) < 40 else names[:39] + "…"
-            title.update(Text.assemble(("Graph", "bold"), f" · {n} nodes · within {self.radius} of "
-                                       f"{shown} · g: whole · +/-: radius"), layout=False)
-        self._apply_graph_focus(redraw=False)
-
-    def _apply_graph_focus(self, redraw: bool = True) -> None:
-        view = self.view
-        if view is None or view.graph is None:
-            return
-        gv = self.query_one("#graph", LinesView)
-        if redraw and not self._graph_full():
-            self._draw_graph()
-            return
-        gv.set_highlight(self._focus_nodes)
-        if self._focus_nodes:
-            first = next((i for i, ln in enumerate(gv.lines) if ln.key in self._focus_nodes and ln.selectable),
-                         None)
-            if first is not None:
-                gv.reveal(first, center=True)
-
     def action_toggle_graph(self) -> None:
-        self.full_graph = not self._graph_full()
-        self._draw_graph()
+        self.graph.toggle()
 
     def action_radius(self, delta: int) -> None:
-        self.radius = max(1, min(self.radius + delta, 12))
-        if self._graph_full():
-            self.full_graph = False
-        self._draw_graph()
+        self.graph.widen(delta)
 
     # ---- judging --------------------------------------------------------------------------
-    def _take_note(self) -> str | None:
-        note = self.query_one("#note", Input)
-        text = note.value.strip() or None
-        note.value = ""
-        return text
-
-    def action_judge(self, verdict: str) -> None:
+    def _judgeable(self) -> bool:
         view = self.view
         if view is None:
-            return
+            return False
         if view.data.get("error") is not None:
             self.notify("an ungenerated design has nothing to judge", severity="warning")
-            return
-        f = self.current_finding()
-        if f is None:
-            self.notify("no finding here — c marks the design clean, m records a missed defect",
-                        severity="warning")
-            return
-        self.app.judge(view, f, verdict, self._take_note())
-        self._after_judgment(f["key"])
+            return False
+        return True
 
-    def _after_judgment(self, key: str | None) -> None:
+    def action_judge(self, verdict: str) -> None:
+        if not self._judgeable():
+            return
+        view = self.view
+        f = self.findings.current_finding()
+        if f is None:
+            what = "a missed defect is not judged (x retracts yours)" if self.findings.current() else \
+                "no finding here — c marks the design clean, m records a missed defect"
+            self.notify(what, severity="warning")
+            return
+        was_judged = bool(f.get("verdict"))
+        design_done = self._design_done()
+        self.app.judge(view, f, verdict, self.judge_bar.take_note())
+        self._after_step(f["key"], was_judged, design_done)
+
+    def _design_done(self) -> bool:
+        view = self.view
+        return bool(view.live_findings) and all(f.get("verdict") for f in view.live_findings)
+
+    def _after_step(self, key: str | None, was_judged: bool, design_done: bool) -> None:
+        """After a verdict or a flag on finding `key`: redraw it; re-judging stays put; else on to the next
+        finding still to judge, and when none is left and this step finished the design, the next design."""
         view = self.view
         self._update_judging()
+        fl = self.findings
+        fl.run_marks = self._run_marks(view)
+        fl.refresh_finding(key)
+        self._item_changed()
+        if was_judged:
+            return  # re-judging: stay on the finding, on this design
         findings = view.findings
-        if key is None:
-            self._fill_findings()
-            self._advance_design()
-            return
+        flags = view.data.get("flags") or {}
         i = next((k for k, f in enumerate(findings) if f["key"] == key), 0)
-        ol = self.query_one("#findings", OptionList)
-        ol.replace_option_prompt_at_index(i, self._finding_prompt(findings[i]))
         order = list(range(i + 1, len(findings))) + list(range(0, i))
-        nxt = next((k for k in order if not findings[k].get("stale") and not findings[k].get("verdict")), None)
+        nxt = next((k for k in order if not findings[k].get("stale") and not findings[k].get("verdict")
+                    and findings[k]["key"] not in flags), None)
         if nxt is not None:
-            ol.highlighted = nxt
+            fl.highlighted = nxt
             return
-        self._show_finding(findings[i])
-        if all(f.get("verdict") for f in view.live_findings):
+        if not design_done and all(f.get("verdict") or f["key"] in flags for f in view.live_findings):
             self._advance_design()
 
     def _advance_design(self) -> None:
@@ -603,21 +356,85 @@ class DesignScreen(Screen):
         self._advance_design()
 
     def action_clean(self) -> None:
+        if not self._judgeable():
+            return
         view = self.view
-        if view is None:
-            return
-        if view.data.get("error") is not None:
-            self.notify("an ungenerated design has nothing to judge", severity="warning")
-            return
         if view.live_findings:
             self.notify("this design has findings: judge them (r / f / u) instead", severity="warning")
             return
         if view.is_clean_marked(self.app.curator):
             self.notify("already marked clean")
             return
-        self.app.judge(view, None, "clean", self._take_note())
-        self._after_judgment(None)
+        self.app.judge(view, None, "clean", self.judge_bar.take_note())
+        self.findings.show(view, self.app.curator)
+        self._item_changed()
+        self._update_judging()
+        self._advance_design()
 
+    def action_later(self) -> None:
+        """Flag the highlighted finding (or a design without findings) for later, or clear the flag."""
+        if not self._judgeable():
+            return
+        view = self.view
+        item = self.findings.current()
+        if item is not None and item[0] == "missed":
+            self.notify("a missed defect is not flagged (x retracts yours)", severity="warning")
+            return
+        f = item[1] if item is not None else None
+        if f is None and view.live_findings:
+            return
+        key = f["key"] if f is not None else None
+        flags = view.data.get("flags") or {}
+        if f is not None and f.get("verdict") and key not in flags:
+            self.notify("already judged: nothing to come back to", severity="warning")
+            return
+        flagged = key not in flags
+        design_done = self._design_done()
+        self.app.flag(view, f, flagged)
+        if f is None:
+            self.findings.show(view, self.app.curator)
+            self._update_judging()
+            if flagged:
+                self._advance_design()
+            return
+        if flagged:
+            self._after_step(key, False, design_done)
+        else:
+            self.findings.refresh_finding(key)
+            self._item_changed()
+            self._update_judging()
+
+    # ---- the note -------------------------------------------------------------------------------
+    def action_note(self) -> None:
+        self.judge_bar.note_field.focus()
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id != "note":
+            return
+        message.stop()
+        self.findings.focus()
+        view = self.view
+        if view is None:
+            return
+        item = self.findings.current()
+        text = message.value.strip() or None
+        if item is not None and item[0] == "missed":
+            return
+        f = item[1] if item is not None else None
+        holder = (f.get("judgments") if f is not None else view.data.get("design_judgments")) or {}
+        mine = holder.get(self.app.curator)
+        what = visible(f["rule"]) if f is not None else "the design"
+        if mine is not None:
+            if (mine.get("note") or None) != text:
+                self.app.save_note(view, f, text)
+                if f is not None:
+                    self.findings.refresh_finding(f["key"])
+                self.notify(f"note saved on your verdict on {what}" if text else f"note removed from {what}",
+                            timeout=3)
+        elif text:
+            self.notify(f"the note goes with your verdict on {what}", timeout=3)
+
+    # ---- missed defects -------------------------------------------------------------------------------
     def action_missed(self) -> None:
         from .modals import MissedDefectScreen
 
@@ -625,44 +442,127 @@ class DesignScreen(Screen):
         if view is None or view.graph is None:
             self.notify("no graph to mark a defect on", severity="warning")
             return
-        gv = self.query_one("#graph", LinesView)
-        cursor_node = gv.key_at() if gv.has_focus else None
-        nodes = [cursor_node] if cursor_node else sorted(self._focus_nodes)
-        node_ids = [n for n in view.graph.order]
+        cursor_node = self.graph.node_at_cursor()
+        rules = [(r, getattr(catalogue_entry(r), "title", "")) for r in catalogue_ids()]
 
         def done(result) -> None:
             if result:
                 self.app.mark_missed(view, result["nodes"], result["rule"], result["description"])
                 self.notify(f"missed defect recorded on {view.id}")
-                if self.view is view and self.current_finding() is None:
-                    self._show_finding(None)
+                if self.view is view:
+                    current = self.findings.current_finding()
+                    self.findings.show(view, self.app.curator, current["key"] if current else None,
+                                       self._run_marks(view))
+                    self._item_changed()
 
-        self.app.push_screen(MissedDefectScreen(view.id, nodes, node_ids, catalogue_ids()), done)
+        self.app.push_screen(MissedDefectScreen(view.id, list(view.graph.order), rules,
+                                                [cursor_node] if cursor_node else []), done)
 
-    def action_note(self) -> None:
-        self.query_one("#note", Input).focus()
-
-    def on_input_submitted(self, message: Input.Submitted) -> None:
-        if message.input.id != "note":
+    def action_retract(self) -> None:
+        view = self.view
+        item = self.findings.current()
+        if view is None or item is None or item[0] != "missed":
+            self.notify("highlight one of your missed defects to retract it", severity="warning")
             return
-        message.stop()
-        self.query_one("#findings", OptionList).focus()
-        if message.value.strip():
-            self.notify("the note goes with your next verdict", timeout=3)
+        m = item[1]
+        if m.get("curator") != self.app.curator:
+            self.notify(f"that missed defect is {m.get('curator')}'s, not yours", severity="warning")
+            return
+        if m.get("id") is None:
+            self.notify("still saving it — a moment")
+            return
+        self.app.retract_missed(view, m)
+        self.findings.show(view, self.app.curator, None, self._run_marks(view))
+        self._item_changed()
+        self.notify("missed defect retracted (z brings it back)")
 
-    def write_done(self, op) -> None:
+    # ---- bulk ------------------------------------------------------------------------------------------
+    def action_bulk(self) -> None:
+        if not self._judgeable():
+            return
+        f = self.findings.current_finding()
+        if f is None:
+            self.notify("highlight a finding: its rule is what a bulk verdict covers", severity="warning")
+            return
+        self.bulk_request += 1
+        self.app.bulk_preview(self, f["rule"], self.view.id, dict(self.model.filters), self.bulk_request)
+
+    def on_bulk_preview(self, message: BulkPreview) -> None:
+        from .modals import ChoiceScreen
+
+        message.stop()
+        if message.request != self.bulk_request or self.view is None:
+            return
+        rule, here, queue = message.rule, message.here, message.queue
+        design_id = self.view.id
+        filters = dict(self.model.filters)
+        where = self.model.describe_filters()
+        choices = []
+        for scope, p, label in (("design", here, f"on {design_id}"), ("filter", queue, f"in the queue ({where})")):
+            n = len(p["targets"])
+            for verdict in ("real", "false_alarm", "unsure"):
+                text = Text.assemble((VERDICT_LABEL[verdict], "bold"),
+                                     f" — {n} finding{'s' if n != 1 else ''} of ", (visible(rule), "bold"),
+                                     f" {visible(label)}" + (f", on {p['designs']} designs" if scope == "filter"
+                                                             else ""))
+                choices.append(((scope, verdict) if n else ChoiceScreen.DISABLED, text))
+        note = Text(f"Findings you have judged already keep their verdict ({here['judged']} here, "
+                    f"{queue['judged']} in the queue). One z undoes the whole bulk verdict.", style="dim")
+
+        def chosen(value) -> None:
+            if value is ChoiceScreen.CANCELLED or value is None:
+                return
+            scope, verdict = value
+            view = self.view
+            if scope == "design" and view is not None and view.id == design_id:
+                for f in view.findings:  # shown at once; the store's answer refreshes the rest
+                    if f["rule"] == rule and not f.get("stale") and not f.get("verdict"):
+                        f["verdict"] = verdict
+                        f.setdefault("judgments", {})[self.app.curator] = {"verdict": verdict, "note": None}
+                self.findings.show(view, self.app.curator, None, self._run_marks(view))
+                self._item_changed()
+                self._update_judging()
+            self.app.bulk_judge(rule, verdict, scope, design_id, filters)
+
+        self.app.push_screen(ChoiceScreen(f"One verdict for every unjudged finding of {visible(rule)}", choices,
+                                          note=note, filter=False), chosen)
+
+    # ---- writes come back ---------------------------------------------------------------------------------
+    def write_done(self, op, result, designs) -> None:
         if self.view is None:
             return
-        if op.kind == "undo" and op.event.design_id != self.view.id and self.is_current:
+        if op.kind in ("undo", "bulk", "adjudicate", "retract") and self.view.id in designs:
+            self.reload_if_showing(self.view.id)
+        elif op.kind == "undo" and designs and self.is_current:
             # show what was undone
-            idx = self.model.index_of(op.event.design_id)
-            self.show(op.event.design_id, idx)
-        elif op.kind == "undo" and op.event.design_id == self.view.id:
-            key = op.event.finding_key
-            self._keep_key = key
-            self.request += 1
-            self.app.load_design(self, self.view.id, self.request)
+            did = designs[0]
+            cur = [k for d, k in (result or {}).get("keys") or [] if d == did]
+            self._keep_key = cur[0] if cur else None
+            self.show(did, self.model.index_of(did))
+        elif op.kind == "missed" and op.design_id == self.view.id:
+            self.reload_if_showing(self.view.id)
         self._update_judging()
+        self.tabs.recent_stale = True
+        if self.tabs.active == "tab-recent":
+            self.app.load_recent(self)
+
+    def on_recent_loaded(self, message: RecentLoaded) -> None:
+        message.stop()
+        self.tabs.recent_stale = False
+        self.tabs.show_recent(message.steps)
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        if message.option_list.id == "recent":
+            message.stop()
+            did = (message.option.id or "").partition(":")[2]
+            if did and (self.view is None or did != self.view.id):
+                self.show(did, self.model.index_of(did))
+        elif message.option_list.id == "findings":
+            message.stop()
+
+    def run_stored(self, handle, stored_id) -> None:
+        if self.view is not None and (handle.spec.tags or {}).get("design_id") == self.view.id:
+            self.tabs.runs_changed(self._live_runs(self.view.id))
 
     # ---- moving ----------------------------------------------------------------------------
     def action_step(self, delta: int) -> None:
@@ -675,9 +575,8 @@ class DesignScreen(Screen):
         self.show(self.model.ids[k], k)
 
     def action_back(self) -> None:
-        note = self.query_one("#note", Input)
-        if note.has_focus:
-            self.query_one("#findings", OptionList).focus()
+        if self.judge_bar.note_field.has_focus:
+            self.findings.focus()
             return
         self.dismiss()
 
@@ -727,7 +626,7 @@ class DesignScreen(Screen):
                 self._open_diff("design", design_id)
 
         def named(name) -> None:
-            if name:
+            if name and name.strip():
                 self._open_diff("reference", name.strip())
 
         def chosen(value) -> None:
@@ -737,7 +636,7 @@ class DesignScreen(Screen):
             if kind == "pick":
                 pick_model = QueueModel(filters={}, sort=self.model.sort)
                 self.app.push_screen(QueueScreen(pick_model, pick=True,
-                                                 title=f"pick the design to compare {view.id} with"),
+                                                 title=f"pick the design to compare {visible(view.id)} with"),
                                      picked_design)
             elif kind == "named":
                 self.app.push_screen(PromptScreen("Reference architecture", "e.g. resnet18"), named)
@@ -752,4 +651,45 @@ class DesignScreen(Screen):
         if self.view.data.get("error") is not None:
             self.notify("an ungenerated design has nothing to run", severity="warning")
             return
-        self.app.launch_run(self.view.id, kind)
+        self._offer_run(self.view, kind)
+
+    @work(thread=True, exclusive=True, group="run-offer", exit_on_error=False)
+    def _offer_run(self, view, kind: str) -> None:
+        gpus = self.app.runs.gpus()  # may ask nvidia-smi: off the UI thread
+        self.app.call_from_thread(self._confirm_run, view, kind, gpus)
+
+    def _confirm_run(self, view, kind: str, gpus: list) -> None:
+        from ..run_bridge import duplicate_of, estimate
+        from .modals import ChoiceScreen
+
+        what = "forward check" if kind == "forward" else f"short training ({self.app.TRAIN_STEPS} steps)"
+        cluster = self.app.runs.cluster_address()
+        choices = []
+        for device in ("cpu", "cuda", "cluster"):
+            est = estimate(view.data, kind, device, self.app.TRAIN_STEPS)
+            if device == "cuda" and not gpus:
+                label = Text.assemble(("cuda", "bold"), "  no GPU found on this machine", style="dim")
+                choices.append((ChoiceScreen.DISABLED, label))
+            elif device == "cluster" and not cluster:
+                label = Text.assemble(("cluster", "bold"), "  none set (RAY_API_SERVER_ADDRESS)", style="dim")
+                choices.append((ChoiceScreen.DISABLED, label))
+            else:
+                where = {"cpu": "this machine's CPU", "cuda": f"GPU ({len(gpus)} here)",
+                         "cluster": f"Ray at {visible(cluster)}"}[device]
+                choices.append((device, Text.assemble((device, "bold"), f"  {where} — {est.describe()}",
+                                                      (f"  ({est.basis})", "dim"))))
+        dup = duplicate_of(view.id, kind, view.data, self.app.run_handles)
+        note = Text()
+        if dup:
+            note.append("⚠ " + visible(dup) + ". Run it again?\n", style="bold yellow")
+        note.append(f"The {what} of {visible(view.id)} runs in a child process with a time and memory limit; "
+                    "its outcome is stored with the design.", style="dim")
+
+        def chosen(device) -> None:
+            if device is ChoiceScreen.CANCELLED or device is None:
+                return
+            self.app.launch_run(view.id, kind, device)
+            self.tabs.runs_changed(self._live_runs(view.id))
+
+        self.app.push_screen(ChoiceScreen(f"Launch a {what} of {visible(view.id)} on…", choices, note=note,
+                                          filter=False), chosen)

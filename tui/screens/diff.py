@@ -13,9 +13,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
+from ..sanitise import visible
 from ..widgets.graph_text import args_text
+from ..widgets.header import AppHeader
 from ..widgets.lines import Line, LinesView
 from ..widgets.messages import DiffReady
 
@@ -50,7 +52,7 @@ class DiffScreen(Screen):
         self.request = 1
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         yield Static(id="diff-summary")
         yield LinesView(id="diff-lines")
         with VerticalScroll(id="diff-details-box"):
@@ -58,15 +60,17 @@ class DiffScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
-        self.sub_title = f"diff: {self.base_name} ({self.base_kind}) → {self.view.id}"
-        self.query_one("#diff-summary", Static).update(f"computing the diff against {self.base_name}…")
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
+        self.sub_title = visible(f"diff: {self.base_name} ({self.base_kind}) → {self.view.id}")
+        self.query_one("#diff-summary", Static).update(Text(visible(f"computing the diff against {self.base_name}…")))
         self.query_one("#diff-lines", LinesView).focus()
         self.app.compute_diff(self, self.base_kind, self.base_name, self.view.data["graph"], self.view.id,
                               self.request)
 
     def worker_failed(self, group: str, text: str) -> None:
         if group == "diff" and self.diff is None:
-            self.query_one("#diff-summary", Static).update(Text(f"no diff: {text}", style="bold red"))
+            self.query_one("#diff-summary", Static).update(Text(visible(f"no diff: {text}"), style="bold red"))
 
     def on_diff_ready(self, message: DiffReady) -> None:
         message.stop()
@@ -76,11 +80,11 @@ class DiffScreen(Screen):
         self.base_label = message.base_label
         d = self.diff
         t = Text()
-        t.append(message.base_label, style="bold")
+        t.append(visible(message.base_label), style="bold")
         t.append("  →  ")
-        t.append(message.b_label, style="bold")
+        t.append(visible(message.b_label), style="bold")
         t.append(f"   {len(d.a_nodes)} → {len(d.b_nodes)} nodes\n")
-        t.append(d.summary(), style="bold yellow" if not d.identical else "green")
+        t.append(visible(d.summary()), style="bold yellow" if not d.identical else "green")
         self.query_one("#diff-summary", Static).update(t)
         self._draw()
         self.query_one("#diff-details", Static).update(self._details())
@@ -99,13 +103,14 @@ class DiffScreen(Screen):
         t.append(mark + " ", style=style)
         node = nodes.get(node_id)
         idw = min(max(12, width // 3), 28)
-        t.append(f"{node_id[:idw - 1] + '…' if len(node_id) > idw else node_id:<{idw}} ",
+        shown = visible(node_id)
+        t.append(f"{shown[:idw - 1] + '…' if len(shown) > idw else shown:<{idw}} ",
                  style="bold" if kind != "same" else "")
         if node is None:  # an input
             shape = (shapes.get(node_id) or ["?"])[0]
-            t.append(f"input {shape}", style="green")
+            t.append(visible(f"input {shape}"), style="green")
         else:
-            t.append(node.op, style="cyan")
+            t.append(visible(node.op), style="cyan")
             args = args_text(node.args, limit=max(width, 10))
             if args:
                 t.append(" " + args, style="dim")
@@ -208,7 +213,7 @@ class DiffScreen(Screen):
                 parts.append("◀ " + ", ".join(node.inputs))
             if users.get(node_id):
                 parts.append("▶ " + ", ".join(users[node_id][:4]))
-            return "  ".join(parts)
+            return visible("  ".join(parts))
 
         def users_of(nodes: dict) -> dict:
             out: dict = {}
@@ -223,28 +228,29 @@ class DiffScreen(Screen):
             section("Changed", len(d.changed))
             for c in d.changed:
                 t.append("  ~ ", style="bold yellow")
-                t.append(c.b_id, style="bold")
+                t.append(visible(c.b_id), style="bold")
                 if c.renamed:
-                    t.append(f" (was {c.a_id})", style="dim")
-                t.append(f"  {c.op_b}\n", style="cyan")
+                    t.append(f" (was {visible(c.a_id)})", style="dim")
+                t.append(f"  {visible(c.op_b)}\n", style="cyan")
                 if c.op_a != c.op_b:
-                    t.append(f"      op: {c.op_a} → {c.op_b}\n")
+                    t.append(f"      op: {visible(c.op_a)} → {visible(c.op_b)}\n")
                 for a in c.args:
-                    t.append(f"      {a.describe()}\n")
+                    t.append(f"      {visible(a.describe())}\n")
                 if c.shares:
-                    t.append(f"      shares: {c.shares[0] or '—'} → {c.shares[1] or '—'}\n")
+                    t.append(visible(f"      shares: {c.shares[0] or '—'} → {c.shares[1] or '—'}") + "\n")
                 old = d.shapes_a.get(c.a_id)
                 new = d.shapes_b.get(c.b_id)
                 if old != new and (old or new):
-                    t.append(f"      result: {', '.join(old or ['?'])} → {', '.join(new or ['?'])}\n", style="dim")
+                    t.append(visible(f"      result: {', '.join(old or ['?'])} → {', '.join(new or ['?'])}") + "\n",
+                             style="dim")
         def node_list(title, ids, nodes, mark, style):
             section(title, len(ids))
             users = users_of(nodes)
             for nid in ids:
                 node = nodes[nid]
                 t.append(mark, style=style)
-                t.append(nid, style="bold")
-                t.append(f"  {node.op}", style="cyan")
+                t.append(visible(nid), style="bold")
+                t.append(f"  {visible(node.op)}", style="cyan")
                 if node.args:
                     t.append(" " + args_text(node.args), style="dim")
                 t.append(f"   {io(nid, nodes, users)}\n", style="dim")
@@ -257,14 +263,14 @@ class DiffScreen(Screen):
             section("Rewired edges", len(d.rewired))
             for r in d.rewired:
                 t.append("  ⇄ ", style="bold magenta")
-                t.append(r.describe() + "\n")
+                t.append(visible(r.describe()) + "\n")
         if d.inputs:
             section("Inputs", len(d.inputs))
             for c in d.inputs:
-                t.append(f"  {c.describe()}\n")
+                t.append(f"  {visible(c.describe())}\n")
         if d.outputs:
             t.append("Outputs\n", style="bold underline")
-            t.append(f"  {', '.join(d.outputs[0])} → {', '.join(d.outputs[1])}\n")
+            t.append(visible(f"  {', '.join(d.outputs[0])} → {', '.join(d.outputs[1])}") + "\n")
         renamed = sum(1 for a, b in d.matched.items() if a != b)
         if renamed:
             t.append(f"\n{renamed} nodes matched under other ids (by signature or op)\n", style="dim")
@@ -274,7 +280,7 @@ class DiffScreen(Screen):
             t.append("  none\n", style="dim")
         for c in d.consequences[:CONSEQUENCES_SHOWN]:
             t.append("  ≈ ", style="cyan")
-            t.append(c.describe() + "\n", style="")
+            t.append(visible(c.describe()) + "\n", style="")
         if len(d.consequences) > CONSEQUENCES_SHOWN:
             t.append(f"  … and {len(d.consequences) - CONSEQUENCES_SHOWN} more\n", style="dim")
         return t

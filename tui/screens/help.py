@@ -9,6 +9,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from ..sanitise import visible
+
 
 def scopes() -> list[tuple[str, type]]:
     from ..app import CuratorApp
@@ -17,11 +19,12 @@ def scopes() -> list[tuple[str, type]]:
     from .kb import KnowledgeBaseScreen
     from .queue import QueueScreen
     from .reports import ReportsScreen
+    from .review import ReviewScreen
     from .runs import RunsScreen
 
     return [("Everywhere", CuratorApp), ("Queue", QueueScreen), ("Design and judging", DesignScreen),
-            ("Diff", DiffScreen), ("Reports", ReportsScreen), ("Knowledge base", KnowledgeBaseScreen),
-            ("Runs", RunsScreen)]
+            ("Diff", DiffScreen), ("Reports", ReportsScreen), ("Review (two curators)", ReviewScreen),
+            ("Knowledge base", KnowledgeBaseScreen), ("Runs", RunsScreen)]
 
 
 def all_bindings():
@@ -52,19 +55,23 @@ class HelpScreen(ModalScreen):
                 t.append(f"{scope}\n", style="bold underline")
             keys = app.key_for(b.id)
             overridden = b.id in app.config.keymap
-            t.append(f"  {keys:<16}", style="bold yellow" if overridden else "bold")
+            t.append(f"  {visible(keys):<16}", style="bold yellow" if overridden else "bold")
             t.append(f"{b.description:<22}")
-            t.append(f"{b.id}\n", style="dim")
+            t.append(f"{visible(b.id)}\n", style="dim")
         t.append("\nJudging\n", style="bold underline")
         t.append("  The highlighted finding takes the verdict; the next unjudged finding is highlighted, and "
-                 "when a design is done the next design still to judge opens. A note typed in the note "
-                 "field (n) goes with the next verdict; while it has focus, keys type into it. Undo takes "
-                 "back everything judged since the app opened, newest first.\n")
+                 "the verdict that finishes a design opens the next design still to judge (re-judging stays "
+                 "put). The note field (n) belongs to the highlighted finding: it goes with the verdict on it, "
+                 "enter saves it on a finding already judged, and it is emptied when you leave the finding; "
+                 "while it has focus, keys type into it. l flags a finding for later; b gives one verdict to "
+                 "every finding of a rule (this design or the queue's filter). z undoes your last step — a "
+                 "verdict, a note, a bulk verdict (whole), a flag, a missed defect — newest first, even after "
+                 "a restart.\n")
         t.append("\nConfig\n", style="bold underline")
         path = app.config.path
-        t.append(f"  file      {path}{'' if path and path.exists() else ' (not present: defaults)'}\n")
-        t.append(f"  curator   {app.curator}\n")
-        t.append(f"  store     {app.db_path}\n")
+        t.append(f"  file      {visible(path)}{'' if path and path.exists() else ' (not present: defaults)'}\n")
+        t.append(f"  curator   {visible(app.curator)}\n")
+        t.append(f"  store     {visible(app.db_path)}\n")
         t.append('  example   curator = "ada"\n            [keys]\n            judge_real = "r"\n'
                  '            next_design = "ctrl+n"\n', style="dim")
         return t

@@ -17,9 +17,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
+from ..sanitise import plain, visible
+from ..widgets.header import AppHeader
 from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
 
 STATUS_STYLE = {"active": "green", "proposed": "cyan", "retired": "dim", "merged": "dim", "narrowed": "dim",
@@ -44,6 +46,7 @@ class KnowledgeBaseScreen(Screen):
         Binding("s", "toggle_status", "Live/all", id="kb_show_all", show=False),
         Binding("E", "export", "Export pack", id="kb_export", show=False),
         Binding("f5", "reload", "Refresh", id="kb_refresh", show=False),
+        Binding("slash", "filter", "Filter", id="kb_filter", show=False),
         Binding("escape", "back", "Back", id="kb_back"),
     ]
     ACTION_HELP = {
@@ -59,6 +62,7 @@ class KnowledgeBaseScreen(Screen):
         "kb_show_all": "Show live propositions, or all of them",
         "kb_export": "Export the 20-cap pack to a file (asks where; recorded)",
         "kb_refresh": "Read the knowledge base again",
+        "kb_filter": "Show only the propositions whose id or text holds what you type",
         "kb_back": "Back",
     }
 
@@ -77,10 +81,13 @@ class KnowledgeBaseScreen(Screen):
         self._select_after: int | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Horizontal(id="kb-body"):
             with Vertical(id="kb-left"):
                 yield Static(id="kb-status")
+                kb_filter = Input(placeholder="filter as you type — enter or esc leaves", id="kb-filter")
+                kb_filter.display = False
+                yield kb_filter
                 yield DataTable(id="kb-props", cursor_type="row", zebra_stripes=True)
             with Vertical(id="kb-right"):
                 yield Static(id="kb-detail")
@@ -97,6 +104,8 @@ class KnowledgeBaseScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         self.sub_title = "knowledge base"
         table = self.query_one("#kb-props", DataTable)
         table.add_columns("id", "status", "pin", "sup", "con", "≥95%", "pack", "proposition")
@@ -122,7 +131,8 @@ class KnowledgeBaseScreen(Screen):
         if message.request != self.request:
             return
         data = message.data
-        props = data["props"]
+        self._data = data
+        props = [p for p in data["props"] if self._matches(p)]
         current = self.current_id()
         self.props = {p.id: p for p in props}
         self.order = [p.id for p in props]
@@ -147,21 +157,21 @@ class KnowledgeBaseScreen(Screen):
                 Text(str(p.contradict), justify="right"),
                 Text(f"{100 * p.lower:.0f}%" if p.tested else "—", justify="right"),
                 Text(str(rank), justify="right", style="bold green") if rank else Text("out", style="dim"),
-                p.text if len(p.text) <= 90 else p.text[:89] + "…",
+                plain(p.text if len(p.text) <= 90 else p.text[:89] + "…"),
                 key=str(p.id),
             )
         pack = self.query_one("#kb-pack", DataTable)
         pack.clear()
         for e in data["pack"]:
-            pack.add_row(str(e.rank), _label(e.prop.id), f"{100 * e.lower:.0f}%", e.reason,
-                         e.prop.text if len(e.prop.text) <= 70 else e.prop.text[:69] + "…", key=str(e.prop.id))
+            pack.add_row(str(e.rank), _label(e.prop.id), f"{100 * e.lower:.0f}%", plain(e.reason),
+                         plain(e.prop.text if len(e.prop.text) <= 70 else e.prop.text[:69] + "…"), key=str(e.prop.id))
         audit = Text()
         for a in data["audit"]:
             style = "dim strike" if a.get("undone_by") else ""
             audit.append(f"{a['seq']:>4} ", style="dim")
-            audit.append(f"{a['op']:<16}", style="bold")
-            audit.append(f"{a['summary']}", style=style)
-            audit.append(f"  ({a['actor']})\n", style="dim")
+            audit.append(f"{visible(a['op']):<16}", style="bold")
+            audit.append(visible(a["summary"]), style=style)
+            audit.append(f"  ({visible(a['actor'])})\n", style="dim")
         self.query_one("#kb-audit", Static).update(audit or Text("no operations yet", style="dim"))
         want = self._select_after if self._select_after in self.props else current
         self._select_after = None
@@ -180,14 +190,14 @@ class KnowledgeBaseScreen(Screen):
             t = Text()
             t.append("duplicate ", style="bold yellow")
             t.append(f"{_label(d.a)} ~ {_label(d.b)}", style="bold")
-            t.append(f"  {d.kind}, {d.score:.0f}  ", style="dim")
-            t.append(d.reason)
+            t.append(f"  {visible(d.kind)}, {d.score:.0f}  ", style="dim")
+            t.append(visible(d.reason))
             options.append(Option(t, id=f"dup:{i}"))
         for i, n in enumerate(s.narrowing[:60]):
             t = Text()
             t.append("narrow ", style="bold cyan")
-            t.append(f"{_label(n.prop_id)} with {n.condition}", style="bold")
-            t.append(f"  {n.reason}", style="dim")
+            t.append(f"{_label(n.prop_id)} with {visible(n.condition)}", style="bold")
+            t.append(f"  {visible(n.reason)}", style="dim")
             options.append(Option(t, id=f"narrow:{i}"))
         if not options:
             options.append(Option(Text("no suggestions", style="dim"), disabled=True))
@@ -217,22 +227,22 @@ class KnowledgeBaseScreen(Screen):
             t.append(" · pinned", style="bold")
         if pid in self.pack_ids:
             how = self.pack_status.get(pid, (None, ""))[1]
-            t.append(f" · pack #{self.pack_ids[pid]}" + (f" ({how})" if how else ""), style="bold green")
+            t.append(f" · pack #{self.pack_ids[pid]}" + (f" ({visible(how)})" if how else ""), style="bold green")
         else:
             why = self.pack_status.get(pid, (None, "not live"))[1]
-            t.append(f" · not in the pack: {why}", style="dim")
-        t.append(f"\n{p.text}\n", style="italic")
+            t.append(f" · not in the pack: {visible(why)}", style="dim")
+        t.append(f"\n{visible(p.text)}\n", style="italic")
         scope = " & ".join(str(c) for c in p.structure.scope) or "(everywhere)"
         t.append("scope  ", style="dim")
-        t.append(scope + "\n")
+        t.append(visible(scope) + "\n")
         t.append("claim  ", style="dim")
-        t.append(str(p.structure.claim) + "\n")
+        t.append(visible(p.structure.claim) + "\n")
         t.append("evidence ", style="dim")
         t.append(f"{p.support} support · {p.contradict} contradict · {p.inapplicable} inapplicable · "
                  f"Wilson 95% lower {100 * p.lower:.0f}%\n")
         origin = p.origin + (f" ({p.source})" if p.source else "")
         t.append("origin ", style="dim")
-        t.append(origin)
+        t.append(visible(origin))
         if p.parent_id:
             t.append(f" · narrowed from {_label(p.parent_id)}")
         if p.merged_from:
@@ -251,8 +261,9 @@ class KnowledgeBaseScreen(Screen):
         table.clear()
         style = {"support": "green", "contradict": "red", "inapplicable": "dim"}
         for e in message.evidence[:500]:
-            table.add_row(e.get("question_id", ""), Text(e.get("verdict", ""), style=style.get(e.get("verdict"), "")),
-                          e.get("family") or "", e.get("category") or "", e.get("reason") or "")
+            table.add_row(plain(e.get("question_id", "")),
+                          Text(visible(e.get("verdict", "")), style=style.get(e.get("verdict"), "")),
+                          plain(e.get("family") or ""), plain(e.get("category") or ""), plain(e.get("reason") or ""))
 
     # ---- operations -------------------------------------------------------------------
     def _run(self, op: str, *args, select: int | None = None, **kwargs) -> None:
@@ -276,7 +287,7 @@ class KnowledgeBaseScreen(Screen):
         if message.op == "merge" and isinstance(result, int):
             text = f"merged into {_label(result)}"
         elif message.op == "undo" and isinstance(result, dict):
-            text = f"undone: {result.get('summary', '')}"
+            text = f"undone: {visible(result.get('summary', ''))}"
         elif message.op == "export_pack" and isinstance(result, tuple):
             text = f"pack exported (export #{result[1]})"
         elif message.op == "write_pack" and isinstance(result, dict):
@@ -418,5 +429,34 @@ class KnowledgeBaseScreen(Screen):
 
         self.app.push_screen(ChoiceScreen(question, [("apply", "Apply it"), ("cancel", "Cancel")]), answered)
 
+    # ---- the `/` filter (type-ahead, as on the queue) ----------------------------------------------
+    def _matches(self, p) -> bool:
+        words = getattr(self, "_filter_words", ())
+        hay = f"{_label(p.id)} {p.text} {p.status}".lower()
+        return all(w in hay for w in words)
+
+    def action_filter(self) -> None:
+        field = self.query_one("#kb-filter", Input)
+        field.display = True
+        field.focus()
+
+    def on_input_changed(self, message: Input.Changed) -> None:
+        if message.input.id != "kb-filter":
+            return
+        message.stop()
+        self._filter_words = tuple(message.value.lower().split())
+        if getattr(self, "_data", None) is not None:
+            self.on_kb_loaded(KbLoaded(self._data, self.request))
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id == "kb-filter":
+            message.stop()
+            self.query_one("#kb-props", DataTable).focus()
+
     def action_back(self) -> None:
+        field = self.query_one("#kb-filter", Input)
+        if field.has_focus:
+            field.display = bool(field.value.strip())
+            self.query_one("#kb-props", DataTable).focus()
+            return
         self.dismiss()

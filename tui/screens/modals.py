@@ -1,36 +1,112 @@
-"""Small dialogs: a choice from a list, a one-line prompt, a missed defect."""
+"""Dialogs: a choice from a list (with type-ahead), a one-line prompt, a missed defect, a proposition.
+
+Every label that may hold outside text is a Rich `Text` made visible
+(`tui.sanitise`): nothing here is read as markup.
+"""
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
-from textual.suggester import SuggestFromList
-from textual.widgets import Button, Input, Label, OptionList, Static
+from textual.widgets import Button, Input, Label, OptionList, SelectionList, Static
 from textual.widgets.option_list import Option
+from textual.widgets.selection_list import Selection
+
+from ..sanitise import plain, visible
+
+FILTER_FROM = 8  # choices from which a type-ahead filter is offered
+
+
+def _label(value) -> Text:
+    return value if isinstance(value, Text) else plain(value)
 
 
 class ChoiceScreen(ModalScreen):
-    """Pick one of `choices` [(value, label)]; dismisses with the value, or CANCELLED."""
+    """Pick one of `choices` [(value, label)]; dismisses with the value, or CANCELLED.
+
+    With many choices (or `filter=True`), a field on top narrows the list as you type (up / down move in
+    the list, enter picks). A choice whose value is `ChoiceScreen.DISABLED` is shown but cannot be picked."""
 
     CANCELLED = object()
+    DISABLED = object()
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog_cancel")]
 
-    def __init__(self, title: str, choices: list[tuple]) -> None:
+    def __init__(self, title: str, choices: list[tuple], *, note=None, filter: bool | None = None) -> None:
         super().__init__()
         self.title_text = title
         self.choices = choices
+        self.note = note
+        self.filterable = len(choices) >= FILTER_FROM if filter is None else filter
+        self.shown: list[int] = list(range(len(choices)))
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.title_text, classes="dialog-title")
-            yield OptionList(*[Option(label, id=str(i)) for i, (_v, label) in enumerate(self.choices)],
-                             id="choices")
+            yield Label(_label(self.title_text), classes="dialog-title")
+            if self.note is not None:
+                yield Static(_label(self.note), classes="dialog-help")
+            if self.filterable:
+                field = Input(placeholder="type to narrow the list — enter picks", id="choice-filter")
+                field.cursor_blink = self.app.cursor_blink
+                yield field
+            yield OptionList(*self._options(), id="choices")
+
+    def _options(self) -> list[Option]:
+        return [Option(_label(self.choices[i][1]), id=str(i), disabled=self.choices[i][0] is self.DISABLED)
+                for i in self.shown]
+
+    def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
+        if self.filterable:
+            self.query_one("#choice-filter", Input).focus()
+        else:
+            self.query_one("#choices", OptionList).focus()
+        ol = self.query_one("#choices", OptionList)
+        first = next((k for k, i in enumerate(self.shown) if self.choices[i][0] is not self.DISABLED), None)
+        ol.highlighted = first
+
+    def on_input_changed(self, message: Input.Changed) -> None:
+        if message.input.id != "choice-filter":
+            return
+        message.stop()
+        words = message.value.lower().split()
+        self.shown = [i for i, (_v, label) in enumerate(self.choices)
+                      if all(w in _label(label).plain.lower() for w in words)]
+        ol = self.query_one("#choices", OptionList)
+        ol.clear_options()
+        ol.add_options(self._options())
+        first = next((k for k, i in enumerate(self.shown) if self.choices[i][0] is not self.DISABLED), None)
+        ol.highlighted = first
+
+    def on_input_submitted(self, message: Input.Submitted) -> None:
+        if message.input.id != "choice-filter":
+            return
+        message.stop()
+        ol = self.query_one("#choices", OptionList)
+        if ol.highlighted is not None:
+            self._pick(self.shown[ol.highlighted])
+
+    def on_key(self, event) -> None:
+        # in the filter field, up / down move the list's highlight
+        if self.filterable and event.key in ("up", "down") and self.query_one("#choice-filter", Input).has_focus:
+            ol = self.query_one("#choices", OptionList)
+            if event.key == "up":
+                ol.action_cursor_up()
+            else:
+                ol.action_cursor_down()
+            event.stop()
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
-        self.dismiss(self.choices[int(message.option.id)][0])
+        self._pick(int(message.option.id))
+
+    def _pick(self, index: int) -> None:
+        value = self.choices[index][0]
+        if value is not self.DISABLED:
+            self.dismiss(value)
 
     def action_cancel(self) -> None:
         self.dismiss(self.CANCELLED)
@@ -49,8 +125,8 @@ class PromptScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
-            yield Label(self.title_text, classes="dialog-title")
-            field = Input(self.value, placeholder=self.placeholder, id="prompt")
+            yield Label(_label(self.title_text), classes="dialog-title")
+            field = Input(visible(self.value), placeholder=visible(self.placeholder), id="prompt")
             field.cursor_blink = self.app.cursor_blink
             yield field
 
@@ -62,37 +138,45 @@ class PromptScreen(ModalScreen):
         self.dismiss(None)
 
 
+OTHER = "other: "  # store.missed.OTHER_PREFIX
+
+
 class MissedDefectScreen(ModalScreen):
-    """A defect no rule reported: nodes, the rule that should have fired, a description.
+    """A defect no rule reported: the design's nodes it is on (picked), the rule that should have fired
+    (picked from the catalogue by type-ahead, or `other: TEXT`), a description.
 
     Dismisses with {"nodes": [...], "rule": str | None, "description": str | None} or None."""
 
     BINDINGS = [Binding("escape", "cancel", "Cancel", id="dialog_cancel")]
+    SHOWN = 40  # list lines offered at once (type to narrow)
 
-    def __init__(self, design_id: str, nodes: list[str], node_ids: list[str], rules: list[str]) -> None:
+    def __init__(self, design_id: str, node_ids: list[str], rules: list[tuple[str, str]],
+                 nodes: list[str] | None = None) -> None:
         super().__init__()
         self.design_id = design_id
-        self.default_nodes = nodes
-        self.node_ids = node_ids
-        self.rules = rules
+        self.node_ids = list(node_ids)
+        self.rules = list(rules)  # (id, title)
+        self.picked: list[str] = [n for n in (nodes or []) if n in set(node_ids)]
+        self.rule: str | None = None
 
     def compose(self) -> ComposeResult:
         blink = self.app.cursor_blink
         with Vertical(classes="dialog", id="missed-dialog"):
-            yield Label(f"Missed defect on {self.design_id}", classes="dialog-title")
-            yield Static("What did the verifier miss? Name the rule that should have fired, "
-                         "or describe it (or both).", classes="dialog-help")
-            yield Label("Nodes (comma-separated)")
-            nodes = Input(", ".join(self.default_nodes), id="missed-nodes",
-                          suggester=SuggestFromList(self.node_ids, case_sensitive=False))
+            yield Label(Text.assemble("Missed defect on ", (visible(self.design_id), "bold")),
+                        classes="dialog-title")
+            yield Static("What did the verifier miss? Pick the nodes it is on, the rule that should have fired "
+                         "(or other: …), and say what is wrong. In a field: type to narrow its list, up / down to "
+                         "move, enter to pick; enter on an empty field goes on.", classes="dialog-help")
+            nodes = Input(placeholder="nodes: type to narrow, enter picks (space in the list too)",
+                          id="missed-node-filter")
             nodes.cursor_blink = blink
             yield nodes
-            yield Label("Rule that should have fired")
-            rule = Input(placeholder="e.g. shape.linear-in-features", id="missed-rule",
-                         suggester=SuggestFromList(self.rules, case_sensitive=False))
+            yield SelectionList(*self._node_options(""), id="missed-nodes")
+            rule = Input(placeholder="rule: type to narrow, enter picks", id="missed-rule")
             rule.cursor_blink = blink
             yield rule
-            yield Label("Description")
+            yield OptionList(*self._rule_options(""), id="missed-rules")
+            yield Static(self._picked_text(), id="missed-picked")
             desc = Input(placeholder="what is wrong", id="missed-description")
             desc.cursor_blink = blink
             yield desc
@@ -102,14 +186,134 @@ class MissedDefectScreen(ModalScreen):
                 yield Button("Cancel", id="missed-cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#missed-rule" if self.default_nodes else "#missed-nodes", Input).focus()
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
+        self.query_one("#missed-node-filter", Input).focus()
+
+    # ---- nodes ----------------------------------------------------------------------------------
+    def _node_options(self, text: str) -> list[Selection]:
+        words = text.lower().split()
+        shown = [n for n in self.node_ids if all(w in n.lower() for w in words)][: self.SHOWN * 4]
+        return [Selection(plain(n), n, n in self.picked) for n in shown]
+
+    def on_selection_list_selection_toggled(self, message: SelectionList.SelectionToggled) -> None:
+        message.stop()
+        node = message.selection.value
+        if node in self.picked:
+            self.picked.remove(node)
+        else:
+            self.picked.append(node)
+        self._show_picked()
+
+    # ---- rules ----------------------------------------------------------------------------------
+    def _rule_options(self, text: str) -> list[Option]:
+        words = text.lower().split()
+        hits = [(r, title) for r, title in self.rules
+                if all(w in r.lower() or w in (title or "").lower() for w in words)]
+        # rules whose id holds every word first, then the shorter (more specific) ids
+        hits.sort(key=lambda rt: (not all(w in rt[0].lower() for w in words), rt[0].lower() != text.strip().lower(),
+                                  len(rt[0])))
+        shown = hits[: self.SHOWN]
+        options = [Option(Text.assemble((visible(r), "bold"), (f"  {visible(title)}" if title else "", "dim")),
+                          id=f"rule:{k}") for k, (r, title) in enumerate(shown)]
+        self._shown_rules = [r for r, _t in shown]
+        free = text.strip()
+        if free.startswith(OTHER):
+            free = free[len(OTHER):].strip()
+        options.append(Option(Text.assemble(("other: ", "bold magenta"),
+                                            visible(free) if free else ("type what no rule covers", "dim")),
+                              id="rule:other"))
+        return options
+
+    def on_input_changed(self, message: Input.Changed) -> None:
+        if message.input.id == "missed-node-filter":
+            message.stop()
+            sl = self.query_one("#missed-nodes", SelectionList)
+            sl.clear_options()
+            sl.add_options(self._node_options(message.value))
+        elif message.input.id == "missed-rule":
+            message.stop()
+            ol = self.query_one("#missed-rules", OptionList)
+            ol.clear_options()
+            ol.add_options(self._rule_options(message.value))
+            ol.highlighted = 0
+
+    def _choose_rule(self, option_id: str) -> None:
+        if option_id == "rule:other":
+            free = self.query_one("#missed-rule", Input).value.strip()
+            if free.startswith(OTHER):
+                free = free[len(OTHER):].strip()
+            if not free:
+                self.query_one("#missed-error", Static).update("type what the other defect is, then pick other:")
+                return
+            self.rule = OTHER + free
+        else:
+            self.rule = self._shown_rules[int(option_id.split(":")[1])]
+        self.query_one("#missed-error", Static).update("")
+        self._show_picked()
+        self.query_one("#missed-description", Input).focus()
+
+    def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
+        message.stop()
+        if message.option.id:
+            self._choose_rule(message.option.id)
+
+    def _picked_text(self) -> Text:
+        t = Text()
+        t.append("nodes ", style="dim")
+        t.append(visible(", ".join(self.picked)) or "—", style="bold")
+        t.append("   rule ", style="dim")
+        t.append(visible(self.rule) if self.rule else "—", style="bold")
+        return t
+
+    def _show_picked(self) -> None:
+        self.query_one("#missed-picked", Static).update(self._picked_text())
+
+    # ---- keys -----------------------------------------------------------------------------------
+    def on_key(self, event) -> None:
+        # from a filter field, up / down move in its list and space (nodes) picks the highlighted node
+        focused = self.focused
+        fid = getattr(focused, "id", None)
+        if fid == "missed-node-filter" and event.key in ("up", "down"):
+            sl = self.query_one("#missed-nodes", SelectionList)
+            if sl.highlighted is None and sl.option_count:
+                sl.highlighted = 0
+            elif event.key == "up":
+                sl.action_cursor_up()
+            else:
+                sl.action_cursor_down()
+            event.stop()
+            event.prevent_default()
+        elif fid == "missed-rule" and event.key in ("up", "down"):
+            ol = self.query_one("#missed-rules", OptionList)
+            if event.key == "up":
+                ol.action_cursor_up()
+            else:
+                ol.action_cursor_down()
+            event.stop()
+            event.prevent_default()
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         message.stop()
-        order = ["missed-nodes", "missed-rule", "missed-description"]
-        i = order.index(message.input.id)
-        if i < len(order) - 1:
-            self.query_one(f"#{order[i + 1]}", Input).focus()
+        fid = message.input.id
+        if fid == "missed-node-filter":
+            sl = self.query_one("#missed-nodes", SelectionList)
+            if not message.value.strip():
+                self.query_one("#missed-rule", Input).focus()
+                return
+            if sl.option_count:  # pick the highlighted (else the first) node shown, and start a new search
+                index = sl.highlighted if sl.highlighted is not None else 0
+                node = sl.get_option_at_index(index).value
+                if node not in self.picked:
+                    self.picked.append(node)
+                    self._show_picked()
+                message.input.value = ""
+        elif fid == "missed-rule":
+            ol = self.query_one("#missed-rules", OptionList)
+            if message.value.strip() and ol.highlighted is not None:
+                self._choose_rule(ol.get_option_at_index(ol.highlighted).id)
+            else:
+                self.query_one("#missed-description", Input).focus()
         else:
             self.save()
 
@@ -121,18 +325,12 @@ class MissedDefectScreen(ModalScreen):
             self.dismiss(None)
 
     def save(self) -> None:
-        nodes = [n.strip() for n in self.query_one("#missed-nodes", Input).value.split(",") if n.strip()]
-        rule = self.query_one("#missed-rule", Input).value.strip() or None
         desc = self.query_one("#missed-description", Input).value.strip() or None
         error = self.query_one("#missed-error", Static)
-        if not rule and not desc:
-            error.update("name the rule that should have fired, or describe the defect")
+        if not self.rule and not desc:
+            error.update("pick the rule that should have fired (or other: …), or describe the defect")
             return
-        unknown = [n for n in nodes if self.node_ids and n not in self.node_ids]
-        if unknown:
-            error.update(f"no node {unknown[0]!r} in this design")
-            return
-        self.dismiss({"nodes": nodes, "rule": rule, "description": desc})
+        self.dismiss({"nodes": list(self.picked), "rule": self.rule, "description": desc})
 
     def action_cancel(self) -> None:
         self.dismiss(None)

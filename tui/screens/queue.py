@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, ProgressBar, Static
+from textual.widgets import Footer, Input, ProgressBar, Static
 
+from ..sanitise import plain, visible
+from ..widgets.header import AppHeader
 from ..widgets.messages import NextFound, QueueLoaded, RowsLoaded
 from ..widgets.queue_list import SORTS, QueueList, QueueModel, header_text
 
+SEARCH_DELAY = 0.25  # seconds of typing pause before the queue is filtered again
+
+_NONE = object()  # a facet's missing value
 CYCLES = {
     "verdict": [None, "block", "warn", "pass", "ungenerated"],
     "judged": [None, "unjudged", "partly", "judged"],
@@ -23,11 +29,12 @@ class QueueScreen(Screen):
     BINDINGS = [
         Binding("enter", "open", "Open", id="open_design", show=False),
         Binding("slash", "search", "Search", id="filter_text"),
-        Binding("a", "cycle('author')", "Author", id="filter_author"),
-        Binding("M", "cycle('model')", "Model", id="filter_model", show=False),
-        Binding("T", "cycle('task_set')", "Task set", id="filter_task_set", show=False),
+        Binding("a", "pick('author')", "Author", id="filter_author"),
+        Binding("M", "pick('model')", "Model", id="filter_model", show=False),
+        Binding("T", "pick('task_set')", "Task set", id="filter_task_set", show=False),
         Binding("v", "cycle('verdict')", "Verdict", id="filter_verdict"),
         Binding("J", "cycle('judged')", "Judged", id="filter_judged"),
+        Binding("F", "toggle_flagged", "Flagged", id="filter_flagged", show=False),
         Binding("L", "pick_rule", "Rule", id="filter_rule"),
         Binding("s", "cycle_sort", "Sort", id="sort"),
         Binding("S", "reverse_sort", "Reverse sort", id="sort_reverse", show=False),
@@ -37,10 +44,11 @@ class QueueScreen(Screen):
     ]
     ACTION_HELP = {
         "open_design": "Open the design under the cursor",
-        "filter_text": "Filter by a piece of the id or name",
-        "filter_author": "Cycle the author filter (human, agent, reference, …)",
-        "filter_model": "Cycle the model filter",
-        "filter_task_set": "Cycle the task set filter",
+        "filter_text": "Filter by a piece of the id or name, as you type",
+        "filter_author": "Pick the author filter (human, agent, reference) from a list",
+        "filter_model": "Pick the model filter from a list (type to narrow)",
+        "filter_task_set": "Pick the task set filter from a list (type to narrow)",
+        "filter_flagged": "Only designs with findings you flagged for later",
         "filter_verdict": "Cycle the verdict filter: block, warn, pass, ungenerated",
         "filter_judged": "Cycle the judged filter: unjudged, partly, judged (your own judgments)",
         "filter_rule": "Show only designs on which a chosen rule fires",
@@ -59,14 +67,15 @@ class QueueScreen(Screen):
         self.pick = pick
         self.pick_title = title
         self._next_request = 0
+        self._search_timer = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Horizontal(id="queue-top"):
             yield Static(id="queue-status")
             yield ProgressBar(total=1, show_eta=False, id="queue-progress")
         yield Static(id="queue-filters")
-        search = Input(placeholder="search ids and names — enter applies, esc leaves", id="search")
+        search = Input(placeholder="search ids and names as you type — enter or esc leaves", id="search")
         search.cursor_blink = self.app.cursor_blink
         yield search
         yield Static(id="queue-header")
@@ -74,8 +83,10 @@ class QueueScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         if self.pick:
-            self.sub_title = self.pick_title or "pick a design (enter) — esc cancels"
+            self.sub_title = visible(self.pick_title or "pick a design (enter) — esc cancels")
         self.query_one("#search", Input).display = False
         self.query_one(QueueList).focus()
         if self.model.loaded:
@@ -103,7 +114,7 @@ class QueueScreen(Screen):
     def on_queue_loaded(self, message: QueueLoaded) -> None:
         if message.model is not self.model or message.generation != self.model.generation:
             return
-        self.model.set_ids(message.ids)
+        self.model.set_ids(message.ids, message.id_width)
         self.model.add_rows(message.rows)
         ql = self.query_one(QueueList)
         ql.reset()
@@ -134,8 +145,8 @@ class QueueScreen(Screen):
         bar.update(total=max(progress["findings"], 1), progress=progress["findings_judged"])
         self._show_status()
 
-    def write_done(self, op) -> None:
-        pass
+    def write_done(self, op, result, designs) -> None:
+        pass  # rows refresh through the app (refresh_rows)
 
     def _show_status(self, loading: bool = False) -> None:
         n = len(self.model)
@@ -145,13 +156,17 @@ class QueueScreen(Screen):
         if p is not None:
             text += (f" · judged by {self.app.curator}: {p['findings_judged']:,}/{p['findings']:,} findings,"
                      f" {p['designs_judged']:,}/{p['designs']:,} designs")
-        self.query_one("#queue-status", Static).update(text)
-        self.query_one("#queue-filters", Static).update("filter: " + self.model.describe_filters())
-        self.query_one("#queue-header", Static).update(header_text(max(self.size.width, 40)))
+        self.query_one("#queue-status", Static).update(plain(text))
+        self.query_one("#queue-filters", Static).update(plain("filter: " + self.model.describe_filters()))
+        self._show_header()
+
+    def _show_header(self) -> None:
+        width = self.query_one(QueueList).size.width or self.size.width
+        self.query_one("#queue-header", Static).update(header_text(max(width, 40), self.model.id_width))
 
     def on_resize(self) -> None:
         if self.is_mounted:
-            self.query_one("#queue-header", Static).update(header_text(max(self.size.width, 40)))
+            self._show_header()
 
     # ---- opening -------------------------------------------------------------------
     def on_queue_list_selected(self, message: QueueList.Selected) -> None:
@@ -195,15 +210,47 @@ class QueueScreen(Screen):
         current = self.query_one(QueueList).current_id
         self.reload(select=current)
 
-    def action_cycle(self, key: str) -> None:
-        if key in CYCLES:
-            values = CYCLES[key]
-        else:
-            facet = self.app.facets.get(key)
-            if facet is None:
-                self.notify("still reading the store…")
+    def apply_filters(self, filters: dict) -> None:
+        """Show the queue filtered by exactly `filters` (a Reports row)."""
+        if self._search_timer is not None:
+            self._search_timer.stop()
+            self._search_timer = None
+        self.model.filters.clear()
+        self.model.filters.update({k: v for k, v in filters.items() if v not in (None, "")})
+        search = self.query_one("#search", Input)
+        search.display = bool(self.model.filters.get("text"))
+        self.reload(select=self.query_one(QueueList).current_id)
+
+    def action_pick(self, key: str) -> None:
+        """Pick one author / model / task set from the store's values (with their counts), type-ahead."""
+        from .modals import ChoiceScreen
+
+        facet = self.app.facets.get(key)
+        if facet is None:
+            self.notify("still reading the store…")
+            return
+        name = key.replace("_", " ")
+        choices = [(None, Text(f"any {name}", style="italic"))]
+        for v, n in facet:
+            label = Text(visible(v) if v is not None else f"(no {name})", style="" if v is not None else "dim")
+            label.append(f"  ({n:,} designs)", style="dim")
+            choices.append((v if v is not None else _NONE, label))
+
+        def done(value) -> None:
+            if value is ChoiceScreen.CANCELLED:
                 return
-            values = [None] + [v for v, _n in facet if v is not None]
+            if value is _NONE:
+                self.notify(f"designs without a {name} cannot be filtered for yet", severity="warning")
+                return
+            self._set_filter(key, value)
+
+        self.app.push_screen(ChoiceScreen(f"Show the designs of one {name}", choices, filter=True), done)
+
+    def action_toggle_flagged(self) -> None:
+        self._set_filter("flagged", None if self.model.filters.get("flagged") else True)
+
+    def action_cycle(self, key: str) -> None:
+        values = CYCLES[key]
         current = self.model.filters.get(key)
         try:
             nxt = values[(values.index(current) + 1) % len(values)]
@@ -215,13 +262,14 @@ class QueueScreen(Screen):
         from .modals import ChoiceScreen
 
         rules = self.app.facets.get("rule") or []
-        choices = [(None, "any rule")] + [(r, f"{r}  ({n:,} designs)") for r, n in rules]
+        choices = [(None, Text("any rule", style="italic"))]
+        choices += [(r, Text.assemble(visible(r), (f"  ({n:,} designs)", "dim"))) for r, n in rules]
 
         def done(value) -> None:
             if value is not ChoiceScreen.CANCELLED:
                 self._set_filter("rule", value)
 
-        self.app.push_screen(ChoiceScreen("Show designs on which this rule fires", choices), done)
+        self.app.push_screen(ChoiceScreen("Show designs on which this rule fires", choices, filter=True), done)
 
     def action_cycle_sort(self) -> None:
         keys = [k for k, _ in SORTS]
@@ -244,15 +292,36 @@ class QueueScreen(Screen):
         search.value = self.model.filters.get("text", "")
         search.focus()
 
+    def on_input_changed(self, message: Input.Changed) -> None:
+        if message.input.id != "search" or not message.input.has_focus:
+            return
+        message.stop()
+        if self._search_timer is not None:
+            self._search_timer.stop()
+        value = message.value.strip()
+        self._search_timer = self.set_timer(SEARCH_DELAY, lambda: self._search_now(value))
+
+    def _search_now(self, value: str) -> None:
+        self._search_timer = None
+        if (self.model.filters.get("text") or "") != value:
+            self._set_filter("text", value)
+
     def on_input_submitted(self, message: Input.Submitted) -> None:
         if message.input.id != "search":
             return
         message.stop()
+        if self._search_timer is not None:
+            self._search_timer.stop()
+            self._search_timer = None
         self._leave_search()
-        self._set_filter("text", message.value.strip())
+        self._search_now(message.value.strip())
 
     def _leave_search(self) -> None:
         search = self.query_one("#search", Input)
+        if self._search_timer is not None:  # what was typed applies
+            self._search_timer.stop()
+            self._search_timer = None
+            self._search_now(search.value.strip())
         search.display = bool(self.model.filters.get("text"))
         self.query_one(QueueList).focus()
 
@@ -287,6 +356,6 @@ class QueueScreen(Screen):
             low = text.lower()
             index = next((i for i, d in enumerate(self.model.ids) if d.lower().startswith(low)), None)
         if index is None:
-            self.notify(f"no design {text!r} in this queue", severity="warning")
+            self.notify(f"no design {visible(text)!r} in this queue", severity="warning")
             return
         ql.move_to(index, center=True)

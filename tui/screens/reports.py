@@ -1,4 +1,8 @@
-"""Reports: refusal rate by author (table and bar chart), precision per rule."""
+"""Reports: refusal rate by author (table and bar chart), precision per rule, agreement between curators.
+
+Enter on a refusals row opens the queue filtered to that author, model and
+task set; on a rules row, to the designs on which that rule fires.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
 
-from ..widgets.messages import ReportsLoaded
+from ..sanitise import plain, visible
+from ..widgets.header import AppHeader
+from ..widgets.messages import AgreementLoaded, ReportsLoaded
 
 BAR_WIDTH = 30
 
@@ -28,8 +34,8 @@ def share_chart(rows: list[dict], width: int = BAR_WIDTH) -> Text:
     if not rows:
         t.append("no designs in the store", style="dim")
         return t
-    labels = [" · ".join(x for x in (r["author"], r.get("model") or "", (r.get("taskSet") or {}).get("label") or "")
-                         if x) for r in rows]
+    labels = [visible(" · ".join(x for x in (r["author"], r.get("model") or "",
+                                             (r.get("taskSet") or {}).get("label") or "") if x)) for r in rows]
     lw = min(max(len(s) for s in labels), 40)
     for label, r in zip(labels, rows):
         share = r.get("blockedShare")
@@ -62,11 +68,19 @@ class ReportsScreen(Screen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="reports_back"),
         Binding("f5", "reload", "Refresh", id="reports_refresh"),
+        Binding("A", "pick_curators", "Agreement of…", id="reports_agreement"),
     ]
-    ACTION_HELP = {"reports_back": "Back", "reports_refresh": "Read the reports again"}
+    ACTION_HELP = {"reports_back": "Back", "reports_refresh": "Read the reports again",
+                   "reports_agreement": "Agreement (Cohen's kappa) between two curators you pick"}
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.refusal_rows: list[dict] = []
+        self.rule_rows: list[dict] = []
+        self.curators: list[str] = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with TabbedContent(id="report-tabs"):
             with TabPane("Refusals by author", id="tab-refusals"):
                 with VerticalScroll():
@@ -77,9 +91,16 @@ class ReportsScreen(Screen):
                 with VerticalScroll():
                     yield Static(id="rules-note", classes="report-title")
                     yield DataTable(id="rules-table", zebra_stripes=True, cursor_type="row")
+                    yield Static(id="rules-other", classes="report-note")
+            with TabPane("Agreement", id="tab-agreement"):
+                with VerticalScroll():
+                    yield Static(id="agreement-note", classes="report-title")
+                    yield Static(id="agreement")
         yield Footer()
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         self.sub_title = "reports"
         self.action_reload()
 
@@ -93,6 +114,9 @@ class ReportsScreen(Screen):
     def on_reports_loaded(self, message: ReportsLoaded) -> None:
         message.stop()
         rows = message.refusals.get("rows", [])
+        self.refusal_rows = rows
+        self.curators = message.curators
+        self._agreement_default()
         self.query_one("#refusal-chart", Static).update(share_chart(rows))
         table = self.query_one("#refusal-table", DataTable)
         table.clear(columns=True)
@@ -101,27 +125,99 @@ class ReportsScreen(Screen):
         for r in rows:
             lo, hi = r.get("blockedShareRange") or [None, None]
             top = ", ".join(f"{k} {v}" for k, v in list((r.get("ruleIds") or {}).items())[:2])
-            table.add_row(r["author"], r.get("model") or "—", (r.get("taskSet") or {}).get("label") or "—",
+            table.add_row(plain(r["author"]), plain(r.get("model") or "—"),
+                          plain((r.get("taskSet") or {}).get("label") or "—"),
                           Text(str(r["returned"]), justify="right"), Text(str(r["blocked"]), justify="right"),
                           Text(_pct(r.get("blockedShare")), justify="right"),
                           f"{_pct(lo)}–{_pct(hi)}" if lo is not None else "—",
-                          Text(str(r.get("ungenerated", 0)), justify="right"), top or "—",
+                          Text(str(r.get("ungenerated", 0)), justify="right"), plain(top or "—"),
                           Text(_money(r.get("medianQuotedCost")), justify="right"))
         rules = message.rules.get("rows", [])
+        self.rule_rows = rules
         self.query_one("#rules-note", Static).update(
-            "precision = real / (real + false alarm) over the majority verdict of each finding; "
-            "≥ is its Wilson 95% lower bound; recall counts missed defects naming the rule")
+            "precision = real / (real + false alarm) over the adjudicated (else majority) verdict of each "
+            "finding; ≥ is its Wilson 95% lower bound; recall counts missed defects naming the rule · "
+            "enter: the designs it fires on")
+        other = message.rules.get("other") or []
+        note = Text()
+        if other:
+            note.append("Missed defects no rule covers (kept apart): ", style="bold")
+            note.append(visible(", ".join(f"{o['rule']} ({o['missed']})" for o in other)))
+        self.query_one("#rules-other", Static).update(note)
         table = self.query_one("#rules-table", DataTable)
         table.clear(columns=True)
         table.add_columns("rule", "firings", "designs", "real", "false alarm", "unsure", "unjudged", "precision",
                           "≥ (95%)", "missed", "recall")
         for r in rules:
-            table.add_row(r["rule"], *[Text(str(r[k]), justify="right") for k in
+            table.add_row(plain(r["rule"]), *[Text(str(r[k]), justify="right") for k in
                                        ("firings", "designs", "real", "false_alarm", "unsure", "unjudged")],
                           Text(_pct(r.get("precision")), justify="right"),
                           Text(_pct(r.get("precisionLower")), justify="right"),
                           Text(str(r.get("missed", 0)), justify="right"),
                           Text(_pct(r.get("recall")), justify="right"))
+
+    # ---- a row opens the queue filtered to it --------------------------------------------------------
+    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        message.stop()
+        row = message.cursor_row
+        if message.data_table.id == "refusal-table" and 0 <= row < len(self.refusal_rows):
+            r = self.refusal_rows[row]
+            filters = {"author": r["author"], "model": r.get("model"),
+                       "task_set": (r.get("taskSet") or {}).get("label")}
+        elif message.data_table.id == "rules-table" and 0 <= row < len(self.rule_rows):
+            filters = {"rule": self.rule_rows[row]["rule"]}
+        else:
+            return
+        self.app.open_queue_filtered(filters)
+
+    # ---- agreement ---------------------------------------------------------------------------------------
+    def _agreement_default(self) -> None:
+        note = self.query_one("#agreement-note", Static)
+        others = [c for c in self.curators if c != self.app.curator]
+        if not others:
+            note.update(Text("Agreement needs two curators who judged the same findings; only "
+                             f"{visible(', '.join(self.curators) or 'nobody')} has judged so far.", style="dim"))
+            return
+        note.update(Text("A: pick two curators", style="dim"))
+        if self.app.curator in self.curators:
+            self.app.load_agreement(self, self.app.curator, others[0])
+
+    def action_pick_curators(self) -> None:
+        from .modals import ChoiceScreen
+
+        if len(self.curators) < 2:
+            self.notify("agreement needs two curators who have judged", severity="warning")
+            return
+        pairs = [((a, b), f"{a} and {b}") for i, a in enumerate(self.curators) for b in self.curators[i + 1:]]
+
+        def chosen(value) -> None:
+            if value is not ChoiceScreen.CANCELLED and value is not None:
+                self.query_one("#report-tabs", TabbedContent).active = "tab-agreement"
+                self.app.load_agreement(self, *value)
+
+        self.app.push_screen(ChoiceScreen("Agreement between…", pairs), chosen)
+
+    def on_agreement_loaded(self, message: AgreementLoaded) -> None:
+        message.stop()
+        rep = message.report
+        t = Text()
+        t.append(f"{visible(rep['a'])} (rows) vs {visible(rep['b'])} (columns): {rep['n']} findings both judged\n\n",
+                 style="bold")
+        cats = rep.get("categories") or []
+        t.append(" " * 14 + "".join(f"{c.replace('_', ' '):>14}" for c in cats) + "\n", style="bold")
+        for a in cats:
+            t.append(f"{a.replace('_', ' '):<14}", style="bold")
+            t.append("".join(f"{rep['matrix'][a][b]:>14}" for b in cats) + "\n")
+
+        def pct(v):
+            return "—" if v is None else f"{100 * v:.1f}%"
+
+        kappa = rep.get("kappa")
+        t.append(f"\nobserved agreement {pct(rep.get('observed'))}, chance {pct(rep.get('expected'))}, "
+                 f"Cohen's kappa {'—' if kappa is None else f'{kappa:.3f}'}\n")
+        t.append("V opens the review of the findings they disagree on.", style="dim")
+        self.query_one("#agreement-note", Static).update(Text("A: pick two other curators", style="dim"))
+        self.query_one("#agreement", Static).update(t)
 
     def action_back(self) -> None:
         self.dismiss()

@@ -1,11 +1,12 @@
-"""Runs launched from the app: live progress, a loss plot, logs, cancel.
+"""Runs: those launched from the app (live progress, a loss plot, logs, cancel) and those stored before.
 
-The app launches a run (`CuratorApp.launch_run`: a forward check or a short
-training of a design) through `core.runs.get_runner()`; the child process
-does the work and the app, which launched it, stores the result
-(`tui.commands.run_cmd.persist_result`). This screen only watches: a timer
-reads each handle's new events (`events_since`, non-blocking) four times a
-second.
+The app launches a run through the run bridge (`tui.run_bridge`) after a
+confirmation that names the device and what it will cost; the child process
+does the work and the app, which launched it, stores the result. This
+screen lists the live handles and the runs the store holds (so runs survive
+a restart), newest first; a timer reads each live handle's new events
+(`events_since`, non-blocking) four times a second. Enter opens the run's
+design, where its outcome stands next to the finding it confirms or refutes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,12 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, ProgressBar, Static
+from textual.widgets import DataTable, Footer, ProgressBar, Static
+
+from ..components.run_outcome import failed_node
+from ..sanitise import plain, visible, visible_lines
+from ..widgets.header import AppHeader
+from ..widgets.messages import RunsLoaded
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 STATUS_STYLE = {"ok": "bold green", "failed": "bold red", "timeout": "bold yellow", "killed": "bold red",
@@ -60,14 +66,25 @@ class RunView:
         return True
 
 
+def resample(values: list[float], width: int) -> list[float]:
+    """At most `width` points spread over the whole curve, first and last included."""
+    n = len(values)
+    if n <= width:
+        return list(values)
+    if width <= 1:
+        return [values[-1]]
+    return [values[round(i * (n - 1) / (width - 1))] for i in range(width)]
+
+
 def loss_plot(values: list[float], width: int = 56, height: int = 6) -> Text:
-    """A column chart of the loss curve (latest `width` points resampled)."""
+    """A column chart of the loss curve: every point when they fit, else `width` spread over all of them."""
     t = Text()
+    values = [float(v) for v in values if v is not None]
     if not values:
         t.append("no loss reported (a forward check has none; a training run reports one per step)", style="dim")
         return t
     n = len(values)
-    cols = [values[min(n - 1, int(i * n / width))] for i in range(min(width, n))]
+    cols = resample(values, width)
     lo, hi = min(cols), max(cols)
     span = (hi - lo) or 1.0
     levels = [(v - lo) / span * (height * 8) for v in cols]
@@ -80,28 +97,29 @@ def loss_plot(values: list[float], width: int = 56, height: int = 6) -> Text:
             line.append(BLOCKS[max(0, min(8, int(round(full))))])
         t.append("".join(line) + "\n", style="cyan")
     t.append(" " * 10 + "└" + "─" * len(cols) + "\n", style="dim")
-    t.append(f"{'':>11}step 0 … {n - 1}: {values[0]:.4g} → {values[-1]:.4g} (min {min(values):.4g})", style="dim")
+    t.append(f"{'':>11}{n} points: {values[0]:.4g} → {values[-1]:.4g} (min {min(values):.4g})", style="dim")
     return t
 
 
 class RunsScreen(Screen):
     BINDINGS = [
         Binding("c", "cancel_run", "Cancel run", id="run_cancel"),
+        Binding("enter", "open_design", "Open design", id="run_open_design"),
+        Binding("f5", "reload", "Refresh", id="runs_refresh", show=False),
         Binding("escape", "back", "Back", id="runs_back"),
     ]
-    ACTION_HELP = {"run_cancel": "Cancel the highlighted run (SIGTERM, then SIGKILL)", "runs_back": "Back"}
-
-    @staticmethod
-    def launch(app, design_id: str, kind: str = "forward") -> None:
-        """What the design screen's run keys call (through `CuratorApp.launch_run`)."""
-        app.start_run(design_id, kind)
+    ACTION_HELP = {"run_cancel": "Cancel the highlighted run (SIGTERM, then SIGKILL); its outcome is stored",
+                   "run_open_design": "Open the highlighted run's design (its outcome beside its findings)",
+                   "runs_refresh": "Read the stored runs again", "runs_back": "Back"}
 
     def __init__(self) -> None:
         super().__init__()
         self.views: dict[str, RunView] = {}
+        self.stored: list[dict] = []
+        self.rows: list[tuple[str, object]] = []  # ("live", handle) | ("stored", run row)
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield AppHeader()
         with Horizontal(id="runs-body"):
             with Vertical(id="runs-left"):
                 yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
@@ -114,20 +132,47 @@ class RunsScreen(Screen):
         yield Footer()
 
     def on_mount(self) -> None:
+        if self not in self.app.screen_stack:
+            return  # closed before it was mounted (a key pressed at once): nothing to set up
         self.sub_title = "runs"
         table = self.query_one("#runs-table", DataTable)
-        table.add_columns("run", "kind", "design", "status", "stage", "device", "seconds", "result")
+        table.add_columns("run", "kind", "design", "status", "device", "seconds", "result")
         table.focus()
         self._fill_table()
         self.poll()
         self.set_interval(0.25, self.poll)
+        self.action_reload()
 
-    def _handles(self) -> list:
-        return list(reversed(self.app.run_handles))
+    def action_reload(self) -> None:
+        self.app.load_runs(self)
+
+    def refresh_data(self) -> None:
+        self.action_reload()
+
+    def on_runs_loaded(self, message: RunsLoaded) -> None:
+        message.stop()
+        self.stored = message.runs
+        self._fill_table()
+        self._show_detail()
+
+    def run_stored(self, handle, stored_id) -> None:
+        self.action_reload()
+
+    # ---- the rows ------------------------------------------------------------------------------------
+    def _live(self) -> list:
+        """Launched here, outcome not stored yet, newest first."""
+        stored = self.app.stored_runs
+        return [h for h in reversed(self.app.run_handles) if h.run_id not in stored]
+
+    def _handle_of(self, run_id) -> object | None:
+        for h in self.app.run_handles:
+            if self.app.stored_runs.get(h.run_id) == run_id:
+                return h
+        return None
 
     def poll(self) -> None:
         changed = False
-        for h in self._handles():
+        for h in self.app.run_handles:
             view = self.views.get(h.run_id)
             if view is None:
                 view = self.views[h.run_id] = RunView(h)
@@ -141,83 +186,148 @@ class RunsScreen(Screen):
         table = self.query_one("#runs-table", DataTable)
         keep = table.cursor_row
         table.clear()
-        for h in self._handles():
-            view = self.views.get(h.run_id)
-            if view is None:
-                view = self.views[h.run_id] = RunView(h)
-            status = h.status()
-            r = h.result
-            result = ""
-            if r is not None:
-                result = r.exception or ("ran fine" if r.status == "ok" else r.status)
-            table.add_row(h.run_id[-8:], h.spec.kind, (h.spec.tags or {}).get("design_id", "—"),
-                          Text(status, style=STATUS_STYLE.get(status, "")), view.stage,
-                          (r.device if r is not None else view.device) or "—",
-                          f"{r.seconds:.1f}" if r is not None else "", result, key=h.run_id)
-        self.query_one("#run-progress", ProgressBar).display = bool(self.app.run_handles)
-        if not self.app.run_handles:
+        self.rows = [("live", h) for h in self._live()] + [("stored", r) for r in self.stored]
+        for kind, item in self.rows:
+            if kind == "live":
+                h = item
+                view = self.views.get(h.run_id) or RunView(h)
+                status = h.status()
+                r = h.result
+                result = "" if r is None else (r.exception or ("ran fine" if r.status == "ok" else r.status))
+                table.add_row(plain(h.run_id[-8:]), plain(h.spec.kind),
+                              plain((h.spec.tags or {}).get("design_id", "—")),
+                              Text(visible(status), style=STATUS_STYLE.get(status, "")),
+                              plain((r.device if r is not None else view.device)
+                                    or (h.spec.tags or {}).get("device_choice") or "—"),
+                              plain(f"{r.seconds:.1f}" if r is not None else ""), plain(result))
+            else:
+                r = item
+                status = r.get("status") or "?"
+                node = failed_node(r)
+                result = r.get("exception") or ("ran fine" if status == "ok" else status)
+                if node:
+                    result += f" at {node}"
+                table.add_row(plain(f"#{r.get('id')}"), plain(r.get("kind")), plain(r.get("design_id") or "—"),
+                              Text(visible(status), style=STATUS_STYLE.get(status, "")), plain(r.get("device") or "—"),
+                              plain(f"{r['seconds']:.1f}" if isinstance(r.get("seconds"), (int, float)) else ""),
+                              plain(result))
+        self.query_one("#run-progress", ProgressBar).display = bool(self._live())
+        if not self.rows:
             self.query_one("#run-detail", Static).update(
                 Text("No runs yet. On a design, e runs a forward check and E a short training.", style="dim"))
         if keep is not None and table.row_count:
             table.move_cursor(row=min(keep, table.row_count - 1))
 
-    def current(self) -> RunView | None:
+    def current(self) -> tuple[str, object] | None:
         table = self.query_one("#runs-table", DataTable)
-        handles = self._handles()
-        if not handles or table.cursor_row is None or not 0 <= table.cursor_row < len(handles):
+        if not self.rows or table.cursor_row is None or not 0 <= table.cursor_row < len(self.rows):
             return None
-        return self.views.get(handles[table.cursor_row].run_id)
+        return self.rows[table.cursor_row]
 
     def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
         self._show_detail()
 
+    def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
+        message.stop()
+        self.action_open_design()
+
+    # ---- the detail ------------------------------------------------------------------------------------
     def _show_detail(self) -> None:
-        view = self.current()
-        if view is None:
+        row = self.current()
+        if row is None:
             return
-        h = view.handle
+        kind, item = row
+        if kind == "live":
+            self._show_live(item)
+        else:
+            self._show_stored(item)
+
+    def _show_live(self, h) -> None:
+        view = self.views.get(h.run_id) or RunView(h)
         t = Text()
         design = (h.spec.tags or {}).get("design_id", "?")
-        t.append(f"{h.spec.kind} of {design}", style="bold")
+        t.append(f"{visible(h.spec.kind)} of {visible(design)}", style="bold")
         status = h.status()
-        t.append(f"  {status}", style=STATUS_STYLE.get(status, ""))
+        t.append(f"  {visible(status)}", style=STATUS_STYLE.get(status, ""))
+        t.append(f"  on {visible((h.spec.tags or {}).get('device_choice', h.spec.device))}", style="dim")
         r = h.result
         if r is not None:
             if r.exception:
-                t.append(f"  {r.exception}", style="bold red")
+                t.append(f"  {visible(r.exception)}", style="bold red")
             if r.message:
-                t.append(f"\n{r.message[:400]}")
-            stored = self.app.stored_runs.get(h.run_id)
-            if stored is not None:
-                t.append(f"\nstored as run {stored}", style="dim")
+                t.append(f"\n{visible_lines(r.message[:400])}")
+            t.append("\nstoring the outcome…", style="dim")
         else:
-            t.append(f"\nstage {view.stage}", style="dim")
+            t.append(f"\nstage {visible(view.stage)}", style="dim")
             if view.total:
                 t.append(f" · step {view.step}/{view.total}", style="dim")
         self.query_one("#run-detail", Static).update(t)
         bar = self.query_one("#run-progress", ProgressBar)
-        if r is not None:
-            bar.update(total=1, progress=1)
-        elif view.fraction is not None:
-            bar.update(total=1, progress=view.fraction)
-        else:
-            bar.update(total=1, progress=0)
+        progress = 1 if r is not None else (view.fraction or 0)
+        bar.update(total=1, progress=progress)
         self.query_one("#run-plot", Static).update(loss_plot(view.loss))
         logs = view.logs[-200:]
         if r is not None and r.log_tail and not logs:
             logs = r.log_tail.splitlines()[-200:]
-        self.query_one("#run-log", Static).update(Text("\n".join(logs) or "no log lines", style="dim" if not logs
-                                                        else ""))
+        self.query_one("#run-log", Static).update(
+            Text(visible_lines("\n".join(logs)) or "no log lines", style="" if logs else "dim"))
 
+    def _show_stored(self, r: dict) -> None:
+        t = Text()
+        t.append(f"run #{r.get('id')}: {visible(r.get('kind'))} of {visible(r.get('design_id'))}", style="bold")
+        status = r.get("status") or "?"
+        t.append(f"  {visible(status)}", style=STATUS_STYLE.get(status, ""))
+        if r.get("exception"):
+            t.append(f"  {visible(r['exception'])}", style="bold red")
+        node = failed_node(r)
+        if node:
+            t.append(" at node ", style="red")
+            t.append(visible(node), style="bold red")
+        t.append(f"\non {visible(r.get('device') or '?')} ({visible(r.get('backend') or '?')})", style="dim")
+        if isinstance(r.get("seconds"), (int, float)):
+            t.append(f" · {r['seconds']:.1f} s", style="dim")
+        when = r.get("ended_at") or r.get("created_at")
+        if when:
+            t.append(f" · {str(when)[:19]}", style="dim")
+        if r.get("message"):
+            t.append(f"\n{visible_lines(str(r['message'])[:400])}")
+        t.append("\nenter: its design, with this outcome next to the finding it confirms or refutes", style="dim")
+        self.query_one("#run-detail", Static).update(t)
+        self.query_one("#run-progress", ProgressBar).display = False
+        handle = self._handle_of(r.get("id"))
+        view = self.views.get(handle.run_id) if handle is not None else None
+        curve = view.loss if view is not None and view.loss else list((r.get("metrics") or {}).get("loss_curve")
+                                                                      or [])
+        self.query_one("#run-plot", Static).update(loss_plot(curve))
+        log = str(r.get("log_tail") or "")
+        self.query_one("#run-log", Static).update(
+            Text(visible_lines(log[-8000:]) or "no log lines", style="" if log else "dim"))
+
+    # ---- actions --------------------------------------------------------------------------------------------
     def action_cancel_run(self) -> None:
-        view = self.current()
-        if view is None:
+        row = self.current()
+        if row is None:
             return
-        if view.handle.result is not None:
+        kind, item = row
+        if kind != "live" or item.result is not None:
             self.notify("that run has ended")
             return
-        view.handle.cancel()
-        self.notify("cancelling…", timeout=2)
+        item.cancel()
+        self.notify("cancelling… (its outcome is stored as cancelled)", timeout=2)
+
+    def action_open_design(self) -> None:
+        from .design import DesignScreen
+
+        row = self.current()
+        if row is None:
+            return
+        kind, item = row
+        did = (item.spec.tags or {}).get("design_id") if kind == "live" else item.get("design_id")
+        if not did or str(did).startswith("file:"):
+            self.notify("that run is not of a stored design", severity="warning")
+            return
+        model = self.app.main_queue
+        self.app.push_screen(DesignScreen(model, model.index_of(did), design_id=did))
 
     def action_back(self) -> None:
         self.dismiss()

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
+from ..sanitise import visible
 from .lines import Line
 
 STYLE_LAYER = "dim"
@@ -101,7 +102,8 @@ def _fmt_value(v) -> str:
 
 
 def args_text(args: dict, limit: int = 90) -> str:
-    text = " ".join(f"{k}={_fmt_value(v)}" for k, v in (args or {}).items())
+    """`name=value ...`, made visible (argument names and values come from the design)."""
+    text = visible(" ".join(f"{k}={_fmt_value(v)}" for k, v in (args or {}).items()))
     return text if len(text) <= limit else text[:limit - 1] + "…"
 
 
@@ -135,7 +137,7 @@ def build_model(design, types: dict | None, findings: list[dict] | None = None) 
         op[node.id] = node.op
         extra = args_text(node.args)
         if node.shares:
-            extra = (extra + " " if extra else "") + f"shares={node.shares}"
+            extra = (extra + " " if extra else "") + visible(f"shares={node.shares}")
         label[node.id] = extra
         operands[node.id] = list(node.inputs)
     for nid in order:
@@ -173,7 +175,7 @@ def _edge_shape(model: GraphModel, ref: str) -> Text:
     if not results or idx >= len(results):
         return Text("[?]", style=STYLE_UNKNOWN)
     s = results[idx]
-    return Text(s, style=STYLE_UNKNOWN if "?" in s else STYLE_SHAPE)
+    return Text(visible(s), style=STYLE_UNKNOWN if "?" in s else STYLE_SHAPE)
 
 
 def layout(model: GraphModel, subset: set | None = None) -> list[Line]:
@@ -216,13 +218,13 @@ def layout(model: GraphModel, subset: set | None = None) -> list[Line]:
             head.append("▲ ", style=STYLE_WARN)
         else:
             head.append("■ ", style="blue")
-        head.append(f"{nid:<{idw}}", style=STYLE_ID)
+        head.append(visible(nid).ljust(idw), style=STYLE_ID)
         head.append(" ")
         if model.kind[nid] == "input":
             head.append("input ", style=STYLE_OP)
             head.append_text(_edge_shape(model, nid))
         else:
-            head.append(model.op[nid], style=STYLE_OP)
+            head.append(visible(model.op[nid]), style=STYLE_OP)
             if model.label.get(nid):
                 head.append(" " + model.label[nid], style=STYLE_ARGS)
         lines.append(Line(head, nid))
@@ -230,7 +232,7 @@ def layout(model: GraphModel, subset: set | None = None) -> list[Line]:
             for ref in ops:
                 t = Text(" " * (gutter + 2))
                 t.append("◀ ", style=STYLE_EDGE)
-                t.append(f"{ref:<{idw}}", style="")
+                t.append(visible(ref).ljust(idw), style="")
                 t.append(" ")
                 t.append_text(_edge_shape(model, ref))
                 lines.append(Line(t, nid, selectable=False))

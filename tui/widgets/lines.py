@@ -11,12 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.binding import Binding
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from .cursor_list import CursorList
 
 
 @dataclass(frozen=True)
@@ -26,8 +25,8 @@ class Line:
     selectable: bool = True
 
 
-class LinesView(ScrollView, can_focus=True):
-    """Prepared lines, a cursor line, and a set of highlighted keys."""
+class LinesView(CursorList):
+    """Prepared lines, a cursor line (CursorList), and a set of highlighted keys."""
 
     DEFAULT_CSS = """
     LinesView { background: $surface; }
@@ -35,18 +34,6 @@ class LinesView(ScrollView, can_focus=True):
     LinesView > .lines--highlight { background: $warning 35%; text-style: bold; }
     """
     COMPONENT_CLASSES = {"lines--cursor", "lines--highlight"}
-    BINDINGS = [
-        Binding("up,k", "cursor_up", "Up", show=False),
-        Binding("down,j", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up_cursor", "Page up", show=False),
-        Binding("pagedown", "page_down_cursor", "Page down", show=False),
-        Binding("home", "cursor_home", "Top", show=False),
-        Binding("end", "cursor_end", "Bottom", show=False),
-        Binding("enter", "activate", "Select", show=False),
-    ]
-
-    cursor: reactive[int] = reactive(0, always_update=True)
-
     class Activated(Message):
         """Enter pressed on a line."""
 
@@ -87,11 +74,14 @@ class LinesView(ScrollView, can_focus=True):
         self._width = max((ln.text.cell_len for ln in lines), default=0)
         self.virtual_size = Size(self._width, len(lines))
         if not keep_cursor:
-            self.set_reactive(LinesView.cursor, 0)
+            self.set_cursor_quietly(0)
             self.scroll_to(0, 0, animate=False)
         else:
-            self.set_reactive(LinesView.cursor, min(self.cursor, max(len(lines) - 1, 0)))
+            self.set_cursor_quietly(self.cursor)
         self.refresh()
+
+    def line_count(self) -> int:
+        return len(self.lines)
 
     def set_highlight(self, keys) -> None:
         keys = frozenset(k for k in keys if k is not None)
@@ -109,18 +99,6 @@ class LinesView(ScrollView, can_focus=True):
     def key_at(self, index: int | None = None) -> str | None:
         i = self.cursor if index is None else index
         return self.lines[i].key if 0 <= i < len(self.lines) else None
-
-    def reveal(self, index: int, *, center: bool = True, move_cursor: bool = True) -> None:
-        if not self.lines:
-            return
-        index = max(0, min(index, len(self.lines) - 1))
-        if move_cursor and index != self.cursor:
-            self.cursor = index
-        top = self.scroll_offset.y
-        if top <= index < top + self.size.height - 1 and self.size.height:
-            return  # already in view: no scroll, no extra repaint
-        self.scroll_to_region(Region(0, index, 1, 1), animate=False, center=center, immediate=True,
-                              force=True)
 
     # ---- rendering ---------------------------------------------------------
     def notify_style_update(self) -> None:
@@ -168,38 +146,5 @@ class LinesView(ScrollView, can_focus=True):
         if self.lines:
             self.post_message(self.CursorMoved(self, new, self.key_at(new)))
 
-    def validate_cursor(self, value: int) -> int:
-        return max(0, min(value, max(len(self.lines) - 1, 0)))
-
-    def _move(self, delta: int) -> None:
-        if not self.lines:
-            return
-        self.cursor = self.cursor + delta
-        self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, immediate=True, force=True)
-
-    def action_cursor_up(self) -> None:
-        self._move(-1)
-
-    def action_cursor_down(self) -> None:
-        self._move(1)
-
-    def action_page_up_cursor(self) -> None:
-        self._move(-max(self.size.height - 1, 1))
-
-    def action_page_down_cursor(self) -> None:
-        self._move(max(self.size.height - 1, 1))
-
-    def action_cursor_home(self) -> None:
-        self._move(-len(self.lines))
-
-    def action_cursor_end(self) -> None:
-        self._move(len(self.lines))
-
-    def action_activate(self) -> None:
-        if self.lines:
-            self.post_message(self.Activated(self, self.cursor, self.key_at()))
-
-    def on_click(self, event) -> None:
-        index = event.y + self.scroll_offset.y
-        if 0 <= index < len(self.lines):
-            self.cursor = index
+    def line_selected(self, index: int) -> None:
+        self.post_message(self.Activated(self, index, self.key_at(index)))

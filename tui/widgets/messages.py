@@ -9,13 +9,14 @@ from textual.message import Message
 
 class QueueLoaded(Message):
     def __init__(self, model, generation: int, ids: list[str], select: str | None = None,
-                 rows: dict | None = None) -> None:
+                 rows: dict | None = None, id_width: int | None = None) -> None:
         super().__init__()
         self.model = model
         self.generation = generation
         self.ids = ids
         self.select = select
         self.rows = rows or {}
+        self.id_width = id_width
 
 
 class RowsLoaded(Message):
@@ -74,10 +75,50 @@ class DiffReady(Message):
 
 
 class ReportsLoaded(Message):
-    def __init__(self, refusals: dict, rules: dict) -> None:
+    def __init__(self, refusals: dict, rules: dict, curators: list[str] | None = None) -> None:
         super().__init__()
         self.refusals = refusals
         self.rules = rules
+        self.curators = curators or []
+
+
+class AgreementLoaded(Message):
+    def __init__(self, report: dict) -> None:
+        super().__init__()
+        self.report = report
+
+
+class DisagreementsLoaded(Message):
+    def __init__(self, items: list[dict]) -> None:
+        super().__init__()
+        self.items = items
+
+
+class RecentLoaded(Message):
+    """The curator's newest steps (store.judgments.recent_steps)."""
+
+    def __init__(self, steps: list[dict]) -> None:
+        super().__init__()
+        self.steps = steps
+
+
+class BulkPreview(Message):
+    """How many findings a bulk verdict would judge: on this design, and in the current filter."""
+
+    def __init__(self, rule: str, here: dict, queue: dict, request: int) -> None:
+        super().__init__()
+        self.rule = rule
+        self.here = here
+        self.queue = queue
+        self.request = request
+
+
+class RunsLoaded(Message):
+    """Runs of designs stored so far (runs of earlier sessions included)."""
+
+    def __init__(self, runs: list[dict]) -> None:
+        super().__init__()
+        self.runs = runs
 
 
 class KbLoaded(Message):

@@ -12,12 +12,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from rich.text import Text
-from textual.binding import Binding
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.message import Message
-from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
+
+from ..sanitise import visible
+from .cursor_list import CursorList
 
 SORTS: list[tuple[str, str]] = [
     ("id", "id"),
@@ -28,7 +28,7 @@ SORTS: list[tuple[str, str]] = [
     ("author", "author"),
     ("-imported_at", "newest first"),
 ]
-FILTER_KEYS = ("author", "model", "task_set", "run", "verdict", "rule", "judged", "text")
+FILTER_KEYS = ("author", "model", "task_set", "run", "verdict", "rule", "judged", "flagged", "text")
 
 
 @dataclass
@@ -41,10 +41,12 @@ class QueueModel:
     rows: dict = field(default_factory=dict)  # id -> row
     generation: int = 0
     loaded: bool = False
+    id_width: int = 20
     _pos: dict | None = None
 
-    def set_ids(self, ids: list[str]) -> None:
+    def set_ids(self, ids: list[str], width: int | None = None) -> None:
         self.ids = ids
+        self.id_width = width if width is not None else id_width(ids)
         self._pos = None
         self.loaded = True
 
@@ -71,7 +73,10 @@ class QueueModel:
         for k in FILTER_KEYS:
             v = self.filters.get(k)
             if v not in (None, "", []):
-                parts.append(f"{k.replace('_', ' ')}: {v!r}" if k == "text" else f"{k.replace('_', ' ')}: {v}")
+                if k == "flagged":
+                    parts.append("flagged for later")
+                else:
+                    parts.append(f"{k.replace('_', ' ')}: {v!r}" if k == "text" else f"{k.replace('_', ' ')}: {v}")
         return " · ".join(parts) if parts else "no filter"
 
     def sort_label(self) -> str:
@@ -81,23 +86,44 @@ class QueueModel:
         return self.sort
 
 
-# column: (title, width, key)
+# column: (title, width, key, priority) in display order; at a narrow width the lowest priorities
+# (highest numbers) drop out. The id column is as wide as the longest id of the queue: ids are never cut.
 COLUMNS = [
-    ("id", 20, "id"),
-    ("verdict", 8, "verdict"),
-    ("B", 3, "n_block"),
-    ("W", 3, "n_warn"),
-    ("judged", 8, "judged"),
-    ("author", 9, "author"),
-    ("model", 12, "model"),
-    ("task set", 16, "task_set"),
-    ("run", 12, "run"),
-    ("cost", 9, "cost_a10g_usd"),
+    ("id", 0, "id", 0),
+    ("verdict", 8, "verdict", 1),
+    ("B", 3, "n_block", 4),
+    ("W", 3, "n_warn", 5),
+    ("judged", 8, "judged", 2),
+    ("blocking rule", 28, "block_rule", 3),
+    ("author", 9, "author", 6),
+    ("model", 12, "model", 7),
+    ("task set", 14, "task_set", 8),
+    ("run", 12, "run", 9),
+    ("cost", 9, "cost_a10g_usd", 10),
 ]
 VERDICT_STYLE = {"block": "bold red", "warn": "yellow", "pass": "green", None: "dim"}
+ID_WIDTH_MAX = 64
+
+
+def id_width(ids) -> int:
+    return min(max((len(i) for i in ids), default=2), ID_WIDTH_MAX)
+
+
+def columns_for(width: int, id_w: int) -> list[tuple[str, int, str]]:
+    """The columns that fit `width` cells (the id's always), in display order."""
+    chosen = set()
+    used = 1
+    for _title, w, key, _prio in sorted(COLUMNS, key=lambda c: c[3]):
+        w = max(id_w, 2) if key == "id" else w
+        if key != "id" and used + w + 1 > width:
+            continue
+        chosen.add(key)
+        used += w + 1
+    return [(t, max(id_w, 2) if k == "id" else w, k) for t, w, k, _p in COLUMNS if k in chosen]
 
 
 def _cell(text: str, width: int) -> str:
+    text = visible(text)
     if len(text) > width:
         return text[: max(width - 1, 0)] + "…"
     return text.ljust(width)
@@ -108,32 +134,25 @@ def _judged_text(row: dict) -> tuple[str, str]:
     if state is None:
         return "—", "dim"
     n, k = row.get("n_findings") or 0, row.get("n_judged") or 0
+    flag = " ⚑" if row.get("n_flagged") else ""
     if n == 0:
-        return ("clean ✓", "green") if state == "judged" else ("to mark", "dim")
+        return (("clean ✓", "green") if state == "judged" else ("to mark" + flag, "dim"))
     style = {"judged": "green", "partly": "yellow", "unjudged": ""}.get(state, "")
-    return (f"{k}/{n}" + (" ✓" if state == "judged" else "")), style
+    return (f"{k}/{n}" + (" ✓" if state == "judged" else "") + flag), style
 
 
-def header_text(width: int) -> Text:
+def header_text(width: int, id_w: int = 20) -> Text:
     t = Text(" ")
-    used = 1
-    for title, w, _ in COLUMNS:
-        if used + w + 1 > width:
-            break
+    for title, w, _key in columns_for(width, id_w):
         t.append(_cell(title, w) + " ", style="bold")
-        used += w + 1
     return t
 
 
-def row_text(row: dict | None, design_id: str, width: int) -> Text:
+def row_text(row: dict | None, design_id: str, width: int, id_w: int | None = None) -> Text:
     t = Text(" ")
-    used = 1
-    for _title, w, key in COLUMNS:
-        if used + w + 1 > width:
-            break
-        used += w + 1
+    for _title, w, key in columns_for(width, id_w if id_w is not None else len(design_id)):
         if key == "id":
-            t.append(_cell(design_id, w) + " ", style="bold")
+            t.append(visible(design_id).ljust(w) + " ", style="bold")
             continue
         if row is None:
             t.append(_cell("…" if key == "verdict" else "", w) + " ", style="dim")
@@ -148,6 +167,11 @@ def row_text(row: dict | None, design_id: str, width: int) -> Text:
         elif key == "judged":
             text, style = _judged_text(row)
             t.append(_cell(text, w) + " ", style=style)
+        elif key == "block_rule":
+            rule = row.get("block_rule")
+            more = (row.get("n_block_rules") or 0) - 1
+            text = "" if rule is None else (f"{rule} +{more}" if more > 0 else rule)
+            t.append(_cell(text, w) + " ", style="red" if rule else "dim")
         elif key == "cost_a10g_usd":
             v = row.get(key)
             t.append(_cell("" if v is None else f"${v:,.2f}", w).rjust(w) + " ", style="")
@@ -157,8 +181,8 @@ def row_text(row: dict | None, design_id: str, width: int) -> Text:
     return t
 
 
-class QueueList(ScrollView, can_focus=True):
-    """The designs of a QueueModel, one line each, drawn on demand."""
+class QueueList(CursorList):
+    """The designs of a QueueModel, one line each, drawn on demand (the cursor is CursorList's)."""
 
     DEFAULT_CSS = """
     QueueList { background: $surface; }
@@ -166,16 +190,7 @@ class QueueList(ScrollView, can_focus=True):
     QueueList:focus > .queue--cursor { background: $accent 60%; }
     """
     COMPONENT_CLASSES = {"queue--cursor"}
-    BINDINGS = [
-        Binding("up,k", "cursor_up", "Up", show=False),
-        Binding("down,j", "cursor_down", "Down", show=False),
-        Binding("pageup", "page_up_cursor", "Page up", show=False),
-        Binding("pagedown", "page_down_cursor", "Page down", show=False),
-        Binding("home", "cursor_home", "First", show=False),
-        Binding("end", "cursor_end", "Last", show=False),
-        Binding("enter", "select", "Open", show=False),
-    ]
-    cursor: reactive[int] = reactive(0, always_update=True)
+    DOUBLE_CLICK_SELECTS = True
     MARGIN = 60  # rows fetched beyond the visible ones, each way
 
     class NeedRows(Message):
@@ -205,11 +220,14 @@ class QueueList(ScrollView, can_focus=True):
         self._asked = None
         self.virtual_size = Size(self.size.width or 80, len(self.model))
         if not keep_cursor:
-            self.set_reactive(QueueList.cursor, 0)
+            self.set_cursor_quietly(0)
             self.scroll_to(0, 0, animate=False, immediate=True)
         else:
-            self.set_reactive(QueueList.cursor, min(self.cursor, max(len(self.model) - 1, 0)))
+            self.set_cursor_quietly(self.cursor)
         self.refresh()
+
+    def line_count(self) -> int:
+        return len(self.model)
 
     def rows_arrived(self) -> None:
         self._cache.clear()
@@ -242,7 +260,7 @@ class QueueList(ScrollView, can_focus=True):
         ids = self.model.ids
         if index >= len(ids):
             if index == 0 and self.model.loaded:
-                msg = Text("  no designs match", style="dim italic")
+                msg = Text("  no designs match (esc clears the filters)", style="dim italic")
                 return Strip(list(msg.render(self.app.console)), msg.cell_len).extend_cell_length(width, base)
             return Strip.blank(width, base)
         did = ids[index]
@@ -253,7 +271,7 @@ class QueueList(ScrollView, can_focus=True):
         key = (did, index, is_cursor, row is not None, width)
         strip = self._cache.get(key)
         if strip is None:
-            text = row_text(row, did, width)
+            text = row_text(row, did, width, self.model.id_width)
             text.stylize_before(base)
             style = base
             if is_cursor:
@@ -276,44 +294,14 @@ class QueueList(ScrollView, can_focus=True):
 
 
     # ---- cursor ------------------------------------------------------------------
-    def validate_cursor(self, value: int) -> int:
-        return max(0, min(value, max(len(self.model) - 1, 0)))
-
     def watch_cursor(self, old: int, new: int) -> None:
         self._cache = {k: v for k, v in self._cache.items() if k[1] not in (old, new)}
         self.refresh()
 
-    def move_to(self, index: int, center: bool = False) -> None:
-        self.cursor = index
-        self.scroll_to_region(Region(0, self.cursor, 1, 1), animate=False, center=center, immediate=True,
-                              force=True)
-
-    def action_cursor_up(self) -> None:
-        self.move_to(self.cursor - 1)
-
-    def action_cursor_down(self) -> None:
-        self.move_to(self.cursor + 1)
-
-    def action_page_up_cursor(self) -> None:
-        self.move_to(self.cursor - max(self.size.height - 1, 1))
-
-    def action_page_down_cursor(self) -> None:
-        self.move_to(self.cursor + max(self.size.height - 1, 1))
-
-    def action_cursor_home(self) -> None:
-        self.move_to(0)
-
-    def action_cursor_end(self) -> None:
-        self.move_to(len(self.model) - 1)
-
-    def action_select(self) -> None:
+    def line_selected(self, index: int) -> None:
         did = self.current_id
         if did is not None:
-            self.post_message(self.Selected(self.cursor, did))
+            self.post_message(self.Selected(index, did))
 
-    def on_click(self, event) -> None:
-        index = event.y + self.scroll_offset.y
-        if 0 <= index < len(self.model):
-            if index == self.cursor and getattr(event, "chain", 1) >= 2:
-                self.action_select()
-            self.cursor = index
+    def action_select(self) -> None:
+        self.action_select_line()

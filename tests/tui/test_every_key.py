@@ -1,0 +1,136 @@
+"""Crash-proof by construction, on the shipped demo store: every screen and dialog, every binding, every
+palette command, then a seeded random sequence of 2,400 keys; any exception or exit fails."""
+
+from __future__ import annotations
+
+import random
+import shutil
+
+import pytest
+from apphelp import make_app
+from crashproof import alive, binding_keys, drive, reach, reset, scenarios_for, settle
+
+
+@pytest.fixture(scope="module")
+def demo_template(tmp_path_factory):
+    from archcurator.store.connection import reading
+    from archcurator.store.demo import ensure_demo
+    from archcurator.store.kb import ensure_kb
+
+    path = tmp_path_factory.mktemp("demo") / "demo.duckdb"
+    ensure_demo(path)
+    ensure_kb(path)
+    with reading(path) as con:
+        blocked = con.execute("SELECT id FROM designs WHERE verdict = 'block' AND parent IS NOT NULL"
+                              " AND n_block + n_warn >= 2 ORDER BY id LIMIT 1").fetchone()[0]
+        clean = con.execute("SELECT id FROM designs WHERE error IS NULL AND n_block + n_warn = 0"
+                            " ORDER BY id LIMIT 1").fetchone()[0]
+        ungenerated = con.execute("SELECT id FROM designs WHERE error IS NOT NULL ORDER BY id LIMIT 1").fetchone()[0]
+    return path, {"blocked": blocked, "clean": clean, "ungenerated": ungenerated, "with_parent": blocked}
+
+
+@pytest.fixture
+def demo(demo_template, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # the palette's screenshot command writes here
+    monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
+    src, roles = demo_template
+    path = tmp_path / "demo.duckdb"
+    shutil.copy(src, path)
+    return path, roles
+
+
+@pytest.mark.slow
+async def test_every_screen_dialog_binding_and_palette_command(demo):
+    path, roles = demo
+    app = make_app(path, prefetch=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        counts = await drive(pilot, scenarios_for(**roles))
+        # the ctrl+p crash of the first screen: the palette opened there and on the pick screen
+        await reset(pilot)
+        await pilot.press("ctrl+p")
+        await settle(pilot)
+        alive(app, "the palette on the queue")
+        await pilot.press(*"search", "enter")
+        await settle(pilot)
+        alive(app, "the Search command from the palette")
+        await reset(pilot)
+        app.screen.query_one("QueueList").focus()  # (the Search command left the search field focused)
+        await pilot.press("q")
+        for _ in range(200):
+            if not app.is_running:
+                break
+            await pilot.pause(0.05)
+    assert app.return_code == 0 and app._exception is None
+    assert counts["scenarios"] == 21 and counts["keys"] >= 300 and counts["commands"] >= 200, counts
+    print(counts)
+
+
+def _alphabet(app_cls) -> list[str]:
+    from archcurator.tui.screens.help import scopes
+    from archcurator.tui.widgets.cursor_list import CursorList
+
+    keys = set()
+    for _scope, cls in scopes():
+        keys |= set(binding_keys(cls.BINDINGS))
+    keys |= set(binding_keys(CursorList.BINDINGS))
+    keys |= {"up", "down", "enter", "escape", "tab", "shift+tab", "pageup", "pagedown", "home", "end",
+             "ctrl+p", "space", "backspace", "left", "right", "a", "x", "1", "-", "/", "[", "]", "colon"}
+    keys -= {"q", "e", "E"}  # quitting ends the run (checked on its own); runs are launched in test_runs_screen
+    return sorted(keys)
+
+
+@pytest.mark.slow
+async def test_seeded_random_keys_on_the_demo_store(demo):
+    path, _roles = demo
+    rng = random.Random(20261115)
+    from archcurator.tui.app import CuratorApp
+
+    alphabet = _alphabet(CuratorApp)
+    # mostly moving and judging, with the rest of the keys mixed in
+    weights = [6 if k in ("down", "up", "enter", "escape", "r", "f", "u", "right_square_bracket") else 1
+               for k in alphabet]
+    sequence = rng.choices(alphabet, weights=weights, k=2400)
+    app = make_app(path, prefetch=True)
+    pressed = 0
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        for i, key in enumerate(sequence):
+            await pilot.press(key)
+            pressed += 1
+            if i % 20 == 19:
+                await settle(pilot)
+            alive(app, f"random key #{i} ({key}); the last ten: {sequence[max(0, i - 9):i + 1]}")
+        await settle(pilot)
+        alive(app, "after the random keys")
+        # and the app still answers: back to the queue, open a design, judge, undo
+        await reset(pilot)
+        await reach(pilot, scenarios_for("x", "x", "x", "x")[0])
+        await pilot.press("escape", "enter")
+        await settle(pilot)
+        alive(app, "opening a design after the random keys")
+    assert pressed == len(sequence) >= 2000
+
+
+async def test_screens_closed_as_soon_as_opened_do_not_crash(store_path):
+    """Enter then Escape faster than the screen mounts: Textual's Header watcher (and the screen's own
+    mount) ran after the screen was gone and the app exited with NoMatches."""
+    import asyncio
+
+    from crashproof import press
+
+    app = make_app(store_path, prefetch=False)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        for key in ["enter", "R", "X", "V", "K", "enter", "question_mark"] * 2:
+            before = app.screen
+            await press(pilot, key)
+            for _ in range(500):
+                if app.screen is not before:
+                    break
+                await asyncio.sleep(0.001)
+            app.design_cache.clear()
+            if len(app.screen_stack) > 1:
+                app.pop_screen()
+            await settle(pilot)
+            alive(app, f"{key} opened and closed at once")
