@@ -267,7 +267,7 @@ class GpuCheck:
     def forward_fails(self) -> str:
         import random
 
-        from archcurator.core.corrupt import corrupt
+        from archcurator.core.ground.kinds import corrupt
         from archcurator.core.zoo import build
 
         graph = corrupt(build("lstm_lm"), "index-range", random.Random(0))

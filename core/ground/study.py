@@ -1,8 +1,8 @@
 """The grounding study: the verifier's verdicts against real torch runs.
 
-`ground_set()` (core.corrupt) is the study: every clean zoo graph and every
+`ground_set()` is the study: every clean zoo graph and every
 corrupted variant. `run_study()` runs all of them in ONE child process
-(`python -m archcurator.core.ground_child`, each graph under its own time limit),
+(`python -m archcurator.core.ground.child`, each graph under its own time limit),
 verifies each one here meanwhile, and `summarize()` answers:
 
 - the confusion matrix of verdict (block / not block) against observed
