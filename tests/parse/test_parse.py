@@ -414,6 +414,76 @@ def test_cli_json_and_errors(capsys):
     assert "params:  5,450" in capsys.readouterr().out
 
 
+def _one_error(capsys, rc):
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert rc == 2 and out == "" and len(lines) == 1, err
+    return lines[0]
+
+
+def test_cli_file_with_nul_bytes_is_one_clean_line(tmp_path, capsys):
+    """Python fails a source holding NUL bytes as a whole, with no line number: the line names the
+    file, never `junk.py:None:`."""
+    from archcurator.tui.commands import parse_cmd
+
+    junk = tmp_path / "junk.py"
+    junk.write_bytes(b"import torch\x00\nclass A:\n    pass\n")
+    line = _one_error(capsys, parse_cmd.run(_ns(file=str(junk), entry="A")))
+    assert line.startswith(f"archcurator parse: {junk}: cannot parse") and "None" not in line
+
+
+def test_cli_folder_is_said_to_be_a_folder(tmp_path, capsys):
+    from archcurator.tui.commands import parse_cmd
+
+    (tmp_path / "m.py").write_text((MODELS / "tiny_cnn.py").read_text())
+    line = _one_error(capsys, parse_cmd.run(_ns(file=str(tmp_path))))
+    assert f"{tmp_path}: is a folder" in line and "no such file" not in line
+
+
+@pytest.mark.parametrize("spec", ["abc", "2,3,h,w", "input.png", "2,3,32,32:floaty"])
+def test_cli_input_that_is_not_a_shape_is_refused_saying_what_it_takes(capsys, spec):
+    from archcurator.tui.commands import parse_cmd
+
+    line = _one_error(capsys, parse_cmd.run(_ns(inputs=[spec])))
+    assert repr(spec) in line
+    if "float" not in spec:
+        assert "--input takes SHAPE[:DTYPE]" in line
+
+
+@pytest.mark.parametrize("spec,shape", [("B,3,H,W", ["B", 3, "H", "W"]), ("2x3x32x32", [2, 3, 32, 32]),
+                                        ("Batch,3,32,32", ["Batch", 3, 32, 32])])
+def test_input_shapes_with_symbols_and_x(spec, shape):
+    from archcurator.core.parse import parse_input_spec
+
+    assert parse_input_spec(spec) == (shape, "float32")
+
+
+def test_cli_unknown_args_keys_are_named_in_a_warning(capsys):
+    import json
+
+    from archcurator.tui.commands import parse_cmd
+
+    rc = parse_cmd.run(_ns(inputs=["2,3,32,32"], entry_args='{"num_classes": 5, "num_clases": 7, "depht": 3}'))
+    assert rc == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["nodes"][-1]["args"]["out_features"] == 5
+    msgs = [w["message"] for w in d["meta"]["parser_warnings"]]
+    assert any("'num_clases'" in m and "'depht'" in m and "TinyCNN" in m for m in msgs), msgs
+    rc = parse_cmd.run(_ns(inputs=["2,3,32,32"], entry_args='{"num_classes": 5}'))
+    d = json.loads(capsys.readouterr().out)
+    assert not any("not a parameter" in w["message"] for w in d["meta"]["parser_warnings"])
+
+
+def test_args_of_a_builder_taking_kwargs_pass_on_without_warning(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("import torch.nn as nn\n"
+                   "def build(width=4, **kw):\n"
+                   "    return nn.Linear(width, kw.get('out', 2))\n")
+    r = parse_source(src, "build", {"width": 8, "out": 3}, [([2, 8], "float32")])
+    assert r.design["nodes"][0]["args"]["out_features"] == 3
+    assert not any("not a parameter" in w.message for w in r.warnings)
+
+
 def test_cli_entry_point_subprocess():
     proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "parse", str(MODELS / "vgg_cfg.py"),
                            "--entry", "VGGX"],
