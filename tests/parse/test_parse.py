@@ -500,3 +500,32 @@ def test_cli_module_imports_neither_textual_nor_torch():
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_full_reduction_of_a_tensor_of_unknown_shape_is_a_scalar(tmp_path):
+    """`.mean()` over every dim is a scalar whatever the shape it reduces (a VQ-VAE's commitment
+    loss over a tensor the parser cannot size): `unsqueeze(0)` after it is [1], as torch makes it."""
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
+
+    src = tmp_path / "m.py"
+    src.write_text("import torch\nimport torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   "        self.fc = nn.Linear(8, 8)\n"
+                   "    def forward(self, x):\n"
+                   "        y = self.fc(x)\n"
+                   "        picked = y[y > 0]\n"
+                   "        return y, picked.pow(2).mean().unsqueeze(0)\n")
+    spec = importlib.util.spec_from_file_location("m_unknown_reduce", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    real = [list(t.shape) for t in mod.M()(torch.randn(2, 8))]
+    d = parse_source(src, "M", inputs=[([2, 8], "float32")]).design
+    rep = verify_graph(Design.from_dict(d))
+    ours = []
+    for ref in d["outputs"]:
+        node, _, k = ref.partition(":")
+        ours.append(list(rep.types[node][int(k or 0)].shape))
+    assert ours == real == [[2, 8], [1]]

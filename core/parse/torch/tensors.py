@@ -298,7 +298,10 @@ def reduce_op(it, op, t, dim=None, keepdim=False):
     args = {"dim": dim, "keepdim": bool(keepdim)}
     if t.is_const and t.values is not None and dim is None and op == "Sum":
         return TensorVal(None, [], t.dtype, values=[sum(t.values)])
-    return emit_op(it, op, args, [t])
+    r = emit_op(it, op, args, [t])
+    if isinstance(r, TensorVal) and r.shape is None and dim is None and not keepdim:
+        r.shape = []  # a reduction over every dim is a scalar whatever the rank it reduced (a loss term)
+    return r
 
 
 def select(it, t, dim, index):
