@@ -95,7 +95,8 @@ class TensorVal:
 
     @property
     def is_const(self):
-        return self.ref is None and self.param is None
+        # origin ("weight_t", w): a layer's weight read transposed, put in the graph when first used
+        return self.ref is None and self.param is None and type(self.origin) is not tuple
 
 
 class FuncVal:

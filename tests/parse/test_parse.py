@@ -529,3 +529,91 @@ def test_full_reduction_of_a_tensor_of_unknown_shape_is_a_scalar(tmp_path):
         node, _, k = ref.partition(":")
         ours.append(list(rep.types[node][int(k or 0)].shape))
     assert ours == real == [[2, 8], [1]]
+
+
+_REAL_WORLD_IDIOMS = {
+    # stargan's discriminator: a kernel size computed with numpy on known numbers
+    "numpy_size": ("import numpy as np\nimport torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self, image_size=32, repeat_num=3):\n"
+                   "        super().__init__()\n"
+                   "        k = int(image_size / np.power(2, repeat_num))\n"
+                   "        self.conv = nn.Conv2d(3, 5, kernel_size=k, bias=False)\n"
+                   "    def forward(self, x):\n"
+                   "        return self.conv(x)\n", [[2, 3, 32, 32]]),
+    # whisper's decoder: the output head is the token embedding read as a matrix
+    "matmul_tied_head": ("import torch\nimport torch.nn as nn\n"
+                         "class M(nn.Module):\n"
+                         "    def __init__(self):\n"
+                         "        super().__init__()\n"
+                         "        self.emb = nn.Embedding(50, 16)\n"
+                         "        self.ln = nn.LayerNorm(16)\n"
+                         "    def forward(self, idx):\n"
+                         "        x = self.ln(self.emb(idx))\n"
+                         "        return (x @ torch.transpose(self.emb.weight.to(x.dtype), 0, 1)).float()\n",
+                         [[2, 7, "int64"]]),
+    "f_linear_tied_head": ("import torch.nn as nn\nimport torch.nn.functional as F\n"
+                           "class M(nn.Module):\n"
+                           "    def __init__(self):\n"
+                           "        super().__init__()\n"
+                           "        self.wte = nn.Embedding(40, 8)\n"
+                           "    def forward(self, idx):\n"
+                           "        x = self.wte(idx)\n"
+                           "        return F.linear(x, self.wte.weight), x @ self.wte.weight.T\n",
+                           [[2, 5, "int64"]]),
+    # attention-is-all-you-need: one embedding given another's (smaller) table
+    "embedding_given_a_table": ("import torch.nn as nn\n"
+                                "class M(nn.Module):\n"
+                                "    def __init__(self):\n"
+                                "        super().__init__()\n"
+                                "        self.src = nn.Embedding(100, 8)\n"
+                                "        self.trg = nn.Embedding(90, 8)\n"
+                                "        self.src.weight = self.trg.weight\n"
+                                "    def forward(self, a, b):\n"
+                                "        return self.src(a) + self.trg(b)\n", [[2, 5, "int64"], [2, 5, "int64"]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REAL_WORLD_IDIOMS))
+def test_real_world_idioms_count_and_shape_as_torch(tmp_path, name):
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
+
+    text, specs = _REAL_WORLD_IDIOMS[name]
+    src = tmp_path / f"{name}.py"
+    src.write_text(text)
+    spec = importlib.util.spec_from_file_location(f"idiom_{name}", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    model = mod.M()
+    xs = [torch.randint(0, 20, s[:-1]) if s[-1] == "int64" else torch.randn(s) for s in specs]
+    y = model(*xs)
+    real = [list(t.shape) for t in (y if isinstance(y, tuple) else (y,))]
+    real_params = sum(p.numel() for p in model.parameters())
+    inputs = [(s[:-1], "int64") if s[-1] == "int64" else (s, "float32") for s in specs]
+    d = parse_source(src, "M", inputs=inputs).design
+    rep = verify_graph(Design.from_dict(d))
+    ours = []
+    for ref in d["outputs"]:
+        node, _, k = ref.partition(":")
+        ours.append(list(rep.types[node][int(k or 0)].shape))
+    assert (rep.cost["params"], ours) == (real_params, real)
+    assert not [f for f in rep.findings if f.severity == "block"]
+
+
+def test_a_weight_read_transposed_for_something_else_enters_the_graph(tmp_path):
+    """Only a matmul with it becomes a tied Linear: any other use of `w.t()` is the weight itself,
+    transposed (a design cannot tie a Parameter node, so it is counted again, with the warning)."""
+    src = tmp_path / "m.py"
+    src.write_text("import torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   "        self.fc = nn.Linear(6, 4)\n"
+                   "    def forward(self, x):\n"
+                   "        return self.fc(x) + self.fc.weight.t().sum()\n")
+    r = parse_source(src, "M", inputs=[([3, 6], "float32")])
+    ops = {n["id"]: (n["op"], n["in"]) for n in r.design["nodes"]}
+    assert ops["fc.weight"][0] == "Parameter"
+    assert ("Transpose", ["fc.weight"]) in ops.values()
+    assert any("fc.weight" in w.message and "used directly" in w.message for w in r.warnings)

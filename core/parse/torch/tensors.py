@@ -138,7 +138,42 @@ def permute(it, t, dims):
 def transpose(it, t, d0, d1):
     if not (is_int(d0) and is_int(d1)):
         raise InterpError("transpose with unknown dims")
+    if _tieable_weight(it, t) and {d0 % 2, d1 % 2} == {0, 1}:
+        # a Linear/Embedding weight read transposed: a matmul with it is that layer's weight used as a
+        # bias-free Linear (a tied output head, `x @ emb.weight.T`); anything else puts it in the graph
+        r = TensorVal(None, [t.shape[1], t.shape[0]], t.dtype)
+        r.origin = ("weight_t", t)
+        return r
     return emit_op(it, "Transpose", {"dim0": d0, "dim1": d1}, [t])
+
+
+_TIEABLE = ("Embedding", "Linear")
+
+
+def _tieable_weight(it, w):
+    """w is the 2-d weight of a torch.nn Linear or Embedding (the layers a design can tie)."""
+    p = w.param if isinstance(w, TensorVal) else None
+    return (it.graph is not None and p is not None and p.leaf and p.name == "weight"
+            and getattr(p.owner, "op", None) in _TIEABLE and w.shape is not None and len(w.shape) == 2
+            and all(is_int(d) for d in w.shape))
+
+
+def tied_projection(it, x, w):
+    """`x @ w.T` (or F.linear(x, w)) where w is the weight of a Linear or Embedding already in the
+    graph: a bias-free Linear sharing that layer's weight, so the weight is counted once, as torch
+    counts it.  None when it is not that (the caller emits the plain ops)."""
+    g = it.graph
+    if not (isinstance(x, TensorVal) and _tieable_weight(it, w)) or x.shape == []:
+        return None
+    owner_node = g.calls.get(id(w.param.owner))
+    out_f, in_f = w.shape
+    if owner_node is None or (x.shape is not None and is_int(x.shape[-1]) and x.shape[-1] != in_f):
+        return None  # a width the parser knows to differ: the plain MatMul, for the verifier to name
+    args = {"in_features": in_f, "out_features": out_f, "bias": False}
+    shapes = nnops.infer("Linear", nnops.full_args("Linear", args), [x.shape]) if x.shape is not None else None
+    nid = g.fresh("Linear")
+    g.add(nid, "Linear", args, [ref_of(it, x)], shares=owner_node, warn=it.warn)
+    return TensorVal(nid, shapes, x.dtype)
 
 
 def flatten(it, t, start_dim=0, end_dim=-1):
@@ -431,6 +466,10 @@ def tensor_binop(it, op, a, b, inplace=False):
         it.warn("arithmetic with a value not known when reading the source; the tensor is passed through")
         return TensorVal(ref_of(it, t), t.shape, t.dtype)
     if op is ast.MatMult:
+        if tb and type(b.origin) is tuple and b.ref is None:
+            y = tied_projection(it, a, b.origin[1])
+            if y is not None:
+                return y
         return emit_op(it, "MatMul", {}, [a, b])
     if ta and tb:
         name = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div"}.get(op)
