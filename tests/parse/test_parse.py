@@ -561,6 +561,35 @@ _REAL_WORLD_IDIOMS = {
                            "        x = self.wte(idx)\n"
                            "        return F.linear(x, self.wte.weight), x @ self.wte.weight.T\n",
                            [[2, 5, "int64"]]),
+    # detr: queries repeated once per image of the batch (a count read off the input's shape)
+    "repeat_by_batch": ("import torch\nimport torch.nn as nn\n"
+                        "class M(nn.Module):\n"
+                        "    def __init__(self):\n"
+                        "        super().__init__()\n"
+                        "        self.q = nn.Linear(8, 8)\n"
+                        "    def forward(self, src, query):\n"
+                        "        bs = src.shape[0]\n"
+                        "        q = query.unsqueeze(1).repeat(1, bs, 1)\n"
+                        "        return self.q(torch.zeros_like(q)) + q\n", [[3, 8], [5, 8]]),
+    # pygcn: a graph convolution's sparse-dense product
+    "spmm": ("import torch\nimport torch.nn as nn\n"
+             "class M(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.weight = nn.Parameter(torch.randn(16, 4))\n"
+             "    def forward(self, x, adj):\n"
+             "        return torch.spmm(adj, torch.mm(x, self.weight))\n", [[10, 16], [10, 10]]),
+    # pyGAT: attention masked by the adjacency with torch.where, then softmax and a product
+    "where_mask": ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   "        self.fc = nn.Linear(16, 10)\n"
+                   "    def forward(self, x, adj):\n"
+                   "        e = self.fc(x)\n"
+                   "        att = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))\n"
+                   "        att2 = e.where(adj > 0, 0.0)\n"
+                   "        return F.softmax(att, dim=1) @ x, att2\n", [[10, 16], [10, 10]]),
     # attention-is-all-you-need: one embedding given another's (smaller) table
     "embedding_given_a_table": ("import torch.nn as nn\n"
                                 "class M(nn.Module):\n"
@@ -617,3 +646,35 @@ def test_a_weight_read_transposed_for_something_else_enters_the_graph(tmp_path):
     assert ops["fc.weight"][0] == "Parameter"
     assert ("Transpose", ["fc.weight"]) in ops.values()
     assert any("fc.weight" in w.message and "used directly" in w.message for w in r.warnings)
+
+
+def test_constructs_followed_for_real_world_files_are_never_executed(tmp_path):
+    """numpy math on sizes, tied heads read as matrices, torch.where, spmm, repeat by the batch:
+    followed on shapes through the command line, while the file's payloads never run."""
+    marker = tmp_path / "ran"
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import os\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
+        f"os.system('touch {marker}')\n"
+        "HUGE = np.power(10, 10 ** 9)\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self, size=32):\n"
+        "        super().__init__()\n"
+        f"        open('{marker}', 'w')\n"
+        "        self.emb = nn.Embedding(int(size / np.power(2, 2)), 8)\n"
+        "        np.power(2.0, 10 ** 6)\n"
+        "    def forward(self, idx, adj):\n"
+        f"        __import__('os').system('touch {marker}')\n"
+        "        x = self.emb(idx)\n"
+        "        x = torch.where(adj > 0, torch.spmm(adj, x), x)\n"
+        "        return x @ self.emb.weight.T\n")
+    proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "parse", str(src), "--entry", "M",
+                           "--input", "6:int64", "--input", "6,6", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists()
+    import json
+    nodes = {n["id"]: n for n in json.loads(proc.stdout)["nodes"]}
+    assert nodes["emb"]["args"]["num_embeddings"] == 8
+    assert any(n["op"] == "Where" for n in nodes.values())
+    assert any(n["op"] == "Linear" and n.get("shares") == "emb" for n in nodes.values())

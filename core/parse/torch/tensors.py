@@ -240,8 +240,30 @@ def expand(it, t, sizes):
     return emit_op(it, "Expand", {"shape": out}, [t], {"shape": internal})
 
 
+def where(it, cond, a, b):
+    """torch.where(cond, a, b) with a tensor of the graph among them: the Where op (a number stands as a
+    0-d constant).  None when it is constant work or the condition is not a bool tensor."""
+    def as_tensor(v, dtype):
+        if isinstance(v, TensorVal):
+            return v
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return TensorVal(None, [], dtype, values=[v])
+        return None
+    c = cond if isinstance(cond, TensorVal) else None
+    floaty = next((v.dtype for v in (a, b) if isinstance(v, TensorVal)), "float32")
+    x, y = as_tensor(a, floaty), as_tensor(b, floaty)
+    if c is None or x is None or y is None or c.dtype not in ("bool", "uint8") or it.graph is None:
+        return None
+    if not any(_is_graph(t) for t in (c, x, y)):
+        return None
+    return emit_op(it, "Where", {}, [c, x, y])
+
+
 def repeat(it, t, reps):
     """x.repeat(r0, r1, ...): Unsqueeze + Expand + Reshape per repeated dim (exact)."""
+    if not it.symbolic:  # a count read off the given inputs (`x.repeat(1, bs, 1)`, bs = src.shape[0])
+        reps = [r.substitute(it.batch_env) if isinstance(r, Sym) and r.substitute(it.batch_env) is not None
+                else r for r in reps]
     if t.shape is None or not all(is_int(r) for r in reps) or len(reps) < len(t.shape):
         return passthrough(it, ".repeat()", t, keep_shape=False)
     cur = t
@@ -884,6 +906,10 @@ def tensor_method(it, t, name, args, kwargs):
     if name == "expand_as":
         o = args[0]
         return expand(it, t, o.shape if o.shape is not None else [Unknown("shape")])
+    if name == "where" and len(args) + len(kwargs) == 2:  # x.where(cond, other) = torch.where(cond, x, other)
+        r = where(it, _arg(args, kwargs, 0, "condition"), t, _arg(args, kwargs, 1, "other"))
+        if r is not None:
+            return r
     if name in ("repeat", "tile"):
         reps = list(args) if args else list(kwargs.get("repeats", kwargs.get("dims", ())))
         if len(reps) == 1 and isinstance(reps[0], (list, tuple)):
