@@ -562,7 +562,8 @@ def call_torch(it, name, args, kwargs):
     if name == "meshgrid":
         return _meshgrid(it, args, kwargs)
     if name == "where" and len(args) + len(kwargs) == 3:
-        r = where(it, _arg(args, kwargs, 0, "condition"), _arg(args, kwargs, 1, "input"), _arg(args, kwargs, 2, "other"))
+        r = where(it, _arg(args, kwargs, 0, "condition"), _arg(args, kwargs, 1, "input"),
+                  _arg(args, kwargs, 2, "other"))
         if r is not None:
             return r
     if not isinstance(x, TensorVal):
