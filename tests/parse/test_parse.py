@@ -590,6 +590,17 @@ _REAL_WORLD_IDIOMS = {
                    "        att = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))\n"
                    "        att2 = e.where(adj > 0, 0.0)\n"
                    "        return F.softmax(att, dim=1) @ x, att2\n", [[10, 16], [10, 10]]),
+    # CLIP's text encoder: the features at each sequence's end-of-text token
+    "pick_per_row": ("import torch\nimport torch.nn as nn\n"
+                     "class M(nn.Module):\n"
+                     "    def __init__(self):\n"
+                     "        super().__init__()\n"
+                     "        self.emb = nn.Embedding(30, 8)\n"
+                     "        self.proj = nn.Parameter(torch.randn(8, 4))\n"
+                     "    def forward(self, text):\n"
+                     "        x = self.emb(text)\n"
+                     "        return x[torch.arange(x.shape[0]), text.argmax(dim=-1)] @ self.proj\n",
+                     [[3, 7, "int64"]]),
     # attention-is-all-you-need: one embedding given another's (smaller) table
     "embedding_given_a_table": ("import torch.nn as nn\n"
                                 "class M(nn.Module):\n"

@@ -554,6 +554,8 @@ def tensor_getitem(it, t, idx):
     if len(lists) == 1 and Ellipsis not in items and all(is_int(v) for v in items[lists[0]]) and \
             items[lists[0]] and not any(isinstance(x, TensorVal) for x in items):
         return _index_with_list(it, t, items, lists[0])
+    if len(items) == 2 and _one_per_row(t, items[0], items[1]) and it.graph is not None and not t.is_const:
+        return _pick_per_row(it, t, items[1])
     if any(isinstance(x, (TensorVal, list)) for x in items):
         return passthrough(it, "indexing with a tensor or list", t, keep_shape=False)
     if any(isinstance(x, Unknown) for x in items):
@@ -623,6 +625,27 @@ def _index_with_list(it, t, items, k):
     if all(b == a + 1 for a, b in zip(idx, idx[1:])):
         return one(idx[0], idx[-1] + 1)
     return concat(it, [one(v, v + 1) for v in idx], d_out)
+
+
+def _one_per_row(t, rows, picks):
+    """x[torch.arange(n), idx]: one element of dim 1 per row (CLIP's end-of-text token, a class token
+    chosen by argmax): a constant integer row index over dim 0 and an integer index of n rows."""
+    return (isinstance(rows, TensorVal) and rows.is_const and rows.dtype.startswith("int")
+            and rows.shape is not None and len(rows.shape) == 1 and t.shape is not None and len(t.shape) >= 2
+            and dim_eq(rows.shape[0], t.shape[0])
+            and isinstance(picks, TensorVal) and picks.dtype.startswith("int")
+            and (picks.shape is None or (len(picks.shape) == 1 and dim_eq(picks.shape[0], t.shape[0]))))
+
+
+def _pick_per_row(it, t, picks):
+    """Gather over dim 1 with an index of shape [n, 1, rest...], then Squeeze: the shape torch gives.
+    Which element each row picks is a run-time value the design does not hold (warned)."""
+    it.warn("x[arange(n), index] is written as Gather over dim 1 with a constant index; which element each "
+            "row picks is not recorded")
+    shape = [t.shape[0], 1] + list(t.shape[2:])
+    index = TensorVal(None, shape, "int64")
+    index.origin = "onehot"  # already explained above
+    return squeeze(it, emit_op(it, "Gather", {"dim": 1}, [t, index]), 1)
 
 
 def _gather_rows(it, t, idx):
