@@ -601,6 +601,15 @@ _REAL_WORLD_IDIOMS = {
                      "        x = self.emb(text)\n"
                      "        return x[torch.arange(x.shape[0]), text.argmax(dim=-1)] @ self.proj\n",
                      [[3, 7, "int64"]]),
+    # torchvision's ViT: a learned table made from a constant built in the constructor
+    "parameter_from_a_constant": ("import torch\nimport torch.nn as nn\n"
+                                  "class M(nn.Module):\n"
+                                  "    def __init__(self, n=5, d=8):\n"
+                                  "        super().__init__()\n"
+                                  "        self.pos = nn.Parameter(torch.empty(1, n, d).normal_(std=0.02))\n"
+                                  "        self.fc = nn.Linear(d, d)\n"
+                                  "    def forward(self, x):\n"
+                                  "        return self.fc(x + self.pos)\n", [[2, 5, 8]]),
     # attention-is-all-you-need: one embedding given another's (smaller) table
     "embedding_given_a_table": ("import torch.nn as nn\n"
                                 "class M(nn.Module):\n"

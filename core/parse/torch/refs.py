@@ -17,11 +17,11 @@ def ref_of(it, t):
     if t.ref is not None:
         return t.ref
     g = it.graph
-    if type(t.origin) is tuple and t.origin[0] == "weight_t":  # a weight read transposed, now used
+    if t.transposed_weight is not None:  # a weight read transposed, now used
         r = g.param_refs.get(id(t))
         if r:
             return r[1]
-        w = ref_of(it, t.origin[1])
+        w = ref_of(it, t.transposed_weight)
         nid = g.fresh("Transpose")
         g.add(nid, "Transpose", {"dim0": 0, "dim1": 1}, [w])
         g.set_param_ref(id(t), (t, nid))  # journaled: a dry run's rollback forgets it

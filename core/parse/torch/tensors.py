@@ -488,8 +488,8 @@ def tensor_binop(it, op, a, b, inplace=False):
         it.warn("arithmetic with a value not known when reading the source; the tensor is passed through")
         return TensorVal(ref_of(it, t), t.shape, t.dtype)
     if op is ast.MatMult:
-        if tb and type(b.origin) is tuple and b.ref is None:
-            y = tied_projection(it, a, b.origin[1])
+        if tb and b.ref is None and b.transposed_weight is not None:
+            y = tied_projection(it, a, b.transposed_weight)
             if y is not None:
                 return y
         return emit_op(it, "MatMul", {}, [a, b])
