@@ -698,3 +698,31 @@ def test_constructs_followed_for_real_world_files_are_never_executed(tmp_path):
     assert nodes["emb"]["args"]["num_embeddings"] == 8
     assert any(n["op"] == "Where" for n in nodes.values())
     assert any(n["op"] == "Linear" and n.get("shares") == "emb" for n in nodes.values())
+
+
+@pytest.mark.parametrize("body,exc", [
+    ("assert dim % heads == 0, 'dim must divide by heads'", "AssertionError: dim must divide by heads"),
+    ("assert not resize_positional_embedding, 'no name'", "NameError"),
+])
+def test_a_failing_assert_in_the_constructor_refuses_as_torch_would(tmp_path, body, exc):
+    """A config check Python fails with the given --args (or an assert on a name defined nowhere:
+    PyTorch-Pretrained-ViT's constructor) builds nothing in torch: the parser says so, one line."""
+    src = tmp_path / "m.py"
+    src.write_text("import torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self, dim=12, heads=5):\n"
+                   "        super().__init__()\n"
+                   f"        {body}\n"
+                   "        self.fc = nn.Linear(dim, dim)\n"
+                   "    def forward(self, x):\n"
+                   "        return self.fc(x)\n")
+    spec = importlib.util.spec_from_file_location(f"assert_{exc[:4]}", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises((AssertionError, NameError)):
+        mod.M()
+    with pytest.raises(ParseFailure) as e:
+        parse_source(src, "M", inputs=[([2, 12], "float32")])
+    assert f"m.py:5: building 'M' raises {exc}" in str(e.value)
+    if "heads" in body:  # with arguments the assert holds for, it builds
+        assert parse_source(src, "M", {"heads": 4}, [([2, 12], "float32")]).design["nodes"]
