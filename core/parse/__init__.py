@@ -29,6 +29,7 @@ from __future__ import annotations
 import ast
 import gc
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 
@@ -89,36 +90,48 @@ _DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "
            "float": "float32", "long": "int64", "int": "int32", "double": "float64", "half": "float16"}
 
 
+INPUT_FORM = ("--input takes SHAPE[:DTYPE], one per forward argument: sizes separated by commas, each an integer "
+              "or a symbol written with a capital (B, T, H, W), e.g. 2,3,32,32 or B,16:int64")
+_SIZES_BY_X = re.compile(r"\d+(x\d+)+")  # 2x3x32x32
+
+
 def parse_input_spec(spec) -> tuple:
-    """``"2,3,32,32"`` / ``"2,16:int64"`` / ``"B,3,H,W"`` -> (shape, dtype); tuples pass through."""
+    """``"2,3,32,32"`` / ``"2,16:int64"`` / ``"B,3,H,W"`` -> (shape, dtype); tuples pass through.
+
+    A symbol starts with a capital letter: a lowercase word (``abc``, ``input.png``) is far more often a
+    mistyped value than a size, and it would silently make a 1-d symbolic input."""
     if isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[0], (list, tuple)):
         shape, dtype = spec
         return [d if isinstance(d, str) else int(d) for d in shape], str(dtype or "float32")
     if not isinstance(spec, str):
         raise ParseFailure(f"input shape {spec!r} is not SHAPE[:DTYPE]")
+    shown = repr(spec[:60] + ("…" if len(spec) > 60 else ""))
     text, _, dtype = spec.strip().partition(":")
     dtype = dtype.strip() or "float32"
     if dtype not in _DTYPES:
-        raise ParseFailure(f"input {spec!r}: unknown dtype {dtype!r}")
+        raise ParseFailure(f"input {shown}: unknown dtype {dtype[:30]!r} (one of {', '.join(sorted(set(_DTYPES)))})")
     dtype = _DTYPES[dtype]
     shape = []
-    for part in text.replace("x", ",").split(","):
+    parts = []
+    for part in text.split(","):
         part = part.strip()
+        parts.extend(part.split("x") if _SIZES_BY_X.fullmatch(part) else [part])
+    for part in parts:
         if not part:
             continue
         if part.isascii() and part.lstrip("-").isdigit():  # ascii: "²".isdigit() holds, int("²") fails
             if len(part.lstrip("-")) > 19:
-                raise ParseFailure(f"input {spec[:60]!r}: size {part[:30]}… is past int64")
+                raise ParseFailure(f"input {shown}: size {part[:30]}… is past int64")
             v = int(part)
             if v < 0:
-                raise ParseFailure(f"input {spec!r}: negative size {v}")
+                raise ParseFailure(f"input {shown}: negative size {v}")
             shape.append(v)
-        elif part.isidentifier():
+        elif part.isascii() and part.isidentifier() and part[0].isupper():
             shape.append(part)
         else:
-            raise ParseFailure(f"input {spec!r}: size {part!r} is neither an integer nor a symbol")
+            raise ParseFailure(f"input {shown}: size {part[:30]!r} is neither an integer nor a symbol; {INPUT_FORM}")
     if not shape:
-        raise ParseFailure(f"input {spec!r}: no sizes")
+        raise ParseFailure(f"input {shown}: no sizes; {INPUT_FORM}")
     return shape, dtype
 
 
@@ -159,12 +172,17 @@ def _display_fn(given):
 
 def _load_entry_module(path):
     loader = Loader()
+    if os.path.isdir(path):
+        raise ParseFailure(f"{path}: is a folder; parse reads one .py file (the one that defines the entry); "
+                           f"`archcurator import FOLDER` reads every module of a folder")
     if not os.path.isfile(path):
-        raise ParseFailure(f"{path}: no such file")
+        raise ParseFailure(f"{path}: no such file" if not os.path.exists(path) else f"{path}: not a regular file")
     try:
         mod = loader.load(path)
     except SyntaxError as e:
-        raise ParseFailure(f"{path}:{e.lineno}: cannot parse: {e.msg}") from None
+        # a line only where Python names one: a NUL byte fails the whole file (lineno None)
+        where = f"{path}:{e.lineno}" if isinstance(e.lineno, int) else path
+        raise ParseFailure(f"{where}: cannot parse: {e.msg}") from None
     except (RecursionError, MemoryError):
         raise ParseFailure(f"{path}: cannot parse: nested too deep") from None
     except (OSError, ValueError) as e:
@@ -242,6 +260,7 @@ def _parse_source(path, entry, args, inputs, budget, state):
     it.loc = (mod, defline)
     try:
         kwargs = _config_args(it, target, kwargs)
+        kwargs = _known_kwargs(it, target, kwargs, entry, (mod, defline))
         model = it.call(target, [], kwargs)
     except UserRaise as e:
         raise ParseFailure(f"{e.where}: building '{entry}' raises {e.exc_name}"
@@ -272,6 +291,23 @@ def _init_of(it, target):
     if isinstance(target, FuncVal):
         return target, target.module
     return None, None
+
+
+def _known_kwargs(it, target, kwargs, entry, loc):
+    """--args that NAME takes; the others are named in one warning and left out (Python would
+    refuse the call with a TypeError, and a misspelt key silently building the default model is
+    worse than either)."""
+    fn, _ = _init_of(it, target)
+    if fn is None or fn.node.args.kwarg is not None:
+        return kwargs
+    a = fn.node.args
+    positional = a.posonlyargs + a.args
+    takes = {p.arg for p in positional[1 if isinstance(target, ClassVal) else 0:] + a.kwonlyargs}
+    unknown = [k for k in kwargs if k not in takes]
+    if unknown:
+        it.warn(f"--args {', '.join(repr(k) for k in unknown)}: not "
+                f"{'a parameter' if len(unknown) == 1 else 'parameters'} of '{entry}'; ignored", loc)
+    return {k: v for k, v in kwargs.items() if k in takes}
 
 
 def _annotated_class(it, fn, name):

@@ -560,7 +560,24 @@ class Interp:
         raise UserRaise(name, msg, self.where())
 
     def s_Assert(self, st, fr):
-        pass
+        """An assert Python would fail fails here too: a test known false on plain values (a config
+        check such as `dim % heads == 0` with the given --args) or a name defined nowhere.  A test
+        on values the parser does not know passes."""
+        try:
+            v = self.eval(st.test, fr)
+        except InterpError as e:
+            if str(e).startswith("name '") and str(e).endswith("' is not defined"):
+                raise UserRaise("NameError", str(e), self.where()) from None
+            return
+        if _plain_falsy(v):
+            msg = ""
+            if st.msg is not None:
+                try:
+                    m = self.eval(st.msg, fr)
+                    msg = m if isinstance(m, str) else ""
+                except InterpError:
+                    pass
+            raise UserRaise("AssertionError", msg[:200], self.where())
 
     def s_Delete(self, st, fr):
         for t in st.targets:
@@ -1981,3 +1998,12 @@ for _k in list(vars(Interp)):
         if _n is not None:
             Interp._EXPR[_n] = getattr(Interp, _k)
 Interp._STMT.pop(None, None)
+
+
+def _plain_falsy(v):
+    """v is a plain Python value (what the parser computed exactly) and false."""
+    if v is None or type(v) in (bool, int, float, str):
+        return not v
+    if type(v) in (tuple, list, dict):
+        return len(v) == 0
+    return False

@@ -67,6 +67,8 @@ def call_numpy(it, name, args, kwargs):
                 args[0])
         if name == "prod" and args and isinstance(args[0], (list, tuple)) and all(is_int(v) for v in args[0]):
             return math.prod(args[0])
+    if name in _NP_ELEMENTWISE:
+        return _numpy_elementwise(it, name, args)
     if name in ("cumsum",) and args and isinstance(args[0], (list, tuple)):
         out, tot = [], 0
         for v in args[0]:
@@ -259,7 +261,45 @@ def _h_itertools_product(it, a, k):
     return _product(it, a, k)
 
 
+# numpy's elementwise math used on sizes and on constant tables (`int(image_size / np.power(2, n))`,
+# a sinusoid table built from np.power / np.sin): numbers give numbers, a constant array keeps its shape
+_NP_ELEMENTWISE = {"power": 2, "float_power": 2, "maximum": 2, "minimum": 2, "sin": 1, "cos": 1, "tan": 1,
+                   "tanh": 1, "abs": 1, "absolute": 1, "square": 1, "log10": 1, "log1p": 1, "expm1": 1}
+
+
+def _numpy_elementwise(it, name, args):
+    nargs = _NP_ELEMENTWISE[name]
+    if len(args) != nargs:
+        return Unknown(f"numpy.{name}")
+    if all(isinstance(a, (int, float)) and not isinstance(a, bool) for a in args):
+        if name in ("power", "float_power"):
+            b, e = args
+            if abs(e) > 64 or (isinstance(b, int) and abs(b) > 10000 and e > 4):
+                return Unknown(f"numpy.{name} of a huge number")
+            if name == "power" and isinstance(b, int) and isinstance(e, int):
+                return b ** e if e >= 0 else Unknown("numpy.power: integers to negative integer powers")
+            try:
+                return float(b) ** e
+            except (OverflowError, ZeroDivisionError) as exc:
+                raise InterpError(f"numpy.{name}: {exc}") from None
+        if name in ("maximum", "minimum"):
+            return max(args) if name == "maximum" else min(args)
+        if name in ("abs", "absolute"):
+            return abs(args[0])
+        if name == "square":
+            return args[0] * args[0]
+        return call_math(it, name, list(args), {})
+    consts = [a for a in args if isinstance(a, TensorVal)]
+    if consts and all(t.is_const for t in consts) and all(
+            isinstance(a, (int, float, TensorVal)) for a in args):
+        shape = consts[0].shape if len(consts) == 1 or all(t.shape == consts[0].shape for t in consts) else None
+        return TensorVal(None, shape, "float64" if name not in ("maximum", "minimum", "abs", "absolute")
+                         else consts[0].dtype)
+    return Unknown(f"numpy.{name}")
+
+
 # siblings, imported last: the modules of this model call one another
 from .torch.constants import _arange, _linspace, make_tensor  # noqa: E402
 from .torch.dispatch import _arg  # noqa: E402
 from .torch.modules import clone_module  # noqa: E402
+

@@ -95,7 +95,14 @@ class TensorVal:
 
     @property
     def is_const(self):
-        return self.ref is None and self.param is None
+        # origin ("weight_t", w): a layer's weight read transposed, put in the graph when first used
+        return self.ref is None and self.param is None and self.transposed_weight is None
+
+    @property
+    def transposed_weight(self):
+        """The layer weight this value is the transpose of, while it is not yet in the graph, or None."""
+        o = self.origin
+        return o[1] if type(o) is tuple and len(o) == 2 and o[0] == "weight_t" else None
 
 
 class FuncVal:

@@ -414,6 +414,76 @@ def test_cli_json_and_errors(capsys):
     assert "params:  5,450" in capsys.readouterr().out
 
 
+def _one_error(capsys, rc):
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert rc == 2 and out == "" and len(lines) == 1, err
+    return lines[0]
+
+
+def test_cli_file_with_nul_bytes_is_one_clean_line(tmp_path, capsys):
+    """Python fails a source holding NUL bytes as a whole, with no line number: the line names the
+    file, never `junk.py:None:`."""
+    from archcurator.tui.commands import parse_cmd
+
+    junk = tmp_path / "junk.py"
+    junk.write_bytes(b"import torch\x00\nclass A:\n    pass\n")
+    line = _one_error(capsys, parse_cmd.run(_ns(file=str(junk), entry="A")))
+    assert line.startswith(f"archcurator parse: {junk}: cannot parse") and "None" not in line
+
+
+def test_cli_folder_is_said_to_be_a_folder(tmp_path, capsys):
+    from archcurator.tui.commands import parse_cmd
+
+    (tmp_path / "m.py").write_text((MODELS / "tiny_cnn.py").read_text())
+    line = _one_error(capsys, parse_cmd.run(_ns(file=str(tmp_path))))
+    assert f"{tmp_path}: is a folder" in line and "no such file" not in line
+
+
+@pytest.mark.parametrize("spec", ["abc", "2,3,h,w", "input.png", "2,3,32,32:floaty"])
+def test_cli_input_that_is_not_a_shape_is_refused_saying_what_it_takes(capsys, spec):
+    from archcurator.tui.commands import parse_cmd
+
+    line = _one_error(capsys, parse_cmd.run(_ns(inputs=[spec])))
+    assert repr(spec) in line
+    if "float" not in spec:
+        assert "--input takes SHAPE[:DTYPE]" in line
+
+
+@pytest.mark.parametrize("spec,shape", [("B,3,H,W", ["B", 3, "H", "W"]), ("2x3x32x32", [2, 3, 32, 32]),
+                                        ("Batch,3,32,32", ["Batch", 3, 32, 32])])
+def test_input_shapes_with_symbols_and_x(spec, shape):
+    from archcurator.core.parse import parse_input_spec
+
+    assert parse_input_spec(spec) == (shape, "float32")
+
+
+def test_cli_unknown_args_keys_are_named_in_a_warning(capsys):
+    import json
+
+    from archcurator.tui.commands import parse_cmd
+
+    rc = parse_cmd.run(_ns(inputs=["2,3,32,32"], entry_args='{"num_classes": 5, "num_clases": 7, "depht": 3}'))
+    assert rc == 0
+    d = json.loads(capsys.readouterr().out)
+    assert d["nodes"][-1]["args"]["out_features"] == 5
+    msgs = [w["message"] for w in d["meta"]["parser_warnings"]]
+    assert any("'num_clases'" in m and "'depht'" in m and "TinyCNN" in m for m in msgs), msgs
+    rc = parse_cmd.run(_ns(inputs=["2,3,32,32"], entry_args='{"num_classes": 5}'))
+    d = json.loads(capsys.readouterr().out)
+    assert not any("not a parameter" in w["message"] for w in d["meta"]["parser_warnings"])
+
+
+def test_args_of_a_builder_taking_kwargs_pass_on_without_warning(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text("import torch.nn as nn\n"
+                   "def build(width=4, **kw):\n"
+                   "    return nn.Linear(width, kw.get('out', 2))\n")
+    r = parse_source(src, "build", {"width": 8, "out": 3}, [([2, 8], "float32")])
+    assert r.design["nodes"][0]["args"]["out_features"] == 3
+    assert not any("not a parameter" in w.message for w in r.warnings)
+
+
 def test_cli_entry_point_subprocess():
     proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "parse", str(MODELS / "vgg_cfg.py"),
                            "--entry", "VGGX"],
@@ -430,3 +500,229 @@ def test_cli_module_imports_neither_textual_nor_torch():
             "print(bad); sys.exit(1 if bad else 0)")
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_full_reduction_of_a_tensor_of_unknown_shape_is_a_scalar(tmp_path):
+    """`.mean()` over every dim is a scalar whatever the shape it reduces (a VQ-VAE's commitment
+    loss over a tensor the parser cannot size): `unsqueeze(0)` after it is [1], as torch makes it."""
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
+
+    src = tmp_path / "m.py"
+    src.write_text("import torch\nimport torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   "        self.fc = nn.Linear(8, 8)\n"
+                   "    def forward(self, x):\n"
+                   "        y = self.fc(x)\n"
+                   "        picked = y[y > 0]\n"
+                   "        return y, picked.pow(2).mean().unsqueeze(0)\n")
+    spec = importlib.util.spec_from_file_location("m_unknown_reduce", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    real = [list(t.shape) for t in mod.M()(torch.randn(2, 8))]
+    d = parse_source(src, "M", inputs=[([2, 8], "float32")]).design
+    rep = verify_graph(Design.from_dict(d))
+    ours = []
+    for ref in d["outputs"]:
+        node, _, k = ref.partition(":")
+        ours.append(list(rep.types[node][int(k or 0)].shape))
+    assert ours == real == [[2, 8], [1]]
+
+
+_REAL_WORLD_IDIOMS = {
+    # stargan's discriminator: a kernel size computed with numpy on known numbers
+    "numpy_size": ("import numpy as np\nimport torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self, image_size=32, repeat_num=3):\n"
+                   "        super().__init__()\n"
+                   "        k = int(image_size / np.power(2, repeat_num))\n"
+                   "        self.conv = nn.Conv2d(3, 5, kernel_size=k, bias=False)\n"
+                   "    def forward(self, x):\n"
+                   "        return self.conv(x)\n", [[2, 3, 32, 32]]),
+    # whisper's decoder: the output head is the token embedding read as a matrix
+    "matmul_tied_head": ("import torch\nimport torch.nn as nn\n"
+                         "class M(nn.Module):\n"
+                         "    def __init__(self):\n"
+                         "        super().__init__()\n"
+                         "        self.emb = nn.Embedding(50, 16)\n"
+                         "        self.ln = nn.LayerNorm(16)\n"
+                         "    def forward(self, idx):\n"
+                         "        x = self.ln(self.emb(idx))\n"
+                         "        return (x @ torch.transpose(self.emb.weight.to(x.dtype), 0, 1)).float()\n",
+                         [[2, 7, "int64"]]),
+    "f_linear_tied_head": ("import torch.nn as nn\nimport torch.nn.functional as F\n"
+                           "class M(nn.Module):\n"
+                           "    def __init__(self):\n"
+                           "        super().__init__()\n"
+                           "        self.wte = nn.Embedding(40, 8)\n"
+                           "    def forward(self, idx):\n"
+                           "        x = self.wte(idx)\n"
+                           "        return F.linear(x, self.wte.weight), x @ self.wte.weight.T\n",
+                           [[2, 5, "int64"]]),
+    # detr: queries repeated once per image of the batch (a count read off the input's shape)
+    "repeat_by_batch": ("import torch\nimport torch.nn as nn\n"
+                        "class M(nn.Module):\n"
+                        "    def __init__(self):\n"
+                        "        super().__init__()\n"
+                        "        self.q = nn.Linear(8, 8)\n"
+                        "    def forward(self, src, query):\n"
+                        "        bs = src.shape[0]\n"
+                        "        q = query.unsqueeze(1).repeat(1, bs, 1)\n"
+                        "        return self.q(torch.zeros_like(q)) + q\n", [[3, 8], [5, 8]]),
+    # pygcn: a graph convolution's sparse-dense product
+    "spmm": ("import torch\nimport torch.nn as nn\n"
+             "class M(nn.Module):\n"
+             "    def __init__(self):\n"
+             "        super().__init__()\n"
+             "        self.weight = nn.Parameter(torch.randn(16, 4))\n"
+             "    def forward(self, x, adj):\n"
+             "        return torch.spmm(adj, torch.mm(x, self.weight))\n", [[10, 16], [10, 10]]),
+    # pyGAT: attention masked by the adjacency with torch.where, then softmax and a product
+    "where_mask": ("import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   "        self.fc = nn.Linear(16, 10)\n"
+                   "    def forward(self, x, adj):\n"
+                   "        e = self.fc(x)\n"
+                   "        att = torch.where(adj > 0, e, -9e15 * torch.ones_like(e))\n"
+                   "        att2 = e.where(adj > 0, 0.0)\n"
+                   "        return F.softmax(att, dim=1) @ x, att2\n", [[10, 16], [10, 10]]),
+    # CLIP's text encoder: the features at each sequence's end-of-text token
+    "pick_per_row": ("import torch\nimport torch.nn as nn\n"
+                     "class M(nn.Module):\n"
+                     "    def __init__(self):\n"
+                     "        super().__init__()\n"
+                     "        self.emb = nn.Embedding(30, 8)\n"
+                     "        self.proj = nn.Parameter(torch.randn(8, 4))\n"
+                     "    def forward(self, text):\n"
+                     "        x = self.emb(text)\n"
+                     "        return x[torch.arange(x.shape[0]), text.argmax(dim=-1)] @ self.proj\n",
+                     [[3, 7, "int64"]]),
+    # torchvision's ViT: a learned table made from a constant built in the constructor
+    "parameter_from_a_constant": ("import torch\nimport torch.nn as nn\n"
+                                  "class M(nn.Module):\n"
+                                  "    def __init__(self, n=5, d=8):\n"
+                                  "        super().__init__()\n"
+                                  "        self.pos = nn.Parameter(torch.empty(1, n, d).normal_(std=0.02))\n"
+                                  "        self.fc = nn.Linear(d, d)\n"
+                                  "    def forward(self, x):\n"
+                                  "        return self.fc(x + self.pos)\n", [[2, 5, 8]]),
+    # attention-is-all-you-need: one embedding given another's (smaller) table
+    "embedding_given_a_table": ("import torch.nn as nn\n"
+                                "class M(nn.Module):\n"
+                                "    def __init__(self):\n"
+                                "        super().__init__()\n"
+                                "        self.src = nn.Embedding(100, 8)\n"
+                                "        self.trg = nn.Embedding(90, 8)\n"
+                                "        self.src.weight = self.trg.weight\n"
+                                "    def forward(self, a, b):\n"
+                                "        return self.src(a) + self.trg(b)\n", [[2, 5, "int64"], [2, 5, "int64"]]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_REAL_WORLD_IDIOMS))
+def test_real_world_idioms_count_and_shape_as_torch(tmp_path, name):
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
+
+    text, specs = _REAL_WORLD_IDIOMS[name]
+    src = tmp_path / f"{name}.py"
+    src.write_text(text)
+    spec = importlib.util.spec_from_file_location(f"idiom_{name}", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    model = mod.M()
+    xs = [torch.randint(0, 20, s[:-1]) if s[-1] == "int64" else torch.randn(s) for s in specs]
+    y = model(*xs)
+    real = [list(t.shape) for t in (y if isinstance(y, tuple) else (y,))]
+    real_params = sum(p.numel() for p in model.parameters())
+    inputs = [(s[:-1], "int64") if s[-1] == "int64" else (s, "float32") for s in specs]
+    d = parse_source(src, "M", inputs=inputs).design
+    rep = verify_graph(Design.from_dict(d))
+    ours = []
+    for ref in d["outputs"]:
+        node, _, k = ref.partition(":")
+        ours.append(list(rep.types[node][int(k or 0)].shape))
+    assert (rep.cost["params"], ours) == (real_params, real)
+    assert not [f for f in rep.findings if f.severity == "block"]
+
+
+def test_a_weight_read_transposed_for_something_else_enters_the_graph(tmp_path):
+    """Only a matmul with it becomes a tied Linear: any other use of `w.t()` is the weight itself,
+    transposed (a design cannot tie a Parameter node, so it is counted again, with the warning)."""
+    src = tmp_path / "m.py"
+    src.write_text("import torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   "        self.fc = nn.Linear(6, 4)\n"
+                   "    def forward(self, x):\n"
+                   "        return self.fc(x) + self.fc.weight.t().sum()\n")
+    r = parse_source(src, "M", inputs=[([3, 6], "float32")])
+    ops = {n["id"]: (n["op"], n["in"]) for n in r.design["nodes"]}
+    assert ops["fc.weight"][0] == "Parameter"
+    assert ("Transpose", ["fc.weight"]) in ops.values()
+    assert any("fc.weight" in w.message and "used directly" in w.message for w in r.warnings)
+
+
+def test_constructs_followed_for_real_world_files_are_never_executed(tmp_path):
+    """numpy math on sizes, tied heads read as matrices, torch.where, spmm, repeat by the batch:
+    followed on shapes through the command line, while the file's payloads never run."""
+    marker = tmp_path / "ran"
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import os\nimport numpy as np\nimport torch\nimport torch.nn as nn\n"
+        f"os.system('touch {marker}')\n"
+        "HUGE = np.power(10, 10 ** 9)\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self, size=32):\n"
+        "        super().__init__()\n"
+        f"        open('{marker}', 'w')\n"
+        "        self.emb = nn.Embedding(int(size / np.power(2, 2)), 8)\n"
+        "        np.power(2.0, 10 ** 6)\n"
+        "    def forward(self, idx, adj):\n"
+        f"        __import__('os').system('touch {marker}')\n"
+        "        x = self.emb(idx)\n"
+        "        x = torch.where(adj > 0, torch.spmm(adj, x), x)\n"
+        "        return x @ self.emb.weight.T\n")
+    proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "parse", str(src), "--entry", "M",
+                           "--input", "6:int64", "--input", "6,6", "--json"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists()
+    import json
+    nodes = {n["id"]: n for n in json.loads(proc.stdout)["nodes"]}
+    assert nodes["emb"]["args"]["num_embeddings"] == 8
+    assert any(n["op"] == "Where" for n in nodes.values())
+    assert any(n["op"] == "Linear" and n.get("shares") == "emb" for n in nodes.values())
+
+
+@pytest.mark.parametrize("body,exc", [
+    ("assert dim % heads == 0, 'dim must divide by heads'", "AssertionError: dim must divide by heads"),
+    ("assert not resize_positional_embedding, 'no name'", "NameError"),
+])
+def test_a_failing_assert_in_the_constructor_refuses_as_torch_would(tmp_path, body, exc):
+    """A config check Python fails with the given --args (or an assert on a name defined nowhere:
+    PyTorch-Pretrained-ViT's constructor) builds nothing in torch: the parser says so, one line."""
+    src = tmp_path / "m.py"
+    src.write_text("import torch.nn as nn\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self, dim=12, heads=5):\n"
+                   "        super().__init__()\n"
+                   f"        {body}\n"
+                   "        self.fc = nn.Linear(dim, dim)\n"
+                   "    def forward(self, x):\n"
+                   "        return self.fc(x)\n")
+    spec = importlib.util.spec_from_file_location(f"assert_{exc[:4]}", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    with pytest.raises((AssertionError, NameError)):
+        mod.M()
+    with pytest.raises(ParseFailure) as e:
+        parse_source(src, "M", inputs=[([2, 12], "float32")])
+    assert f"m.py:5: building 'M' raises {exc}" in str(e.value)
+    if "heads" in body:  # with arguments the assert holds for, it builds
+        assert parse_source(src, "M", {"heads": 4}, [([2, 12], "float32")]).design["nodes"]

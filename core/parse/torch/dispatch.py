@@ -561,6 +561,11 @@ def call_torch(it, name, args, kwargs):
         return concat(it, it.iterate(ts), _arg(args, kwargs, 1, "dim", 0), op="Stack")
     if name == "meshgrid":
         return _meshgrid(it, args, kwargs)
+    if name == "where" and len(args) + len(kwargs) == 3:
+        r = where(it, _arg(args, kwargs, 0, "condition"), _arg(args, kwargs, 1, "input"),
+                  _arg(args, kwargs, 2, "other"))
+        if r is not None:
+            return r
     if not isinstance(x, TensorVal):
         if name in ("is_tensor",):
             return isinstance(x, TensorVal)
@@ -586,7 +591,7 @@ def call_torch(it, name, args, kwargs):
         return permute(it, x, _arg(args, kwargs, 1, "dims", ()))
     if name in ("transpose", "swapaxes", "swapdims"):
         return transpose(it, x, _arg(args, kwargs, 1, "dim0"), _arg(args, kwargs, 2, "dim1"))
-    if name in ("matmul", "bmm", "mm"):
+    if name in ("matmul", "bmm", "mm", "spmm"):  # spmm: sparse @ dense, the same product (GCN layers)
         return tensor_binop(it, ast.MatMult, x, _arg(args, kwargs, 1, "other", _arg(args, kwargs, 1, "mat2")))
     if name in ("add", "sub", "mul", "div", "true_divide", "multiply", "subtract", "divide"):
         return tensor_method(it, x, name, list(args[1:]), {k: v for k, v in kwargs.items() if k != "input"})
@@ -726,4 +731,5 @@ from .tensors import (  # noqa: E402
     transpose,
     unknown_call,
     unsqueeze,
+    where,
 )

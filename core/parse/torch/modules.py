@@ -259,6 +259,26 @@ def make_parameter(it, args, kwargs):
     raise InterpError("nn.Parameter of a value that is not a tensor")
 
 
+# (arg of dim 0, arg of dim 1) of the layers whose weight alone fixes what they compute
+_WEIGHT_SIZES = {"Embedding": ("num_embeddings", "embedding_dim"), "Linear": ("out_features", "in_features")}
+
+
+def _sized_by_weight(inst, weight):
+    """A layer given another layer's weight computes with that weight: an Embedding(100, 32) whose
+    weight is set to a (90, 32) table looks up 90 rows and torch counts 90*32 parameters, whatever
+    its num_embeddings still says."""
+    names = _WEIGHT_SIZES.get(inst.op)
+    shape = weight.shape
+    if names is None or not isinstance(inst.args, dict) or shape is None or len(shape) != 2:
+        return
+    if not all(is_int(d) for d in shape):
+        return
+    if all(inst.args.get(n) == d for n, d in zip(names, shape)):
+        return
+    inst.args = {**inst.args, **dict(zip(names, shape))}
+    inst.cache = None
+
+
 def module_setattr(it, inst, name, value):
     if name == "training":
         return
@@ -276,6 +296,7 @@ def module_setattr(it, inst, name, value):
             value.param.name = name
         elif value.param.owner is not inst and inst.op and name in ("weight",):
             inst.attrs["__tie__"] = value.param.owner
+            _sized_by_weight(inst, value)
         inst.attrs.pop(name, None)
         inst.modules.pop(name, None)
         inst.params[name] = value

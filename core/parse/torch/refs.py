@@ -17,6 +17,15 @@ def ref_of(it, t):
     if t.ref is not None:
         return t.ref
     g = it.graph
+    if t.transposed_weight is not None:  # a weight read transposed, now used
+        r = g.param_refs.get(id(t))
+        if r:
+            return r[1]
+        w = ref_of(it, t.transposed_weight)
+        nid = g.fresh("Transpose")
+        g.add(nid, "Transpose", {"dim0": 0, "dim1": 1}, [w])
+        g.set_param_ref(id(t), (t, nid))  # journaled: a dry run's rollback forgets it
+        return nid
     if t.param is not None:
         key = id(t.param)
         r = g.param_refs.get(key)

@@ -138,7 +138,42 @@ def permute(it, t, dims):
 def transpose(it, t, d0, d1):
     if not (is_int(d0) and is_int(d1)):
         raise InterpError("transpose with unknown dims")
+    if _tieable_weight(it, t) and {d0 % 2, d1 % 2} == {0, 1}:
+        # a Linear/Embedding weight read transposed: a matmul with it is that layer's weight used as a
+        # bias-free Linear (a tied output head, `x @ emb.weight.T`); anything else puts it in the graph
+        r = TensorVal(None, [t.shape[1], t.shape[0]], t.dtype)
+        r.origin = ("weight_t", t)
+        return r
     return emit_op(it, "Transpose", {"dim0": d0, "dim1": d1}, [t])
+
+
+_TIEABLE = ("Embedding", "Linear")
+
+
+def _tieable_weight(it, w):
+    """w is the 2-d weight of a torch.nn Linear or Embedding (the layers a design can tie)."""
+    p = w.param if isinstance(w, TensorVal) else None
+    return (it.graph is not None and p is not None and p.leaf and p.name == "weight"
+            and getattr(p.owner, "op", None) in _TIEABLE and w.shape is not None and len(w.shape) == 2
+            and all(is_int(d) for d in w.shape))
+
+
+def tied_projection(it, x, w):
+    """`x @ w.T` (or F.linear(x, w)) where w is the weight of a Linear or Embedding already in the
+    graph: a bias-free Linear sharing that layer's weight, so the weight is counted once, as torch
+    counts it.  None when it is not that (the caller emits the plain ops)."""
+    g = it.graph
+    if not (isinstance(x, TensorVal) and _tieable_weight(it, w)) or x.shape == []:
+        return None
+    owner_node = g.calls.get(id(w.param.owner))
+    out_f, in_f = w.shape
+    if owner_node is None or (x.shape is not None and is_int(x.shape[-1]) and x.shape[-1] != in_f):
+        return None  # a width the parser knows to differ: the plain MatMul, for the verifier to name
+    args = {"in_features": in_f, "out_features": out_f, "bias": False}
+    shapes = nnops.infer("Linear", nnops.full_args("Linear", args), [x.shape]) if x.shape is not None else None
+    nid = g.fresh("Linear")
+    g.add(nid, "Linear", args, [ref_of(it, x)], shares=owner_node, warn=it.warn)
+    return TensorVal(nid, shapes, x.dtype)
 
 
 def flatten(it, t, start_dim=0, end_dim=-1):
@@ -205,8 +240,30 @@ def expand(it, t, sizes):
     return emit_op(it, "Expand", {"shape": out}, [t], {"shape": internal})
 
 
+def where(it, cond, a, b):
+    """torch.where(cond, a, b) with a tensor of the graph among them: the Where op (a number stands as a
+    0-d constant).  None when it is constant work or the condition is not a bool tensor."""
+    def as_tensor(v, dtype):
+        if isinstance(v, TensorVal):
+            return v
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return TensorVal(None, [], dtype, values=[v])
+        return None
+    c = cond if isinstance(cond, TensorVal) else None
+    floaty = next((v.dtype for v in (a, b) if isinstance(v, TensorVal)), "float32")
+    x, y = as_tensor(a, floaty), as_tensor(b, floaty)
+    if c is None or x is None or y is None or c.dtype not in ("bool", "uint8") or it.graph is None:
+        return None
+    if not any(_is_graph(t) for t in (c, x, y)):
+        return None
+    return emit_op(it, "Where", {}, [c, x, y])
+
+
 def repeat(it, t, reps):
     """x.repeat(r0, r1, ...): Unsqueeze + Expand + Reshape per repeated dim (exact)."""
+    if not it.symbolic:  # a count read off the given inputs (`x.repeat(1, bs, 1)`, bs = src.shape[0])
+        reps = [r.substitute(it.batch_env) if isinstance(r, Sym) and r.substitute(it.batch_env) is not None
+                else r for r in reps]
     if t.shape is None or not all(is_int(r) for r in reps) or len(reps) < len(t.shape):
         return passthrough(it, ".repeat()", t, keep_shape=False)
     cur = t
@@ -298,7 +355,10 @@ def reduce_op(it, op, t, dim=None, keepdim=False):
     args = {"dim": dim, "keepdim": bool(keepdim)}
     if t.is_const and t.values is not None and dim is None and op == "Sum":
         return TensorVal(None, [], t.dtype, values=[sum(t.values)])
-    return emit_op(it, op, args, [t])
+    r = emit_op(it, op, args, [t])
+    if isinstance(r, TensorVal) and r.shape is None and dim is None and not keepdim:
+        r.shape = []  # a reduction over every dim is a scalar whatever the rank it reduced (a loss term)
+    return r
 
 
 def select(it, t, dim, index):
@@ -428,6 +488,10 @@ def tensor_binop(it, op, a, b, inplace=False):
         it.warn("arithmetic with a value not known when reading the source; the tensor is passed through")
         return TensorVal(ref_of(it, t), t.shape, t.dtype)
     if op is ast.MatMult:
+        if tb and b.ref is None and b.transposed_weight is not None:
+            y = tied_projection(it, a, b.transposed_weight)
+            if y is not None:
+                return y
         return emit_op(it, "MatMul", {}, [a, b])
     if ta and tb:
         name = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div"}.get(op)
@@ -490,6 +554,8 @@ def tensor_getitem(it, t, idx):
     if len(lists) == 1 and Ellipsis not in items and all(is_int(v) for v in items[lists[0]]) and \
             items[lists[0]] and not any(isinstance(x, TensorVal) for x in items):
         return _index_with_list(it, t, items, lists[0])
+    if len(items) == 2 and _one_per_row(t, items[0], items[1]) and it.graph is not None and not t.is_const:
+        return _pick_per_row(it, t, items[1])
     if any(isinstance(x, (TensorVal, list)) for x in items):
         return passthrough(it, "indexing with a tensor or list", t, keep_shape=False)
     if any(isinstance(x, Unknown) for x in items):
@@ -559,6 +625,27 @@ def _index_with_list(it, t, items, k):
     if all(b == a + 1 for a, b in zip(idx, idx[1:])):
         return one(idx[0], idx[-1] + 1)
     return concat(it, [one(v, v + 1) for v in idx], d_out)
+
+
+def _one_per_row(t, rows, picks):
+    """x[torch.arange(n), idx]: one element of dim 1 per row (CLIP's end-of-text token, a class token
+    chosen by argmax): a constant integer row index over dim 0 and an integer index of n rows."""
+    return (isinstance(rows, TensorVal) and rows.is_const and rows.dtype.startswith("int")
+            and rows.shape is not None and len(rows.shape) == 1 and t.shape is not None and len(t.shape) >= 2
+            and dim_eq(rows.shape[0], t.shape[0])
+            and isinstance(picks, TensorVal) and picks.dtype.startswith("int")
+            and (picks.shape is None or (len(picks.shape) == 1 and dim_eq(picks.shape[0], t.shape[0]))))
+
+
+def _pick_per_row(it, t, picks):
+    """Gather over dim 1 with an index of shape [n, 1, rest...], then Squeeze: the shape torch gives.
+    Which element each row picks is a run-time value the design does not hold (warned)."""
+    it.warn("x[arange(n), index] is written as Gather over dim 1 with a constant index; which element each "
+            "row picks is not recorded")
+    shape = [t.shape[0], 1] + list(t.shape[2:])
+    index = TensorVal(None, shape, "int64")
+    index.origin = "onehot"  # already explained above
+    return squeeze(it, emit_op(it, "Gather", {"dim": 1}, [t, index]), 1)
 
 
 def _gather_rows(it, t, idx):
@@ -842,6 +929,10 @@ def tensor_method(it, t, name, args, kwargs):
     if name == "expand_as":
         o = args[0]
         return expand(it, t, o.shape if o.shape is not None else [Unknown("shape")])
+    if name == "where" and len(args) + len(kwargs) == 2:  # x.where(cond, other) = torch.where(cond, x, other)
+        r = where(it, _arg(args, kwargs, 0, "condition"), t, _arg(args, kwargs, 1, "other"))
+        if r is not None:
+            return r
     if name in ("repeat", "tile"):
         reps = list(args) if args else list(kwargs.get("repeats", kwargs.get("dims", ())))
         if len(reps) == 1 and isinstance(reps[0], (list, tuple)):
