@@ -91,15 +91,15 @@ _DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "
 
 
 INPUT_FORM = ("--input takes SHAPE[:DTYPE], one per forward argument: sizes separated by commas, each an integer "
-              "or a symbol written with a capital (B, T, H, W), e.g. 2,3,32,32 or B,16:int64")
+              "or a symbol (B, T, H, W; a lone size is a symbol only with a capital), e.g. 2,3,32,32 or B,16:int64")
 _SIZES_BY_X = re.compile(r"\d+(x\d+)+")  # 2x3x32x32
 
 
 def parse_input_spec(spec) -> tuple:
     """``"2,3,32,32"`` / ``"2,16:int64"`` / ``"B,3,H,W"`` -> (shape, dtype); tuples pass through.
 
-    A symbol starts with a capital letter: a lowercase word (``abc``, ``input.png``) is far more often a
-    mistyped value than a size, and it would silently make a 1-d symbolic input."""
+    A symbol is an identifier (SPEC: any name); a lone lowercase word (``abc``) is refused, being far more
+    often a mistyped value than a 1-d input of symbolic size (write ``B`` for that)."""
     if isinstance(spec, (tuple, list)) and len(spec) == 2 and isinstance(spec[0], (list, tuple)):
         shape, dtype = spec
         return [d if isinstance(d, str) else int(d) for d in shape], str(dtype or "float32")
@@ -126,7 +126,7 @@ def parse_input_spec(spec) -> tuple:
             if v < 0:
                 raise ParseFailure(f"input {shown}: negative size {v}")
             shape.append(v)
-        elif part.isascii() and part.isidentifier() and part[0].isupper():
+        elif part.isascii() and part.isidentifier() and (part[0].isupper() or len(parts) > 1):
             shape.append(part)
         else:
             raise ParseFailure(f"input {shown}: size {part[:30]!r} is neither an integer nor a symbol; {INPUT_FORM}")

@@ -440,7 +440,7 @@ def test_cli_folder_is_said_to_be_a_folder(tmp_path, capsys):
     assert f"{tmp_path}: is a folder" in line and "no such file" not in line
 
 
-@pytest.mark.parametrize("spec", ["abc", "2,3,h,w", "input.png", "2,3,32,32:floaty"])
+@pytest.mark.parametrize("spec", ["abc", "2,3,h-w", "input.png", "2,3,32,32:floaty"])
 def test_cli_input_that_is_not_a_shape_is_refused_saying_what_it_takes(capsys, spec):
     from archcurator.tui.commands import parse_cmd
 
@@ -726,3 +726,10 @@ def test_a_failing_assert_in_the_constructor_refuses_as_torch_would(tmp_path, bo
     assert f"m.py:5: building 'M' raises {exc}" in str(e.value)
     if "heads" in body:  # with arguments the assert holds for, it builds
         assert parse_source(src, "M", {"heads": 4}, [([2, 12], "float32")]).design["nodes"]
+
+
+def test_cli_input_symbols_may_be_any_name_in_a_shape_of_several_sizes():
+    from archcurator.core.parse import parse_input_spec
+
+    assert parse_input_spec("batch,3,h,w") == (["batch", 3, "h", "w"], "float32")
+    assert parse_input_spec("B:int64") == (["B"], "int64")
