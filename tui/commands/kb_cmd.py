@@ -33,7 +33,7 @@ import json
 import sys
 
 from ..sanitise import visible_lines
-from .errors import fail
+from .errors import error_line, fail
 from .output import say
 
 DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
@@ -42,8 +42,8 @@ DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
 def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "kb", help="proposition knowledge base: list, curate, suggest, pack, replay",
-        description=__doc__.split("\n\n")[0] + ". Conditions: 'budget < 4096'; claims: 'optimizer == adam wins', "
-                    "'higher lr wins'.")
+        description=__doc__.split("\n\n")[0].rstrip(".") + ". Conditions: 'budget < 4096'; claims: "
+                    "'optimizer == adam wins', 'higher lr wins'.")
     sub = p.add_subparsers(dest="kb_cmd", metavar="ACTION", required=True)
 
     def sp(name: str, help_: str, json_flag: bool = False) -> argparse.ArgumentParser:
@@ -191,7 +191,7 @@ def run(args) -> int:
     except KBError as e:
         from archcurator.store.paths import resolve_db_path
 
-        return fail(f"kb {args.kb_cmd}", resolve_db_path(db), e)
+        return fail(f"kb {args.kb_cmd}", getattr(e, "where", None) or resolve_db_path(db), e)
     except StoreError as e:
         return fail(f"kb {args.kb_cmd}", None, e)
 
@@ -351,17 +351,15 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         return 0
 
     if cmd == "import-proposals":
-        try:
-            ids, bad = kb.import_proposals(db, args.file, actor=actor)
-        except (OSError, UnicodeDecodeError) as e:
-            why = getattr(e, "strerror", None) or e.__class__.__name__
-            return fail("kb import-proposals", args.file, f"cannot read ({why})")
+        ids, bad = kb.import_proposals(db, args.file, actor=actor)
+        # each rejected line is an error line of the one form, on stderr; the rest are imported
+        for b in bad:
+            say(error_line("kb import-proposals", b.where, b.message), file=sys.stderr)
         if as_json:
-            _print_json({"imported": ids, "rejected": bad})
+            _print_json({"imported": ids, "rejected": [b.to_dict() for b in bad]})
         else:
-            say(f"imported {len(ids)} proposals as proposed: {', '.join(f'P{i}' for i in ids) or '(none)'}")
-            for b in bad:
-                say(b)
+            say(f"imported {len(ids)} proposals as proposed: {', '.join(f'P{i}' for i in ids) or '(none)'}"
+                + (f"; {len(bad)} lines rejected" if bad else ""))
         return 1 if bad else 0
 
     if cmd == "questions":
