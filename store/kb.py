@@ -28,6 +28,8 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import stat
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -916,9 +918,26 @@ def write_pack(db: DB, path: str | os.PathLike, fmt: str | None = None, *, actor
     if target.is_dir():
         raise KBError(f"{target}: a folder; give a file name (e.g. {target / 'pack.json'})")
     try:
-        tmp = target.with_name(target.name + ".part")
-        tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, target)
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise KBError(f"{target}: cannot write ({e.strerror or e.__class__.__name__})") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        # the pack is written beside the target and renamed over it: a device or a FIFO named here
+        # would be replaced by a plain file, not written to
+        raise KBError(f"{target}: not a regular file (a device, FIFO or socket); give a file name")
+    try:
+        # a fresh temporary name (never an existing file or link) beside the target, renamed over it
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(content)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     except OSError as e:
         raise KBError(f"{target}: cannot write ({e.strerror or e.__class__.__name__})") from None
     with transaction(db) as con:

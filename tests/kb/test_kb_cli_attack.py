@@ -252,3 +252,47 @@ def test_an_undo_that_would_bring_back_a_pin_past_the_cap_is_refused(small_db, c
     assert kb.get_proposition(small_db, ids[1]).status == "retired"
     status = kb.pack_status(small_db)
     assert all(status[p.id][0] for p in kb.list_propositions(small_db) if p.pinned)
+
+
+# --------------------------------------------------------------------------- flags and export targets
+
+def test_pack_out_never_replaces_a_fifo_or_a_device_with_a_file(small_db, tmp_path, capsys):
+    import stat
+
+    kb.add(small_db, None, [], "higher lr wins")
+    fifo = tmp_path / "pack.fifo"
+    os.mkfifo(fifo)
+    link = tmp_path / "pack-link.txt"
+    link.symlink_to(fifo)
+    for target in (fifo, link):
+        code, out, err = _run(capsys, "kb", "pack", "--out", target, "--db", small_db)
+        line, = _error_lines(err, "kb pack")
+        assert code == 2 and "not a regular file" in line and out == ""
+        assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()
+    assert kb.pack_exports(small_db) == []
+    assert not list(tmp_path.glob("*.part")) and not list(tmp_path.glob(".*.part"))
+    # a regular file is replaced, and the export recorded
+    f = tmp_path / "pack.txt"
+    f.write_text("old")
+    code, _, err = _run(capsys, "kb", "pack", "--out", f, "--db", small_db)
+    assert code == 0 and f.read_text().startswith("Knowledge base (") and len(kb.pack_exports(small_db)) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pack-link.txt", "pack.fifo", "pack.txt", "store.duckdb"]
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["log", "--limit", "-1"], "--limit"),
+    (["show", "P1", "--limit", "-3"], "--limit"),
+    (["suggest", "--limit", "x"], "--limit"),
+    (["replay", "--split", "nosuch"], "--split"),
+    (["replay", "--llm-limit", "-2"], "--llm-limit"),
+    (["replay", "--llm-timeout", "0"], "--llm-timeout"),
+    (["mine", "--min-precision", "7"], "--min-precision"),
+    (["mine", "--min-support", "-1"], "--min-support"),
+    (["mine", "--max", "0"], "--max"),
+    (["generate", "--workers", "0"], "--workers"),
+])
+def test_nonsense_flag_values_are_refused_at_the_door(small_db, capsys, argv, flag):
+    with pytest.raises(SystemExit) as e:
+        main(["kb", *argv, "--db", str(small_db)])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and f"argument {flag}" in err and "Traceback" not in err

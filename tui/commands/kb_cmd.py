@@ -33,10 +33,32 @@ import json
 import sys
 
 from ..sanitise import visible_lines
+from .argtypes import positive_float, positive_int
 from .errors import error_line, fail
 from .output import say
 
 DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
+
+
+def _count(text: str) -> int:
+    """A number of rows or tries: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a share between 0 and 1, got {text}")
+    return value
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -60,7 +82,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--status", choices=["active", "proposed", "retired", "merged", "narrowed", "withdrawn"])
     s = sp("show", "one proposition, its structure and raw evidence rows", True)
     s.add_argument("id")
-    s.add_argument("--limit", type=int, default=20, help="evidence rows to print (text output)")
+    s.add_argument("--limit", type=_count, default=20, help="evidence rows to print (text output)")
     s = sp("add", "add a proposition (its evidence is derived at once)", True)
     s.add_argument("--claim", required=True, help="e.g. 'optimizer == adam wins', 'higher lr wins'")
     s.add_argument("--scope", action="append", default=[], help="a condition, e.g. 'budget < 4096' (repeatable)")
@@ -98,29 +120,29 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--note")
     sp("undo", "revert the latest operation not yet undone", True)
     s = sp("log", "the audit log, newest first", True)
-    s.add_argument("--limit", type=int, default=30)
+    s.add_argument("--limit", type=_count, default=30)
     s = sp("suggest", "near-duplicate pairs and narrowing candidates (never applied)", True)
-    s.add_argument("--limit", type=int, default=15, help="rows of each kind to print (text output)")
+    s.add_argument("--limit", type=_count, default=15, help="rows of each kind to print (text output)")
     s = sp("pack", "the prompt pack (at most 20): text, or --json; showing records nothing, an export to "
                    "--out FILE is recorded", True)
     s.add_argument("--out", metavar="FILE", help="write it to FILE (recorded as an export)")
     s = sp("replay", "the pack on held-out questions: accuracy with and without the KB, beside uniform chance, "
                      "always-A and the best single-feature rule; per source, per family, leave one family out",
            True)
-    s.add_argument("--split", default="test", help="the held-out split (default: test)")
+    s.add_argument("--split", default="test", choices=["test", "train"], help="the held-out split (default: test)")
     s.add_argument("--no-lofo", action="store_true", help="skip the leave-one-family-out replay (it mines once "
                                                           "per family)")
     s.add_argument("--llm", metavar="URL", help="also ask an OpenAI-compatible chat endpoint (e.g. "
                                                  "http://localhost:8080/v1), each question without and with the "
                                                  "pack; key from $ARCHCURATOR_LLM_API_KEY or $OPENAI_API_KEY")
     s.add_argument("--llm-model", default="", help="model name sent to the endpoint ($ARCHCURATOR_LLM_MODEL)")
-    s.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per request (default 120)")
-    s.add_argument("--llm-retries", type=int, default=3, help="retries on timeouts, 429 and 5xx (default 3)")
-    s.add_argument("--llm-limit", type=int, default=0, help="ask about the first N held-out questions only")
+    s.add_argument("--llm-timeout", type=positive_float, default=120.0, help="seconds per request (default 120)")
+    s.add_argument("--llm-retries", type=_count, default=3, help="retries on timeouts, 429 and 5xx (default 3)")
+    s.add_argument("--llm-limit", type=_count, default=0, help="ask about the first N held-out questions only")
     s = sp("mine", "rule miner over the training split; proposals enter as proposed", True)
-    s.add_argument("--min-support", type=int, default=5)
-    s.add_argument("--min-precision", type=float, default=0.7)
-    s.add_argument("--max", type=int, default=30, dest="max_props")
+    s.add_argument("--min-support", type=positive_int, default=5)
+    s.add_argument("--min-precision", type=_fraction, default=0.7)
+    s.add_argument("--max", type=positive_int, default=30, dest="max_props")
     s.add_argument("--no-pairs", action="store_true", help="single conditions only")
     s = sp("import-proposals", "an outside solver's proposals, one JSON object a line", True)
     s.add_argument("file")
@@ -134,8 +156,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     s = sp("generate", "generate and execute the shipped question set (run once; minutes)", False)
     s.add_argument("--out", default=None, help="folder (default: the package's assets/aiq)")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--groups", type=int, default=3, help="dataset pairs per family")
-    s.add_argument("--workers", type=int, default=2)
+    s.add_argument("--groups", type=positive_int, default=3, help="dataset pairs per family")
+    s.add_argument("--workers", type=positive_int, default=2)
     s.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
     s.add_argument("--rule", default="study", choices=["study", "strict"],
                    help="retention rule: the study's (default) or ours (10/10 seeds, 2%% margin)")
