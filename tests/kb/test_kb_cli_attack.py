@@ -296,3 +296,34 @@ def test_nonsense_flag_values_are_refused_at_the_door(small_db, capsys, argv, fl
         main(["kb", *argv, "--db", str(small_db)])
     err = capsys.readouterr().err
     assert e.value.code == 2 and f"argument {flag}" in err and "Traceback" not in err
+
+
+# --------------------------------------------------------------------------- question files
+
+def test_question_lines_with_hostile_names_are_rejected_one_line_each(small_db, tmp_path, shipped, capsys):
+    q = shipped[0]
+
+    def variant(**kw):
+        return json.dumps({**q, **kw})
+    f = tmp_path / "questions.jsonl"
+    f.write_text("\n".join([
+        variant(question_id="q_\x1b]0;owned\x07"),
+        variant(question_id={"a": 1}),
+        variant(question_id="q_" + "x" * 100_000),
+        variant(question_id="q_ok", family=["x"]),
+        variant(question_id="q_ok", choices=5),
+        variant(question_id="q_ok", choices=[1, 2, 3]),
+        variant(question_id="q_ok", correct_letter=None),
+        variant(question_id="q_plain_copy"),
+    ]) + "\n")
+    code, out, err = _run(capsys, "import", f, "--db", small_db)
+    lines = _error_lines(err, "import")
+    assert code == 1 and len(lines) == 7 and all(len(line) < 300 for line in lines), err
+    for k, why in enumerate(["control character U+001B", "'question_id' is a non-empty string, not dict",
+                             "100,002 characters long", "'family' is a non-empty string, not list",
+                             "'choices' is a list", "a choice is an object, not int",
+                             "'correct_letter' is a non-empty string"], 1):
+        assert f"{f}:{k}: " in lines[k - 1] and why in lines[k - 1], lines[k - 1]
+    assert "\x1b" not in err
+    stored = {x["question_id"] for x in kb.list_questions(small_db)}
+    assert "q_plain_copy" in stored and not any(len(i) > 200 or "\x1b" in i or "{" in i for i in stored)
