@@ -327,3 +327,13 @@ def test_question_lines_with_hostile_names_are_rejected_one_line_each(small_db, 
     assert "\x1b" not in err
     stored = {x["question_id"] for x in kb.list_questions(small_db)}
     assert "q_plain_copy" in stored and not any(len(i) > 200 or "\x1b" in i or "{" in i for i in stored)
+
+
+def test_show_and_suggest_lines_are_never_cut_at_the_console_width(small_db, capsys):
+    pid = kb.add(small_db, "x" * 150, ["budget < 4096"], "higher lr wins")
+    code, out, _ = _run(capsys, "kb", "show", f"P{pid}", "--limit", "3", "--db", small_db)
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == f"P{pid} " + "x" * 150
+    assert any(line.startswith("  evidence: ") and "Wilson 95% lower bound 0." in line for line in lines)
+    rows = [line for line in lines if line.startswith("    q_")]
+    assert len(rows) == 3 and all(("derived" in r) for r in rows)

@@ -172,10 +172,12 @@ def _print_json(obj) -> None:
     say(json.dumps(obj, indent=2, default=str))
 
 
-def _console():
+def _console(soft_wrap: bool = False):
+    """Tables fit the terminal (soft_wrap False); lines of words are never cut by the console
+    (soft_wrap True: a long evidence row stays one line, as `say` prints it)."""
     from .output import console
 
-    return console(soft_wrap=False)
+    return console(soft_wrap=soft_wrap)
 
 
 def _prop_table(props, title: str, status: dict):
@@ -247,7 +249,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json({**p.to_dict(), "evidence": rows})
             return 0
-        con = _console()
+        con = _console(soft_wrap=True)
         con.print(Text.assemble((p.label, "bold"), " ", p.text))
         con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source {p.source}")
         con.print(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}")
@@ -338,7 +340,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json(s.to_dict())
             return 0
-        con = _console()
+        con = _console(soft_wrap=True)
         con.print(Text.assemble(("Near-duplicates", "bold"), f" ({len(s.duplicates)}; never merged automatically: "
                                 f"`kb merge KEEP OTHER` or `kb distinct A B`)"))
         for d in s.duplicates[:args.limit]:
