@@ -51,10 +51,13 @@ def _slice_shape(v: dict) -> None:
 
 
 def test_replay_json_through_the_command_carries_specs_fields(tmp_path, shipped, capsys):
-    from conftest import small_set
-
+    # a few questions of every family, both splits, stored as the shipped set is (its origin)
+    picked = [q for fam in sorted({q["family"] for q in shipped})
+              for split in ("train", "test")
+              for q in sorted((q for q in shipped if q["family"] == fam and q["split"] == split),
+                              key=lambda q: q["question_id"])[:6]]
     small_db = tmp_path / "shipped.duckdb"
-    kb.import_questions(small_db, small_set(shipped), origin="shipped")
+    kb.import_questions(small_db, picked, origin="shipped")
     for claim in ("higher lr wins", "optimizer == adam wins"):
         kb.add(small_db, None, [], claim)
     code, out, err = _run(capsys, "kb", "replay", "--json", "--db", small_db)
