@@ -28,6 +28,8 @@ from __future__ import annotations
 import getpass
 import json
 import os
+import stat
+import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,8 +40,9 @@ from archcurator.core.kb import evidence as ev
 from archcurator.core.kb.features import QuestionView, view
 from archcurator.core.kb.miner import mine as mine_rules
 from archcurator.core.kb.miner import scope_vocabulary
-from archcurator.core.kb.pack import PackEntry, build_pack, canonical, content_hash, pack_json, pack_text
-from archcurator.core.kb.props import Condition, PropError, Structure
+from archcurator.core.kb.pack import CAP, PackEntry, build_pack, canonical, content_hash, pack_json, pack_text
+from archcurator.core.kb.proposals import ProposalRejection
+from archcurator.core.kb.props import Condition, PropError, Structure, clean_text
 from archcurator.core.kb.stats import wilson_lower
 from archcurator.core.kb.suggest import DuplicatePair, NarrowSuggestion, PropLite, clusters, duplicate_pairs, narrowing
 
@@ -54,6 +57,14 @@ UNDOABLE = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept"
 
 class KBError(ValueError):
     """A curator operation that cannot be done; one line saying why."""
+
+
+class KBFileError(KBError):
+    """An input file that cannot be read at all: the error line names the file, not the store."""
+
+    def __init__(self, where: str | os.PathLike, problem: str):
+        super().__init__(problem)
+        self.where = where
 
 
 def _actor(actor: str | None) -> str:
@@ -487,16 +498,28 @@ def _structure_from(scope: Any, claim: Any) -> Structure:
         raise KBError(str(e)) from None
 
 
+def _words(text: str | None) -> str | None:
+    """A curator's wording as stored (`props.clean_text`: one line, plain text, at most MAX_TEXT
+    characters), or None when none was given (blank counts as none)."""
+    if text is None or not text.strip():
+        return None
+    try:
+        return clean_text(text)
+    except PropError as e:
+        raise KBError(str(e)) from None
+
+
 # --------------------------------------------------------------------------- operations
 
 def add(db: DB, text: str | None, scope: Any, claim: Any, *, status: str = "active", origin: str = "curator",
         source: str | None = None, pinned: bool = False, actor: str | None = None) -> int:
     """A new proposition; its evidence is derived from the stored questions at once."""
     st = _structure_from(scope, claim)
+    words = _words(text)
     if status not in LIVE:
         raise KBError(f"a new proposition is active or proposed, not {status!r}")
     with transaction(db) as con:
-        pid = _insert_prop(con, text=(text or st.render()).strip(), structure=st, status=status, origin=origin,
+        pid = _insert_prop(con, text=words or st.render(), structure=st, status=status, origin=origin,
                            source=source or _actor(actor), pinned=pinned)
         _set_evidence(con, pid, _derive(con, st))
         _audit(con, "add", [pid], {"text": text, "structure": st.to_obj(), "status": status}, f"added {label(pid)}",
@@ -509,6 +532,7 @@ def edit(db: DB, pid: int | str, *, text: str | None = None, scope: Any = None, 
     """Change a proposition's text and/or structure. A new structure re-derives its evidence
     (rows inherited by a merge are kept)."""
     pid = parse_id(pid)
+    words = _words(text)
     with transaction(db) as con:
         p = _live(con, pid, "edited")
         before = _snapshot(con, [pid])
@@ -522,8 +546,8 @@ def edit(db: DB, pid: int | str, *, text: str | None = None, scope: Any = None, 
                 inherited = [r for r in _get_rows(con, pid) if r.via.startswith("merged from")]
                 _set_evidence(con, pid, ev.union(_derive(con, st), inherited, "merged"))
                 changed.append("structure")
-        if text is not None and text.strip() and text.strip() != p.text:
-            cols["text"] = text.strip()
+        if words is not None and words != p.text:
+            cols["text"] = words
             changed.append("text")
         if not changed:
             raise KBError(f"{p.label}: nothing to change")
@@ -540,6 +564,7 @@ def merge(db: DB, keep: int | str, other: int | str, *, text: str | None = None,
     do not test is kept as ``inapplicable`` and counts for nothing. KEEP is pinned if either was.
     Returns KEEP's id."""
     a, b = parse_id(keep), parse_id(other)
+    words = _words(text)
     if a == b:
         raise KBError("cannot merge a proposition with itself")
     with transaction(db) as con:
@@ -555,8 +580,8 @@ def merge(db: DB, keep: int | str, other: int | str, *, text: str | None = None,
         status = "active" if "active" in (pa.status, pb.status) else "proposed"
         cols: dict[str, Any] = {"merged_from": json.dumps(sources), "pinned": pa.pinned or pb.pinned,
                                 "status": status}
-        if text and text.strip() and text.strip() != pa.text:
-            cols["text"] = text.strip()
+        if words and words != pa.text:
+            cols["text"] = words
         _update(con, a, **cols)
         _update(con, b, status="merged", merged_into=a, pinned=False)
         _audit(con, "merge", [a, b], {"keep": a, "other": b, "text": text},
@@ -572,6 +597,7 @@ def narrow(db: DB, pid: int | str, conditions: Iterable[Any], *, text: str | Non
     with its own id instead and leaves the parent as it is (unless RETIRE_PARENT marks it
     ``narrowed``). Returns the id of the narrowed proposition."""
     pid = parse_id(pid)
+    words = _words(text)
     try:
         conds = [c if isinstance(c, Condition) else Condition.from_obj(c) for c in conditions]
     except PropError as e:
@@ -594,8 +620,8 @@ def narrow(db: DB, pid: int | str, conditions: Iterable[Any], *, text: str | Non
             _set_evidence(con, pid, rows)
             cols: dict[str, Any] = {"structure": json.dumps(child_st.to_obj(), sort_keys=True),
                                     "structure_key": child_st.key}
-            if text and text.strip():
-                cols["text"] = text.strip()
+            if words:
+                cols["text"] = words
             elif p.text == p.structure.render():
                 cols["text"] = child_st.render()
             _update(con, pid, **cols)
@@ -604,7 +630,7 @@ def narrow(db: DB, pid: int | str, conditions: Iterable[Any], *, text: str | Non
             return pid
         rows = ev.recheck(_get_rows(con, pid), child_st, views, via=f"narrowed from {p.label}")
         rows = ev.union(rows, _derive(con, child_st, views), "derived")
-        child = _insert_prop(con, text=(text or child_st.render()).strip(), structure=child_st, status=p.status,
+        child = _insert_prop(con, text=words or child_st.render(), structure=child_st, status=p.status,
                              origin="narrow", source=f"narrowed from {p.label}", pinned=False, parent_id=pid)
         _set_evidence(con, child, rows)
         if retire_parent:
@@ -617,12 +643,15 @@ def narrow(db: DB, pid: int | str, conditions: Iterable[Any], *, text: str | Non
 
 
 def _set_status(db: DB, pid: int | str, op: str, summary: str, actor: str | None, allowed: Sequence[str],
-                **cols) -> PropRow:
+                check=None, **cols) -> PropRow:
+    """One status/pin change in one transaction; CHECK(con, prop), run inside it, may refuse."""
     pid = parse_id(pid)
     with transaction(db) as con:
         p = _prop(con, pid)
         if p.status not in allowed:
             raise KBError(f"{p.label} is {p.status}; cannot {op} it")
+        if check is not None:
+            check(con, p)
         before = _snapshot(con, [pid])
         _update(con, pid, **cols)
         _audit(con, op, [pid], cols, summary.format(label=p.label), before, actor)
@@ -637,16 +666,18 @@ def retire(db: DB, pid: int | str, *, note: str | None = None, actor: str | None
 def pin(db: DB, pid: int | str, *, actor: str | None = None) -> PropRow:
     """Pin PID: it enters the pack whatever its evidence. Refused when the pinned propositions
     already fill the pack's CAP slots (every pin must fit, or one would silently be left out)."""
-    from archcurator.core.kb.pack import CAP
+    def fits(con, p: PropRow) -> None:
+        if p.pinned:
+            raise KBError(f"{p.label} is already pinned")
+        n = _live_pins(con)
+        if n >= CAP:
+            raise KBError(f"{n} pinned propositions already fill the pack of {CAP}; unpin one before pinning {p.label}")
+    return _set_status(db, pid, "pin", "pinned {label}", actor, LIVE, check=fits, pinned=True)
 
-    p = get_proposition(db, pid)
-    if p.pinned:
-        raise KBError(f"{p.label} is already pinned")
-    pinned = [q for q in list_propositions(db, "live") if q.pinned]
-    if p.live and len(pinned) >= CAP:
-        raise KBError(f"{len(pinned)} pinned propositions already fill the pack of {CAP}; "
-                      f"unpin one before pinning {p.label}")
-    return _set_status(db, pid, "pin", "pinned {label}", actor, LIVE, pinned=True)
+
+def _live_pins(con) -> int:
+    return con.execute("SELECT count(*) FROM kb_propositions WHERE pinned AND status IN ('active', 'proposed')"
+                       ).fetchone()[0]
 
 
 def unpin(db: DB, pid: int | str, *, actor: str | None = None) -> PropRow:
@@ -731,7 +762,12 @@ def undo(db: DB = None, *, actor: str | None = None) -> dict:
                 raise KBError(f"#{seq} ({summary}) cannot be undone: {', '.join(label(t) for t in sorted(touched))} "
                               f"changed since, by {lactor} (#{lseq})")
         pre = _snapshot(con, pids, distinct="distinct" in before)
+        pins_before = _live_pins(con)
         _restore(con, before)
+        pins_after = _live_pins(con)
+        if pins_after > max(CAP, pins_before):  # a pin it brings back must fit, as `pin` would require
+            raise KBError(f"#{seq} ({summary}) cannot be undone: it would pin {pins_after} propositions, past the "
+                          f"pack's {CAP}; unpin one first")
         after = _snapshot(con, pids, distinct="distinct" in before)
         con.execute(
             "INSERT INTO kb_audit (logged_at, actor, op, prop_ids, args, summary, before, after, undo_of)"
@@ -773,12 +809,15 @@ def mine(db: DB = None, *, actor: str | None = None, **kw) -> list[int]:
 
 
 def import_proposals(db: DB, path: str | os.PathLike, *, actor: str | None = None
-                     ) -> tuple[list[int], list[str]]:
-    """An outside solver's proposals (JSONL). Returns (new ids, rejection lines). Raises OSError /
-    UnicodeDecodeError when the file cannot be read at all (nothing is written)."""
-    from archcurator.core.kb.proposals import read_proposals
+                     ) -> tuple[list[int], list[ProposalRejection]]:
+    """An outside solver's proposals (JSONL). Returns (new ids, the rejected lines). Raises KBError
+    naming the file when it cannot be read at all (nothing is written)."""
+    from archcurator.core.kb.proposals import ProposalFileError, read_proposals
 
-    props, bad = read_proposals(path)
+    try:
+        props, bad = read_proposals(path)
+    except ProposalFileError as e:
+        raise KBFileError(path, str(e)) from None
     ids = []
     if props:
         with transaction(db) as con:
@@ -791,7 +830,7 @@ def import_proposals(db: DB, path: str | os.PathLike, *, actor: str | None = Non
             _audit(con, "import-proposals", ids, {"path": str(path)},
                    f"imported {len(ids)} proposals from {Path(path).name}", {"props": {str(i): None for i in ids}},
                    actor)
-    return ids, [str(b) for b in bad]
+    return ids, bad
 
 
 # --------------------------------------------------------------------------- suggestions & pack
@@ -879,9 +918,26 @@ def write_pack(db: DB, path: str | os.PathLike, fmt: str | None = None, *, actor
     if target.is_dir():
         raise KBError(f"{target}: a folder; give a file name (e.g. {target / 'pack.json'})")
     try:
-        tmp = target.with_name(target.name + ".part")
-        tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, target)
+        mode = os.stat(target).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as e:
+        raise KBError(f"{target}: cannot write ({e.strerror or e.__class__.__name__})") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        # the pack is written beside the target and renamed over it: a device or a FIFO named here
+        # would be replaced by a plain file, not written to
+        raise KBError(f"{target}: not a regular file (a device, FIFO or socket); give a file name")
+    try:
+        # a fresh temporary name (never an existing file or link) beside the target, renamed over it
+        fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".part")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(content)
+            os.chmod(tmp, 0o644)
+            os.replace(tmp, target)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
     except OSError as e:
         raise KBError(f"{target}: cannot write ({e.strerror or e.__class__.__name__})") from None
     with transaction(db) as con:

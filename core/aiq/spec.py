@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from typing import Any
 
 QUESTION_FORMAT = "archcurator-aiq/1"
@@ -225,15 +226,41 @@ def winner_choice(q: dict) -> dict:
     raise SpecError(f"question {q.get('question_id')}: correct_letter {q.get('correct_letter')!r} not among choices")
 
 
+MAX_NAME = 200  # characters of a question id, a family, a letter
+_NOT_PLAIN = re.compile("[\x00-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def _name(q: dict, key: str, value: Any) -> str:
+    """A name a question carries (its id, family, a letter): a short plain string, or SpecError."""
+    qid = q.get("question_id") if isinstance(q.get("question_id"), str) and len(q["question_id"]) <= MAX_NAME \
+        else "?"
+    if not isinstance(value, str) or not value:
+        raise SpecError(f"question {_NOT_PLAIN.sub('?', qid)}: '{key}' is a non-empty string, not "
+                        f"{type(value).__name__}")
+    if len(value) > MAX_NAME:
+        raise SpecError(f"question {_NOT_PLAIN.sub('?', qid)}: '{key}' is {len(value):,} characters long "
+                        f"(at most {MAX_NAME})")
+    m = _NOT_PLAIN.search(value)
+    if m:
+        raise SpecError(f"question {_NOT_PLAIN.sub('?', qid)}: '{key}' holds the control character "
+                        f"U+{ord(m.group()):04X} (plain text only)")
+    return value
+
+
 def validate_question(q: dict) -> None:
     if not isinstance(q, dict):
         raise SpecError("question is not an object")
     for key in ("question_id", "family", "choices", "correct_letter"):
         if key not in q:
             raise SpecError(f"question {q.get('question_id', '?')}: missing '{key}'")
-    if len(q["choices"]) < 2:
-        raise SpecError(f"question {q['question_id']}: fewer than two choices")
+    for key in ("question_id", "family", "correct_letter"):
+        _name(q, key, q[key])
+    if not isinstance(q["choices"], list) or len(q["choices"]) < 2:
+        raise SpecError(f"question {q['question_id']}: 'choices' is a list of at least two choices")
     for ch in q["choices"]:
+        if not isinstance(ch, dict):
+            raise SpecError(f"question {q['question_id']}: a choice is an object, not {type(ch).__name__}")
+        _name(q, "letter", ch.get("letter"))
         if not isinstance(ch.get("candidate"), dict):
             raise SpecError(f"question {q['question_id']}: choice {ch.get('letter')} has no candidate spec")
     winner_choice(q)

@@ -21,6 +21,7 @@ question **supports** it (the winner is the one the claim points to) or
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,6 +36,33 @@ _COND_RE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(==|!=|<=|>=|<|>|=|\bin\b
 
 class PropError(ValueError):
     """A proposition that does not hold together; one line."""
+
+
+MAX_VALUES = 32        # names in one 'in' condition
+MAX_VALUE_CHARS = 64   # characters of one value (an optimizer's, an activation's name)
+MAX_TEXT = 1000   # characters of a proposition's words: one line of a prompt pack, not a document
+# What a proposition's words may not hold: control characters (a terminal escape among them) and the
+# invisible format characters that reorder or hide text (bidirectional overrides, zero-width marks).
+# Whitespace (a newline, a tab) is folded to one space instead: the pack gives each proposition one
+# line, so a newline in the words would start what reads as another proposition of the prompt.
+_NOT_PLAIN = re.compile("[\x00-\x08\x0e-\x1f\x7f-\x9f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064"
+                        "\u2066-\u2069\ufeff]")
+
+
+def clean_text(text: str, *, what: str = "text", limit: int = MAX_TEXT) -> str:
+    """A proposition's words as stored: whitespace folded to single spaces; PropError when empty,
+    longer than LIMIT characters, or holding a control or invisible format character."""
+    if not isinstance(text, str):
+        raise PropError(f"'{what}' is a string, not {type(text).__name__}")
+    folded = " ".join(text.split())
+    if not folded:
+        raise PropError(f"'{what}' is empty")
+    if len(folded) > limit:
+        raise PropError(f"'{what}' is {len(folded):,} characters long (at most {limit:,})")
+    m = _NOT_PLAIN.search(folded)
+    if m:
+        raise PropError(f"'{what}' holds the control character U+{ord(m.group()):04X} (plain text only)")
+    return folded
 
 
 def _coerce(v: Any) -> Any:
@@ -63,15 +91,23 @@ class Condition:
 
     def __post_init__(self) -> None:
         if self.op not in OPS:
-            raise PropError(f"unknown operator {self.op!r} (use {', '.join(OPS)})")
-        if self.feature not in FEATURES:
-            raise PropError(f"unknown feature {self.feature!r} (known: {', '.join(sorted(FEATURES))})")
+            raise PropError(f"unknown operator {_short(self.op)} (use {', '.join(OPS)})")
+        if not isinstance(self.feature, str) or self.feature not in FEATURES:
+            raise PropError(f"unknown feature {_short(self.feature)} (known: {', '.join(sorted(FEATURES))})")
+        values = self.value if self.op == "in" else (self.value,)
+        if self.op == "in" and not 0 < len(values) <= MAX_VALUES:
+            raise PropError(f"an 'in' condition names 1 to {MAX_VALUES} values, not {len(values)}")
+        for v in values:
+            if isinstance(v, float) and not math.isfinite(v):
+                raise PropError(f"{self.feature}: {v} is not a finite number")
+            if isinstance(v, str) and len(v) > MAX_VALUE_CHARS:
+                raise PropError(f"{self.feature}: a value of {len(v):,} characters (at most {MAX_VALUE_CHARS})")
 
     @classmethod
     def parse(cls, text: str) -> Condition:
         m = _COND_RE.match(text)
         if not m:
-            raise PropError(f"cannot read condition {text!r} (expected e.g. 'budget < 4096')")
+            raise PropError(f"cannot read condition {_short(text)} (expected e.g. 'budget < 4096')")
         feat, op, val = m.group(1), m.group(2), m.group(3)
         op = "==" if op == "=" else op
         if op == "in":
@@ -87,10 +123,20 @@ class Condition:
             v = o.get("value")
             op = o.get("op", "==")
             op = "==" if op == "=" else op
-            return cls(str(o.get("feature")), op, tuple(_coerce(x) for x in v) if op == "in" else _coerce(v))
+            if not isinstance(o.get("feature"), str) or not isinstance(op, str):
+                raise PropError(f"a condition's feature and op are names: {_short(o)}")
+            if op == "in":
+                if isinstance(v, str):
+                    v = [x for x in re.split(r"[,\s]+", v.strip("[]() ")) if x]
+                if not isinstance(v, (list, tuple)) or not all(_scalar(x) for x in v):
+                    raise PropError(f"an 'in' condition's value is a list of names or numbers: {_short(o)}")
+                return cls(o["feature"], op, tuple(_coerce(x) for x in v))
+            if not _scalar(v):
+                raise PropError(f"a condition's value is a name or a number: {_short(o)}")
+            return cls(o["feature"], op, _coerce(v))
         if isinstance(o, (list, tuple)) and len(o) == 3:
             return cls.from_obj({"feature": o[0], "op": o[1], "value": o[2]})
-        raise PropError(f"cannot read condition {o!r}")
+        raise PropError(f"cannot read condition {_short(o)}")
 
     def to_obj(self) -> dict:
         return {"feature": self.feature, "op": self.op, "value": list(self.value) if self.op == "in" else self.value}
@@ -130,8 +176,26 @@ class Condition:
         return str(self)
 
 
+def _scalar(v: Any) -> bool:
+    return isinstance(v, (str, bool, int, float))
+
+
+def _short(o: Any, limit: int = 80) -> str:
+    """A value named in an error: its repr, cut (a hostile file's value may be megabytes)."""
+    r = repr(o)
+    return r if len(r) <= limit else r[:limit] + "..."
+
+
+MAX_CONDITIONS = 12   # in a scope or a claim: more is not a proposition a solver can read
+
+
 def conditions(objs: Iterable[Any]) -> tuple[Condition, ...]:
-    return tuple(sorted({Condition.from_obj(o) for o in objs or ()}, key=lambda c: c.key))
+    if isinstance(objs, (str, dict)) or not isinstance(objs, (list, tuple)) and objs is not None:
+        raise PropError(f"conditions come as a list: {_short(objs)}")
+    out = tuple(sorted({Condition.from_obj(o) for o in objs or ()}, key=lambda c: c.key))
+    if len(out) > MAX_CONDITIONS:
+        raise PropError(f"{len(out)} conditions (at most {MAX_CONDITIONS})")
+    return out
 
 
 @dataclass(frozen=True)
@@ -146,8 +210,9 @@ class Claim:
             if not self.when:
                 raise PropError(f"a '{self.kind}' claim needs conditions naming which candidate")
         elif self.kind == "prefer":
-            if self.feature not in FEATURES or FEATURES[self.feature][1] != "num":
-                raise PropError(f"a 'prefer' claim needs a numeric candidate feature, got {self.feature!r}")
+            numeric = isinstance(self.feature, str) and FEATURES.get(self.feature, (None, None))[1] == "num"
+            if not numeric:
+                raise PropError(f"a 'prefer' claim needs a numeric candidate feature, got {_short(self.feature)}")
             if self.direction not in ("higher", "lower"):
                 raise PropError("a 'prefer' claim's direction is 'higher' or 'lower'")
         else:
@@ -158,8 +223,10 @@ class Claim:
         if isinstance(o, str):
             return cls.parse(o)
         if not isinstance(o, dict):
-            raise PropError(f"cannot read claim {o!r}")
+            raise PropError(f"cannot read claim {_short(o)}")
         kind = o.get("kind") or ("prefer" if "direction" in o else None)
+        if not isinstance(kind, (str, type(None))):
+            raise PropError(f"claim kind must be wins, loses or prefer, got {_short(kind)}")
         if kind == "prefer":
             return cls("prefer", (), o.get("feature"), o.get("direction"))
         return cls(kind, conditions(o.get("when") or ()))
@@ -173,7 +240,7 @@ class Claim:
             return cls("prefer", (), m.group(2), m.group(1))
         m = re.match(r"^(.*)\s+(wins|loses)$", t)
         if not m:
-            raise PropError(f"cannot read claim {text!r} (e.g. 'optimizer == adam wins', 'higher lr wins')")
+            raise PropError(f"cannot read claim {_short(text)} (e.g. 'optimizer == adam wins', 'higher lr wins')")
         return cls(m.group(2), conditions([c for c in re.split(r"\s*(?:,|\band\b|&)\s*", m.group(1)) if c]))
 
     def to_obj(self) -> dict:
@@ -225,6 +292,8 @@ class Structure:
     def from_obj(cls, scope: Any, claim: Any) -> Structure:
         if isinstance(scope, str):
             scope = [s for s in re.split(r"\s*(?:,|\band\b|&)\s*", scope) if s.strip()]
+        if scope is not None and not isinstance(scope, (list, tuple)):
+            raise PropError(f"a scope is a list of conditions or one string: {_short(scope)}")
         return cls(conditions(scope or ()), Claim.from_obj(claim))
 
     def narrowed(self, extra: Iterable[Condition]) -> Structure:

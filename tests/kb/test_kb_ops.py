@@ -282,7 +282,7 @@ def test_mine_and_import_proposals(small_db, tmp_path):
     ]) + "\n")
     new, bad = kb.import_proposals(small_db, f)
     assert len(new) == 2 and len(bad) == 3
-    assert bad[0].startswith(f"{f}:3: rejected") and ":4: rejected: no 'claim'" in bad[1]
+    assert str(bad[0]).startswith(f"{f}:3: not JSON") and str(bad[1]) == f"{f}:4: no 'claim'"
     p = kb.get_proposition(small_db, new[0])
     assert p.source == "solver-x#7" and p.status == "proposed" and p.origin == "import"
     assert kb.get_proposition(small_db, new[1]).text == "The candidate with the highest width wins."

@@ -107,8 +107,12 @@ def make_hostile_store(path: Path) -> Path:
     record_run(path, kind="train", design_id=CLEAN, device=evil("cpu"), status="ok", started_at=now, ended_at=now,
                seconds=2.0, message=evil("trained "), metrics={"loss_first": 2.0, "loss_last": 1.0,
                                                               "loss_curve": [2.0, 1.5, 1.0]})
-    K.add(path, evil("Adam wins "), [], "optimizer == adam wins", actor=CURATOR)
-    K.add(path, evil("Adam beats all "), [], "optimizer == adam wins", actor=OTHER)
+    # the KB refuses control characters in a proposition's words at its door (store.kb), so the hostile
+    # words are written under it, as a store from before that door (or edited by hand) would hold them
+    a = K.add(path, "Adam wins", [], "optimizer == adam wins", actor=CURATOR)
+    b = K.add(path, "Adam beats all", [], "optimizer == adam wins", actor=OTHER)
     with transaction(path) as con:
+        for pid, words in ((a, evil("Adam wins ")), (b, evil("Adam beats all "))):
+            con.execute("UPDATE kb_propositions SET text = ? WHERE id = ?", [words, pid])
         con.execute("INSERT INTO store_meta VALUES (?, ?)", [evil("meta"), evil("value")])
     return path

@@ -33,17 +33,39 @@ import json
 import sys
 
 from ..sanitise import visible_lines
-from .errors import fail
+from .argtypes import positive_float, positive_int
+from .errors import error_line, fail
 from .output import say
 
 DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
 
 
+def _count(text: str) -> int:
+    """A number of rows or tries: a whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0.0 < value <= 1.0:
+        raise argparse.ArgumentTypeError(f"a share between 0 and 1, got {text}")
+    return value
+
+
 def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "kb", help="proposition knowledge base: list, curate, suggest, pack, replay",
-        description=__doc__.split("\n\n")[0] + ". Conditions: 'budget < 4096'; claims: 'optimizer == adam wins', "
-                    "'higher lr wins'.")
+        description=__doc__.split("\n\n")[0].rstrip(".") + ". Conditions: 'budget < 4096'; claims: "
+                    "'optimizer == adam wins', 'higher lr wins'.")
     sub = p.add_subparsers(dest="kb_cmd", metavar="ACTION", required=True)
 
     def sp(name: str, help_: str, json_flag: bool = False) -> argparse.ArgumentParser:
@@ -60,7 +82,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--status", choices=["active", "proposed", "retired", "merged", "narrowed", "withdrawn"])
     s = sp("show", "one proposition, its structure and raw evidence rows", True)
     s.add_argument("id")
-    s.add_argument("--limit", type=int, default=20, help="evidence rows to print (text output)")
+    s.add_argument("--limit", type=_count, default=20, help="evidence rows to print (text output)")
     s = sp("add", "add a proposition (its evidence is derived at once)", True)
     s.add_argument("--claim", required=True, help="e.g. 'optimizer == adam wins', 'higher lr wins'")
     s.add_argument("--scope", action="append", default=[], help="a condition, e.g. 'budget < 4096' (repeatable)")
@@ -98,29 +120,29 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--note")
     sp("undo", "revert the latest operation not yet undone", True)
     s = sp("log", "the audit log, newest first", True)
-    s.add_argument("--limit", type=int, default=30)
+    s.add_argument("--limit", type=_count, default=30)
     s = sp("suggest", "near-duplicate pairs and narrowing candidates (never applied)", True)
-    s.add_argument("--limit", type=int, default=15, help="rows of each kind to print (text output)")
+    s.add_argument("--limit", type=_count, default=15, help="rows of each kind to print (text output)")
     s = sp("pack", "the prompt pack (at most 20): text, or --json; showing records nothing, an export to "
                    "--out FILE is recorded", True)
     s.add_argument("--out", metavar="FILE", help="write it to FILE (recorded as an export)")
     s = sp("replay", "the pack on held-out questions: accuracy with and without the KB, beside uniform chance, "
                      "always-A and the best single-feature rule; per source, per family, leave one family out",
            True)
-    s.add_argument("--split", default="test", help="the held-out split (default: test)")
+    s.add_argument("--split", default="test", choices=["test", "train"], help="the held-out split (default: test)")
     s.add_argument("--no-lofo", action="store_true", help="skip the leave-one-family-out replay (it mines once "
                                                           "per family)")
     s.add_argument("--llm", metavar="URL", help="also ask an OpenAI-compatible chat endpoint (e.g. "
                                                  "http://localhost:8080/v1), each question without and with the "
                                                  "pack; key from $ARCHCURATOR_LLM_API_KEY or $OPENAI_API_KEY")
     s.add_argument("--llm-model", default="", help="model name sent to the endpoint ($ARCHCURATOR_LLM_MODEL)")
-    s.add_argument("--llm-timeout", type=float, default=120.0, help="seconds per request (default 120)")
-    s.add_argument("--llm-retries", type=int, default=3, help="retries on timeouts, 429 and 5xx (default 3)")
-    s.add_argument("--llm-limit", type=int, default=0, help="ask about the first N held-out questions only")
+    s.add_argument("--llm-timeout", type=positive_float, default=120.0, help="seconds per request (default 120)")
+    s.add_argument("--llm-retries", type=_count, default=3, help="retries on timeouts, 429 and 5xx (default 3)")
+    s.add_argument("--llm-limit", type=_count, default=0, help="ask about the first N held-out questions only")
     s = sp("mine", "rule miner over the training split; proposals enter as proposed", True)
-    s.add_argument("--min-support", type=int, default=5)
-    s.add_argument("--min-precision", type=float, default=0.7)
-    s.add_argument("--max", type=int, default=30, dest="max_props")
+    s.add_argument("--min-support", type=positive_int, default=5)
+    s.add_argument("--min-precision", type=_fraction, default=0.7)
+    s.add_argument("--max", type=positive_int, default=30, dest="max_props")
     s.add_argument("--no-pairs", action="store_true", help="single conditions only")
     s = sp("import-proposals", "an outside solver's proposals, one JSON object a line", True)
     s.add_argument("file")
@@ -134,8 +156,8 @@ def register(subparsers) -> argparse.ArgumentParser:
     s = sp("generate", "generate and execute the shipped question set (run once; minutes)", False)
     s.add_argument("--out", default=None, help="folder (default: the package's assets/aiq)")
     s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--groups", type=int, default=3, help="dataset pairs per family")
-    s.add_argument("--workers", type=int, default=2)
+    s.add_argument("--groups", type=positive_int, default=3, help="dataset pairs per family")
+    s.add_argument("--workers", type=positive_int, default=2)
     s.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
     s.add_argument("--rule", default="study", choices=["study", "strict"],
                    help="retention rule: the study's (default) or ours (10/10 seeds, 2%% margin)")
@@ -150,10 +172,12 @@ def _print_json(obj) -> None:
     say(json.dumps(obj, indent=2, default=str))
 
 
-def _console():
+def _console(soft_wrap: bool = False):
+    """Tables fit the terminal (soft_wrap False); lines of words are never cut by the console
+    (soft_wrap True: a long evidence row stays one line, as `say` prints it)."""
     from .output import console
 
-    return console(soft_wrap=False)
+    return console(soft_wrap=soft_wrap)
 
 
 def _prop_table(props, title: str, status: dict):
@@ -191,7 +215,7 @@ def run(args) -> int:
     except KBError as e:
         from archcurator.store.paths import resolve_db_path
 
-        return fail(f"kb {args.kb_cmd}", resolve_db_path(db), e)
+        return fail(f"kb {args.kb_cmd}", getattr(e, "where", None) or resolve_db_path(db), e)
     except StoreError as e:
         return fail(f"kb {args.kb_cmd}", None, e)
 
@@ -225,7 +249,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json({**p.to_dict(), "evidence": rows})
             return 0
-        con = _console()
+        con = _console(soft_wrap=True)
         con.print(Text.assemble((p.label, "bold"), " ", p.text))
         con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source {p.source}")
         con.print(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}")
@@ -316,7 +340,7 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         if as_json:
             _print_json(s.to_dict())
             return 0
-        con = _console()
+        con = _console(soft_wrap=True)
         con.print(Text.assemble(("Near-duplicates", "bold"), f" ({len(s.duplicates)}; never merged automatically: "
                                 f"`kb merge KEEP OTHER` or `kb distinct A B`)"))
         for d in s.duplicates[:args.limit]:
@@ -351,17 +375,15 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
         return 0
 
     if cmd == "import-proposals":
-        try:
-            ids, bad = kb.import_proposals(db, args.file, actor=actor)
-        except (OSError, UnicodeDecodeError) as e:
-            why = getattr(e, "strerror", None) or e.__class__.__name__
-            return fail("kb import-proposals", args.file, f"cannot read ({why})")
+        ids, bad = kb.import_proposals(db, args.file, actor=actor)
+        # each rejected line is an error line of the one form, on stderr; the rest are imported
+        for b in bad:
+            say(error_line("kb import-proposals", b.where, b.message), file=sys.stderr)
         if as_json:
-            _print_json({"imported": ids, "rejected": bad})
+            _print_json({"imported": ids, "rejected": [b.to_dict() for b in bad]})
         else:
-            say(f"imported {len(ids)} proposals as proposed: {', '.join(f'P{i}' for i in ids) or '(none)'}")
-            for b in bad:
-                say(b)
+            say(f"imported {len(ids)} proposals as proposed: {', '.join(f'P{i}' for i in ids) or '(none)'}"
+                + (f"; {len(bad)} lines rejected" if bad else ""))
         return 1 if bad else 0
 
     if cmd == "questions":
