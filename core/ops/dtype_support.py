@@ -1,7 +1,9 @@
 """Which dtypes each op's torch kernels take, measured, not guessed.
 
 `SUPPORT[op]` is a string of one letter per (dtype, mode) in DTYPES x MODES
-order: "." where torch (on the CPU) ran the op's example from
+order (`SUPPORT["Op[variant]"]`, measured on `examples.VARIANTS`, is the row
+for args that select other kernels, chosen by the op's `dtype_key`):
+"." where torch (on the CPU) ran the op's example from
 `core.ops.examples` with its data operands in that dtype, "f" where it ran
 and gave float32 results (torch promoted the integers), "X" where it
 raised. Data operands are the ones the example gives as float32; indices,
@@ -67,11 +69,13 @@ def measure() -> dict[str, str]:
 
     from ..build import build_module
     from ..graph import Design
-    from .examples import EXAMPLES
+    from .examples import EXAMPLES, VARIANTS
 
     warnings.filterwarnings("ignore")
     out = {}
-    for op, (operands, args) in sorted(EXAMPLES.items()):
+    cases = [(op, op, operands, args) for op, (operands, args) in EXAMPLES.items()]
+    cases += [(key, op, operands, args) for key, (op, operands, args) in VARIANTS.items()]
+    for key, op, operands, args in sorted(cases):
         inputs = [{"id": f"in{i}", "shape": list(s), "dtype": dt} for i, (s, dt) in enumerate(operands)]
         design = Design.from_dict({"format": "archgraph/1", "name": op, "inputs": inputs,
                                    "nodes": [{"id": "n", "op": op, "args": args, "in": [i["id"] for i in inputs]}],
@@ -100,7 +104,7 @@ def measure() -> dict[str, str]:
                     row.append("f" if promoted else ".")
                 except Exception:  # noqa: BLE001 - whatever torch raises, it refused
                     row.append("X")
-        out[op] = "".join(row)
+        out[key] = "".join(row)
     return out
 
 
@@ -180,10 +184,12 @@ SUPPORT = {
     'GRUCell': '..XXXXXXXXXXXXXX',
     'Gather': '................',
     'GroupNorm': '..XX....XXXXXXXX',
+    'GroupNorm[no affine]': '........XXXXXXXX',
     'Hardshrink': '........XXXXXXXX',
     'Hardsigmoid': '........XXXXXXXX',
     'Hardswish': '........XXXXXXXX',
     'Hardtanh': '............XXXX',
+    'Hardtanh[limits in 0..255]': '..............XX',
     'Identity': '................',
     'Index': '................',
     'IndexSelect': '................',
@@ -197,6 +203,7 @@ SUPPORT = {
     'LSTM': '..XXXXXXXXXXXXXX',
     'LSTMCell': '..XXXXXXXXXXXXXX',
     'LayerNorm': '..XX....XXXXXXXX',
+    'LayerNorm[no affine]': '........XXXXXXXX',
     'LeakyReLU': '........XXXXXXXX',
     'Linear': '..XXXXXXXXXXXXXX',
     'LocalResponseNorm': '........ffXXXXXX',

@@ -57,7 +57,7 @@ def _roll(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     shifts = a["shifts"] if isinstance(a["shifts"], list) else [a["shifts"]]
     dims = a["dims"]
-    if dims is None:
+    if dims is None or dims == []:
         if len(shifts) != 1:
             return ctx.fail("connectivity.bad-arg", f"Roll {ctx.node.id!r}: without dims, shifts must be one int")
         return [x]
@@ -215,7 +215,8 @@ OPS = [
            tb.custom("Clamp"), accepts="any", rules=("connectivity.bad-arg",)),
     OpSpec("Normalize", "tensor", (Arg("p", 2.0, NUM), Arg("dim", 1, INT), Arg("eps", 1e-12, NUM)), _normalize,
            tb.custom("Normalize"), rules=("shape.dim-range", "dtype.int-into-float")),
-    OpSpec("Roll", "tensor", (Arg("shifts", kind=DIMS), Arg("dims", None, Optional(DIMS))), _roll,
+    # torch.roll takes dims=[] as no dims: one shift of the flattened tensor
+    OpSpec("Roll", "tensor", (Arg("shifts", kind=DIMS), Arg("dims", None, Optional(OneOf(INT, ListOf(INT))))), _roll,
            tb.custom("Roll"), accepts="any", rules=("shape.dim-range", "connectivity.bad-arg")),
     OpSpec("Cumsum", "tensor", (Arg("dim", kind=INT),), _cumsum, tb.custom("Cumsum"), accepts="any",
            rules=("shape.dim-range",)),

@@ -26,6 +26,7 @@ from .base import (
     Optional,
     TensorType,
     broadcast,
+    promote,
     symbolic_pieces,
 )
 from .functional import INTERP_MODES, SCALE, interpolate_infer
@@ -55,7 +56,7 @@ def _dtype_join(types):
 # ---- element-wise binary ------------------------------------------------
 def _binary_infer(ctx: InferCtx):
     a, b = ctx.inputs[0], ctx.inputs[1]
-    dtype = _dtype_join([a, b])
+    dtype = promote(a.dtype, b.dtype)
     if ctx.node.op == "Div" and a.is_int and b.is_int:
         dtype = "float32"
     if a.shape is None or b.shape is None:
@@ -331,25 +332,28 @@ def _reduce_infer(ctx: InferCtx):
     if ctx.node.op == "Mean":
         ctx.require(not x.is_int, "dtype.int-into-float",
                     f"Mean {ctx.node.id!r} of integer {x.dtype} values is not defined in torch; cast first")
+    # torch sums bool and integer values as int64 (amax/amin keep the dtype)
+    dtype = "int64" if ctx.node.op == "Sum" and x.is_int else x.dtype
     if x.shape is None:
-        return [x]
+        return [TensorType(None, dtype)]
     r = len(x.shape)
     dim, keep = ctx.args["dim"], ctx.args["keepdim"]
     if dim is None:
-        return [TensorType((), x.dtype)]  # x.sum() / x.mean(): one value, keepdim or not
+        return [TensorType((), dtype)]  # x.sum() / x.mean(): one value, keepdim or not
     dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
-    if len(set(dims)) != len(dims):
-        return ctx.fail("shape.dim-range", f"{ctx.node.op} {ctx.node.id!r}: a dim appears more than once in {dim}")
     norm = []
     for d in dims:
         nd = _norm_dim(ctx, d, r)
         if nd is None:
             return [UNKNOWN]
         norm.append(nd)
+    if len(set(norm)) != len(norm):  # torch compares the dims made non-negative: [-1, 1] on 2-D names 1 twice
+        return ctx.fail("shape.dim-range", f"{ctx.node.op} {ctx.node.id!r}: a dim appears more than once in {dim} "
+                                           f"(for a {r}-D input)")
     norm = set(norm)  # looked up once per dim: a list made this rank x len(dim)
     out = [1 if i in norm else s for i, s in enumerate(x.shape)] if keep else \
           [s for i, s in enumerate(x.shape) if i not in norm]
-    return [TensorType(tuple(out), x.dtype)]
+    return [TensorType(tuple(out), dtype)]
 
 
 def _select_infer(ctx: InferCtx):
@@ -489,8 +493,8 @@ OPS = [
     OpSpec("Constant", "tensor", (Arg("shape", kind=ListOf(Optional(SIZE))), Arg("value", 0.0, OneOf(NUM, BOOL)),
                                   Arg("dtype", None, Optional(Enum(*sorted(FLOAT_DTYPES | INT_DTYPES | {"bool"}))))),
            _source_infer(lambda a: a["dtype"] if a.get("dtype") else
-                         "int64" if isinstance(a.get("value"), int) and not isinstance(a.get("value"), bool)
-                         else "float32"),
+                         "bool" if isinstance(a.get("value"), bool) else  # torch.full(shape, True) is bool
+                         "int64" if isinstance(a.get("value"), int) else "float32"),
            tb.custom("Constant"), arity=(0, 0), accepts="any"),
     OpSpec("Arange", "tensor", (Arg("end", kind=SIZE),), _source_infer(lambda a: "int64"), tb.custom("Arange"),
            arity=(0, 0), accepts="any"),
