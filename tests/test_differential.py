@@ -4,9 +4,14 @@ bench/differential.py runs 10,000 of them."""
 
 from __future__ import annotations
 
+import pytest
+
 from archcurator.core import dims as D
+from archcurator.core.graph import Design
+from archcurator.core.ground.child import observe_eager
 from archcurator.core.ground.differential import run_differential, summarize_differential
 from archcurator.core.ground.generate import generate
+from archcurator.core.verify import verify_graph
 
 SEEDS = (7000, 150)  # first seed, count: a sample no fix was made against
 
@@ -44,3 +49,78 @@ def test_conditions_on_symbols():
     assert D.condition("broadcast", "T", 5).text() == "T = 5 (or T = 1)"
     assert D.holds(D.condition("multiple", "T", 4), {"T": 12}) is True
     assert D.symbols_of("((T+3)//2)") == ["T"]
+
+
+# Disagreements the held-out differential runs found, each a design small enough to read: torch is run
+# here, eagerly, and the verdict must block exactly when it fails.
+def _g(inputs, nodes, mode="train"):
+    return {"format": "archgraph/1", "name": "case", "train": {"mode": mode},
+            "inputs": [{"id": f"x{i}", "shape": s, "dtype": d} for i, (s, d) in enumerate(inputs)],
+            "nodes": [{"id": f"n{i}", "op": op, "args": args, "in": ins} for i, (op, args, ins) in enumerate(nodes)],
+            "outputs": [f"n{len(nodes) - 1}"]}
+
+
+def _one(op, args, *inputs, mode="train"):
+    return _g(list(inputs), [(op, args, [f"x{i}" for i in range(len(inputs))])], mode)
+
+
+FOUND = {
+    # a norm without weights takes float64 (its row of the dtype table is measured on such args)
+    "layernorm-no-affine-f64": _one("LayerNorm", {"normalized_shape": 4, "elementwise_affine": False},
+                                    ([3, 4], "float64")),
+    "layernorm-affine-f64": _one("LayerNorm", {"normalized_shape": 4}, ([3, 4], "float64")),
+    "layernorm-no-affine-int": _one("LayerNorm", {"normalized_shape": 4, "elementwise_affine": False},
+                                    ([3, 4], "int64")),
+    "groupnorm-no-affine-f64": _one("GroupNorm", {"num_groups": 2, "num_channels": 4, "affine": False},
+                                    ([3, 4, 5], "float64")),
+    "hardtanh-u8-nonnegative": _one("Hardtanh", {"min_val": 0.5, "max_val": 2.0}, ([3, 4], "uint8")),
+    "hardtanh-u8-default": _one("Hardtanh", {}, ([3, 4], "uint8")),
+    "hardtanh-bool-nonnegative": _one("Hardtanh", {"min_val": 0.5, "max_val": 2.0}, ([3, 4], "bool")),
+    # einsum: an outer product is a multiply (promotes); a contraction is a bmm (one dtype, no bool)
+    "einsum-outer-mixed": _one("Einsum", {"equation": "i,j->ij"}, ([3], "int64"), ([4], "float32")),
+    "einsum-scalar-mixed": _one("Einsum", {"equation": ",jil->i"}, ([], "int64"), ([2, 3, 4], "float32")),
+    "einsum-contract-mixed": _one("Einsum", {"equation": "i,i"}, ([3], "int64"), ([3], "float32")),
+    "einsum-contract-bool": _one("Einsum", {"equation": "ij,j->i"}, ([3, 4], "bool"), ([4], "bool")),
+    "einsum-outer-bool": _one("Einsum", {"equation": "i,j->ij"}, ([3], "bool"), ([4], "bool")),
+    "einsum-contract-u8": _one("Einsum", {"equation": "ij,jk->ik"}, ([3, 4], "uint8"), ([4, 5], "uint8")),
+    "einsum-third-contracted": _one("Einsum", {"equation": "i,j,j->"}, ([3], "float32"), ([4], "float32"),
+                                    ([4], "int64")),
+    # dtypes torch gives: a sum of bools is int64, a distance of ints is float, a bool Constant is bool
+    "sum-of-bools-into-einsum": _g([([4], "bool")], [("Sum", {}, ["x0"]), ("Einsum", {"equation": "i,,j->ij"},
+                                                                              ["x0", "n0", "x0"])]),
+    "distance-of-ints-is-float": _g([([3, 4], "int64"), ([3, 4], "float32")],
+                                    [("PairwiseDistance", {}, ["x0", "x1"]), ("Hardswish", {}, ["n0"])]),
+    "sum-of-uint8-is-int64": _g([([3, 4], "uint8"), ([3, 1], "float32")],
+                                [("Sum", {"keepdim": True}, ["x0"]), ("PairwiseDistance", {}, ["n0", "x1"]),
+                                 ("Softshrink", {}, ["n1"])]),
+    "bool-constant-as-condition": _g([([5, 1], "float32")], [("Constant", {"shape": [1], "value": False}, []),
+                                                             ("Where", {}, ["n0", "x0", "n0"])]),
+    "roll-no-dims": _one("Roll", {"shifts": 6, "dims": []}, ([3, 4], "float32")),
+    "roll-two-shifts-no-dims": _one("Roll", {"shifts": [5, 1], "dims": []}, ([3, 4], "float32")),
+    "upsampling-one-size-3d": _one("UpsamplingNearest2d", {"size": [5]}, ([2, 3, 4], "float32")),
+    "upsampling-one-size-4d": _one("UpsamplingNearest2d", {"size": [5]}, ([2, 3, 4, 4], "float32")),
+    # is_causal without a key padding mask: torch drops the mask without reading its shape
+    "causal-mask-unread": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 3, "is_causal": True},
+                               ([2, 2, 6], "float32"), ([2, 2, 6], "float32")),
+    "mask-read-without-causal": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 3},
+                                     ([2, 2, 6], "float32"), ([2, 2, 6], "float32")),
+    "batchnorm-features-unread": _one("BatchNorm1d", {"num_features": -1, "affine": False,
+                                                      "track_running_stats": False}, ([3, 4, 5], "float32")),
+    "batchnorm-negative-features": _one("BatchNorm1d", {"num_features": -1, "affine": False}, ([3, 4, 5], "float32")),
+    "batchnorm-negative-eps-eval": _one("BatchNorm1d", {"num_features": 4, "eps": -0.5}, ([3, 4], "float32"),
+                                        mode="eval"),
+    "batchnorm-zero-eps-eval": _one("BatchNorm1d", {"num_features": 4, "eps": 0.0}, ([3, 4], "float32"),
+                                    mode="eval"),
+    "batchnorm-zero-eps-train": _one("BatchNorm1d", {"num_features": 4, "eps": 0.0}, ([3, 4], "float32")),
+    "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
+    "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_found_disagreements_now_agree_with_torch(name):
+    graph = FOUND[name]
+    seen = observe_eager(graph)
+    report = verify_graph(Design.from_dict(graph))
+    blocks = [f"{f.rule}: {f.message}" for f in report.findings if f.severity == "block"]
+    assert (report.verdict == "block") == (seen["status"] != "ok"), (seen, blocks)
