@@ -195,8 +195,9 @@ OPS = [
                                                   lambda a: f"max_val ({a['max_val']}) must be greater than "
                                                             f"min_val ({a['min_val']})")),
          saturating=True, rules=("connectivity.bad-arg",),
-         # uint8 takes limits it can hold: torch refuses negative ones and ones past 255
-         dtype_key=lambda a: "Hardtanh[limits in 0..255]" if 0 <= a["min_val"] and a["max_val"] <= 255 else "Hardtanh"),
+         # uint8 takes limits it can hold once made integers (truncated: -0.5 is 0): not negative, not past 255
+         dtype_key=lambda a: "Hardtanh[limits in 0..255]" if 0 <= int(a["min_val"]) and 0 <= int(a["max_val"]) <= 255
+         else "Hardtanh"),
     _act("Threshold", [Arg("threshold", kind=NUM), Arg("value", kind=NUM), INPLACE],
          infer=_with_arg_rule(_NUMBER, _fits_dtype), rules=("connectivity.bad-arg",)),
     _act("Hardshrink", [Arg("lambd", 0.5, NUM)]),

@@ -197,6 +197,7 @@ SUPPORT = {
     'InstanceNorm2d': '........XXXXXXXX',
     'InstanceNorm3d': '........XXXXXXXX',
     'Interpolate': '........XXXXXXXX',
+    'Interpolate[nearest]': '........XXXX..XX',
     'LPPool1d': '........ffffffff',
     'LPPool2d': '........ffffffff',
     'LPPool3d': '....XXXXffffffff',

@@ -162,7 +162,9 @@ def interpolate_infer(ctx: InferCtx):
     """Upsample and Interpolate: one of size / scale_factor, a mode that fits the rank, align_corners
     only with the interpolating modes, antialias only with bilinear / bicubic (and area's own)."""
     x, a = ctx.x, ctx.args
-    ctx.require(not x.is_int, "dtype.int-into-float",
+    # the nearest modes copy values: torch takes uint8 there (measured: not the other integers, nor bool)
+    ctx.require(not x.is_int or (x.dtype == "uint8" and a["mode"] in ("nearest", "nearest-exact")),
+                "dtype.int-into-float",
                 lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; torch interpolates floats "
                 "only — cast first")
     mode = a["mode"]
@@ -234,5 +236,6 @@ OPS = [
             Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL)),
             Arg("recompute_scale_factor", None, Optional(BOOL)), Arg("antialias", False, BOOL)),
            interpolate_infer, tb.custom("Interpolate"),
-           rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse")),
+           rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse"),
+           dtype_key=lambda a: "Interpolate[nearest]" if a["mode"] in ("nearest", "nearest-exact") else "Interpolate"),
 ]

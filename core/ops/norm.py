@@ -121,7 +121,7 @@ def _gn_infer(ctx: InferCtx):
                 f"GroupNorm {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
     if a["affine"] and a["num_channels"] < 0:
         return ctx.fail("connectivity.bad-arg", f"GroupNorm {ctx.node.id!r}: num_channels must be >= 0 with affine")
-    ctx.require(not a["affine"] or a["num_channels"] % a["num_groups"] == 0, "shape.groupnorm-divisibility",
+    ctx.require(a["num_channels"] % a["num_groups"] == 0, "shape.groupnorm-divisibility",  # the constructor checks it
                 f"GroupNorm {ctx.node.id!r}: num_channels={a['num_channels']} is not divisible by "
                 f"num_groups={a['num_groups']}; pick a group count that divides the channels")
     if x.shape is None:

@@ -530,7 +530,8 @@ def _pad_infer(n: int, mode: str):
         pads = list(pad) if isinstance(pad, (list, tuple)) else [pad] * (2 * n)
         value = ctx.args.get("value", 0)
         lo_hi = INT_RANGES.get(x.dtype)
-        if lo_hi and not lo_hi[0] <= value <= lo_hi[1]:
+        # torch fills only where it pads: padding that only trims never converts the value
+        if lo_hi and not lo_hi[0] <= value <= lo_hi[1] and any(p > 0 for p in pads):
             return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: value={value} does not fit its "
                                                     f"{x.dtype} input")
         s = list(x.shape)
