@@ -54,7 +54,7 @@ def test_conditions_on_symbols():
 # Disagreements the held-out differential runs found, each a design small enough to read: torch is run
 # here, eagerly, and the verdict must block exactly when it fails.
 def _g(inputs, nodes, mode="train"):
-    return {"format": "archgraph/1", "name": "case", "train": {"mode": mode},
+    return {"format": "archgraph/1", "name": "case", "train": {"mode": mode, "seq_len": 16},
             "inputs": [{"id": f"x{i}", "shape": s, "dtype": d} for i, (s, d) in enumerate(inputs)],
             "nodes": [{"id": f"n{i}", "op": op, "args": args, "in": ins} for i, (op, args, ins) in enumerate(nodes)],
             "outputs": [f"n{len(nodes) - 1}"]}
@@ -83,6 +83,17 @@ FOUND = {
     "pad-fill-value-overflows": _one("ConstantPad1d", {"padding": 1, "value": -1.136}, ([3, 3, 16], "uint8")),
     "groupnorm-no-affine-indivisible": _one("GroupNorm", {"num_groups": 3, "num_channels": 160, "affine": False},
                                             ([2, 160, 4], "float32")),
+    "reflection-pad-vs-declared-t": _g([([1, "T"], "float32")], [("ReflectionPad1d", {"padding": 16}, ["x0"])]),
+    "reflection-pad-under-declared-t": _g([([1, "T"], "float32")], [("ReflectionPad1d", {"padding": 15}, ["x0"])]),
+    "reflection-trim-to-empty": _one("ReflectionPad1d", {"padding": -2}, ([3, 4], "float32")),
+    "replication-trim-to-one": _one("ReplicationPad1d", {"padding": [-1, -2]}, ([3, 4], "float32")),
+    "circular-trim-to-empty": _one("CircularPad1d", {"padding": -2}, ([3, 4], "float32")),
+    "avgpool3d-padded-window-past-input": _one("AvgPool3d", {"kernel_size": 3, "padding": 1},
+                                               ([1, 2, 2, 8, 8], "float32")),
+    "lppool3d-ceil-window-past-input": _one("LPPool3d", {"norm_type": 2, "kernel_size": 4, "ceil_mode": True},
+                                            ([2, 3, 8, 8], "float32")),
+    "maxpool3d-padded-window-past-input": _one("MaxPool3d", {"kernel_size": 3, "padding": 1},
+                                               ([1, 2, 2, 8, 8], "float32")),
     "hardtanh-bool-nonnegative": _one("Hardtanh", {"min_val": 0.5, "max_val": 2.0}, ([3, 4], "bool")),
     # einsum: an outer product is a multiply (promotes); a contraction is a bmm (one dtype, no bool)
     "einsum-outer-mixed": _one("Einsum", {"equation": "i,j->ij"}, ([3], "int64"), ([4], "float32")),

@@ -547,6 +547,13 @@ def _pad_infer(n: int, mode: str):
             if mode == "circular" and D.is_const(size) and (left > size or right > size):
                 return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: circular padding ({left}, "
                                                   f"{right}) may wrap at most once around size {size}")
+            if mode == "reflect" and not D.is_const(size):
+                # each side must be smaller than the size: |p| + 1 <= size, a condition on the symbol
+                for p in {abs(left), abs(right)} - {0}:
+                    if not ctx.require_equal(p + 1, size, "shape.pad-size",
+                                             f"{ctx.node.op} {ctx.node.id!r}: reflection padding {p} against size "
+                                             f"{size} of dim {dim}", kind="le"):
+                        return [UNKNOWN]
             if mode == "circular" and not D.is_const(size):
                 for p in (left, right):
                     if not ctx.require_equal(p, size, "shape.pad-size",
@@ -554,6 +561,15 @@ def _pad_infer(n: int, mode: str):
                                              f"{size} of dim {dim}", kind="le"):
                         return [UNKNOWN]
             s[dim] = D.add(size, left + right)
+            # reflection and replication refuse an empty result ("input is too small"); the others give one
+            if mode in ("reflect", "replicate") and D.is_const(s[dim]) and s[dim] == 0:
+                return ctx.fail("shape.spatial-collapse",
+                                f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size 0 of dim {dim}")
+            if mode in ("reflect", "replicate") and left + right < 0 and not D.is_const(size):
+                if not ctx.require_equal(1 - (left + right), size, "shape.spatial-collapse",
+                                         f"{ctx.node.op} {ctx.node.id!r}: negative padding {left + right} of size "
+                                         f"{size} of dim {dim}", kind="le"):
+                    return [UNKNOWN]
             if D.is_const(s[dim]) and s[dim] < 0:
                 return ctx.fail("shape.spatial-collapse",
                                 f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size {s[dim]}")
