@@ -62,6 +62,9 @@ def _roll(ctx: InferCtx):
             return ctx.fail("connectivity.bad-arg", f"Roll {ctx.node.id!r}: without dims, shifts must be one int")
         return [x]
     dims = dims if isinstance(dims, list) else [dims]
+    if x.shape == ():
+        return ctx.fail("shape.dim-range", f"Roll {ctx.node.id!r}: a 0-D tensor has no dim to roll along "
+                                           "(torch rolls it only without dims)")
     if len(dims) != len(shifts):
         return ctx.fail("connectivity.bad-arg", f"Roll {ctx.node.id!r}: {len(shifts)} shift(s) for {len(dims)} dim(s)")
     if x.shape is not None:
@@ -171,6 +174,9 @@ def interpolate_infer(ctx: InferCtx):
     if (a["size"] is None) == (a["scale_factor"] is None):
         return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: give exactly one of size and "
                                                 "scale_factor")
+    if a.get("recompute_scale_factor") and a["size"] is not None:
+        return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: recompute_scale_factor=true with an "
+                                                "explicit size (torch: 'not meaningful with an explicit size')")
     if a["align_corners"] is not None and mode not in ("linear", "bilinear", "bicubic", "trilinear"):
         return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: align_corners is for the "
                                                 f"interpolating modes, not {mode!r}")

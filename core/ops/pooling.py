@@ -250,7 +250,9 @@ for _n in (1, 2, 3):
                              "dtype.int-into-float")))
 for _n in (2, 3):
     OPS.append(OpSpec(f"FractionalMaxPool{_n}d", "pooling",
-                      (Arg("kernel_size", kind=Ints(_n)), Arg("output_size", None, Optional(Ints(_n))),
+                      # FractionalMaxPool2d runs with a kernel of 0 (measured); the 3-D one refuses it
+                      (Arg("kernel_size", kind=Ints(_n, NAT) if _n == 2 else Ints(_n)),
+                       Arg("output_size", None, Optional(Ints(_n))),
                        Arg("output_ratio", None, Optional(OneOf(_RATIO, ListOf(_RATIO, _n)))),
                        Arg("return_indices", False, BOOL)),
                       _fractional_infer(_n), tb.module(f"FractionalMaxPool{_n}d"),

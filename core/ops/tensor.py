@@ -560,6 +560,11 @@ def _pad_infer(n: int, mode: str):
                                              f"{ctx.node.op} {ctx.node.id!r}: circular padding {p} against size "
                                              f"{size} of dim {dim}", kind="le"):
                         return [UNKNOWN]
+            # constant and circular padding narrow away the negative sides first, then pad
+            if mode in ("constant", "circular") and D.is_const(size) and size + min(left, 0) + min(right, 0) < 0:
+                return ctx.fail("shape.spatial-collapse",
+                                f"{ctx.node.op} {ctx.node.id!r}: negative padding ({left}, {right}) trims more "
+                                f"than the size {size} of dim {dim}")
             s[dim] = D.add(size, left + right)
             # reflection and replication refuse an empty result ("input is too small"); the others give one
             if mode in ("reflect", "replicate") and D.is_const(s[dim]) and s[dim] == 0:
