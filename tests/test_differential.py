@@ -107,6 +107,11 @@ FOUND = {
                                             ([1, 2, 5], "float32")),
     "roll-0d-along-dim": _g([([3], "float32")], [("Sum", {}, ["x0"]), ("Roll", {"shifts": 1, "dims": 0}, ["n0"])]),
     "roll-0d-without-dims": _g([([3], "float32")], [("Sum", {}, ["x0"]), ("Roll", {"shifts": 1}, ["n0"])]),
+    "self-attention-half-into-float-weights": _one("MultiheadAttention", {"embed_dim": 7, "num_heads": 7},
+                                                   ([3, 8, 7], "float16")),
+    "rnncell-bfloat16-unbatched": _one("RNNCell", {"input_size": 8, "hidden_size": 8}, ([8], "bfloat16")),
+    "upsample-scale-factor-list": _one("Upsample", {"scale_factor": [1.834, 0.345], "mode": "bilinear"},
+                                       ([1, 16, 7, 7], "float32")),
     "hardtanh-bool-nonnegative": _one("Hardtanh", {"min_val": 0.5, "max_val": 2.0}, ([3, 4], "bool")),
     # einsum: an outer product is a multiply (promotes); a contraction is a bmm (one dtype, no bool)
     "einsum-outer-mixed": _one("Einsum", {"equation": "i,j->ij"}, ([3], "int64"), ([4], "float32")),

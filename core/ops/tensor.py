@@ -48,6 +48,12 @@ def _norm_dim(ctx: InferCtx, dim, rank: int, extra: int = 0):
     return dim % r
 
 
+def _scale_factor_tuple(args: dict) -> dict:
+    if isinstance(args.get("scale_factor"), list):
+        args["scale_factor"] = tuple(args["scale_factor"])
+    return args
+
+
 def _dtype_join(types):
     floats = [t.dtype for t in types if t.is_float]
     return floats[0] if floats else types[0].dtype
@@ -504,7 +510,9 @@ OPS = [
     OpSpec("Upsample", "tensor", (Arg("size", None, Optional(OneOf(NAT, ListOf(NAT, min_len=1)))),
                                   Arg("scale_factor", None, Optional(OneOf(SCALE, ListOf(SCALE, min_len=1)))),
                                   Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL))),
-                                      _upsample_infer, tb.module("Upsample"),
+                                      # nn.Upsample reads a tuple of scale factors but calls float() on a list:
+                                      # a design's JSON list is the tuple a Python author writes
+                                      _upsample_infer, tb.module("Upsample", _scale_factor_tuple),
            rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse")),
 ]
 
