@@ -196,6 +196,7 @@ SUPPORT = {
     'InstanceNorm2d': '........XXXXXXXX',
     'InstanceNorm3d': '........XXXXXXXX',
     'Interpolate': '........XXXXXXXX',
+    'Interpolate[bilinear]': '........XXXX..XX',
     'Interpolate[nearest]': '........XXXX..XX',
     'LPPool1d': '........ffffffff',
     'LPPool2d': '........ffffffff',

@@ -161,12 +161,16 @@ INTERP_RANKS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4,
                 "bilinear": (4,), "bicubic": (4,), "trilinear": (5,)}
 
 
+UINT8_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic")
+
+
 def interpolate_infer(ctx: InferCtx):
     """Upsample and Interpolate: one of size / scale_factor, a mode that fits the rank, align_corners
     only with the interpolating modes, antialias only with bilinear / bicubic (and area's own)."""
     x, a = ctx.x, ctx.args
-    # the nearest modes copy values: torch takes uint8 there (measured: not the other integers, nor bool)
-    ctx.require(not x.is_int or (x.dtype == "uint8" and a["mode"] in ("nearest", "nearest-exact")),
+    # torch has uint8 kernels for the nearest modes and (image) bilinear / bicubic, measured; none for the
+    # other integers or bool
+    ctx.require(not x.is_int or (x.dtype == "uint8" and a["mode"] in UINT8_MODES),
                 "dtype.int-into-float",
                 lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; torch interpolates floats "
                 "only — cast first")
@@ -243,5 +247,6 @@ OPS = [
             Arg("recompute_scale_factor", None, Optional(BOOL)), Arg("antialias", False, BOOL)),
            interpolate_infer, tb.custom("Interpolate"),
            rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse"),
-           dtype_key=lambda a: "Interpolate[nearest]" if a["mode"] in ("nearest", "nearest-exact") else "Interpolate"),
+           dtype_key=lambda a: "Interpolate[nearest]" if a["mode"] in ("nearest", "nearest-exact") else
+           "Interpolate[bilinear]" if a["mode"] in ("bilinear", "bicubic") else "Interpolate"),
 ]

@@ -126,7 +126,7 @@ def _gn_infer(ctx: InferCtx):
                 f"num_groups={a['num_groups']}; pick a group count that divides the channels")
     if x.shape is None:
         return [x]
-    if not ctx.need_rank(x, (2, 3, 4, 5)):
+    if not ctx.need_rank(x, (2, 3, 4, 5, 6, 7, 8)):  # group_norm takes any rank from 2
         return [UNKNOWN]
     ch = x.shape[1]
     if D.is_const(ch) and ch % a["num_groups"]:

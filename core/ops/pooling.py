@@ -10,6 +10,7 @@ from .. import dims as D
 from . import torch_build as tb
 from .base import (
     BOOL,
+    INT,
     NAT,
     POS,
     UNKNOWN,
@@ -250,8 +251,9 @@ for _n in (1, 2, 3):
                              "dtype.int-into-float")))
 for _n in (2, 3):
     OPS.append(OpSpec(f"FractionalMaxPool{_n}d", "pooling",
-                      # FractionalMaxPool2d runs with a kernel of 0 (measured); the 3-D one refuses it
-                      (Arg("kernel_size", kind=Ints(_n, NAT) if _n == 2 else Ints(_n)),
+                      # FractionalMaxPool2d never checks its kernel (0 and -1 run, measured); the 3-D one wants
+                      # it positive
+                      (Arg("kernel_size", kind=Ints(_n, INT) if _n == 2 else Ints(_n)),
                        Arg("output_size", None, Optional(Ints(_n))),
                        Arg("output_ratio", None, Optional(OneOf(_RATIO, ListOf(_RATIO, _n)))),
                        Arg("return_indices", False, BOOL)),
