@@ -123,6 +123,10 @@ FOUND = {
                                          ([7, 20, 20], "float32")),
     "groupnorm-6d": _one("GroupNorm", {"num_groups": 1, "num_channels": 7}, ([2, 7, 3, 1, 5, 4], "float32")),
     "groupnorm-1d": _one("GroupNorm", {"num_groups": 1, "num_channels": 7, "affine": False}, ([7], "float32")),
+    "pool-window-past-declared-t": _g([([2, "T"], "float32")], [("LPPool1d", {"norm_type": 2, "kernel_size": 17},
+                                                                   ["x0"])]),
+    "pool-window-fits-declared-t": _g([([2, "T"], "float32")], [("LPPool1d", {"norm_type": 2, "kernel_size": 16},
+                                                                   ["x0"])]),
     "hardtanh-bool-nonnegative": _one("Hardtanh", {"min_val": 0.5, "max_val": 2.0}, ([3, 4], "bool")),
     # einsum: an outer product is a multiply (promotes); a contraction is a bmm (one dtype, no bool)
     "einsum-outer-mixed": _one("Einsum", {"equation": "i,j->ij"}, ([3], "int64"), ([4], "float32")),

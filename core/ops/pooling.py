@@ -85,6 +85,14 @@ def _pool_infer(n: int, kind: str):
                     return [UNKNOWN]
         out = []
         for i, size in enumerate(x.shape[-n:]):
+            if not D.is_const(size) and not a.get("ceil_mode", False):
+                # a window must fit a symbolic size: d(k-1)+1 - 2p <= size, a condition on the symbol (blocks
+                # on a declared size it does not fit)
+                need = d[i] * (k[i] - 1) + 1 - 2 * p[i]
+                if need > 1 and not ctx.require_equal(need, size, "shape.spatial-collapse",
+                                                      lambda i=i, size=size: f"{op} {ctx.node.id!r}: a window of "
+                                                      f"{k[i]} on size {size} at spatial dim {i}", kind="le"):
+                    return [UNKNOWN]
             v = _pool_out(size, k[i], s[i], p[i], d[i], a.get("ceil_mode", False))
             if D.is_const(v) and v <= 0:
                 ctx.require(False, "shape.spatial-collapse",
