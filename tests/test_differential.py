@@ -127,6 +127,8 @@ FOUND = {
                                                                    ["x0"])]),
     "pool-window-fits-declared-t": _g([([2, "T"], "float32")], [("LPPool1d", {"norm_type": 2, "kernel_size": 16},
                                                                    ["x0"])]),
+    "lrn-4d-bfloat16": _one("LocalResponseNorm", {"size": 2}, ([2, 5, 4, 4], "bfloat16")),
+    "lrn-3d-bfloat16": _one("LocalResponseNorm", {"size": 2}, ([2, 5, 4], "bfloat16")),
     "hardtanh-bool-nonnegative": _one("Hardtanh", {"min_val": 0.5, "max_val": 2.0}, ([3, 4], "bool")),
     # einsum: an outer product is a multiply (promotes); a contraction is a bmm (one dtype, no bool)
     "einsum-outer-mixed": _one("Einsum", {"equation": "i,j->ij"}, ([3], "int64"), ([4], "float32")),

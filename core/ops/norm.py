@@ -180,10 +180,11 @@ def _lrn_infer(ranks):
         if x.shape is not None and not ctx.need_rank(x, ranks):
             return [UNKNOWN]
         # LocalResponseNorm's 4-D and larger inputs go through avg_pool3d, whose CPU kernel has no float16
+        # and no bfloat16 (measured)
         ctx.require(not (ctx.node.op == "LocalResponseNorm" and x.shape is not None and len(x.shape) >= 4
-                         and x.dtype == "float16"), "dtype.unsupported",
+                         and x.dtype in ("float16", "bfloat16")), "dtype.unsupported",
                     lambda: f"{ctx.node.op} {ctx.node.id!r}: torch's CPU kernel for a {len(x.shape)}-D input has no "
-                            "float16; cast to float32")
+                            f"{x.dtype}; cast to float32")
         return [x]
 
     return infer
