@@ -129,6 +129,10 @@ FOUND = {
                                                                    ["x0"])]),
     "lrn-4d-bfloat16": _one("LocalResponseNorm", {"size": 2}, ([2, 5, 4, 4], "bfloat16")),
     "lrn-3d-bfloat16": _one("LocalResponseNorm", {"size": 2}, ([2, 5, 4], "bfloat16")),
+    "conv-same-strided": _one("Conv2d", {"in_channels": 4, "out_channels": 3, "kernel_size": 3, "stride": [2],
+                                         "padding": "same"}, ([2, 4, 9, 9], "float32")),
+    "conv-same-unstrided": _one("Conv2d", {"in_channels": 4, "out_channels": 3, "kernel_size": 3, "stride": [1],
+                                           "padding": "same"}, ([2, 4, 9, 9], "float32")),
     "hardtanh-bool-nonnegative": _one("Hardtanh", {"min_val": 0.5, "max_val": 2.0}, ([3, 4], "bool")),
     # einsum: an outer product is a multiply (promotes); a contraction is a bmm (one dtype, no bool)
     "einsum-outer-mixed": _one("Einsum", {"equation": "i,j->ij"}, ([3], "int64"), ([4], "float32")),

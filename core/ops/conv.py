@@ -63,6 +63,9 @@ def _conv_infer(n: int):
         a = ctx.args
         k, s, d = pair(a["kernel_size"], n), pair(a["stride"], n), pair(a["dilation"], n)
         pad = a["padding"]
+        if pad == "same" and any(v != 1 for v in s):
+            return ctx.fail("connectivity.bad-arg", f"{op} {ctx.node.id!r}: padding='same' with stride {a['stride']}; "
+                                                    "torch's constructor refuses it for strided convolutions")
         spatial = shape[-n:]
         out = []
         collapsed = False
