@@ -167,18 +167,19 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         args = _tied_args(node, other, args, inf)
     mode = train.get("mode", "train") if type(train) is dict else "train"
     data = data_dtype(node.op, [t.dtype for t in in_types]) if spec.measured_for(args) else None
-    refused = data if data is not None and supported(node.op, data, mode) is False and \
+    row = spec.dtype_key(args) if spec.dtype_key is not None and data is not None else node.op
+    refused = data if data is not None and supported(row, data, mode) is False and \
         not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
         integer = refused not in ("float32", "float64", "float16", "bfloat16", "float")
         _fail(inf, node, "dtype.int-into-float" if integer else "dtype.unsupported",
               f"{node.op} {node.id!r} receives {refused} values, which torch's {node.op} does not take"
-              + (" in training mode" if mode != "eval" and supported(node.op, refused, "eval") else "")
+              + (" in training mode" if mode != "eval" and supported(row, refused, "eval") else "")
               + ("; cast them to float (or embed token ids)" if integer else
                  "; cast them to float32 (its weights' dtype) or to a dtype it takes"))
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
-    ctx.dtype_ok = data is not None and supported(node.op, data, mode) is True
+    ctx.dtype_ok = data is not None and supported(row, data, mode) is True
     if inf.max_ref:
         ctx.max_result = inf.max_ref.get(node.id, 0)
     if node.op == "Parameter" or (node.op in VALUE_VIEWS and node.inputs and node.inputs[0] in inf.leaves):

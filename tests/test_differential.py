@@ -4,9 +4,14 @@ bench/differential.py runs 10,000 of them."""
 
 from __future__ import annotations
 
+import pytest
+
 from archcurator.core import dims as D
+from archcurator.core.graph import Design
+from archcurator.core.ground.child import observe_eager
 from archcurator.core.ground.differential import run_differential, summarize_differential
 from archcurator.core.ground.generate import generate
+from archcurator.core.verify import verify_graph
 
 SEEDS = (7000, 150)  # first seed, count: a sample no fix was made against
 
@@ -44,3 +49,136 @@ def test_conditions_on_symbols():
     assert D.condition("broadcast", "T", 5).text() == "T = 5 (or T = 1)"
     assert D.holds(D.condition("multiple", "T", 4), {"T": 12}) is True
     assert D.symbols_of("((T+3)//2)") == ["T"]
+
+
+# Disagreements the held-out differential runs found, each a design small enough to read: torch is run
+# here, eagerly, and the verdict must block exactly when it fails.
+def _g(inputs, nodes, mode="train"):
+    return {"format": "archgraph/1", "name": "case", "train": {"mode": mode, "seq_len": 16},
+            "inputs": [{"id": f"x{i}", "shape": s, "dtype": d} for i, (s, d) in enumerate(inputs)],
+            "nodes": [{"id": f"n{i}", "op": op, "args": args, "in": ins} for i, (op, args, ins) in enumerate(nodes)],
+            "outputs": [f"n{len(nodes) - 1}"]}
+
+
+def _one(op, args, *inputs, mode="train"):
+    return _g(list(inputs), [(op, args, [f"x{i}" for i in range(len(inputs))])], mode)
+
+
+FOUND = {
+    # a norm without weights takes float64 (its row of the dtype table is measured on such args)
+    "layernorm-no-affine-f64": _one("LayerNorm", {"normalized_shape": 4, "elementwise_affine": False},
+                                    ([3, 4], "float64")),
+    "layernorm-affine-f64": _one("LayerNorm", {"normalized_shape": 4}, ([3, 4], "float64")),
+    "layernorm-no-affine-int": _one("LayerNorm", {"normalized_shape": 4, "elementwise_affine": False},
+                                    ([3, 4], "int64")),
+    "groupnorm-no-affine-f64": _one("GroupNorm", {"num_groups": 2, "num_channels": 4, "affine": False},
+                                    ([3, 4, 5], "float64")),
+    "hardtanh-u8-nonnegative": _one("Hardtanh", {"min_val": 0.5, "max_val": 2.0}, ([3, 4], "uint8")),
+    "hardtanh-u8-default": _one("Hardtanh", {}, ([3, 4], "uint8")),
+    "hardtanh-u8-limits-truncate-to-0": _one("Hardtanh", {"min_val": -0.53, "max_val": -0.281}, ([3, 4], "uint8")),
+    "interpolate-nearest-u8": _one("Interpolate", {"size": [2, 7]}, ([2, 7, 12, 1], "uint8")),
+    "interpolate-nearest-int64": _one("Interpolate", {"size": [2, 7]}, ([2, 7, 12, 1], "int64")),
+    "interpolate-linear-u8": _one("Interpolate", {"scale_factor": 2, "mode": "linear"}, ([1, 2, 5], "uint8")),
+    "pad-trim-value-unread": _one("ConstantPad1d", {"padding": -1, "value": -1.136}, ([3, 3, 16], "uint8")),
+    "pad-fill-value-overflows": _one("ConstantPad1d", {"padding": 1, "value": -1.136}, ([3, 3, 16], "uint8")),
+    "groupnorm-no-affine-indivisible": _one("GroupNorm", {"num_groups": 3, "num_channels": 160, "affine": False},
+                                            ([2, 160, 4], "float32")),
+    "reflection-pad-vs-declared-t": _g([([1, "T"], "float32")], [("ReflectionPad1d", {"padding": 16}, ["x0"])]),
+    "reflection-pad-under-declared-t": _g([([1, "T"], "float32")], [("ReflectionPad1d", {"padding": 15}, ["x0"])]),
+    "reflection-trim-to-empty": _one("ReflectionPad1d", {"padding": -2}, ([3, 4], "float32")),
+    "replication-trim-to-one": _one("ReplicationPad1d", {"padding": [-1, -2]}, ([3, 4], "float32")),
+    "circular-trim-to-empty": _one("CircularPad1d", {"padding": -2}, ([3, 4], "float32")),
+    "avgpool3d-padded-window-past-input": _one("AvgPool3d", {"kernel_size": 3, "padding": 1},
+                                               ([1, 2, 2, 8, 8], "float32")),
+    "lppool3d-ceil-window-past-input": _one("LPPool3d", {"norm_type": 2, "kernel_size": 4, "ceil_mode": True},
+                                            ([2, 3, 8, 8], "float32")),
+    "maxpool3d-padded-window-past-input": _one("MaxPool3d", {"kernel_size": 3, "padding": 1},
+                                               ([1, 2, 2, 8, 8], "float32")),
+    "constant-pad-trims-left-first": _one("ConstantPad1d", {"padding": [-5, 3], "value": 0.0}, ([3, 4], "float32")),
+    "constant-pad-trims-to-empty": _one("ConstantPad1d", {"padding": [-4, 3], "value": 0.0}, ([3, 4], "float32")),
+    "circular-pad-trims-past": _one("CircularPad1d", {"padding": [-2, -3]}, ([3, 4], "float32")),
+    "lstm-proj-not-smaller": _one("LSTM", {"input_size": 4, "hidden_size": 3, "proj_size": 3}, ([2, 5, 4], "float32")),
+    "lstm-proj-smaller": _one("LSTM", {"input_size": 4, "hidden_size": 3, "proj_size": 2}, ([2, 5, 4], "float32")),
+    "fractional2d-kernel-0": _one("FractionalMaxPool2d", {"kernel_size": 0, "output_ratio": 0.698},
+                                  ([1, 1, 2, 3], "float32")),
+    "fractional3d-kernel-0": _one("FractionalMaxPool3d", {"kernel_size": 0, "output_ratio": 0.5},
+                                  ([1, 1, 4, 4, 4], "float32")),
+    "interpolate-recompute-with-size": _one("Interpolate", {"size": 7, "recompute_scale_factor": True},
+                                            ([1, 2, 5], "float32")),
+    "roll-0d-along-dim": _g([([3], "float32")], [("Sum", {}, ["x0"]), ("Roll", {"shifts": 1, "dims": 0}, ["n0"])]),
+    "roll-0d-without-dims": _g([([3], "float32")], [("Sum", {}, ["x0"]), ("Roll", {"shifts": 1}, ["n0"])]),
+    "self-attention-half-into-float-weights": _one("MultiheadAttention", {"embed_dim": 7, "num_heads": 7},
+                                                   ([3, 8, 7], "float16")),
+    "rnncell-bfloat16-unbatched": _one("RNNCell", {"input_size": 8, "hidden_size": 8}, ([8], "bfloat16")),
+    "upsample-scale-factor-list": _one("Upsample", {"scale_factor": [1.834, 0.345], "mode": "bilinear"},
+                                       ([1, 16, 7, 7], "float32")),
+    "conv2d-one-element-dilation": _one("Conv2d", {"in_channels": 4, "out_channels": 6, "kernel_size": 3,
+                                                   "dilation": [2], "stride": [2], "padding": [1]},
+                                        ([2, 4, 9, 9], "float32")),
+    "conv2d-one-element-kernel": _one("Conv2d", {"in_channels": 4, "out_channels": 6, "kernel_size": [3]},
+                                      ([2, 4, 9, 9], "float32")),
+    "interpolate-bilinear-u8": _one("Interpolate", {"size": 16, "mode": "bilinear"}, ([2, 4, 7, 12], "uint8")),
+    "interpolate-trilinear-u8": _one("Interpolate", {"size": 8, "mode": "trilinear"}, ([1, 2, 4, 4, 4], "uint8")),
+    "fractional2d-kernel-negative": _one("FractionalMaxPool2d", {"kernel_size": -1, "output_size": 8},
+                                         ([7, 20, 20], "float32")),
+    "groupnorm-6d": _one("GroupNorm", {"num_groups": 1, "num_channels": 7}, ([2, 7, 3, 1, 5, 4], "float32")),
+    "groupnorm-1d": _one("GroupNorm", {"num_groups": 1, "num_channels": 7, "affine": False}, ([7], "float32")),
+    "pool-window-past-declared-t": _g([([2, "T"], "float32")], [("LPPool1d", {"norm_type": 2, "kernel_size": 17},
+                                                                   ["x0"])]),
+    "pool-window-fits-declared-t": _g([([2, "T"], "float32")], [("LPPool1d", {"norm_type": 2, "kernel_size": 16},
+                                                                   ["x0"])]),
+    "lrn-4d-bfloat16": _one("LocalResponseNorm", {"size": 2}, ([2, 5, 4, 4], "bfloat16")),
+    "lrn-3d-bfloat16": _one("LocalResponseNorm", {"size": 2}, ([2, 5, 4], "bfloat16")),
+    "conv-same-strided": _one("Conv2d", {"in_channels": 4, "out_channels": 3, "kernel_size": 3, "stride": [2],
+                                         "padding": "same"}, ([2, 4, 9, 9], "float32")),
+    "conv-same-unstrided": _one("Conv2d", {"in_channels": 4, "out_channels": 3, "kernel_size": 3, "stride": [1],
+                                           "padding": "same"}, ([2, 4, 9, 9], "float32")),
+    "hardtanh-bool-nonnegative": _one("Hardtanh", {"min_val": 0.5, "max_val": 2.0}, ([3, 4], "bool")),
+    # einsum: an outer product is a multiply (promotes); a contraction is a bmm (one dtype, no bool)
+    "einsum-outer-mixed": _one("Einsum", {"equation": "i,j->ij"}, ([3], "int64"), ([4], "float32")),
+    "einsum-scalar-mixed": _one("Einsum", {"equation": ",jil->i"}, ([], "int64"), ([2, 3, 4], "float32")),
+    "einsum-contract-mixed": _one("Einsum", {"equation": "i,i"}, ([3], "int64"), ([3], "float32")),
+    "einsum-contract-bool": _one("Einsum", {"equation": "ij,j->i"}, ([3, 4], "bool"), ([4], "bool")),
+    "einsum-outer-bool": _one("Einsum", {"equation": "i,j->ij"}, ([3], "bool"), ([4], "bool")),
+    "einsum-contract-u8": _one("Einsum", {"equation": "ij,jk->ik"}, ([3, 4], "uint8"), ([4, 5], "uint8")),
+    "einsum-third-contracted": _one("Einsum", {"equation": "i,j,j->"}, ([3], "float32"), ([4], "float32"),
+                                    ([4], "int64")),
+    # dtypes torch gives: a sum of bools is int64, a distance of ints is float, a bool Constant is bool
+    "sum-of-bools-into-einsum": _g([([4], "bool")], [("Sum", {}, ["x0"]), ("Einsum", {"equation": "i,,j->ij"},
+                                                                              ["x0", "n0", "x0"])]),
+    "distance-of-ints-is-float": _g([([3, 4], "int64"), ([3, 4], "float32")],
+                                    [("PairwiseDistance", {}, ["x0", "x1"]), ("Hardswish", {}, ["n0"])]),
+    "sum-of-uint8-is-int64": _g([([3, 4], "uint8"), ([3, 1], "float32")],
+                                [("Sum", {"keepdim": True}, ["x0"]), ("PairwiseDistance", {}, ["n0", "x1"]),
+                                 ("Softshrink", {}, ["n1"])]),
+    "bool-constant-as-condition": _g([([5, 1], "float32")], [("Constant", {"shape": [1], "value": False}, []),
+                                                             ("Where", {}, ["n0", "x0", "n0"])]),
+    "roll-no-dims": _one("Roll", {"shifts": 6, "dims": []}, ([3, 4], "float32")),
+    "roll-two-shifts-no-dims": _one("Roll", {"shifts": [5, 1], "dims": []}, ([3, 4], "float32")),
+    "upsampling-one-size-3d": _one("UpsamplingNearest2d", {"size": [5]}, ([2, 3, 4], "float32")),
+    "upsampling-one-size-4d": _one("UpsamplingNearest2d", {"size": [5]}, ([2, 3, 4, 4], "float32")),
+    # is_causal without a key padding mask: torch drops the mask without reading its shape
+    "causal-mask-unread": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 3, "is_causal": True},
+                               ([2, 2, 6], "float32"), ([2, 2, 6], "float32")),
+    "mask-read-without-causal": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 3},
+                                     ([2, 2, 6], "float32"), ([2, 2, 6], "float32")),
+    "batchnorm-features-unread": _one("BatchNorm1d", {"num_features": -1, "affine": False,
+                                                      "track_running_stats": False}, ([3, 4, 5], "float32")),
+    "batchnorm-negative-features": _one("BatchNorm1d", {"num_features": -1, "affine": False}, ([3, 4, 5], "float32")),
+    "batchnorm-negative-eps-eval": _one("BatchNorm1d", {"num_features": 4, "eps": -0.5}, ([3, 4], "float32"),
+                                        mode="eval"),
+    "batchnorm-zero-eps-eval": _one("BatchNorm1d", {"num_features": 4, "eps": 0.0}, ([3, 4], "float32"),
+                                    mode="eval"),
+    "batchnorm-zero-eps-train": _one("BatchNorm1d", {"num_features": 4, "eps": 0.0}, ([3, 4], "float32")),
+    "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
+    "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FOUND))
+def test_found_disagreements_now_agree_with_torch(name):
+    graph = FOUND[name]
+    seen = observe_eager(graph)
+    report = verify_graph(Design.from_dict(graph))
+    blocks = [f"{f.rule}: {f.message}" for f in report.findings if f.severity == "block"]
+    assert (report.verdict == "block") == (seen["status"] != "ok"), (seen, blocks)

@@ -242,8 +242,10 @@ def _arm(results: list[CaseResult]) -> dict:
     return {"graphs": n, "matrix": {"block_failed": tp, "block_ran": fp, "notblock_failed": fn,
                                     "notblock_ran": n - tp - fp - fn},
             "agreement": (n - fp - fn) / n if n else 1.0,
-            "failed_in_torch": sum(1 for r in results if r.failed and r.origin != "builder"),
-            "refused_by_builder": sum(1 for r in results if r.failed and r.origin == "builder"),
+            # a graph stopped by the child's time or memory limit is neither torch's failure nor our refusal
+            "failed_in_torch": sum(1 for r in results if r.status == "failed" and r.origin != "builder"),
+            "refused_by_builder": sum(1 for r in results if r.status == "failed" and r.origin == "builder"),
+            "timed_out_or_killed": sum(1 for r in results if r.status in ("timeout", "killed")),
             "ran": sum(1 for r in results if not r.failed),
             "disagreements": [r.case for r in results if not r.agrees],
             "warn_only_failed": [r.case for r in results if r.verdict == "warn" and r.failed]}
@@ -289,6 +291,7 @@ def summarize(results: list[CaseResult]) -> dict:
         "graphs": n,
         "failed_in_torch": arm["failed_in_torch"],
         "refused_by_builder": arm["refused_by_builder"],
+        "timed_out_or_killed": arm["timed_out_or_killed"],
         "ran": arm["ran"],
         "clean": sum(1 for r in results if r.kind == "clean"),
         "corrupted": sum(1 for r in results if r.kind != "clean"),

@@ -162,7 +162,7 @@ def _arg_check(test, words):
     return check
 
 
-def _act(name, args=(), infer=_float_only, params=None, saturating=False, rules=()):
+def _act(name, args=(), infer=_float_only, params=None, saturating=False, rules=(), dtype_key=None):
     accepts = getattr(infer, "accepts", "")
     own = ("dtype.int-into-float",) if accepts in ("float", "number", "promote-number") or \
         infer in (_softmax_like, _softmax2d, _glu, _prelu) else ()
@@ -170,7 +170,8 @@ def _act(name, args=(), infer=_float_only, params=None, saturating=False, rules=
         own += ("shape.dim-range",)
     return OpSpec(name, "activation", tuple(args), infer, tb.module(name),
                   accepts="any" if accepts in ("any", "promote") else "float",
-                  params=params or (lambda a: 0), doc="saturating" if saturating else "", rules=own + tuple(rules))
+                  params=params or (lambda a: 0), doc="saturating" if saturating else "", rules=own + tuple(rules),
+                  dtype_key=dtype_key)
 
 
 _NUMBER = _dtypes("number")
@@ -193,7 +194,10 @@ OPS = [
          infer=_with_arg_rule(_NUMBER, _arg_check(lambda a: a["max_val"] > a["min_val"],
                                                   lambda a: f"max_val ({a['max_val']}) must be greater than "
                                                             f"min_val ({a['min_val']})")),
-         saturating=True, rules=("connectivity.bad-arg",)),
+         saturating=True, rules=("connectivity.bad-arg",),
+         # uint8 takes limits it can hold once made integers (truncated: -0.5 is 0): not negative, not past 255
+         dtype_key=lambda a: "Hardtanh[limits in 0..255]" if 0 <= int(a["min_val"]) and 0 <= int(a["max_val"]) <= 255
+         else "Hardtanh"),
     _act("Threshold", [Arg("threshold", kind=NUM), Arg("value", kind=NUM), INPLACE],
          infer=_with_arg_rule(_NUMBER, _fits_dtype), rules=("connectivity.bad-arg",)),
     _act("Hardshrink", [Arg("lambd", 0.5, NUM)]),

@@ -203,7 +203,14 @@ def _layer_infer(n_inputs: int, label: str):
                 kinds = (("src_mask", length, False), ("src_key_padding_mask", length, True))
             else:
                 kinds = (("tgt_mask", length, False), ("memory_mask", s_len, False))
-            for m, (what, ls, padding) in zip(masks, kinds):
+            for k, (m, (what, ls, padding)) in enumerate(zip(masks, kinds)):
+                # is_causal with no key padding mask: torch's attention drops the mask for SDPA's causal
+                # path without reading its shape (F.multi_head_attention_forward); only its dtype is checked
+                if k == 0 and causal and (n_inputs == 2 or len(masks) == 1):
+                    ctx.require(m.dtype == "bool" or m.is_float, "dtype.mask",
+                                lambda m=m, what=what: f"{label} {ctx.node.id!r}: {what} is {m.dtype}; torch takes "
+                                                       "bool or float masks only")
+                    continue
                 if ls is not None:
                     _check_mask(ctx, m, length, ls, n if batched else None, a["nhead"], what, padding)
         return [ctx.x]

@@ -196,6 +196,30 @@ class TensorType:
 UNKNOWN = TensorType(None, "float32")
 
 
+_CANON = {"float": "float32", "long": "int64", "int": "int32"}
+# torch's promotion among the dtypes a design names: bool < integers < floats; within a kind the wider wins
+_INT_RANK = {"uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4}
+_FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
+
+
+def promote(a: str, b: str) -> str:
+    """The dtype torch gives an element-wise op of two dimensioned tensors of dtypes a and b
+    (torch.promote_types; uint8 with int8 and float16 with bfloat16 meet one step up)."""
+    a, b = _CANON.get(a, a), _CANON.get(b, b)
+    if a == b:
+        return a
+    if a == "bool" or b == "bool":
+        return b if a == "bool" else a
+    fa, fb = a in _FLOAT_RANK, b in _FLOAT_RANK
+    if fa != fb:
+        return a if fa else b
+    ranks = _FLOAT_RANK if fa else _INT_RANK
+    ra, rb = ranks.get(a, 0), ranks.get(b, 0)
+    if ra == rb:
+        return "float32" if fa else "int16"
+    return a if ra > rb else b
+
+
 @dataclass
 class Violation:
     rule: str
@@ -324,6 +348,9 @@ class OpSpec:
     # whether the measured dtype table (dtype_support) speaks for a node with these args: it was measured with
     # the example's, and a few args select another kernel
     measured_for: Callable[[dict], bool] = lambda a: True
+    # the row of the measured dtype table for a node with these args, where some args select other kernels
+    # (a LayerNorm without weights takes float64); None: the op's own row
+    dtype_key: Callable[[dict], str] | None = None
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:

@@ -6,7 +6,7 @@ from math import prod
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import BOOL, NAT, POS, UNKNOWN, Arg, Enum, InferCtx, Ints, OneOf, OpSpec, TensorType, pair
+from .base import BOOL, NAT, POS, UNKNOWN, Arg, Enum, InferCtx, Ints, ListOf, OneOf, OpSpec, TensorType, pair
 
 CONV_RULES = ("connectivity.bad-arg", "shape.conv-channels", "shape.conv-groups", "shape.kernel-too-large",
               "shape.spatial-collapse", "shape.rank", "dtype.int-into-float")
@@ -15,14 +15,20 @@ CONV_RULES = ("connectivity.bad-arg", "shape.conv-channels", "shape.conv-groups"
 PADDING_MODES = Enum("zeros", "reflect", "replicate", "circular")
 
 
+def _ints1(n: int, elem=POS):
+    return OneOf(Ints(n, elem), ListOf(elem, 1)) if n > 1 else Ints(n, elem)
+
+
 def _conv_args(transposed: bool, n: int):
+    # stride, padding, dilation and output_padding may be a list of one (torch's conv kernels expand it,
+    # measured); kernel_size may not (the weight takes its length)
     base = [Arg("in_channels", kind=NAT), Arg("out_channels", kind=NAT), Arg("kernel_size", kind=Ints(n)),
-            Arg("stride", 1, Ints(n))]
+            Arg("stride", 1, _ints1(n))]
     if transposed:
-        base += [Arg("padding", 0, Ints(n, NAT)), Arg("output_padding", 0, Ints(n, NAT)), Arg("groups", 1, POS),
-                 Arg("bias", True, BOOL), Arg("dilation", 1, Ints(n)), Arg("padding_mode", "zeros", PADDING_MODES)]
+        base += [Arg("padding", 0, _ints1(n, NAT)), Arg("output_padding", 0, _ints1(n, NAT)), Arg("groups", 1, POS),
+                 Arg("bias", True, BOOL), Arg("dilation", 1, _ints1(n)), Arg("padding_mode", "zeros", PADDING_MODES)]
     else:
-        base += [Arg("padding", 0, OneOf(Ints(n, NAT), Enum("same", "valid"))), Arg("dilation", 1, Ints(n)),
+        base += [Arg("padding", 0, OneOf(_ints1(n, NAT), Enum("same", "valid"))), Arg("dilation", 1, _ints1(n)),
                  Arg("groups", 1, POS), Arg("bias", True, BOOL), Arg("padding_mode", "zeros", PADDING_MODES)]
     return tuple(base)
 
@@ -57,6 +63,9 @@ def _conv_infer(n: int):
         a = ctx.args
         k, s, d = pair(a["kernel_size"], n), pair(a["stride"], n), pair(a["dilation"], n)
         pad = a["padding"]
+        if pad == "same" and any(v != 1 for v in s):
+            return ctx.fail("connectivity.bad-arg", f"{op} {ctx.node.id!r}: padding='same' with stride {a['stride']}; "
+                                                    "torch's constructor refuses it for strided convolutions")
         spatial = shape[-n:]
         out = []
         collapsed = False

@@ -1,7 +1,9 @@
 """Which dtypes each op's torch kernels take, measured, not guessed.
 
 `SUPPORT[op]` is a string of one letter per (dtype, mode) in DTYPES x MODES
-order: "." where torch (on the CPU) ran the op's example from
+order (`SUPPORT["Op[variant]"]`, measured on `examples.VARIANTS`, is the row
+for args that select other kernels, chosen by the op's `dtype_key`):
+"." where torch (on the CPU) ran the op's example from
 `core.ops.examples` with its data operands in that dtype, "f" where it ran
 and gave float32 results (torch promoted the integers), "X" where it
 raised. Data operands are the ones the example gives as float32; indices,
@@ -44,9 +46,8 @@ def data_dtype(op: str, dtypes: list) -> str | None:
     idx = DATA_OPERANDS.get(op)
     if not idx:
         return None
-    if any(i >= len(dtypes) for i in idx):
-        return None  # measured with more data operands than this node has (Einsum of one operand)
-    seen = {dtypes[i] for i in idx}
+    # a node may give fewer data operands than the example (self-attention: one for query, key and value)
+    seen = {dtypes[i] for i in idx if i < len(dtypes)}
     return seen.pop() if len(seen) == 1 else None
 
 
@@ -67,11 +68,13 @@ def measure() -> dict[str, str]:
 
     from ..build import build_module
     from ..graph import Design
-    from .examples import EXAMPLES
+    from .examples import EXAMPLES, VARIANTS
 
     warnings.filterwarnings("ignore")
     out = {}
-    for op, (operands, args) in sorted(EXAMPLES.items()):
+    cases = [(op, op, operands, args) for op, (operands, args) in EXAMPLES.items()]
+    cases += [(key, op, operands, args) for key, (op, operands, args) in VARIANTS.items()]
+    for key, op, operands, args in sorted(cases):
         inputs = [{"id": f"in{i}", "shape": list(s), "dtype": dt} for i, (s, dt) in enumerate(operands)]
         design = Design.from_dict({"format": "archgraph/1", "name": op, "inputs": inputs,
                                    "nodes": [{"id": "n", "op": op, "args": args, "in": [i["id"] for i in inputs]}],
@@ -100,7 +103,7 @@ def measure() -> dict[str, str]:
                     row.append("f" if promoted else ".")
                 except Exception:  # noqa: BLE001 - whatever torch raises, it refused
                     row.append("X")
-        out[op] = "".join(row)
+        out[key] = "".join(row)
     return out
 
 
@@ -180,10 +183,12 @@ SUPPORT = {
     'GRUCell': '..XXXXXXXXXXXXXX',
     'Gather': '................',
     'GroupNorm': '..XX....XXXXXXXX',
+    'GroupNorm[no affine]': '........XXXXXXXX',
     'Hardshrink': '........XXXXXXXX',
     'Hardsigmoid': '........XXXXXXXX',
     'Hardswish': '........XXXXXXXX',
     'Hardtanh': '............XXXX',
+    'Hardtanh[limits in 0..255]': '..............XX',
     'Identity': '................',
     'Index': '................',
     'IndexSelect': '................',
@@ -191,12 +196,15 @@ SUPPORT = {
     'InstanceNorm2d': '........XXXXXXXX',
     'InstanceNorm3d': '........XXXXXXXX',
     'Interpolate': '........XXXXXXXX',
+    'Interpolate[bilinear]': '........XXXX..XX',
+    'Interpolate[nearest]': '........XXXX..XX',
     'LPPool1d': '........ffffffff',
     'LPPool2d': '........ffffffff',
     'LPPool3d': '....XXXXffffffff',
     'LSTM': '..XXXXXXXXXXXXXX',
     'LSTMCell': '..XXXXXXXXXXXXXX',
     'LayerNorm': '..XX....XXXXXXXX',
+    'LayerNorm[no affine]': '........XXXXXXXX',
     'LeakyReLU': '........XXXXXXXX',
     'Linear': '..XXXXXXXXXXXXXX',
     'LocalResponseNorm': '........ffXXXXXX',

@@ -11,7 +11,7 @@ import re
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import NAT, Arg, Enum, InferCtx, Kind, OpSpec, TensorType
+from .base import NAT, UNKNOWN, Arg, Enum, InferCtx, Kind, OpSpec, TensorType, promote
 
 _LETTER = re.compile(r"^[A-Za-z]$")
 
@@ -121,19 +121,51 @@ def einsum_shape(eq: str, shapes: list, ctx: InferCtx | None = None):
     return tuple(shape), sizes, terms, out
 
 
+def _einsum_dtype(ctx: InferCtx, terms: list, out: list) -> str | None:
+    """The result dtype as torch's eager einsum makes it (None: blocked). It sums out a subscript only one
+    operand has (a sum: bool and integers become int64), then contracts left to right: a pair that shares a
+    summed subscript is one bmm (one dtype, no bool kernel); a pair that shares none is a broadcast
+    multiply, which promotes."""
+    ts = ctx.inputs
+    letters = [set(t) - {"..."} for t in terms]
+    outs = set(out) - {"..."}
+    dtypes = []
+    for k, (t, mine) in enumerate(zip(ts, letters)):
+        others = set().union(*(letters[:k] + letters[k + 1:]))
+        dtypes.append("int64" if t.is_int and mine - others - outs else t.dtype)
+    acc, have = dtypes[0], letters[0]
+    for k in range(1, len(terms)):
+        later = outs.union(*letters[k + 1:])
+        if (have & letters[k]) - later:
+            if acc != dtypes[k]:
+                ctx.fail("dtype.mixed", f"Einsum {ctx.node.id!r}: operand {k} ({dtypes[k]}) is contracted with "
+                                        f"a {acc} operand in one matrix product; torch needs one dtype there")
+                return None
+            if acc == "bool":
+                ctx.fail("dtype.unsupported", f"Einsum {ctx.node.id!r}: operand {k} is contracted in one matrix "
+                                              f"product of {acc} values, which torch's bmm does not take")
+                return None
+        else:
+            acc = promote(acc, dtypes[k])
+        have = (have | letters[k]) & later
+    return acc
+
+
 def _einsum_infer(ctx: InferCtx):
     ts = ctx.inputs
-    dtypes = {t.dtype for t in ts}
-    if len(dtypes) > 1:
-        return ctx.fail("dtype.mixed", f"Einsum {ctx.node.id!r}: operands of different dtypes "
-                                       f"({', '.join(sorted(dtypes))}); torch needs one")
     if any(t.shape is None for t in ts):
-        return [TensorType(None, ts[0].dtype)]
+        dtype = ts[0].dtype
+        for t in ts[1:]:
+            dtype = promote(dtype, t.dtype)
+        return [TensorType(None, dtype)]
     try:
-        shape, _, _, _ = einsum_shape(ctx.args["equation"], [t.shape for t in ts], ctx)
+        shape, _, terms, out = einsum_shape(ctx.args["equation"], [t.shape for t in ts], ctx)
     except PatternError as exc:
         return ctx.fail("shape.einsum-sizes", f"Einsum {ctx.node.id!r}: {exc}")
-    return [TensorType(shape, ts[0].dtype)]
+    dtype = _einsum_dtype(ctx, terms, out)
+    if dtype is None:
+        return [UNKNOWN]
+    return [TensorType(shape, dtype)]
 
 
 def _einsum_flops(ctx, outs):
@@ -417,7 +449,9 @@ def _draw_equation(rng, args: dict, shapes: list) -> dict:
 AXIS = NAT
 OPS = [
     OpSpec("Einsum", "tensor", (Arg("equation", kind=EQUATION),), _einsum_infer, tb.custom("Einsum"),
-           arity=(1, None), accepts="any", flops=_einsum_flops, rules=("shape.einsum-sizes", "dtype.mixed"),
+           arity=(1, None), accepts="any", flops=_einsum_flops,
+           rules=("shape.einsum-sizes", "dtype.mixed", "dtype.unsupported"),
+           measured_for=lambda a: False,  # which dtypes torch takes depends on the equation: _einsum_dtype
            draw_extra=_draw_equation),
     OpSpec("Rearrange", "tensor", (Arg("pattern", kind=PATTERN),), _einops_infer("rearrange"),
            tb.custom("Rearrange"), accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES),

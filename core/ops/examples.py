@@ -155,6 +155,14 @@ EXAMPLES.update({
     "CircularPad2d": ([((2, 3, 5, 6), F)], {"padding": 2}),
     "CircularPad3d": ([((1, 2, 3, 4, 5), F)], {"padding": 1}),
 })
+# rows of the dtype table for args that select other kernels (OpSpec.dtype_key): key -> (op, operands, args)
+VARIANTS = {
+    "LayerNorm[no affine]": ("LayerNorm", [((2, 5, 8), F)], {"normalized_shape": [5, 8], "elementwise_affine": False}),
+    "GroupNorm[no affine]": ("GroupNorm", [((2, 8, 4, 4), F)], {"num_groups": 4, "num_channels": 8, "affine": False}),
+    "Hardtanh[limits in 0..255]": ("Hardtanh", [((2, 3, 4), F)], {"min_val": -0.5, "max_val": 2.0}),
+    "Interpolate[nearest]": ("Interpolate", [((1, 2, 5), F)], {"scale_factor": 2, "mode": "nearest"}),
+    "Interpolate[bilinear]": ("Interpolate", [((1, 2, 5, 5), F)], {"scale_factor": 2, "mode": "bilinear"}),
+}
 for _name in ("ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid",
               "Hardtanh", "Softplus", "Tanh", "Sigmoid", "Dropout", "Dropout1d", "Identity", "CELU", "Hardshrink",
               "Softshrink", "LogSigmoid", "Softsign", "Tanhshrink", "Dropout3d", "AlphaDropout",

@@ -57,11 +57,14 @@ def _roll(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     shifts = a["shifts"] if isinstance(a["shifts"], list) else [a["shifts"]]
     dims = a["dims"]
-    if dims is None:
+    if dims is None or dims == []:
         if len(shifts) != 1:
             return ctx.fail("connectivity.bad-arg", f"Roll {ctx.node.id!r}: without dims, shifts must be one int")
         return [x]
     dims = dims if isinstance(dims, list) else [dims]
+    if x.shape == ():
+        return ctx.fail("shape.dim-range", f"Roll {ctx.node.id!r}: a 0-D tensor has no dim to roll along "
+                                           "(torch rolls it only without dims)")
     if len(dims) != len(shifts):
         return ctx.fail("connectivity.bad-arg", f"Roll {ctx.node.id!r}: {len(shifts)} shift(s) for {len(dims)} dim(s)")
     if x.shape is not None:
@@ -158,17 +161,26 @@ INTERP_RANKS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4,
                 "bilinear": (4,), "bicubic": (4,), "trilinear": (5,)}
 
 
+UINT8_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic")
+
+
 def interpolate_infer(ctx: InferCtx):
     """Upsample and Interpolate: one of size / scale_factor, a mode that fits the rank, align_corners
     only with the interpolating modes, antialias only with bilinear / bicubic (and area's own)."""
     x, a = ctx.x, ctx.args
-    ctx.require(not x.is_int, "dtype.int-into-float",
+    # torch has uint8 kernels for the nearest modes and (image) bilinear / bicubic, measured; none for the
+    # other integers or bool
+    ctx.require(not x.is_int or (x.dtype == "uint8" and a["mode"] in UINT8_MODES),
+                "dtype.int-into-float",
                 lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; torch interpolates floats "
                 "only — cast first")
     mode = a["mode"]
     if (a["size"] is None) == (a["scale_factor"] is None):
         return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: give exactly one of size and "
                                                 "scale_factor")
+    if a.get("recompute_scale_factor") and a["size"] is not None:
+        return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: recompute_scale_factor=true with an "
+                                                "explicit size (torch: 'not meaningful with an explicit size')")
     if a["align_corners"] is not None and mode not in ("linear", "bilinear", "bicubic", "trilinear"):
         return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: align_corners is for the "
                                                 f"interpolating modes, not {mode!r}")
@@ -215,7 +227,8 @@ OPS = [
            tb.custom("Clamp"), accepts="any", rules=("connectivity.bad-arg",)),
     OpSpec("Normalize", "tensor", (Arg("p", 2.0, NUM), Arg("dim", 1, INT), Arg("eps", 1e-12, NUM)), _normalize,
            tb.custom("Normalize"), rules=("shape.dim-range", "dtype.int-into-float")),
-    OpSpec("Roll", "tensor", (Arg("shifts", kind=DIMS), Arg("dims", None, Optional(DIMS))), _roll,
+    # torch.roll takes dims=[] as no dims: one shift of the flattened tensor
+    OpSpec("Roll", "tensor", (Arg("shifts", kind=DIMS), Arg("dims", None, Optional(OneOf(INT, ListOf(INT))))), _roll,
            tb.custom("Roll"), accepts="any", rules=("shape.dim-range", "connectivity.bad-arg")),
     OpSpec("Cumsum", "tensor", (Arg("dim", kind=INT),), _cumsum, tb.custom("Cumsum"), accepts="any",
            rules=("shape.dim-range",)),
@@ -233,5 +246,7 @@ OPS = [
             Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL)),
             Arg("recompute_scale_factor", None, Optional(BOOL)), Arg("antialias", False, BOOL)),
            interpolate_infer, tb.custom("Interpolate"),
-           rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse")),
+           rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse"),
+           dtype_key=lambda a: "Interpolate[nearest]" if a["mode"] in ("nearest", "nearest-exact") else
+           "Interpolate[bilinear]" if a["mode"] in ("bilinear", "bicubic") else "Interpolate"),
 ]

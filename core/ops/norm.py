@@ -13,9 +13,11 @@ from math import prod
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import BOOL, NAT, NUM, POS, UNKNOWN, Arg, InferCtx, Int, ListOf, OneOf, OpSpec, Optional
+from .base import BOOL, INT, NAT, NUM, POS, UNKNOWN, Arg, InferCtx, Int, ListOf, OneOf, OpSpec, Optional
 
-_BN_ARGS = (Arg("num_features", kind=NAT), Arg("eps", 1e-5, NUM), Arg("momentum", 0.1, Optional(NUM)),
+# without weights or running statistics torch never reads num_features (BatchNorm1d(-1, affine=False,
+# track_running_stats=False) runs); with them it must equal the channels, which the shape rule checks
+_BN_ARGS = (Arg("num_features", kind=INT), Arg("eps", 1e-5, NUM), Arg("momentum", 0.1, Optional(NUM)),
             Arg("affine", True, BOOL), Arg("track_running_stats", True, BOOL))
 NORMALIZED_SHAPE = OneOf(NAT, ListOf(NAT))
 
@@ -27,6 +29,13 @@ def _bn_infer(ranks: tuple):
                     lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; "
                             "normalisation needs floats")
         _params_dtype(ctx, a["affine"] or a["track_running_stats"])
+        # F.batch_norm: batch statistics (training, or no running ones) need eps > 0; any use needs eps >= 0
+        batch_stats = _training(ctx) or not a["track_running_stats"]
+        eps = a["eps"]
+        if not ctx.require(eps > 0 if batch_stats else eps >= 0, "connectivity.bad-arg",
+                           lambda: f"{ctx.node.op} {ctx.node.id!r}: eps={eps} — torch's batch_norm needs eps "
+                                   + ("> 0 when it uses batch statistics" if batch_stats else ">= 0")):
+            return [UNKNOWN]
         if x.shape is None:
             return [x]
         if not ctx.need_rank(x, ranks):
@@ -112,12 +121,12 @@ def _gn_infer(ctx: InferCtx):
                 f"GroupNorm {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
     if a["affine"] and a["num_channels"] < 0:
         return ctx.fail("connectivity.bad-arg", f"GroupNorm {ctx.node.id!r}: num_channels must be >= 0 with affine")
-    ctx.require(not a["affine"] or a["num_channels"] % a["num_groups"] == 0, "shape.groupnorm-divisibility",
+    ctx.require(a["num_channels"] % a["num_groups"] == 0, "shape.groupnorm-divisibility",  # the constructor checks it
                 f"GroupNorm {ctx.node.id!r}: num_channels={a['num_channels']} is not divisible by "
                 f"num_groups={a['num_groups']}; pick a group count that divides the channels")
     if x.shape is None:
         return [x]
-    if not ctx.need_rank(x, (2, 3, 4, 5)):
+    if not ctx.need_rank(x, (2, 3, 4, 5, 6, 7, 8)):  # group_norm takes any rank from 2
         return [UNKNOWN]
     ch = x.shape[1]
     if D.is_const(ch) and ch % a["num_groups"]:
@@ -171,10 +180,11 @@ def _lrn_infer(ranks):
         if x.shape is not None and not ctx.need_rank(x, ranks):
             return [UNKNOWN]
         # LocalResponseNorm's 4-D and larger inputs go through avg_pool3d, whose CPU kernel has no float16
+        # and no bfloat16 (measured)
         ctx.require(not (ctx.node.op == "LocalResponseNorm" and x.shape is not None and len(x.shape) >= 4
-                         and x.dtype == "float16"), "dtype.unsupported",
+                         and x.dtype in ("float16", "bfloat16")), "dtype.unsupported",
                     lambda: f"{ctx.node.op} {ctx.node.id!r}: torch's CPU kernel for a {len(x.shape)}-D input has no "
-                            "float16; cast to float32")
+                            f"{x.dtype}; cast to float32")
         return [x]
 
     return infer
@@ -182,7 +192,7 @@ def _lrn_infer(ranks):
 
 _LRN_ARGS = (Arg("size", kind=POS), Arg("alpha", 1e-4, NUM), Arg("beta", 0.75, NUM), Arg("k", 1.0, NUM))
 _NORM_RULES = ("shape.norm-features", "shape.rank", "dtype.int-into-float", "shape.single-value-statistics",
-               "dtype.unsupported")
+               "dtype.unsupported", "connectivity.bad-arg")
 
 OPS = [
     OpSpec("BatchNorm1d", "norm", _BN_ARGS, _bn_infer((2, 3)), tb.module("BatchNorm1d"),
@@ -195,7 +205,8 @@ OPS = [
            (Arg("normalized_shape", kind=NORMALIZED_SHAPE), Arg("eps", 1e-5, NUM), Arg("elementwise_affine", True,
             BOOL),
             Arg("bias", True, BOOL)),
-           _ln_infer, tb.module("LayerNorm"), params=_ln_params, rules=("shape.norm-features", "dtype.int-into-float")),
+           _ln_infer, tb.module("LayerNorm"), params=_ln_params, rules=("shape.norm-features", "dtype.int-into-float"),
+           dtype_key=lambda a: "LayerNorm" if a["elementwise_affine"] else "LayerNorm[no affine]"),
     OpSpec("RMSNorm", "norm",
            (Arg("normalized_shape", kind=NORMALIZED_SHAPE), Arg("eps", None, Optional(NUM)),
             Arg("elementwise_affine", True, BOOL)),
@@ -208,7 +219,8 @@ OPS = [
            _gn_infer, tb.module("GroupNorm"),
            params=lambda a: 2 * a["num_channels"] if a["affine"] else 0,
            rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float",
-                  "connectivity.bad-arg")),
+                  "connectivity.bad-arg"),
+           dtype_key=lambda a: "GroupNorm" if a["affine"] else "GroupNorm[no affine]"),
     OpSpec("SyncBatchNorm", "norm", _BN_ARGS + (Arg("process_group", None),),
            _bn_infer((2, 3, 4, 5, 6, 7, 8)), tb.module("SyncBatchNorm"), params=_bn_params, running_stats=True,
            rules=_NORM_RULES, doc="process_group is null in a design (one process)"),

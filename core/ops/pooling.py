@@ -10,6 +10,7 @@ from .. import dims as D
 from . import torch_build as tb
 from .base import (
     BOOL,
+    INT,
     NAT,
     POS,
     UNKNOWN,
@@ -74,8 +75,24 @@ def _pool_infer(n: int, kind: str):
                             f"{op} {ctx.node.id!r}: padding {p[i]} is more than half the kernel {k[i]}; "
                             f"use padding <= {k[i] // 2}")
                 return [UNKNOWN]
+        if n == 3 and kind in ("avg", "lp"):
+            # torch's 3-D average pooling (LPPool3d's too) on the CPU wants each input size at least the
+            # kernel, padding and ceil_mode aside (measured: "input image smaller than kernel size")
+            for i, size in enumerate(x.shape[-n:]):
+                if not ctx.require_equal(k[i], size, "shape.kernel-too-large",
+                                         lambda i=i, size=size: f"{op} {ctx.node.id!r}: a window of {k[i]} on input "
+                                                                f"size {size} at spatial dim {i}", kind="le"):
+                    return [UNKNOWN]
         out = []
         for i, size in enumerate(x.shape[-n:]):
+            if not D.is_const(size) and not a.get("ceil_mode", False):
+                # a window must fit a symbolic size: d(k-1)+1 - 2p <= size, a condition on the symbol (blocks
+                # on a declared size it does not fit)
+                need = d[i] * (k[i] - 1) + 1 - 2 * p[i]
+                if need > 1 and not ctx.require_equal(need, size, "shape.spatial-collapse",
+                                                      lambda i=i, size=size: f"{op} {ctx.node.id!r}: a window of "
+                                                      f"{k[i]} on size {size} at spatial dim {i}", kind="le"):
+                    return [UNKNOWN]
             v = _pool_out(size, k[i], s[i], p[i], d[i], a.get("ceil_mode", False))
             if D.is_const(v) and v <= 0:
                 ctx.require(False, "shape.spatial-collapse",
@@ -224,9 +241,9 @@ for _n in (1, 2, 3):
                       # 1-D max pooling with indices runs another kernel, which takes integers
                       measured_for=(lambda a: not a["return_indices"]) if _n == 1 else (lambda a: True)))
     OPS.append(OpSpec(f"AvgPool{_n}d", "pooling", _avg_args(_n), _pool_infer(_n, "avg"), tb.module(f"AvgPool{_n}d"),
-                      rules=POOL_RULES))
+                      rules=POOL_RULES + (("shape.kernel-too-large",) if _n == 3 else ())))
     OPS.append(OpSpec(f"LPPool{_n}d", "pooling", _lp_args(_n), _pool_infer(_n, "lp"), tb.module(f"LPPool{_n}d"),
-                      rules=POOL_RULES + ("dtype.int-into-float",)))
+                      rules=POOL_RULES + ("dtype.int-into-float",) + (("shape.kernel-too-large",) if _n == 3 else ())))
     OPS.append(OpSpec(f"AdaptiveAvgPool{_n}d", "pooling", (Arg("output_size", kind=_output_size(_n)),),
                       _adaptive_infer(_n), tb.module(f"AdaptiveAvgPool{_n}d"),
                       rules=("shape.rank", "dtype.int-into-float")))
@@ -242,7 +259,10 @@ for _n in (1, 2, 3):
                              "dtype.int-into-float")))
 for _n in (2, 3):
     OPS.append(OpSpec(f"FractionalMaxPool{_n}d", "pooling",
-                      (Arg("kernel_size", kind=Ints(_n)), Arg("output_size", None, Optional(Ints(_n))),
+                      # FractionalMaxPool2d never checks its kernel (0 and -1 run, measured); the 3-D one wants
+                      # it positive
+                      (Arg("kernel_size", kind=Ints(_n, INT) if _n == 2 else Ints(_n)),
+                       Arg("output_size", None, Optional(Ints(_n))),
                        Arg("output_ratio", None, Optional(OneOf(_RATIO, ListOf(_RATIO, _n)))),
                        Arg("return_indices", False, BOOL)),
                       _fractional_infer(_n), tb.module(f"FractionalMaxPool{_n}d"),

@@ -30,6 +30,10 @@ def _rnn_infer(ctx: InferCtx):
     dirs = 2 if a["bidirectional"] else 1
     proj = a.get("proj_size", 0) or 0
     h_out = proj or a["hidden_size"]
+    if not ctx.require(proj < a["hidden_size"] or not proj, "connectivity.bad-arg",
+                       lambda: f"{op} {ctx.node.id!r}: proj_size={proj} must be smaller than "
+                               f"hidden_size={a['hidden_size']} (torch's constructor refuses it)"):
+        return [UNKNOWN] * (3 if op == "LSTM" else 2)
     if x.shape is None:
         return [TensorType(None)] * (3 if op == "LSTM" else 2)
     if not ctx.need_rank(x, (2, 3)):

@@ -7,6 +7,7 @@ from .. import dims as D
 from . import torch_build as tb
 from .base import (
     BOOL,
+    FLOAT_DTYPES,
     INT,
     NAT,
     NUM,
@@ -23,6 +24,7 @@ from .base import (
     TensorType,
     broadcast,
     pair,
+    promote,
 )
 
 RANKS_3_UP = (3, 4, 5, 6, 7, 8)
@@ -161,9 +163,13 @@ def _upsampling2d(ctx: InferCtx):
 def _distance(cosine: bool):
     def infer(ctx: InferCtx):
         a, b = ctx.inputs[0], ctx.inputs[1]
-        # which dtypes torch takes (it promotes integers) is the measured table's to say
+        # which dtypes torch takes is the measured table's to say; the result is the operands' promoted
+        # dtype, integers made float32
+        dtype = promote(a.dtype, b.dtype)
+        if dtype not in FLOAT_DTYPES:
+            dtype = "float32"
         if a.shape is None or b.shape is None:
-            return [TensorType(None, a.dtype)]
+            return [TensorType(None, dtype)]
         conds: list = []
         out, why = broadcast(a.shape, b.shape, conds)
         if out is None:
@@ -181,16 +187,16 @@ def _distance(cosine: bool):
                                        f"{D.fmt_shape(out)}"):
                 return [UNKNOWN]
             if r == 0:
-                return [TensorType((), a.dtype)]
+                return [TensorType((), dtype)]
             d = dim % r
-            return [TensorType(out[:d] + out[d + 1:], a.dtype)]
+            return [TensorType(out[:d] + out[d + 1:], dtype)]
         # PairwiseDistance: the norm over the last dim (a 1-D pair gives a 0-D result)
         if not out:
-            return [TensorType((), a.dtype)]
+            return [TensorType((), dtype)]
         keep = ctx.args["keepdim"]
         if len(out) == 1:
-            return [TensorType((1,) if keep else (), a.dtype)]
-        return [TensorType(out[:-1] + ((1,) if keep else ()), a.dtype)]
+            return [TensorType((1,) if keep else (), dtype)]
+        return [TensorType(out[:-1] + ((1,) if keep else ()), dtype)]
 
     return infer
 
@@ -217,7 +223,7 @@ OPS = [
            _distance(False), tb.module("PairwiseDistance"), arity=(2, 2),
            rules=("shape.broadcast", "dtype.int-into-float")),
 ]
-_SIZE2 = Optional(OneOf(POS, ListOf(POS, 2)))
+_SIZE2 = Optional(OneOf(POS, ListOf(POS, min_len=1, max_len=2)))  # a list as long as the spatial dims
 _SCALE2 = Optional(Float(0, lo_open=True))  # torch's Upsampling*2d take float(scale_factor): one number
 for _name in ("UpsamplingNearest2d", "UpsamplingBilinear2d"):
     OPS.append(OpSpec(_name, "spatial", (Arg("size", None, _SIZE2), Arg("scale_factor", None, _SCALE2)),

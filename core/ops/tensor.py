@@ -26,6 +26,7 @@ from .base import (
     Optional,
     TensorType,
     broadcast,
+    promote,
     symbolic_pieces,
 )
 from .functional import INTERP_MODES, SCALE, interpolate_infer
@@ -47,6 +48,12 @@ def _norm_dim(ctx: InferCtx, dim, rank: int, extra: int = 0):
     return dim % r
 
 
+def _scale_factor_tuple(args: dict) -> dict:
+    if isinstance(args.get("scale_factor"), list):
+        args["scale_factor"] = tuple(args["scale_factor"])
+    return args
+
+
 def _dtype_join(types):
     floats = [t.dtype for t in types if t.is_float]
     return floats[0] if floats else types[0].dtype
@@ -55,7 +62,7 @@ def _dtype_join(types):
 # ---- element-wise binary ------------------------------------------------
 def _binary_infer(ctx: InferCtx):
     a, b = ctx.inputs[0], ctx.inputs[1]
-    dtype = _dtype_join([a, b])
+    dtype = promote(a.dtype, b.dtype)
     if ctx.node.op == "Div" and a.is_int and b.is_int:
         dtype = "float32"
     if a.shape is None or b.shape is None:
@@ -331,25 +338,28 @@ def _reduce_infer(ctx: InferCtx):
     if ctx.node.op == "Mean":
         ctx.require(not x.is_int, "dtype.int-into-float",
                     f"Mean {ctx.node.id!r} of integer {x.dtype} values is not defined in torch; cast first")
+    # torch sums bool and integer values as int64 (amax/amin keep the dtype)
+    dtype = "int64" if ctx.node.op == "Sum" and x.is_int else x.dtype
     if x.shape is None:
-        return [x]
+        return [TensorType(None, dtype)]
     r = len(x.shape)
     dim, keep = ctx.args["dim"], ctx.args["keepdim"]
     if dim is None:
-        return [TensorType((), x.dtype)]  # x.sum() / x.mean(): one value, keepdim or not
+        return [TensorType((), dtype)]  # x.sum() / x.mean(): one value, keepdim or not
     dims = list(dim) if isinstance(dim, (list, tuple)) else [dim]
-    if len(set(dims)) != len(dims):
-        return ctx.fail("shape.dim-range", f"{ctx.node.op} {ctx.node.id!r}: a dim appears more than once in {dim}")
     norm = []
     for d in dims:
         nd = _norm_dim(ctx, d, r)
         if nd is None:
             return [UNKNOWN]
         norm.append(nd)
+    if len(set(norm)) != len(norm):  # torch compares the dims made non-negative: [-1, 1] on 2-D names 1 twice
+        return ctx.fail("shape.dim-range", f"{ctx.node.op} {ctx.node.id!r}: a dim appears more than once in {dim} "
+                                           f"(for a {r}-D input)")
     norm = set(norm)  # looked up once per dim: a list made this rank x len(dim)
     out = [1 if i in norm else s for i, s in enumerate(x.shape)] if keep else \
           [s for i, s in enumerate(x.shape) if i not in norm]
-    return [TensorType(tuple(out), x.dtype)]
+    return [TensorType(tuple(out), dtype)]
 
 
 def _select_infer(ctx: InferCtx):
@@ -489,8 +499,8 @@ OPS = [
     OpSpec("Constant", "tensor", (Arg("shape", kind=ListOf(Optional(SIZE))), Arg("value", 0.0, OneOf(NUM, BOOL)),
                                   Arg("dtype", None, Optional(Enum(*sorted(FLOAT_DTYPES | INT_DTYPES | {"bool"}))))),
            _source_infer(lambda a: a["dtype"] if a.get("dtype") else
-                         "int64" if isinstance(a.get("value"), int) and not isinstance(a.get("value"), bool)
-                         else "float32"),
+                         "bool" if isinstance(a.get("value"), bool) else  # torch.full(shape, True) is bool
+                         "int64" if isinstance(a.get("value"), int) else "float32"),
            tb.custom("Constant"), arity=(0, 0), accepts="any"),
     OpSpec("Arange", "tensor", (Arg("end", kind=SIZE),), _source_infer(lambda a: "int64"), tb.custom("Arange"),
            arity=(0, 0), accepts="any"),
@@ -500,7 +510,9 @@ OPS = [
     OpSpec("Upsample", "tensor", (Arg("size", None, Optional(OneOf(NAT, ListOf(NAT, min_len=1)))),
                                   Arg("scale_factor", None, Optional(OneOf(SCALE, ListOf(SCALE, min_len=1)))),
                                   Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL))),
-                                      _upsample_infer, tb.module("Upsample"),
+                                      # nn.Upsample reads a tuple of scale factors but calls float() on a list:
+                                      # a design's JSON list is the tuple a Python author writes
+                                      _upsample_infer, tb.module("Upsample", _scale_factor_tuple),
            rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse")),
 ]
 
@@ -526,7 +538,8 @@ def _pad_infer(n: int, mode: str):
         pads = list(pad) if isinstance(pad, (list, tuple)) else [pad] * (2 * n)
         value = ctx.args.get("value", 0)
         lo_hi = INT_RANGES.get(x.dtype)
-        if lo_hi and not lo_hi[0] <= value <= lo_hi[1]:
+        # torch fills only where it pads: padding that only trims never converts the value
+        if lo_hi and not lo_hi[0] <= value <= lo_hi[1] and any(p > 0 for p in pads):
             return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: value={value} does not fit its "
                                                     f"{x.dtype} input")
         s = list(x.shape)
@@ -542,13 +555,34 @@ def _pad_infer(n: int, mode: str):
             if mode == "circular" and D.is_const(size) and (left > size or right > size):
                 return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: circular padding ({left}, "
                                                   f"{right}) may wrap at most once around size {size}")
+            if mode == "reflect" and not D.is_const(size):
+                # each side must be smaller than the size: |p| + 1 <= size, a condition on the symbol
+                for p in {abs(left), abs(right)} - {0}:
+                    if not ctx.require_equal(p + 1, size, "shape.pad-size",
+                                             f"{ctx.node.op} {ctx.node.id!r}: reflection padding {p} against size "
+                                             f"{size} of dim {dim}", kind="le"):
+                        return [UNKNOWN]
             if mode == "circular" and not D.is_const(size):
                 for p in (left, right):
                     if not ctx.require_equal(p, size, "shape.pad-size",
                                              f"{ctx.node.op} {ctx.node.id!r}: circular padding {p} against size "
                                              f"{size} of dim {dim}", kind="le"):
                         return [UNKNOWN]
+            # constant and circular padding narrow away the negative sides first, then pad
+            if mode in ("constant", "circular") and D.is_const(size) and size + min(left, 0) + min(right, 0) < 0:
+                return ctx.fail("shape.spatial-collapse",
+                                f"{ctx.node.op} {ctx.node.id!r}: negative padding ({left}, {right}) trims more "
+                                f"than the size {size} of dim {dim}")
             s[dim] = D.add(size, left + right)
+            # reflection and replication refuse an empty result ("input is too small"); the others give one
+            if mode in ("reflect", "replicate") and D.is_const(s[dim]) and s[dim] == 0:
+                return ctx.fail("shape.spatial-collapse",
+                                f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size 0 of dim {dim}")
+            if mode in ("reflect", "replicate") and left + right < 0 and not D.is_const(size):
+                if not ctx.require_equal(1 - (left + right), size, "shape.spatial-collapse",
+                                         f"{ctx.node.op} {ctx.node.id!r}: negative padding {left + right} of size "
+                                         f"{size} of dim {dim}", kind="le"):
+                    return [UNKNOWN]
             if D.is_const(s[dim]) and s[dim] < 0:
                 return ctx.fail("shape.spatial-collapse",
                                 f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size {s[dim]}")

@@ -72,10 +72,11 @@ def print_summary(console, s: dict, results) -> None:
     console.print(Text.assemble((f"{s['graphs']} graphs", "bold"),
                                 f" ({s['clean']} clean zoo, {s['corrupted']} corrupted) in {s['wall_s']:.1f} s: "
                                 f"{s['ran']} ran, {s['failed_in_torch']} failed in torch, "
-                                f"{s['refused_by_builder']} refused by our builder"))
+                                f"{s['refused_by_builder']} refused by our builder, "
+                                f"{s.get('timed_out_or_killed', 0)} stopped by the time or memory limit"))
     t = Table(title="verdict vs observed (overall)", show_lines=False)
     t.add_column("")
-    t.add_column("failed in torch", justify="right")
+    t.add_column("did not run", justify="right")
     t.add_column("ran", justify="right")
     t.add_row("verdict block", str(m["block_failed"]), str(m["block_ran"]))
     t.add_row("not block", str(m["notblock_failed"]), str(m["notblock_ran"]))
@@ -92,7 +93,8 @@ def print_summary(console, s: dict, results) -> None:
         console.print(f"out of distribution: {mu['graphs']} random mutations of zoo graphs: block ⇔ failure on "
                       f"{mu['agreement']:.1%} (block & failed {mm['block_failed']}, block & ran {mm['block_ran']}, "
                       f"not block & failed {mm['notblock_failed']}, not block & ran {mm['notblock_ran']}); "
-                      f"{mu['failed_in_torch']} failed in torch, {mu['refused_by_builder']} refused by our builder")
+                      f"{mu['failed_in_torch']} failed in torch, {mu['refused_by_builder']} refused by our builder, "
+                      f"{mu.get('timed_out_or_killed', 0)} stopped by the time or memory limit")
     rt = Table(title="per rule (every case where the rule fires)")
     for col in ("rule", "severity", "cases", "failed", "ran", "holds"):
         rt.add_column(col, justify="right" if col in ("cases", "failed", "ran") else "left")
