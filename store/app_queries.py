@@ -299,6 +299,15 @@ class AppStore:
     def rows_for(self, ids: list[str]) -> dict[str, dict]:
         return rows_for(self.db, ids, self.curator)
 
+    def outside_token(self) -> tuple:
+        """What of the queue only another process changes: the designs stored and which of them are
+        archived (`archcurator import`, `archive`, `archive --restore`). The app's own verdicts, notes and
+        runs leave it as it was, so comparing it tells a change from outside from the app's own writes."""
+        with connect(self.db) as con:
+            return tuple(con.execute(
+                "SELECT count(*), count(archived_at), coalesce(sum(hash(id)), 0),"
+                " coalesce(sum(hash(id)) FILTER (WHERE archived_at IS NOT NULL), 0) FROM designs").fetchone())
+
     def first_unfinished(self, ids: list[str]) -> int | None:
         return first_unfinished(self.db, ids, self.curator)
 
