@@ -112,6 +112,7 @@ class CuratorApp(App[int]):
         self.facets: dict = {}
         self.progress: dict | None = None
         self._quitting = False
+        self._quit_question = None  # the "runs are still going" question, while it is open
         self._versions: dict[str, int] = {}  # design id -> writes submitted (stale prefetch guard)
         self._progress_timer = None
         self._started = False
@@ -667,7 +668,10 @@ class CuratorApp(App[int]):
                     self.runs.cancel_all()
                     self._quit_when_settled("cancelling the runs…")
 
-            self.push_screen(ChoiceScreen(f"{n} run{'s are' if n != 1 else ' is'} still going", choices), chosen)
+            if self._quit_question is not None and self._quit_question in self.screen_stack:
+                return  # already asked (q, or ctrl+q, pressed again while the question is open)
+            self._quit_question = ChoiceScreen(f"{n} run{'s are' if n != 1 else ' is'} still going", choices)
+            self.push_screen(self._quit_question, chosen)
             return
         self._quit_when_settled(None)
 
