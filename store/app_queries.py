@@ -313,7 +313,7 @@ class AppStore:
         runs leave it as it was, so comparing it tells a change from outside from the app's own writes."""
         with connect(self.db) as con:
             return tuple(con.execute(
-                "SELECT count(*), count(archived_at), coalesce(sum(hash(id)), 0),"
+                "SELECT count(*), count(archived_at),"
                 " coalesce(sum(hash(id)) FILTER (WHERE archived_at IS NOT NULL), 0) FROM designs").fetchone())
 
     def first_unfinished(self, ids: list[str]) -> int | None:
