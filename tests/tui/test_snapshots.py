@@ -126,9 +126,9 @@ def test_design_80x24(snap_compare, app_here):
 
 def _seed_runs_and_votes(app) -> None:
     """Stored runs of d-001 (one failed at fc, one ran) and two curators who disagree on its width finding."""
-    from archcurator.store import judgments as J
     from datetime import datetime
 
+    from archcurator.store import judgments as J
     from archcurator.store.runs import record_run
 
     now = datetime(2026, 11, 20, 9, 30)  # a fixed time: the runs' times are drawn
