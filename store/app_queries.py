@@ -46,6 +46,19 @@ def _clean_filters(filters: dict | None) -> dict:
 
 # ---- the queue ------------------------------------------------------------------
 
+def _where(f: dict, curator: str | None) -> tuple[str, list]:
+    """`filters_sql` of the queue's filters, with the app's own `flagged` (designs with findings `curator`
+    flagged for later), which only the app's queries know."""
+    f = dict(f)
+    flagged = f.pop("flagged", None)
+    where, params = filters_sql(f)
+    if flagged:
+        where += (" AND " if where else " WHERE ") + "id IN (SELECT design_id FROM current_flags" + \
+            (" WHERE curator = ?)" if curator else ")")
+        params = params + ([curator] if curator else [])
+    return where, params
+
+
 def queue_ids(db: DB, filters: dict | None = None, sort=None, curator: str | None = None) -> list[str]:
     """Every design id matching `filters`, in `sort` order (see store.designs.list_designs).
 
@@ -53,13 +66,8 @@ def queue_ids(db: DB, filters: dict | None = None, sort=None, curator: str | Non
     `curator`'s own when given."""
     f = _clean_filters(filters)
     f.pop("curator", None)
-    flagged = f.pop("flagged", None)
     needs_judged = "judged" in f or bool(JUDGED_SORTS & set(_sort_keys(sort)))
-    where, params = filters_sql(f)
-    if flagged:
-        where += (" AND " if where else " WHERE ") + "id IN (SELECT design_id FROM current_flags" + \
-            (" WHERE curator = ?)" if curator else ")")
-        params = params + ([curator] if curator else [])
+    where, params = _where(f, curator)
     order = order_sql(sort)
     if needs_judged:
         cte, p1 = judged_cte(curator)
@@ -163,7 +171,7 @@ def progress(db: DB, filters: dict | None = None, curator: str | None = None) ->
     f = _clean_filters(filters)
     f.pop("curator", None)
     cte, p1 = judged_cte(curator)
-    where, p2 = filters_sql(f)
+    where, p2 = _where(f, curator)
     with reading(db) as con:
         row = con.execute(
             f"WITH {cte} SELECT count(*) FILTER (WHERE error IS NULL),"
@@ -298,6 +306,15 @@ class AppStore:
 
     def rows_for(self, ids: list[str]) -> dict[str, dict]:
         return rows_for(self.db, ids, self.curator)
+
+    def outside_token(self) -> tuple:
+        """What of the queue only another process changes: the designs stored and which of them are
+        archived (`archcurator import`, `archive`, `archive --restore`). The app's own verdicts, notes and
+        runs leave it as it was, so comparing it tells a change from outside from the app's own writes."""
+        with connect(self.db) as con:
+            return tuple(con.execute(
+                "SELECT count(*), count(archived_at),"
+                " coalesce(sum(hash(id)) FILTER (WHERE archived_at IS NOT NULL), 0) FROM designs").fetchone())
 
     def first_unfinished(self, ids: list[str]) -> int | None:
         return first_unfinished(self.db, ids, self.curator)

@@ -45,6 +45,7 @@ from .widgets.messages import (
     KbOpDone,
     KbSuggestionsLoaded,
     NextFound,
+    OutsideTokenRead,
     ProgressLoaded,
     QueueLoaded,
     RecentLoaded,
@@ -66,7 +67,8 @@ ACTION_HELP = {
     "quit": "Quit (waits for judgments to be saved; asks what to do with runs still going)",
     "undo": "Undo your last step (a verdict, a note, a bulk verdict, a flag, a missed defect), even after a restart",
     "reports": "Refusal rate by author; precision per rule; agreement between two curators",
-    "refresh": "Re-read the store (after an import from the command line)",
+    "refresh": "Re-read the store now (the app also re-reads it by itself within a second of an import or "
+               "archive from the command line)",
     "open_runs": "Runs launched from the app, and those stored before",
     "open_kb": "The proposition knowledge base",
     "open_review": "Findings two curators judged differently: record the final verdict",
@@ -110,12 +112,16 @@ class CuratorApp(App[int]):
         self.facets: dict = {}
         self.progress: dict | None = None
         self._quitting = False
+        self._quit_question = None  # the "runs are still going" question, while it is open
         self._versions: dict[str, int] = {}  # design id -> writes submitted (stale prefetch guard)
         self._progress_timer = None
         self._started = False
         self.gc_tuning = True
         self._gc_threshold = gc.get_threshold()
         self._last_input = 0.0
+        self.store_watch_s = 1.0  # how often the store's file is looked at for changes from outside
+        self._store_stamp: tuple | None = None
+        self._outside_token: tuple | None = None
         self.sub_title = visible(f"{self.db_path.name} · curator {self.curator}")
 
     # ---- start-up ----------------------------------------------------------------
@@ -137,6 +143,54 @@ class CuratorApp(App[int]):
             self.load_facets()
             self.load_progress(dict(self.main_queue.filters))
             self._tune_gc()
+            self._store_stamp = self._file_stamp()
+            self.read_outside_token()
+            self.set_interval(self.store_watch_s, self._watch_store)
+
+    # ---- changes made outside the app (import, archive from the command line) -----------------
+    def _file_stamp(self) -> tuple:
+        """The store file's and its write-ahead log's modification time and size: a stat, no DuckDB."""
+        out = []
+        for path in (self.db_path, self.db_path.with_name(self.db_path.name + ".wal")):
+            try:
+                st = path.stat()
+                out.append((st.st_mtime_ns, st.st_size))
+            except OSError:
+                out.append(None)
+        return tuple(out)
+
+    def _watch_store(self) -> None:
+        """The file changed (ours or another process's write): compare what only others change."""
+        stamp = self._file_stamp()
+        if stamp != self._store_stamp:
+            self._store_stamp = stamp
+            self.read_outside_token()
+
+    def on_app_focus(self, event) -> None:
+        """Back in the app's terminal (where it reports focus): look at the store at once."""
+        if self._started:
+            self._store_stamp = self._file_stamp()
+            self.read_outside_token()
+
+    @work(thread=True, exclusive=True, group="store-watch", exit_on_error=False)
+    def read_outside_token(self) -> None:
+        from archcurator.store.connection import StoreError
+
+        try:
+            token = self.store.outside_token()
+        except StoreError:
+            return  # busy or gone for now: the next change of the file looks again
+        self._post(self, OutsideTokenRead(token))
+
+    def on_outside_token_read(self, message: OutsideTokenRead) -> None:
+        if self._outside_token is None:
+            self._outside_token = message.token
+            return
+        if message.token != self._outside_token:
+            self._outside_token = message.token
+            self.notify("the store changed outside the app (an import or an archive): its lists were re-read",
+                        timeout=5)
+            self.action_refresh()
 
     # ---- what is shown: plain text, never markup ------------------------------------------
     def notify(self, message: str, *, title: str = "", severity="information", timeout: float | None = None,
@@ -614,7 +668,10 @@ class CuratorApp(App[int]):
                     self.runs.cancel_all()
                     self._quit_when_settled("cancelling the runs…")
 
-            self.push_screen(ChoiceScreen(f"{n} run{'s are' if n != 1 else ' is'} still going", choices), chosen)
+            if self._quit_question is not None and self._quit_question in self.screen_stack:
+                return  # already asked (q, or ctrl+q, pressed again while the question is open)
+            self._quit_question = ChoiceScreen(f"{n} run{'s are' if n != 1 else ' is'} still going", choices)
+            self.push_screen(self._quit_question, chosen)
             return
         self._quit_when_settled(None)
 

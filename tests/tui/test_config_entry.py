@@ -83,5 +83,5 @@ async def test_store_busy_is_one_line_not_a_crash(store_path, monkeypatch):
         notes = [n.message for n in app._notifications]
         assert any("store is busy" in m and "4242" in m for m in notes)
         # the verdict that was never saved is not shown, and not on the undo stack
-        assert app.session == []
+        assert app.steps_this_session == 0
         assert not app.screen.view.findings[0].get("verdict")

@@ -88,7 +88,7 @@ async def test_rejudging_a_finished_design_stays_on_it(store_path):
 
 async def test_flag_for_later_is_passed_by_and_shown_in_the_queue(store_path):
     app = make_app(store_path)
-    async with app.run_test(size=(120, 36)) as pilot:
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await settle(pilot)
         await _open(pilot, "d-001")
         await pilot.press("l")  # the width finding: later; on to the dead node
@@ -103,6 +103,10 @@ async def test_flag_for_later_is_passed_by_and_shown_in_the_queue(store_path):
         await pilot.press("escape", "F")  # the queue: only designs with something flagged
         await settle(pilot)
         assert app.main_queue.ids == ["d-001"]
+        # and the progress line counts that filter (before: "progress failed: unknown design filter 'flagged'")
+        await settle(pilot)
+        assert not [n.message for n in app._notifications if n.severity == "error"]
+        assert app.progress["designs"] == 1
 
 
 async def test_bulk_verdict_in_a_filter_and_its_undo_after_a_restart(store_path):

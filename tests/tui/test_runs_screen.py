@@ -246,6 +246,9 @@ async def test_quit_during_a_run_asks_and_stores_its_outcome(store_path, monkeyp
         await _wait_for(pilot, lambda: isinstance(app.screen, ChoiceScreen))
         assert "1 run is still going" in str(app.screen.query_one(".dialog-title").render())
         dialog = app.screen
+        await pilot.press("ctrl+q")  # asked again while the question is open: still one question
+        await pilot.pause()
+        assert app.screen is dialog and sum(isinstance(s, ChoiceScreen) for s in app.screen_stack) == 1
         dialog.query_one("#choices").highlighted = next(i for i, (v, _l) in enumerate(dialog.choices)
                                                         if v == "cancel")
         await pilot.press("enter")

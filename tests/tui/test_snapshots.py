@@ -126,11 +126,12 @@ def test_design_80x24(snap_compare, app_here):
 
 def _seed_runs_and_votes(app) -> None:
     """Stored runs of d-001 (one failed at fc, one ran) and two curators who disagree on its width finding."""
+    from datetime import datetime
+
     from archcurator.store import judgments as J
-    from archcurator.store.connection import utcnow
     from archcurator.store.runs import record_run
 
-    now = utcnow()
+    now = datetime(2026, 11, 20, 9, 30)  # a fixed time: the runs' times are drawn
     record_run(app.db_path, kind="forward", design_id="d-001", backend="local", device="cpu", status="failed",
                started_at=now, ended_at=now, seconds=1.25, exception="RuntimeError",
                message="mat1 and mat2 shapes cannot be multiplied (2x64 and 32x10)", metrics={"failed_node": "fc"})

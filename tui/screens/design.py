@@ -87,6 +87,7 @@ class DesignScreen(Screen):
         super().__init__()
         self.model = model
         self.index = index
+        self._ids_read: list[str] | None = None
         self.design_id = design_id if design_id is not None else model.ids[index]
         self.view: DesignView | None = None
         self.request = 0
@@ -202,7 +203,10 @@ class DesignScreen(Screen):
             self._display_inner(view)
 
     def _display_inner(self, view: DesignView) -> None:
+        if self.view is not None and self.view.id == view.id:
+            self._resync_index()  # the same design read again: the queue may have been re-read meanwhile
         self.view = view
+        self._ids_read = self.model.ids  # the queue as it was when this design was shown (see _resync_index)
         pos = f"{self.index + 1:,}/{len(self.model):,} · " if self.index is not None else ""
         self.sub_title = visible(f"{pos}{view.id}")
         live = self._live_runs(view.id)
@@ -333,7 +337,23 @@ class DesignScreen(Screen):
         if not design_done and all(f.get("verdict") or f["key"] in flags for f in view.live_findings):
             self._advance_design()
 
+    def _resync_index(self) -> None:
+        """The queue was re-read meanwhile (an import or archive from outside): find this design in it
+        again, or, archived, stand just before the design that took its place."""
+        if self.index is None or self.view is None:
+            return
+        ids = self.model.ids
+        if 0 <= self.index < len(ids) and ids[self.index] == self.view.id:
+            return
+        k = self.model.index_of(self.view.id)
+        if k is None:  # gone: the first design after it, in the list it was read from, that is still there
+            before = self._ids_read
+            later = (self.model.index_of(d) for d in before[self.index + 1:]) if before is not None else ()
+            k = next((j for j in later if j is not None), len(ids)) - 1
+        self.index = k
+
     def _advance_design(self) -> None:
+        self._resync_index()
         if self.index is None:
             return
         start = self.index + 1
@@ -566,6 +586,7 @@ class DesignScreen(Screen):
 
     # ---- moving ----------------------------------------------------------------------------
     def action_step(self, delta: int) -> None:
+        self._resync_index()
         if self.index is None:
             return
         k = self.index + delta

@@ -27,6 +27,14 @@ class RowsLoaded(Message):
         self.rows = rows
 
 
+class OutsideTokenRead(Message):
+    """`AppStore.outside_token` read after the store's file changed."""
+
+    def __init__(self, token: tuple) -> None:
+        super().__init__()
+        self.token = token
+
+
 class FacetsLoaded(Message):
     def __init__(self, facets: dict) -> None:
         super().__init__()
