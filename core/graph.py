@@ -227,14 +227,8 @@ class Design:
         path = Path(path)
         try:
             text = jsontext.read_file(path)
-        except FileNotFoundError:
-            raise DesignError(f"{path}: no such file") from None
-        except jsontext.FileRefused as exc:
-            raise DesignError(f"{path}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise DesignError(f"{path}: cannot read: not UTF-8 text (byte {exc.start})") from None
-        except OSError as exc:
-            raise DesignError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        except (OSError, UnicodeDecodeError, jsontext.FileRefused) as exc:
+            raise DesignError(f"{path}: {jsontext.read_problem(exc)}") from None
         return cls.from_json(text, source=str(path))
 
     # ---- saving --------------------------------------------------------

@@ -384,6 +384,42 @@ def test_a_read_only_store_serves_reading_commands_and_refuses_writes_in_one_lin
     assert "d99" not in stored_ids(db)
 
 
+def test_a_folder_import_names_each_member_it_cannot_read_and_takes_the_rest(tmp_path):
+    """Unreadable subfolders, broken symbolic links and unreadable files were skipped in silence."""
+    folder = tmp_path / "batch"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "locked").mkdir()
+    for i, where in enumerate(["a.json", "sub/b.json", "locked/c.json", "noperm.json"]):
+        (folder / where).write_text(json.dumps({**TINY, "name": f"net{i}"}))
+    (folder / "d.jsonl").write_text(json.dumps(rec(1)) + "\n")
+    (folder / "noperm.jsonl").write_text(json.dumps(rec(2)) + "\n")
+    (folder / "dangling.json").symlink_to("nowhere.json")
+    (folder / "fifo.json").parent.mkdir(exist_ok=True)
+    os.mkfifo(folder / "fifo.json")
+    for p in (folder / "locked", folder / "noperm.json", folder / "noperm.jsonl"):
+        p.chmod(0)
+    db = tmp_path / "s.duckdb"
+    try:
+        r = cli("import", folder, "--db", db, "--json", preexec_fn=_without_file_permission_override)
+    finally:
+        for p in (folder / "locked", folder / "noperm.json", folder / "noperm.jsonl"):
+            p.chmod(0o755)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    answer = json.loads(r.stdout)
+    assert len(answer["imported"]) == 3  # a.json, sub/b.json and d.jsonl's d1
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    rejected = {line.split(": ")[1]: line for line in lines}
+    assert set(rejected) == {str(folder / n) for n in ("locked", "noperm.json", "noperm.jsonl", "dangling.json",
+                                                       "fifo.json")}, lines
+    assert "permission denied" in rejected[str(folder / "locked")]
+    assert "permission denied" in rejected[str(folder / "noperm.json")]
+    assert "permission denied" in rejected[str(folder / "noperm.jsonl")]
+    assert "broken symbolic link" in rejected[str(folder / "dangling.json")]
+    assert "not a regular file" in rejected[str(folder / "fifo.json")]
+    assert all(line.startswith("archcurator import: ") for line in lines)
+
+
 @pytest.mark.parametrize("workers", [None, "2"], ids=["in-process", "pool"])  # a small batch: in process
 def test_a_full_disk_is_one_line_and_nothing_half_written(tmp_path, filled, workers):
     """The file may not grow (RLIMIT_FSIZE stands in for a full disk: writes fail with EFBIG)."""
