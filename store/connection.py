@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -118,6 +119,16 @@ def _foreign_kind(path: Path) -> str | None:
 def check_store_path(path: Path) -> None:
     """Refuse a --db that DuckDB would not keep as a database file: a foreign file, or a name
     whose suffix DuckDB reads as a data file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        # DuckDB would open a FIFO and wait on it for ever, and fail on a device only after writing
+        what = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+            "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+        raise StoreFault(f"{path}: is {what}, not a store file; nothing was read or written: pass --db a store, or a "
+                         "new path ending in .duckdb")
     kind = _foreign_kind(path) if path.is_file() else None
     if kind is None and path.suffix.lower() in FOREIGN_SUFFIXES:
         kind = f"a {path.suffix} name, which DuckDB reads as a data file and would not keep as a store"

@@ -348,6 +348,19 @@ def test_a_data_file_as_the_store_is_refused_not_read_into_memory(tmp_path, name
         store.schema_version(db)
 
 
+@pytest.mark.parametrize("special", ["fifo", "/dev/null"])
+def test_a_fifo_or_a_device_as_the_store_is_one_line_not_a_hang(tmp_path, special):
+    """A FIFO as --db hung the command for ever (DuckDB waited to open it); /dev/null failed on fsync."""
+    if special == "fifo":
+        db = tmp_path / "s.duckdb"
+        os.mkfifo(db)
+    else:
+        db = Path(special)
+    r = cli("report", "refusals", "--db", db, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "not a store file" in one_line(r.stderr, "report", db)
+
+
 def _without_file_permission_override():
     """In the child: let file modes bind even for root (drop CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and
     CAP_FOWNER from the bounding set; the exec that follows recomputes root's capabilities from it)."""
