@@ -471,3 +471,14 @@ def test_verify_text_shows_a_few_findings_of_each_rule_and_counts_the_rest(tmp_p
     rows = [line for line in r.stdout.splitlines() if "connectivity.cycle" in line]
     assert len(rows) == 21, len(rows)
     assert "2,980 more findings of this rule" in rows[-1]
+
+
+def test_a_reshape_to_thousands_of_symbolic_sizes_is_quoted_in_bounded_time():
+    """Reshape to ["B"] + ["T"] * 10,000 then to [-1]: the cost quote multiplied T^10000 out as a
+    Fraction of thousands of digits for every dim (20 s of CPU for a 50 KB design; the fuzzer's
+    huge-8). A product past int64 is unknown as soon as it gets there."""
+    r = 10_000
+    nodes = [{"id": "r", "op": "Reshape", "args": {"shape": ["B"] + ["T"] * r}, "in": ["x"]},
+             {"id": "s", "op": "Reshape", "args": {"shape": [-1]}, "in": ["r"]}]
+    with no_hang(2.5):
+        verify_graph(Design.from_dict(design(nodes)))
