@@ -277,8 +277,18 @@ def _store_cases() -> list[Case]:
             def full_setup(d, setup=setup):
                 write(d / "b.jsonl", rec(50) + "\n")
                 setup(d)
+            # a store that may only be read still serves reports; writing to it is one line
+            expect = (0,) if name == "unwritable" and args[0] == "report" else (2,)
             cases.append(Case("store", f"{name} ({args[0]})", args + ["--db", db], "i12 (store faults)",
-                              expect=(2,), setup=full_setup))
+                              expect=expect, setup=full_setup))
+    # names DuckDB reads as data files (into a throwaway in-memory database) or would make one of
+    for name, setup in {"s.json": lambda d: write(d / "s.json", '{"a": 1}\n'),
+                        "s.csv": lambda d: write(d / "s.csv", "a,b\n1,2\n"), "new.parquet": lambda d: None}.items():
+        def data_setup(d, setup=setup):
+            write(d / "b.jsonl", rec(50) + "\n")
+            setup(d)
+        cases.append(Case("store", f"data file {name} (import)", ["import", "{dir}/b.jsonl", "--db", "{dir}/" + name],
+                          "i12 (store faults)", expect=(2,), setup=data_setup))
     cases.append(Case("store", "full-disk (import)", ["import", "{dir}/big.jsonl", "--db", "{dir}/s.duckdb", "-q"],
                       "i12 (store faults)", expect=(2,), setup=full,
                       check=lambda d: _stored_ids_problem(d / "s.duckdb", {f"d{i}" for i in range(20)}),

@@ -419,6 +419,9 @@ def single_symbol(d: Dim) -> str | None:
     return None
 
 
+_SUBSTITUTE_LIMIT = 2 ** 63
+
+
 def substitute(d: Dim, env: dict[str, int]) -> Dim:
     """Replace symbols by sizes (for cost quotes); opaque parts are evaluated safely."""
     if not is_sym(d):
@@ -433,6 +436,8 @@ def substitute(d: Dim, env: dict[str, int]) -> Dim:
             if not is_const(x):
                 return None
             v *= x
+            if abs(v) > _SUBSTITUTE_LIMIT:  # past torch's int64: unknown, before the numbers grow to
+                return None                 # thousands of digits (T^2000 took 20 s per verify)
         total += v
     return int(total) if total.denominator == 1 else None
 

@@ -227,14 +227,8 @@ class Design:
         path = Path(path)
         try:
             text = jsontext.read_file(path)
-        except FileNotFoundError:
-            raise DesignError(f"{path}: no such file") from None
-        except jsontext.FileRefused as exc:
-            raise DesignError(f"{path}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise DesignError(f"{path}: cannot read: not UTF-8 text (byte {exc.start})") from None
-        except OSError as exc:
-            raise DesignError(f"{path}: cannot read: {exc.strerror or exc}") from None
+        except (OSError, UnicodeDecodeError, jsontext.FileRefused) as exc:
+            raise DesignError(f"{path}: {jsontext.read_problem(exc)}") from None
         return cls.from_json(text, source=str(path))
 
     # ---- saving --------------------------------------------------------
@@ -293,9 +287,7 @@ class Design:
             if oid not in known:
                 problems.append(Problem("dangling-output", [], f"output {o!r} names no input or node"))
         for cyc in find_cycles(self, stuck):
-            problems.append(
-                Problem("cycle", cyc, "cycle: " + " -> ".join(cyc + [cyc[0]]))
-            )
+            problems.append(Problem("cycle", cyc, cycle_words(cyc)))
         return problems
 
     def topo_order(self) -> list[Node]:
@@ -345,6 +337,21 @@ def _kahn(design: Design, wired: tuple | None = None) -> tuple[list[Node], list[
     done = {n.id for n in order}
     stuck = [n for n in design.nodes if n.id not in done]
     return order + stuck, stuck
+
+
+CYCLE_WORDS_NODES = 12
+
+
+def cycle_words(cycle: list[str]) -> str:
+    """`cycle: a -> b -> a`; a long cycle names its first and last nodes and how many lie between
+    (its finding's node list keeps them all): 30,000 names made one message of 290 KB, which the
+    text report then wrapped for a minute."""
+    if len(cycle) <= CYCLE_WORDS_NODES:
+        return "cycle: " + " -> ".join(cycle + [cycle[0]])
+    head, tail = cycle[:CYCLE_WORDS_NODES - 3], cycle[-2:]
+    between = len(cycle) - len(head) - len(tail)
+    return (f"cycle of {len(cycle):,} nodes: " + " -> ".join(head) + f" -> … {between:,} more … -> "
+            + " -> ".join(tail + [cycle[0]]))
 
 
 def find_cycles(design: Design, stuck: list | None = None) -> list[list[str]]:

@@ -65,6 +65,24 @@ def open_regular(path, flags: int = os.O_RDONLY) -> int:
         raise
 
 
+def read_problem(exc: BaseException) -> str:
+    """The words for a file that could not be read, the same from every command (verify, run,
+    import, the folder walk): `no such file`, `is a folder, not a file to read`, `cannot read:
+    permission denied`, `cannot read: not UTF-8 text (byte N)`."""
+    if isinstance(exc, FileRefused):
+        return str(exc)
+    if isinstance(exc, UnicodeDecodeError):
+        return f"cannot read: not UTF-8 text (byte {max(exc.start, 0)})"
+    if isinstance(exc, FileNotFoundError):
+        return "no such file"
+    if isinstance(exc, IsADirectoryError):
+        return "is a folder, not a file to read"
+    if isinstance(exc, OSError):
+        why = exc.strerror or type(exc).__name__
+        return f"cannot read: {why[:1].lower() + why[1:]}"
+    return f"cannot read: {exc}"
+
+
 def read_file(path, limit: int = MAX_FILE_BYTES) -> str:
     """The UTF-8 text of a regular file of at most `limit` bytes (a leading BOM dropped).
     Raises FileRefused, OSError or UnicodeDecodeError."""

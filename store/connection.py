@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -88,18 +89,83 @@ def _describe_pid(pid: int) -> str | None:
 _CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
 
+# DuckDB reads a file named *.json, *.csv, *.parquet, ... as a table of an in-memory database
+# (or makes a new one there): imports into it would be lost when the command ends
+FOREIGN_SUFFIXES = frozenset({
+    ".json", ".jsonl", ".ndjson", ".csv", ".tsv", ".parquet", ".arrow", ".feather", ".xlsx", ".xls",
+    ".sqlite", ".sqlite3", ".gz", ".zst",
+})
+_DUCKDB_MAGIC = b"DUCK"  # bytes 8..12 of every DuckDB database file
+
+
+def _foreign_kind(path: Path) -> str | None:
+    """What a file that is not a DuckDB database is (None for a DuckDB file, an empty or absent one)."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(16)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return None  # unreadable: DuckDB's own open names the problem
+    if not head or head[8:12] == _DUCKDB_MAGIC:
+        return None
+    if head.startswith(b"SQLite format 3"):
+        return "a SQLite database"
+    if head.startswith(b"PAR1"):
+        return "a Parquet file"
+    return "not a DuckDB database file"
+
+
+def check_store_path(path: Path) -> None:
+    """Refuse a --db that DuckDB would not keep as a database file: a foreign file, or a name
+    whose suffix DuckDB reads as a data file."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        # DuckDB would open a FIFO and wait on it for ever, and fail on a device only after writing
+        what = "a FIFO" if stat.S_ISFIFO(mode) else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else \
+            "a socket" if stat.S_ISSOCK(mode) else "not a regular file"
+        raise StoreFault(f"{path}: is {what}, not a store file; nothing was read or written: pass --db a store, or a "
+                         "new path ending in .duckdb")
+    kind = _foreign_kind(path) if path.is_file() else None
+    if kind is None and path.suffix.lower() in FOREIGN_SUFFIXES:
+        kind = f"a {path.suffix} name, which DuckDB reads as a data file and would not keep as a store"
+    if kind is not None:
+        raise StoreFault(f"{path}: not an archcurator store ({kind}); nothing was read or written: pass --db a "
+                         "store, or a new path ending in .duckdb")
+
+
+def _is_in_memory(con: duckdb.DuckDBPyConnection) -> bool:
+    row = con.execute("SELECT path FROM duckdb_databases() WHERE database_name = current_database()").fetchone()
+    return row is None or row[0] is None
+
+
 def _open(path: Path, timeout: float) -> duckdb.DuckDBPyConnection:
+    """The store opened for writing or, when the file may only be read, read-only (writes on it then
+    fail with `store_fault`'s read-only line)."""
     deadline = time.monotonic() + max(timeout, 0.0)
     # poll often: the app holds the file only for short units of work, and a slow poll
     # can keep missing the gaps between them
     delay = 0.01
     start = time.monotonic()
+    read_only = False
     while True:
         try:
-            return duckdb.connect(str(path), config=_CONFIG)
+            con = duckdb.connect(str(path), read_only=read_only, config=_CONFIG)
+            if _is_in_memory(con):
+                con.close()
+                raise StoreFault(f"{path}: not an archcurator store (DuckDB opened it as a data file, not a "
+                                 "database); nothing was read or written: pass --db a store, or a new path ending "
+                                 "in .duckdb")
+            return con
         except duckdb.IOException as exc:
             msg = str(exc)
             low = msg.lower()
+            if not read_only and path.is_file() and any(k in low for k in _NO_ACCESS):
+                read_only = True  # a store we may only read still serves reports, exports and lists
+                continue
             if "lock" not in low or any(k in low for k in _NO_ACCESS + _NO_ROOM + _FOREIGN + _DAMAGED):
                 raise store_fault(path, exc, "open") or StoreError(
                     f"{path}: cannot open the store: {_first_line(msg)}") from None
@@ -134,6 +200,9 @@ def store_fault(path: Path, exc: BaseException, doing: str = "use") -> StoreFaul
     or None for any other error (a mistake in the project's SQL stays a traceback for its tests)."""
     detail = _first_line(str(exc))
     low = detail.lower()
+    if "read-only mode" in low or "attached in read-only" in low:
+        return StoreFault(f"{path}: cannot write the store: the file is read-only (only reading commands can use "
+                          "it); nothing was written: make it writable (chmod u+w), or pass --db another store")
     if any(k in low for k in _NO_ROOM):
         return StoreFault(f"{path}: cannot write the store: the disk is full or the file may grow no larger "
                           f"({detail}); what was being written was rolled back: free space and run the command again")
@@ -171,6 +240,7 @@ def connect(db: str | os.PathLike | None = None, *, timeout: float | None = None
         raise StoreFault(f"{path}: the store's path is not UTF-8 text; name the store with a UTF-8 path") from None
     if path.exists() and path.is_dir():
         raise StoreError(f"{path}: is a folder, not a store file")
+    check_store_path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -310,6 +380,11 @@ def migrate_schema(con: duckdb.DuckDBPyConnection, path: Path | str = "store") -
                     con.execute("ROLLBACK")
                 except duckdb.Error:
                     pass
+                if isinstance(exc, duckdb.Error) and "read-only" in str(exc).lower():
+                    raise StoreFault(
+                        f"{path}: the store file is read-only and its schema is older than this archcurator's "
+                        f"({version:04d}_{name} is pending); nothing was written: make it writable once (chmod u+w) "
+                        "and run the command again") from None
                 if isinstance(exc, duckdb.Error):
                     raise StoreError(
                         f"store migration {version:04d}_{name}.sql failed: {_first_line(str(exc))}"

@@ -83,9 +83,20 @@ def _stage(con: duckdb.DuckDBPyConnection, name: str, columns: tuple, rows: list
         con.execute(f"CREATE OR REPLACE TEMP TABLE {name} ({cols})")
         marks = ", ".join("?" for _ in columns)
         con.executemany(f"INSERT INTO {name} VALUES ({marks})", [[r.get(c) for c in columns] for r in rows])
-        return lambda: con.execute(f"DROP TABLE IF EXISTS {name}")
+        return _quietly(lambda: con.execute(f"DROP TABLE IF EXISTS {name}"))
     con.register(name, table)
-    return lambda: con.unregister(name)
+    return _quietly(lambda: con.unregister(name))
+
+
+def _quietly(clean_up: Callable[[], object]) -> Callable[[], None]:
+    """A clean-up that cannot hide the error it runs after: in a transaction a failed write has
+    aborted (a read-only or full store), DuckDB refuses it too, and the rollback drops it anyway."""
+    def run() -> None:
+        try:
+            clean_up()
+        except duckdb.TransactionException:
+            pass
+    return run
 
 
 class Inserted(NamedTuple):

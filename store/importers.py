@@ -28,6 +28,7 @@ import gc
 import json
 import os
 import re
+import stat
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -174,17 +175,12 @@ class Batch:
                     if line.strip():
                         yield Item(name, n, line)
         except (OSError, UnicodeDecodeError, jsontext.FileRefused) as exc:
-            raise ImportInputError(f"{name}: cannot read: {_reason(exc)}") from None
+            raise ImportInputError(f"{name}: {_reason(exc)}") from None
 
 
 def _reason(exc: BaseException) -> str:
-    if isinstance(exc, jsontext.FileRefused):
-        return str(exc)
-    if isinstance(exc, UnicodeDecodeError):
-        return f"not UTF-8 text (byte {exc.start})"
-    if isinstance(exc, OSError):
-        return exc.strerror or str(exc)
-    return str(exc)
+    """The one wording of a file that cannot be read (`jsontext.read_problem`)."""
+    return jsontext.read_problem(exc)
 
 
 def _scan_jsonl(path: Path) -> int:
@@ -198,7 +194,7 @@ def _scan_jsonl(path: Path) -> int:
     except jsontext.FileRefused as exc:
         raise ImportInputError(f"{path}: {exc}") from None
     except OSError as exc:
-        raise ImportInputError(f"{path}: cannot read: {_reason(exc)}") from None
+        raise ImportInputError(f"{path}: {_reason(exc)}") from None
     try:
         with os.fdopen(fd, "rb") as fh:
             while True:
@@ -207,7 +203,7 @@ def _scan_jsonl(path: Path) -> int:
                     text = carry + dec.decode(block, final=not block)
                 except UnicodeDecodeError as exc:
                     raise ImportInputError(
-                        f"{path}: cannot read: not UTF-8 text (near byte {offset + max(exc.start, 0)})") from None
+                        f"{path}: cannot read: not UTF-8 text (byte {offset + max(exc.start, 0)})") from None
                 offset += len(block)
                 lines = text.split("\n")
                 carry = lines.pop()
@@ -215,7 +211,7 @@ def _scan_jsonl(path: Path) -> int:
                 if not block:
                     break
     except OSError as exc:
-        raise ImportInputError(f"{path}: cannot read: {_reason(exc)}") from None
+        raise ImportInputError(f"{path}: {_reason(exc)}") from None
     return count + (1 if carry.strip() else 0)
 
 
@@ -225,7 +221,7 @@ def _read_text(path: Path) -> str:
     except jsontext.FileRefused as exc:
         raise ImportInputError(f"{path}: {exc}") from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ImportInputError(f"{path}: cannot read: {_reason(exc)}") from None
+        raise ImportInputError(f"{path}: {_reason(exc)}") from None
 
 
 def plan(paths: Iterable[str | os.PathLike], py: PyOptions | None = None) -> list[Batch]:
@@ -261,21 +257,59 @@ def plan(paths: Iterable[str | os.PathLike], py: PyOptions | None = None) -> lis
     return batches
 
 
+def _walk_folder(folder: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The design and batch files under `folder` (hidden names skipped, symlinked folders not
+    followed), and each member that cannot be read: a subfolder that may not be listed, a broken
+    symbolic link, a FIFO or device named like a design."""
+    files: list[Path] = []
+    problems: list[tuple[Path, str]] = []
+
+    def unlisted(exc: OSError) -> None:
+        where = Path(exc.filename) if exc.filename else folder
+        if where == folder:
+            raise ImportInputError(f"{folder}: {_reason(exc)}")
+        problems.append((where, _reason(exc).replace("cannot read:", "cannot read this folder:", 1)))
+
+    for root, dirs, names in os.walk(folder, onerror=unlisted):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in names:
+            p = Path(root) / name
+            if name.startswith(".") or p.suffix.lower() not in DESIGN_SUFFIXES + BATCH_SUFFIXES:
+                continue
+            try:
+                st = p.stat()
+            except FileNotFoundError:
+                target = os.readlink(p) if p.is_symlink() else None
+                problems.append((p, f"broken symbolic link (to {target}, which does not exist)" if target
+                                 else "no such file"))
+                continue
+            except OSError as exc:
+                problems.append((p, _reason(exc)))
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                problems.append((p, "is not a regular file, not read"))
+                continue
+            files.append(p)
+    return sorted(files), sorted(problems)
+
+
 def _plan_folder(folder: Path) -> list[Batch]:
-    try:
-        files = sorted(p for p in folder.rglob("*") if p.is_file()
-                       and p.suffix.lower() in DESIGN_SUFFIXES + BATCH_SUFFIXES
-                       and not any(part.startswith(".") for part in p.relative_to(folder).parts))
-    except OSError as exc:
-        raise ImportInputError(f"{folder}: cannot read: {_reason(exc)}") from None
+    files, problems = _walk_folder(folder)
     py_batch = _plan_py_folder(folder)
-    if not files and py_batch is None:
+    if not files and not problems and py_batch is None:
         raise ImportInputError(f"{folder}: no .json designs, .jsonl batches or nn.Module classes in this folder")
     out = [py_batch] if py_batch is not None else []
     designs = Batch(str(folder), "files")
+    # one member that cannot be read is a rejection naming it, not the end of the import
+    designs.items.extend(Item(str(p), None, None, obj=ImportInputError(why)) for p, why in problems)
     for p in files:
         if p.suffix.lower() in BATCH_SUFFIXES:
-            out.append(Batch(str(p), "jsonl", p, count=_scan_jsonl(p)))
+            try:
+                out.append(Batch(str(p), "jsonl", p, count=_scan_jsonl(p)))
+            except ImportInputError as exc:
+                msg = str(exc)
+                designs.items.append(Item(str(p), None, None, obj=ImportInputError(
+                    msg[len(str(p)) + 2:] if msg.startswith(f"{p}: ") else msg)))
         else:
             try:
                 text = jsontext.read_file(p)

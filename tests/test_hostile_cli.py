@@ -91,7 +91,7 @@ def test_import_args_are_read_through_the_door(tmp_path):
     assert not (tmp_path / "s.duckdb").exists()
 
 
-def test_import_refuses_a_fifo_named_as_a_batch_and_skips_one_in_a_folder(tmp_path):
+def test_import_refuses_a_fifo_named_as_a_batch_and_rejects_one_in_a_folder(tmp_path):
     folder = tmp_path / "in"
     folder.mkdir()
     os.mkfifo(folder / "pipe.jsonl")
@@ -99,7 +99,8 @@ def test_import_refuses_a_fifo_named_as_a_batch_and_skips_one_in_a_folder(tmp_pa
     assert "not a regular file" in one_line(r, "import", folder / "pipe.jsonl")
     (folder / "d.json").write_text(TINY.read_text())
     r = cli("import", folder, "--db", tmp_path / "s.duckdb", "--json", timeout=120)
-    assert r.returncode == 0, r.stderr
+    assert r.returncode == 1, r.stderr  # the FIFO is named as a rejection, never opened; the rest imports
+    assert r.stderr.strip() == f"archcurator import: {folder / 'pipe.jsonl'}: rejected: is not a regular file, not read"
     assert json.loads(r.stdout)["imported"] == ["tiny-cnn"]
 
 
@@ -115,3 +116,38 @@ def test_a_batch_whose_first_line_is_hostile_imports_the_rest(tmp_path):
     assert r.stderr.splitlines() == [f"archcurator import: {p}:1: rejected: malformed JSON at column 101: "
                                      "nested deeper than 100 levels"]
     assert "imported 1" in r.stdout
+
+
+def _file_modes_bind_for_root():
+    """In the child: file modes bind even for root (CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and
+    CAP_FOWNER dropped from the bounding set; the exec that follows recomputes root's capabilities)."""
+    if os.geteuid() == 0:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        for cap in (1, 2, 3):
+            if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+                raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+@pytest.mark.parametrize("problem,words", [
+    ("missing", "no such file"), ("no-permission", "cannot read: permission denied"),
+    ("latin-1", "cannot read: not UTF-8 text (byte 10)"), ("folder", "is a folder, not a file to read"),
+])
+def test_a_file_that_cannot_be_read_is_worded_the_same_by_verify_run_and_import(tmp_path, problem, words):
+    """run said 'No such file or directory', 'Permission denied' and 'not UTF-8 text' where verify
+    and import said 'no such file', 'cannot read: Permission denied', '... (byte N)'."""
+    p = tmp_path / "design.json"
+    if problem == "no-permission":
+        p.write_text(TINY.read_text())
+        p.chmod(0)
+    elif problem == "latin-1":
+        p.write_bytes(b'{"name": "\xe9"}')
+    elif problem == "folder":
+        p.mkdir()
+    commands = [("verify", [p]), ("run", [p, "--no-record"])]
+    if problem in ("no-permission", "latin-1"):  # import reads folders and says so of a missing path
+        commands.append(("import", [p, "--db", tmp_path / "s.duckdb"]))
+    for command, args in commands:
+        r = subprocess.run([sys.executable, "-m", "archcurator", command, *map(str, args)], capture_output=True,
+                           text=True, timeout=120, stdin=subprocess.DEVNULL, preexec_fn=_file_modes_bind_for_root)
+        assert one_line(r, command, p) == f"archcurator {command}: {p}: {words}", command

@@ -325,7 +325,115 @@ def test_an_unwritable_store_is_one_line(tmp_path, filled):
         assert con.execute("SELECT archived_at FROM designs WHERE id = 'd1'").fetchone()[0] is None
 
 
-@pytest.mark.parametrize("workers", ["0", "2"])
+@pytest.mark.parametrize("name,content", [
+    ("x.json", '{"a": 1}\n'), ("x.csv", "a,b\n1,2\n"), ("new.parquet", None), ("new.jsonl", None),
+    ("x.duckdb", "id,author\n"),
+])
+def test_a_data_file_as_the_store_is_refused_not_read_into_memory(tmp_path, name, content):
+    """DuckDB opens an existing .json/.csv as a table of a throwaway in-memory database (and makes a
+    new *.parquet a database file): an import there was reported done and lost."""
+    db = tmp_path / name
+    if content is not None:
+        db.write_text(content)
+    before = db.read_bytes() if content is not None else None
+    batch = write_batch(tmp_path / "b.jsonl", [json.dumps(rec(1))])
+    r = cli("import", batch, "--db", db)
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    assert "not an archcurator store" in one_line(r.stderr, "import", db)
+    if content is None:
+        assert not db.exists()
+    else:
+        assert db.read_bytes() == before
+    with pytest.raises(store.StoreError, match="not an archcurator store"):
+        store.schema_version(db)
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/null"])
+def test_a_fifo_or_a_device_as_the_store_is_one_line_not_a_hang(tmp_path, special):
+    """A FIFO as --db hung the command for ever (DuckDB waited to open it); /dev/null failed on fsync."""
+    if special == "fifo":
+        db = tmp_path / "s.duckdb"
+        os.mkfifo(db)
+    else:
+        db = Path(special)
+    r = cli("report", "refusals", "--db", db, timeout=60)
+    assert r.returncode == 2, r.stderr
+    assert "not a store file" in one_line(r.stderr, "report", db)
+
+
+def _without_file_permission_override():
+    """In the child: let file modes bind even for root (drop CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and
+    CAP_FOWNER from the bounding set; the exec that follows recomputes root's capabilities from it)."""
+    if os.geteuid() != 0:
+        return
+    import ctypes
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2, 3):
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
+
+
+def test_a_read_only_store_serves_reading_commands_and_refuses_writes_in_one_line(tmp_path, filled):
+    db = tmp_path / "ro.duckdb"
+    shutil.copy(filled, db)
+    db.chmod(0o444)
+    before = _digest(db)
+    run = lambda *a: cli(*a, "--db", db, preexec_fn=_without_file_permission_override)  # noqa: E731
+    r = run("report", "refusals", "--json")
+    assert r.returncode == 0, r.stderr
+    assert sum(row["returned"] for row in json.loads(r.stdout)["rows"]) == 40
+    r = run("export", "--out", tmp_path / "out")
+    assert r.returncode == 0, r.stderr
+    assert (tmp_path / "out" / "designs.parquet").is_file()
+    r = run("kb", "list")
+    assert r.returncode == 0, r.stderr
+    batch = write_batch(tmp_path / "more.jsonl", [json.dumps(rec(99))])
+    for args in (["archive", "d1"], ["import", batch]):
+        r = run(*args)
+        assert r.returncode == 2, (args, r.stdout, r.stderr)
+        line = one_line(r.stderr, args[0], db)
+        assert "read-only" in line and "writable" in line
+    assert _digest(db) == before
+    assert "d99" not in stored_ids(db)
+
+
+def test_a_folder_import_names_each_member_it_cannot_read_and_takes_the_rest(tmp_path):
+    """Unreadable subfolders, broken symbolic links and unreadable files were skipped in silence."""
+    folder = tmp_path / "batch"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "locked").mkdir()
+    for i, where in enumerate(["a.json", "sub/b.json", "locked/c.json", "noperm.json"]):
+        (folder / where).write_text(json.dumps({**TINY, "name": f"net{i}"}))
+    (folder / "d.jsonl").write_text(json.dumps(rec(1)) + "\n")
+    (folder / "noperm.jsonl").write_text(json.dumps(rec(2)) + "\n")
+    (folder / "dangling.json").symlink_to("nowhere.json")
+    (folder / "fifo.json").parent.mkdir(exist_ok=True)
+    os.mkfifo(folder / "fifo.json")
+    for p in (folder / "locked", folder / "noperm.json", folder / "noperm.jsonl"):
+        p.chmod(0)
+    db = tmp_path / "s.duckdb"
+    try:
+        r = cli("import", folder, "--db", db, "--json", preexec_fn=_without_file_permission_override)
+    finally:
+        for p in (folder / "locked", folder / "noperm.json", folder / "noperm.jsonl"):
+            p.chmod(0o755)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    assert "Traceback" not in r.stderr
+    answer = json.loads(r.stdout)
+    assert len(answer["imported"]) == 3  # a.json, sub/b.json and d.jsonl's d1
+    lines = [line for line in r.stderr.splitlines() if line.strip()]
+    rejected = {line.split(": ")[1]: line for line in lines}
+    assert set(rejected) == {str(folder / n) for n in ("locked", "noperm.json", "noperm.jsonl", "dangling.json",
+                                                       "fifo.json")}, lines
+    assert "permission denied" in rejected[str(folder / "locked")]
+    assert "permission denied" in rejected[str(folder / "noperm.json")]
+    assert "permission denied" in rejected[str(folder / "noperm.jsonl")]
+    assert "broken symbolic link" in rejected[str(folder / "dangling.json")]
+    assert "not a regular file" in rejected[str(folder / "fifo.json")]
+    assert all(line.startswith("archcurator import: ") for line in lines)
+
+
+@pytest.mark.parametrize("workers", [None, "2"], ids=["in-process", "pool"])  # a small batch: in process
 def test_a_full_disk_is_one_line_and_nothing_half_written(tmp_path, filled, workers):
     """The file may not grow (RLIMIT_FSIZE stands in for a full disk: writes fail with EFBIG)."""
     db = tmp_path / "full.duckdb"
@@ -340,7 +448,8 @@ def test_a_full_disk_is_one_line_and_nothing_half_written(tmp_path, filled, work
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    r = cli("import", batch, "--db", db, "-q", "--workers", workers, preexec_fn=small_disk)
+    pool = ["--workers", workers] if workers else []
+    r = cli("import", batch, "--db", db, "-q", *pool, preexec_fn=small_disk)
     assert r.returncode == 2, (r.stdout, r.stderr)
     line = one_line(r.stderr, "import", db)
     assert "disk is full" in line and "rolled back" in line

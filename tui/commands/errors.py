@@ -1,5 +1,8 @@
 """The one form of a command's error line: `archcurator COMMAND: FILE: problem`, on stderr.
 
+A file that cannot be read is worded by `read_problem` (no such file, is a folder,
+cannot read: permission denied / not UTF-8 text), the same in every command.
+
 FILE is what the problem is about: the input file (with `:LINE` where one
 line is at fault), the store, or the flag whose value is wrong. A command
 that cannot do its work prints one such line and exits 2. The line is made
@@ -12,7 +15,11 @@ from __future__ import annotations
 import os
 import sys
 
+from archcurator.core.jsontext import read_problem
+
 from ..sanitise import one_line as _visible_line
+
+__all__ = ["EXIT_INPUT", "error_line", "fail", "no_store", "one_line", "read_problem"]
 
 EXIT_INPUT = 2
 

@@ -16,7 +16,7 @@ from datetime import timedelta
 from pathlib import Path
 
 from .argtypes import positive_float, positive_int
-from .errors import error_line, fail
+from .errors import error_line, fail, read_problem
 from .output import say
 
 PROG = "archcurator run"
@@ -63,16 +63,12 @@ def read_design(path: str) -> tuple[dict, str | None]:
 
     try:
         text = jsontext.read_file(path)
-    except UnicodeDecodeError:
-        raise ValueError("not UTF-8 text") from None
-    except jsontext.FileRefused as exc:
-        raise ValueError(str(exc)) from None
-    except OSError as exc:
-        raise ValueError(exc.strerror or str(exc)) from None
+    except (OSError, UnicodeDecodeError, jsontext.FileRefused) as exc:
+        raise ValueError(read_problem(exc)) from None
     try:
         data = jsontext.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from None
+        raise ValueError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     record_id = None
     if isinstance(data, dict) and "format" not in data and isinstance(data.get("graph"), dict):
         record_id = data.get("id") if isinstance(data.get("id"), str) else None
