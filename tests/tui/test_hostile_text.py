@@ -96,7 +96,11 @@ async def test_hostile_fields_through_every_screen_dialog_key_and_command(hostil
         assert not counts["unsafe"], counts["unsafe"][:5]
         # the hostile text is there, shown: the design's id (made visible) is in the queue and its screen
         await reach(pilot, Scenario("design", [jump(DESIGN), "enter"]))
-        drawn = "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
+        for _ in range(100):  # its worker reads the design from the store: wait until it is drawn
+            drawn = "\n".join("".join(seg.text for seg in strip) for strip in app.screen._compositor.render_strips())
+            if visible(DESIGN)[:30] in drawn:
+                break
+            await pilot.pause(0.2)
         assert visible(DESIGN)[:30] in drawn
         alive(app, "after every screen")
     # one key per binding (keys_once, commands_once): 238 keys and 162 commands over the 30 scenarios
