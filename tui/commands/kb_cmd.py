@@ -33,32 +33,11 @@ import json
 import sys
 
 from ..sanitise import visible_lines
-from .argtypes import positive_float, positive_int
+from .argtypes import count, positive_float, positive_int, share
 from .errors import error_line, fail
 from .output import say
 
 DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
-
-
-def _count(text: str) -> int:
-    """A number of rows or tries: a whole number, 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0.0 < value <= 1.0:
-        raise argparse.ArgumentTypeError(f"a share between 0 and 1, got {text}")
-    return value
 
 
 def register(subparsers) -> argparse.ArgumentParser:
@@ -82,7 +61,7 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--status", choices=["active", "proposed", "retired", "merged", "narrowed", "withdrawn"])
     s = sp("show", "one proposition, its structure and raw evidence rows", True)
     s.add_argument("id")
-    s.add_argument("--limit", type=_count, default=20, help="evidence rows to print (text output)")
+    s.add_argument("--limit", type=count, default=20, help="evidence rows to print (text output)")
     s = sp("add", "add a proposition (its evidence is derived at once)", True)
     s.add_argument("--claim", required=True, help="e.g. 'optimizer == adam wins', 'higher lr wins'")
     s.add_argument("--scope", action="append", default=[], help="a condition, e.g. 'budget < 4096' (repeatable)")
@@ -120,9 +99,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--note")
     sp("undo", "revert the latest operation not yet undone", True)
     s = sp("log", "the audit log, newest first", True)
-    s.add_argument("--limit", type=_count, default=30)
+    s.add_argument("--limit", type=count, default=30)
     s = sp("suggest", "near-duplicate pairs and narrowing candidates (never applied)", True)
-    s.add_argument("--limit", type=_count, default=15, help="rows of each kind to print (text output)")
+    s.add_argument("--limit", type=count, default=15, help="rows of each kind to print (text output)")
     s = sp("pack", "the prompt pack (at most 20): text, or --json; showing records nothing, an export to "
                    "--out FILE is recorded", True)
     s.add_argument("--out", metavar="FILE", help="write it to FILE (recorded as an export)")
@@ -137,11 +116,11 @@ def register(subparsers) -> argparse.ArgumentParser:
                                                  "pack; key from $ARCHCURATOR_LLM_API_KEY or $OPENAI_API_KEY")
     s.add_argument("--llm-model", default="", help="model name sent to the endpoint ($ARCHCURATOR_LLM_MODEL)")
     s.add_argument("--llm-timeout", type=positive_float, default=120.0, help="seconds per request (default 120)")
-    s.add_argument("--llm-retries", type=_count, default=3, help="retries on timeouts, 429 and 5xx (default 3)")
-    s.add_argument("--llm-limit", type=_count, default=0, help="ask about the first N held-out questions only")
+    s.add_argument("--llm-retries", type=count, default=3, help="retries on timeouts, 429 and 5xx (default 3)")
+    s.add_argument("--llm-limit", type=count, default=0, help="ask about the first N held-out questions only")
     s = sp("mine", "rule miner over the training split; proposals enter as proposed", True)
     s.add_argument("--min-support", type=positive_int, default=5)
-    s.add_argument("--min-precision", type=_fraction, default=0.7)
+    s.add_argument("--min-precision", type=share, default=0.7)
     s.add_argument("--max", type=positive_int, default=30, dest="max_props")
     s.add_argument("--no-pairs", action="store_true", help="single conditions only")
     s = sp("import-proposals", "an outside solver's proposals, one JSON object a line", True)
