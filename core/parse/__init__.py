@@ -146,6 +146,8 @@ def design_params(design):
     total = 0
     for n in design.get("nodes", []):
         args = n.get("args") or {}
+        if n.get("parametrize") == "weight_norm":  # its magnitudes, one per slice of dim 0, are parameters too
+            args = dict(args, weight_norm=True)
         if n.get("shares"):
             if ops.get(n["shares"]) == n["op"]:
                 continue

@@ -181,3 +181,25 @@ def test_an_op_the_table_lacks_is_never_emitted(tmp_path, monkeypatch):
     assert "LPPool2d" not in OP_TABLE
     assert [n["op"] for n in r.design["nodes"]] == ["ReLU"]
     assert any("LPPool2d" in w.message for w in r.warnings)
+
+
+@pytest.mark.parametrize("par", ["weight_norm", "spectral_norm"])
+def test_a_parametrized_layer_counts_as_torch_counts(par, tmp_path):
+    """A weight_norm'd layer holds one magnitude per slice of dim 0 besides its weight (torch's count),
+    whether forward reads it or it is only built; spectral_norm holds the weight alone."""
+    src = tmp_path / "wn.py"
+    src.write_text("import torch.nn as nn\nfrom torch.nn.utils import parametrizations\n\n\n"
+                   "class M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
+                   f"        self.fc = parametrizations.{par}(nn.Linear(3, 4))\n"
+                   f"        self.unused = parametrizations.{par}(nn.Conv1d(3, 5, 2))\n\n"
+                   "    def forward(self, x0):\n        return self.fc(x0)\n")
+    real = torch.nn.Module()
+    real.fc = getattr(torch.nn.utils.parametrizations, par)(torch.nn.Linear(3, 4))
+    real.unused = getattr(torch.nn.utils.parametrizations, par)(torch.nn.Conv1d(3, 5, 2))
+    want = sum(p.numel() for p in real.parameters())
+    r = parse_source(src, "M", {}, [([2, 3], "float32")])
+    assert design_params(r.design) == want
+    assert verify_graph(Design.from_dict(r.design)).cost["params"] == want
+    # the learned tensors built but never read are in the design under torch's own names
+    unused = {n["id"] for n in r.design["nodes"] if n["op"] == "Parameter"}
+    assert unused == {f"unused.{name}" for name, _ in real.unused.named_parameters()}

@@ -646,6 +646,10 @@ def _checkpoint(it, args, kwargs):
         "use_reentrant", "preserve_rng_state", "determinism_check", "debug", "context_fn")})
 
 
+# the layers whose `weight` a design's `parametrize` may name (core/shapes.weight_rows)
+_PARAMETRIZABLE = ("Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d")
+
+
 def _reparam(it, what, args, kwargs):
     """weight_norm / spectral_norm of a layer: the same layer, whose parameters torch counts anew.
     weight_norm splits the weight into a direction and one magnitude per slice of dim 0 (the layer's
@@ -654,12 +658,15 @@ def _reparam(it, what, args, kwargs):
     m = args[0] if args else kwargs.get("module")
     if not _is_module(m):
         return Unknown(what)
-    if what == "spectral_norm":
-        return m
     name = args[1] if len(args) > 1 else kwargs.get("name", "weight")
+    if what == "spectral_norm":
+        # as many parameters either way (its vectors are buffers): marked where the design can say it
+        if m.op in _PARAMETRIZABLE and name == "weight":
+            m.args = dict(m.args or {}, spectral_norm=True)
+            m.cache = None
+        return m
     dim = args[2] if len(args) > 2 else kwargs.get("dim", 0)
-    if m.op in ("Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d") \
-            and name == "weight" and dim == 0:
+    if m.op in _PARAMETRIZABLE and name == "weight" and dim == 0:
         m.args = dict(m.args or {}, weight_norm=True)
         m.cache = None
         return m

@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...ops import OP_TABLE
 from ...ops.base import InferCtx, TensorType
 from ...ops.base import broadcast as _broadcast
-from ...ops.nn_classes import constructor_args, constructor_defaults, parametrized
+from ...ops.nn_classes import PARAMETRIZATIONS, constructor_args, constructor_defaults, parametrized
 from ...shapes import weight_rows
 from ..values import Sym, Unknown, from_dim, is_int
 
@@ -88,8 +88,9 @@ def param_shapes(op, args):
         shapes = spec.param_shapes(a)
     except _RULE_ERRORS:
         return []
-    if (args or {}).get("weight_norm"):
-        shapes = parametrized(shapes, "weight_norm") or shapes
+    for par in PARAMETRIZATIONS:
+        if (args or {}).get(par):
+            shapes = parametrized(shapes, par) or shapes
     return [(name, [from_dim(d) for d in shape]) for name, shape in shapes]
 
 
