@@ -203,3 +203,20 @@ def test_a_parametrized_layer_counts_as_torch_counts(par, tmp_path):
     # the learned tensors built but never read are in the design under torch's own names
     unused = {n["id"] for n in r.design["nodes"] if n["op"] == "Parameter"}
     assert unused == {f"unused.{name}" for name, _ in real.unused.named_parameters()}
+
+
+def test_a_max_pools_indices_feed_max_unpool_as_in_torch(tmp_path):
+    """`z, i = pool(x)` with return_indices=True is the pool's two results (values, int64 positions),
+    and a two-operand layer takes its operands by position or by name."""
+    src = tmp_path / "unpool.py"
+    src.write_text("import torch.nn as nn\n\n\nclass M(nn.Module):\n    def __init__(self):\n"
+                   "        super().__init__()\n        self.pool = nn.MaxPool2d(2, return_indices=True)\n"
+                   "        self.unpool = nn.MaxUnpool2d(2)\n        self.cos = nn.CosineSimilarity(dim=1)\n\n"
+                   "    def forward(self, x0, x1):\n        z, i = self.pool(x0)\n"
+                   "        return self.cos(x1=self.unpool(z, indices=i).flatten(1), x2=x1)\n")
+    x0, x1 = torch.randn(2, 3, 4, 4), torch.randn(2, 48)
+    z, i = torch.nn.MaxPool2d(2, return_indices=True)(x0)
+    y = torch.nn.CosineSimilarity(dim=1)(torch.nn.MaxUnpool2d(2)(z, indices=i).flatten(1), x1)
+    r = _check("MaxUnpool2d", src.read_text(), [((2, 3, 4, 4), F32), ((2, 48), F32)], y, 0, tmp_path)
+    unpool = next(n for n in r.design["nodes"] if n["op"] == "MaxUnpool2d")
+    assert unpool["in"] == ["pool", "pool:1"]

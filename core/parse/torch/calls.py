@@ -108,8 +108,9 @@ def _tensor_inputs(it, inst, op, args, kwargs):
     if op in ("TransformerDecoderLayer", "Transformer"):
         return [a for a in args[:2]], {}
     least = OP_TABLE[op].arity[0] if op in OP_TABLE else 1
-    if least > 1:  # Bilinear, CosineSimilarity, PairwiseDistance, MaxUnpool (x, indices)
-        return list(args[:least]), {}
+    if least > 1:  # Bilinear, CosineSimilarity, PairwiseDistance, MaxUnpool (x, indices): by position or name
+        named = [v for v in kwargs.values() if isinstance(v, TensorVal)]
+        return (list(args) + named)[:least], {}
     x = args[0] if args else (kwargs.get("input", kwargs.get("x", kwargs.get("src"))))
     for a in list(args[1:]) + list(kwargs.values()):
         if isinstance(a, TensorVal):
@@ -136,7 +137,7 @@ def emit_module(it, inst, args, kwargs, op_override=None):
             settle_pending(it, t, op, full)
     shapes = optable.infer(op, full, [t.shape for t in ins])
     if g is None:
-        return _const_results(op, shapes, extra)
+        return _const_results(op, shapes, extra, full)
     refs = [ref_of(it, t) for t in ins]
     key = id(inst)
     first = g.calls.get(key)
@@ -172,7 +173,7 @@ def emit_module(it, inst, args, kwargs, op_override=None):
         jd = jargs(it, op, margs)
         inst.cache = (op, margs, full, jd)
     g.add(nid, op, dict(jd), refs, shares, warn=it.warn)
-    return _results(op, nid, shapes, extra, ins)
+    return _results(op, nid, shapes, extra, ins, full)
 
 
 def _snake(op):
@@ -180,8 +181,11 @@ def _snake(op):
     return snake(op)
 
 
-def _results(op, nid, shapes, extra, ins):
+def _results(op, nid, shapes, extra, ins, full):
     dt = ins[0].dtype if ins else "float32"
+    if full.get("return_indices"):  # a max pool's values and their int64 positions
+        shapes = shapes or [None, None]
+        return (TensorVal(nid, shapes[0], dt), TensorVal(nid + ":1", shapes[1], "int64"))
     if op in ("LSTM", "GRU", "RNN"):
         shapes = shapes or [None, None, None]
         out = TensorVal(nid, shapes[0], dt)
@@ -201,7 +205,10 @@ def _results(op, nid, shapes, extra, ins):
     return TensorVal(nid, shapes, dt)
 
 
-def _const_results(op, shapes, extra):
+def _const_results(op, shapes, extra, full):
+    if full.get("return_indices"):
+        shapes = shapes or [None, None]
+        return (TensorVal(None, shapes[0]), TensorVal(None, shapes[1], "int64"))
     if op in ("LSTM", "GRU", "RNN"):
         shapes = shapes or [None, None, None]
         if op == "LSTM":

@@ -15,7 +15,7 @@ from ...ops.nn_classes import PARAMETRIZATIONS, constructor_args, constructor_de
 from ...shapes import weight_rows
 from ..values import Sym, Unknown, from_dim, is_int
 
-# ops whose call returns several tensors (the interpreter unpacks them)
+# ops whose call returns several tensors (the interpreter unpacks them); a max pool too, with return_indices
 MULTI_RESULT = {"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Split"}
 _RULE_ERRORS = (TypeError, ValueError, IndexError, ZeroDivisionError, KeyError, AttributeError)
 
@@ -145,7 +145,7 @@ def infer(op, a, shapes, dtypes=None):
     except _RULE_ERRORS:
         return None
     res = [None if t.shape is None else [from_dim(d) for d in t.shape] for t in outs]
-    return res if op in MULTI_RESULT else (res[0] if res else None)
+    return res if op in MULTI_RESULT or args.get("return_indices") else (res[0] if res else None)
 
 
 def broadcast(a, b):
