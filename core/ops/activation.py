@@ -162,7 +162,7 @@ def _arg_check(test, words):
     return check
 
 
-def _act(name, args=(), infer=_float_only, params=None, saturating=False, rules=(), dtype_key=None):
+def _act(name, args=(), infer=_float_only, param_shapes=None, saturating=False, rules=(), dtype_key=None):
     accepts = getattr(infer, "accepts", "")
     own = ("dtype.int-into-float",) if accepts in ("float", "number", "promote-number") or \
         infer in (_softmax_like, _softmax2d, _glu, _prelu) else ()
@@ -170,7 +170,8 @@ def _act(name, args=(), infer=_float_only, params=None, saturating=False, rules=
         own += ("shape.dim-range",)
     return OpSpec(name, "activation", tuple(args), infer, tb.module(name),
                   accepts="any" if accepts in ("any", "promote") else "float",
-                  params=params or (lambda a: 0), doc="saturating" if saturating else "", rules=own + tuple(rules),
+                  param_shapes=param_shapes or (lambda a: []), doc="saturating" if saturating else "",
+                  rules=own + tuple(rules),
                   dtype_key=dtype_key)
 
 
@@ -216,7 +217,7 @@ OPS = [
     _act("Tanh", infer=_promote, saturating=True),
     _act("Sigmoid", infer=_promote, saturating=True),
     _act("PReLU", [Arg("num_parameters", 1, POS), Arg("init", 0.25, NUM)], infer=_prelu,
-         params=lambda a: a["num_parameters"], rules=("shape.norm-features", "shape.rank")),
+         param_shapes=lambda a: [("weight", (a["num_parameters"],))], rules=("shape.norm-features", "shape.rank")),
     _act("Softmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
     _act("LogSoftmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
     _act("Softmin", [Arg("dim", None, Optional(INT))], infer=_softmax_like),

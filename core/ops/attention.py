@@ -126,17 +126,25 @@ def _mha_infer(ctx: InferCtx):
     return [TensorType(q.shape[:-1] + (e,), q.dtype), TensorType(w, q.dtype)]
 
 
-def _mha_params(a):
+def _mha_shapes(a, prefix=""):
     e = a["embed_dim"]
-    kd = a["kdim"] if a["kdim"] is not None else e
-    vd = a["vdim"] if a["vdim"] is not None else e
-    p = e * e + e * kd + e * vd
-    if a["bias"]:
-        p += 3 * e + e
-    p += e * e
-    if a["add_bias_kv"]:
-        p += 2 * e
-    return p
+    kd = a.get("kdim") if a.get("kdim") is not None else e
+    vd = a.get("vdim") if a.get("vdim") is not None else e
+    e3 = D.mul(3, e)
+    bias = a.get("bias", True)
+    if kd == e and vd == e:
+        out = [(prefix + "in_proj_weight", (e3, e))]
+    else:
+        out = [(prefix + "q_proj_weight", (e, e)), (prefix + "k_proj_weight", (e, kd)),
+               (prefix + "v_proj_weight", (e, vd))]
+    if bias:
+        out.append((prefix + "in_proj_bias", (e3,)))
+    if a.get("add_bias_kv", False):
+        out += [(prefix + "bias_k", (1, 1, e)), (prefix + "bias_v", (1, 1, e))]
+    out.append((prefix + "out_proj.weight", (e, e)))
+    if bias:
+        out.append((prefix + "out_proj.bias", (e,)))
+    return out
 
 
 def _attn_flops(n, lq, ls, e, kd, vd):
@@ -218,19 +226,42 @@ def _layer_infer(n_inputs: int, label: str):
     return infer
 
 
+def _layer_shapes(a, prefix="", decoder=False):
+    d, f, bias = a["d_model"], a["dim_feedforward"], a["bias"]
+    attn = {"embed_dim": d, "bias": bias}
+    out = _mha_shapes(attn, prefix + "self_attn.")
+    if decoder:
+        out += _mha_shapes(attn, prefix + "multihead_attn.")
+    for name, shape in (("linear1", (f, d)), ("linear2", (d, f))):
+        out.append((f"{prefix}{name}.weight", shape))
+        if bias:
+            out.append((f"{prefix}{name}.bias", shape[:1]))
+    for k in range(1, 4 if decoder else 3):
+        out += _ln_shapes({"normalized_shape": d, "elementwise_affine": True, "bias": bias}, f"{prefix}norm{k}.")
+    return out
+
+
+def _ln_shapes(norm, prefix):
+    if norm is None or not norm.get("elementwise_affine", True):
+        return []
+    ns = norm["normalized_shape"]
+    ns = tuple(ns) if isinstance(ns, (list, tuple)) else (ns,)
+    return [(prefix + "weight", ns)] + ([(prefix + "bias", ns)] if norm.get("bias", True) else [])
+
+
+def _count(shapes) -> D.Dim:
+    total = 0
+    for _name, shape in shapes:
+        total = D.add(total, D.prod(shape))
+    return total
+
+
 def _enc_params(a):
-    d, f = a["d_model"], a["dim_feedforward"]
-    b = 1 if a["bias"] else 0
-    attn = 4 * d * d + 4 * d * b
-    ff = d * f + f * b + f * d + d * b
-    norms = 2 * (2 * d if b else d)
-    return attn + ff + norms
+    return _count(_layer_shapes(a))
 
 
 def _dec_params(a):
-    d = a["d_model"]
-    b = 1 if a["bias"] else 0
-    return _enc_params(a) + 4 * d * d + 4 * d * b + (2 * d if b else d)
+    return _count(_layer_shapes(a, decoder=True))
 
 
 def _enc_flops(ctx, outs):
@@ -265,14 +296,17 @@ def _layer_args(a):
 
 
 def _norm_params(norm):
-    if norm is None:
-        return 0
-    ns = norm["normalized_shape"]
-    n = 1
-    for d in (ns if isinstance(ns, list) else [ns]):
-        n *= d
-    affine, bias = norm.get("elementwise_affine", True), norm.get("bias", True)
-    return 0 if not affine else n * (2 if bias else 1)
+    return _count(_ln_shapes(norm, ""))
+
+
+def _stack_shapes(decoder: bool):
+    def shapes(a):
+        layer, out = _layer_args(a), []
+        for i in range(a["num_layers"]):
+            out += _layer_shapes(layer, f"layers.{i}.", decoder)
+        return out + _ln_shapes(a["norm"], "norm.")
+
+    return shapes
 
 
 def _stack_flops(per_layer):
@@ -357,6 +391,17 @@ def _transformer_params(a):
             + 2 * _norm_params(norm))
 
 
+def _transformer_shapes(a):
+    layer = {k: a[k] for k in ("d_model", "dim_feedforward", "bias")}
+    norm = {"normalized_shape": a["d_model"], "bias": a["bias"]}
+    out = []
+    for part, n, decoder in (("encoder", a["num_encoder_layers"], False), ("decoder", a["num_decoder_layers"], True)):
+        for i in range(n):
+            out += _layer_shapes(layer, f"{part}.layers.{i}.", decoder)
+        out += _ln_shapes(norm, f"{part}.norm.")
+    return out
+
+
 def _transformer_flops(ctx, outs):
     a = ctx.args
     src, tgt = ctx.inputs[0].shape, ctx.inputs[1].shape
@@ -379,26 +424,28 @@ OPS = [
            (Arg("embed_dim", kind=NAT), Arg("num_heads", kind=POS), Arg("dropout", 0.0, PROB), Arg("bias", True, BOOL),
             Arg("add_bias_kv", False, BOOL), Arg("add_zero_attn", False, BOOL), Arg("kdim", None, Optional(NAT)),
             Arg("vdim", None, Optional(NAT)), Arg("batch_first", False, BOOL), _CAUSAL),
-           _mha_infer, tb.custom("MultiheadAttention"), arity=(1, 5), params=_mha_params, flops=_mha_flops,
+           _mha_infer, tb.custom("MultiheadAttention"), arity=(1, 5), param_shapes=_mha_shapes, flops=_mha_flops,
            rules=ATTN_RULES + MASK_RULES),
     OpSpec("TransformerEncoderLayer", "attention", _ENC_LAYER_ARGS + (_CAUSAL,),
            _layer_infer(1, "TransformerEncoderLayer"), tb.custom("TransformerEncoderLayer"), arity=(1, 3),
-           params=_enc_params, flops=_enc_flops, rules=ATTN_RULES + MASK_RULES),
+           param_shapes=_layer_shapes, flops=_enc_flops, rules=ATTN_RULES + MASK_RULES),
     OpSpec("TransformerDecoderLayer", "attention", _ENC_LAYER_ARGS + (_TGT_CAUSAL,),
            _layer_infer(2, "TransformerDecoderLayer"), tb.custom("TransformerDecoderLayer"), arity=(2, 4),
-           params=_dec_params, flops=_dec_flops, rules=ATTN_RULES + MASK_RULES),
+           param_shapes=lambda a: _layer_shapes(a, decoder=True), flops=_dec_flops, rules=ATTN_RULES + MASK_RULES),
     OpSpec("TransformerEncoder", "attention",
            (Arg("encoder_layer", kind=Nested(_ENC_LAYER_ARGS)), Arg("num_layers", kind=NAT),
             Arg("norm", None, Optional(Nested(_NORM_ARGS))), Arg("enable_nested_tensor", True, BOOL),
             Arg("mask_check", True, BOOL), _CAUSAL),
            _stack_infer(1, "TransformerEncoder"), tb.custom("TransformerEncoder"), arity=(1, 3),
            params=lambda a: a["num_layers"] * _enc_params(_layer_args(a)) + _norm_params(a["norm"]),
+           param_shapes=_stack_shapes(False),
            flops=_stack_flops(_enc_flops), rules=ATTN_RULES + MASK_RULES + ("shape.norm-features",)),
     OpSpec("TransformerDecoder", "attention",
            (Arg("decoder_layer", kind=Nested(_ENC_LAYER_ARGS)), Arg("num_layers", kind=NAT),
             Arg("norm", None, Optional(Nested(_NORM_ARGS))), _TGT_CAUSAL),
            _stack_infer(2, "TransformerDecoder"), tb.custom("TransformerDecoder"), arity=(2, 4),
            params=lambda a: a["num_layers"] * _dec_params(_layer_args(a)) + _norm_params(a["norm"]),
+           param_shapes=_stack_shapes(True),
            flops=_stack_flops(_dec_flops), rules=ATTN_RULES + MASK_RULES + ("shape.norm-features",)),
     OpSpec("Transformer", "attention",
            (Arg("d_model", 512, NAT), Arg("nhead", 8, POS), Arg("num_encoder_layers", 6, NAT),
@@ -407,5 +454,6 @@ OPS = [
             Arg("custom_decoder", None, _NULL), Arg("layer_norm_eps", 1e-5, NUM), Arg("batch_first", False, BOOL),
             Arg("norm_first", False, BOOL), Arg("bias", True, BOOL)),
            _transformer_infer, tb.custom("Transformer"), arity=(2, 5), params=_transformer_params,
+           param_shapes=_transformer_shapes,
            flops=_transformer_flops, rules=ATTN_RULES + MASK_RULES + ("shape.broadcast",)),
 ]

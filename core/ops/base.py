@@ -317,12 +317,18 @@ class InferCtx:
 
 ShapeRule = Callable[[InferCtx], list]
 ParamRule = Callable[[dict], int]
+# (name, shape) of each learned tensor, as torch's named_parameters() names and orders them
+ParamShapesRule = Callable[[dict], list]
 FlopRule = Callable[[InferCtx, list], Dim]
 BuildRule = Callable[[dict], Any]
 
 
 def _no_params(args: dict) -> int:
     return 0
+
+
+def _no_param_shapes(args: dict) -> list:
+    return []
 
 
 def _no_flops(ctx: InferCtx, outs: list) -> Dim:
@@ -337,7 +343,12 @@ class OpSpec:
     infer: ShapeRule
     build: BuildRule
     arity: tuple = (1, 1)  # (min, max); max None = any
+    # the parameter count; an op that gives only `param_shapes` counts the sum of their products. An op
+    # whose tensors repeat per layer (RNN, the transformer stacks) gives both: the count in closed form
+    # (num_layers 10**9 must not build a list), which tests keep equal to the shapes' sum
     params: ParamRule = _no_params
+    # the named learned tensors for resolved args (sizes are core.dims Dims: symbols stay symbols)
+    param_shapes: ParamShapesRule = _no_param_shapes
     flops: FlopRule = _no_flops
     rules: tuple = ()  # check ids this op's requirements may raise
     running_stats: bool = False
@@ -354,10 +365,18 @@ class OpSpec:
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
+        if self.params is _no_params and self.param_shapes is not _no_param_shapes:
+            self.params = self._count_param_shapes
         self.arg_names = frozenset(a.name for a in self.args)
         self._by_name = {a.name: a for a in self.args}
         self._defaults = {a.name: a.default for a in self.args}  # in the constructor's order
         self._required = frozenset(a.name for a in self.args if a.required)
+
+    def _count_param_shapes(self, args: dict) -> Dim:
+        total: Dim = 0
+        for _name, shape in self.param_shapes(args):
+            total = D.add(total, D.prod(shape))
+        return total
 
     def arg_problems(self, given: dict) -> list[str]:
         """Each given argument that is not a value torch's constructor takes: "name must be ..., got v"

@@ -119,12 +119,14 @@ def _convT_infer(n: int):
     return infer
 
 
-def _conv_params(n: int, transposed: bool = False):
-    def params(a):
-        k = prod(pair(a["kernel_size"], n))
-        return a["out_channels"] * (a["in_channels"] // a["groups"]) * k + (a["out_channels"] if a["bias"] else 0)
+def _conv_shapes(n: int, transposed: bool = False):
+    def shapes(a):
+        k = tuple(pair(a["kernel_size"], n))
+        i, o, g = a["in_channels"], a["out_channels"], a["groups"]
+        weight = (i, D.floordiv(o, g)) + k if transposed else (o, D.floordiv(i, g)) + k
+        return [("weight", weight)] + ([("bias", (o,))] if a["bias"] else [])
 
-    return params
+    return shapes
 
 
 def _conv_flops(n: int, transposed: bool = False):
@@ -146,9 +148,9 @@ def _conv_flops(n: int, transposed: bool = False):
 OPS = []
 for _n in (1, 2, 3):
     OPS.append(OpSpec(f"Conv{_n}d", "conv", _conv_args(False, _n), _conv_infer(_n), tb.module(f"Conv{_n}d"),
-                      params=_conv_params(_n), flops=_conv_flops(_n), rules=CONV_RULES))
+                      param_shapes=_conv_shapes(_n), flops=_conv_flops(_n), rules=CONV_RULES))
     OPS.append(OpSpec(f"ConvTranspose{_n}d", "conv", _conv_args(True, _n), _convT_infer(_n),
                       tb.module(f"ConvTranspose{_n}d"),
-                      params=_conv_params(_n, transposed=True), flops=_conv_flops(_n, transposed=True),
+                      param_shapes=_conv_shapes(_n, transposed=True), flops=_conv_flops(_n, transposed=True),
                       rules=CONV_RULES))
 

@@ -32,8 +32,9 @@ def _linear_infer(ctx: InferCtx):
     return [TensorType(x.shape[:-1] + (a["out_features"],), "float32" if x.is_int else x.dtype)]
 
 
-def _linear_params(a):
-    return a["in_features"] * a["out_features"] + (a["out_features"] if a["bias"] else 0)
+def _linear_shapes(a):
+    o = a["out_features"]
+    return [("weight", (o, a["in_features"]))] + ([("bias", (o,))] if a["bias"] else [])
 
 
 def _linear_flops(ctx, outs):
@@ -56,8 +57,13 @@ def _bilinear_infer(ctx: InferCtx):
     return [TensorType(x1.shape[:-1] + (a["out_features"],), x1.dtype)]
 
 
-def _bilinear_params(a):
-    return a["in1_features"] * a["in2_features"] * a["out_features"] + (a["out_features"] if a["bias"] else 0)
+def _bilinear_shapes(a):
+    o = a["out_features"]
+    return [("weight", (o, a["in1_features"], a["in2_features"]))] + ([("bias", (o,))] if a["bias"] else [])
+
+
+def _table_shapes(a):
+    return [("weight", (a["num_embeddings"], a["embedding_dim"]))]
 
 
 ID_DTYPES = ("int64", "int32", "long", "int")
@@ -141,7 +147,7 @@ OPS = [
         "Linear", "linear",
         (Arg("in_features", kind=NAT), Arg("out_features", kind=NAT), Arg("bias", True, BOOL)),
         _linear_infer, tb.module("Linear"),
-        params=_linear_params, flops=_linear_flops,
+        param_shapes=_linear_shapes, flops=_linear_flops,
         rules=("shape.linear-width", "shape.flatten-linear-width", "dtype.int-into-float", "shape.rank"),
     ),
     OpSpec(
@@ -149,7 +155,7 @@ OPS = [
         (Arg("in1_features", kind=POS), Arg("in2_features", kind=NAT), Arg("out_features", kind=NAT),
          Arg("bias", True, BOOL)),
         _bilinear_infer, tb.module("Bilinear"), arity=(2, 2),
-        params=_bilinear_params,
+        param_shapes=_bilinear_shapes,
         rules=("shape.linear-width",),
         doc="FLOPs 0: torch runs Bilinear through _trilinear, which FlopCounterMode does not count.",
     ),
@@ -159,7 +165,7 @@ OPS = [
          Arg("max_norm", None, Optional(Float())), Arg("norm_type", 2.0, NUM), Arg("scale_grad_by_freq", False, BOOL),
          Arg("sparse", False, BOOL)),
         _embedding_infer, tb.module("Embedding"),
-        params=lambda a: a["num_embeddings"] * a["embedding_dim"],
+        param_shapes=_table_shapes,
         rules=("dtype.float-into-embedding", "connectivity.bad-arg", "shape.index-range", "dtype.index-dtype"),
         accepts="int",
     ),
@@ -171,7 +177,7 @@ OPS = [
          Arg("_weight", None, Optional(Enum())), Arg("include_last_offset", False, BOOL),
          Arg("padding_idx", None, Optional(Int()))),
         _bag_infer, tb.module("EmbeddingBag"), arity=(1, 3),
-        params=lambda a: a["num_embeddings"] * a["embedding_dim"],
+        param_shapes=_table_shapes,
         rules=("dtype.float-into-embedding", "dtype.index-dtype", "dtype.int-into-float", "connectivity.bad-arg",
                "shape.rank", "shape.broadcast", "shape.index-range"),
         accepts="int",

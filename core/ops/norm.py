@@ -9,8 +9,6 @@ of one is not a training batch).
 
 from __future__ import annotations
 
-from math import prod
-
 from .. import dims as D
 from . import torch_build as tb
 from .base import BOOL, INT, NAT, NUM, POS, UNKNOWN, Arg, InferCtx, Int, ListOf, OneOf, OpSpec, Optional
@@ -76,8 +74,15 @@ def _more_than_one(ctx: InferCtx, count, what: str) -> None:
                 "raises 'Expected more than 1 value' — use a batch (or map) larger than 1, or eval mode")
 
 
-def _bn_params(a):
-    return 2 * a["num_features"] if a["affine"] else 0
+def _affine_shapes(features: str):
+    def shapes(a):
+        c = a[features]
+        return [("weight", (c,)), ("bias", (c,))] if a["affine"] else []
+
+    return shapes
+
+
+_bn_shapes = _affine_shapes("num_features")
 
 
 def _ln_shape(a) -> tuple:
@@ -108,11 +113,11 @@ def _ln_infer(ctx: InferCtx):
     return [x]
 
 
-def _ln_params(a):
-    if not a.get("elementwise_affine", True):
-        return 0
-    n = prod(_ln_shape(a))
-    return n * (2 if a.get("bias", True) else 1)
+def _ln_shapes(a):
+    if not a["elementwise_affine"]:
+        return []
+    ns = _ln_shape(a)
+    return [("weight", ns)] + ([("bias", ns)] if a.get("bias", True) else [])  # RMSNorm has no bias
 
 
 def _gn_infer(ctx: InferCtx):
@@ -196,33 +201,34 @@ _NORM_RULES = ("shape.norm-features", "shape.rank", "dtype.int-into-float", "sha
 
 OPS = [
     OpSpec("BatchNorm1d", "norm", _BN_ARGS, _bn_infer((2, 3)), tb.module("BatchNorm1d"),
-           params=_bn_params, running_stats=True, rules=_NORM_RULES),
+           param_shapes=_bn_shapes, running_stats=True, rules=_NORM_RULES),
     OpSpec("BatchNorm2d", "norm", _BN_ARGS, _bn_infer((4,)), tb.module("BatchNorm2d"),
-           params=_bn_params, running_stats=True, rules=_NORM_RULES),
+           param_shapes=_bn_shapes, running_stats=True, rules=_NORM_RULES),
     OpSpec("BatchNorm3d", "norm", _BN_ARGS, _bn_infer((5,)), tb.module("BatchNorm3d"),
-           params=_bn_params, running_stats=True, rules=_NORM_RULES),
+           param_shapes=_bn_shapes, running_stats=True, rules=_NORM_RULES),
     OpSpec("LayerNorm", "norm",
            (Arg("normalized_shape", kind=NORMALIZED_SHAPE), Arg("eps", 1e-5, NUM), Arg("elementwise_affine", True,
             BOOL),
             Arg("bias", True, BOOL)),
-           _ln_infer, tb.module("LayerNorm"), params=_ln_params, rules=("shape.norm-features", "dtype.int-into-float"),
+           _ln_infer, tb.module("LayerNorm"), param_shapes=_ln_shapes,
+           rules=("shape.norm-features", "dtype.int-into-float"),
            dtype_key=lambda a: "LayerNorm" if a["elementwise_affine"] else "LayerNorm[no affine]"),
     OpSpec("RMSNorm", "norm",
            (Arg("normalized_shape", kind=NORMALIZED_SHAPE), Arg("eps", None, Optional(NUM)),
             Arg("elementwise_affine", True, BOOL)),
            _ln_infer, tb.module("RMSNorm"),
-           params=lambda a: prod(_ln_shape(a)) if a["elementwise_affine"] else 0,
+           param_shapes=lambda a: [("weight", _ln_shape(a))] if a["elementwise_affine"] else [],
            rules=("shape.norm-features", "dtype.int-into-float")),
     OpSpec("GroupNorm", "norm",
            (Arg("num_groups", kind=POS), Arg("num_channels", kind=Int()), Arg("eps", 1e-5, NUM), Arg("affine", True,
             BOOL)),
            _gn_infer, tb.module("GroupNorm"),
-           params=lambda a: 2 * a["num_channels"] if a["affine"] else 0,
+           param_shapes=_affine_shapes("num_channels"),
            rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float",
                   "connectivity.bad-arg"),
            dtype_key=lambda a: "GroupNorm" if a["affine"] else "GroupNorm[no affine]"),
     OpSpec("SyncBatchNorm", "norm", _BN_ARGS + (Arg("process_group", None),),
-           _bn_infer((2, 3, 4, 5, 6, 7, 8)), tb.module("SyncBatchNorm"), params=_bn_params, running_stats=True,
+           _bn_infer((2, 3, 4, 5, 6, 7, 8)), tb.module("SyncBatchNorm"), param_shapes=_bn_shapes, running_stats=True,
            rules=_NORM_RULES, doc="process_group is null in a design (one process)"),
     OpSpec("LocalResponseNorm", "norm", _LRN_ARGS, _lrn_infer((3, 4, 5, 6, 7, 8)), tb.module("LocalResponseNorm"),
            rules=("shape.rank", "dtype.int-into-float", "dtype.unsupported")),
@@ -231,5 +237,5 @@ OPS = [
 ]
 for _n, _ranks in ((1, (2, 3)), (2, (3, 4)), (3, (4, 5))):
     OPS.append(OpSpec(f"InstanceNorm{_n}d", "norm", _IN_ARGS, _in_infer(_ranks), tb.module(f"InstanceNorm{_n}d"),
-                      params=lambda a: 2 * a["num_features"] if a["affine"] else 0, running_stats=True,
+                      param_shapes=_bn_shapes, running_stats=True,
                       rules=_NORM_RULES))

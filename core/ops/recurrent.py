@@ -99,6 +99,27 @@ def _rnn_params(op):
     return params
 
 
+def _rnn_shapes(op):
+    def shapes(a):
+        gh, hs = D.mul(GATES[op], a["hidden_size"]), a["hidden_size"]
+        dirs = 2 if a["bidirectional"] else 1
+        proj = a.get("proj_size", 0) or 0
+        h_out = proj or hs
+        out = []
+        for layer in range(a["num_layers"]):
+            for d in range(dirs):
+                sfx = f"_l{layer}" + ("_reverse" if d else "")
+                inp = a["input_size"] if layer == 0 else D.mul(h_out, dirs)
+                out += [("weight_ih" + sfx, (gh, inp)), ("weight_hh" + sfx, (gh, h_out))]
+                if a["bias"]:
+                    out += [("bias_ih" + sfx, (gh,)), ("bias_hh" + sfx, (gh,))]
+                if proj:
+                    out.append(("weight_hr" + sfx, (proj, hs)))
+        return out
+
+    return shapes
+
+
 def _rnn_flops(op):
     def flops(ctx, outs):
         x, a = ctx.x.shape, ctx.args
@@ -161,9 +182,10 @@ def _cell_infer(ctx: InferCtx):
     return [TensorType(want, x.dtype)] * n_out
 
 
-def _cell_params(a, op):
-    g, h = CELL_GATES[op], a["hidden_size"]
-    return g * h * (a["input_size"] + h) + (2 * g * h if a["bias"] else 0)
+def _cell_shapes(a, op):
+    gh, h = D.mul(CELL_GATES[op], a["hidden_size"]), a["hidden_size"]
+    out = [("weight_ih", (gh, a["input_size"])), ("weight_hh", (gh, h))]
+    return out + ([("bias_ih", (gh,)), ("bias_hh", (gh,))] if a["bias"] else [])
 
 
 def _cell_flops(ctx, outs):
@@ -177,12 +199,13 @@ def _cell_flops(ctx, outs):
 
 _RNN_RULES = ("shape.rnn-input-size", "shape.rnn-state", "shape.rank", "dtype.int-into-float", "dtype.mixed")
 OPS = [
-    OpSpec(op, "recurrent", _args(op), _rnn_infer, tb.custom(op), params=_rnn_params(op), flops=_rnn_flops(op),
+    OpSpec(op, "recurrent", _args(op), _rnn_infer, tb.custom(op), params=_rnn_params(op), param_shapes=_rnn_shapes(op),
+           flops=_rnn_flops(op),
            arity=(1, 3 if op == "LSTM" else 2), rules=_RNN_RULES)
     for op in ("RNN", "LSTM", "GRU")
 ] + [
     OpSpec(op, "recurrent", _cell_args(op), _cell_infer, tb.custom(op),
-           params=lambda a, op=op: _cell_params(a, op), flops=_cell_flops,
+           param_shapes=lambda a, op=op: _cell_shapes(a, op), flops=_cell_flops,
            arity=(1, 3 if op == "LSTMCell" else 2), rules=_RNN_RULES)
     for op in ("RNNCell", "GRUCell", "LSTMCell")
 ]

@@ -444,11 +444,8 @@ def _source_infer(dtype_of):
 _upsample_infer = interpolate_infer
 
 
-def _param_params(a):
-    n = 1
-    for s in a["shape"]:
-        n *= s
-    return n
+def _param_shapes(a):
+    return [("weight", tuple(a["shape"]))]  # torch_impl.Parameter holds it as `weight`
 
 
 OPS = [
@@ -506,7 +503,7 @@ OPS = [
            arity=(0, 0), accepts="any"),
     OpSpec("Parameter", "tensor", (Arg("shape", kind=ListOf(NAT)),), _source_infer(lambda a: "float32"),
            tb.custom("Parameter"),
-           arity=(0, 0), params=_param_params, accepts="any"),
+           arity=(0, 0), param_shapes=_param_shapes, accepts="any"),
     OpSpec("Upsample", "tensor", (Arg("size", None, Optional(OneOf(NAT, ListOf(NAT, min_len=1)))),
                                   Arg("scale_factor", None, Optional(OneOf(SCALE, ListOf(SCALE, min_len=1)))),
                                   Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL))),

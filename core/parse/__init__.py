@@ -141,11 +141,13 @@ def design_params(design):
     The op table's count (core/ops), as the verifier and the cost make it.  A node that shares
     another node's weight counts only what it does not share: nothing when both are the same op,
     else its own bias (a tied LM head keeps its own bias)."""
-    from .nnops import own_bias_count, param_count
+    from .torch.optable import own_bias_count, param_count
     ops = {n["id"]: n["op"] for n in design.get("nodes", [])}
     total = 0
     for n in design.get("nodes", []):
         args = n.get("args") or {}
+        if n.get("parametrize") == "weight_norm":  # its magnitudes, one per slice of dim 0, are parameters too
+            args = dict(args, weight_norm=True)
         if n.get("shares"):
             if ops.get(n["shares"]) == n["op"]:
                 continue
@@ -510,7 +512,7 @@ def _collect_outputs(it, v, out, g):
 
 
 def _report_unreached(it, model, g, mod, defline):
-    from .nnops import param_count, param_shapes
+    from .torch.optable import param_count, param_shapes
 
     def subtree(m, seen):
         """(params in subtree not reached, any reached)"""

@@ -197,7 +197,7 @@ def make_builtins(it):
             if v is not _missing():
                 return True
             if obj.kind == "module" and obj.op is not None:
-                from .nnops import full_args
+                from .torch.optable import full_args
                 return name in full_args(obj.op, obj.args) or name in ("weight", "bias")
             return False
         try:

@@ -6,6 +6,8 @@ import json
 import math
 import re
 
+from ..ops.nn_classes import PARAMETRIZATIONS
+
 _ID_OK = re.compile(r"[^A-Za-z0-9_.\-]")
 
 
@@ -83,16 +85,18 @@ class Graph:
     def add(self, nid, op, args, ins, shares=None, warn=None):
         args = known_args(op, args, warn) if args else args
         node = {"id": nid, "op": op}
-        weight_norm = bool(args and args.get("weight_norm"))
-        if args and "weight_norm" in args:
-            args = {k: v for k, v in args.items() if k != "weight_norm"}
+        # torch.nn.utils' weight_norm / spectral_norm on the layer (the parser marks it as an argument):
+        # archgraph/1's node field `parametrize`
+        parametrize = next((p for p in PARAMETRIZATIONS if args and args.get(p)), None)
+        if args and any(p in args for p in PARAMETRIZATIONS):
+            args = {k: v for k, v in args.items() if k not in PARAMETRIZATIONS}
         if args:
             node["args"] = args
         node["in"] = list(ins)
         if shares:
             node["shares"] = shares
-        if weight_norm:  # torch.nn.utils weight_norm on the layer: archgraph/1's node field `parametrize`
-            node["parametrize"] = "weight_norm"
+        if parametrize:
+            node["parametrize"] = parametrize
         self.nodes.append(node)
         return node
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .. import nnops
+from ...ops import OP_TABLE
 from ..values import (
     ClassVal,
     InterpError,
@@ -10,6 +10,7 @@ from ..values import (
     TensorVal,
     is_int,
 )
+from . import optable
 
 
 def call_module(it, inst, args, kwargs):
@@ -91,8 +92,7 @@ def _tensor_inputs(it, inst, op, args, kwargs):
                 it.warn(f"{name} of nn.MultiheadAttention is not part of the design")
         nw = kwargs.get("need_weights", args[4] if len(args) > 4 else True)
         return [q, k, v], {"need_weights": nw}
-    if op in ("LSTM", "GRU", "RNN"):
-        from ...ops import OP_TABLE
+    if op in ("LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"):
         x = args[0] if args else kwargs.get("input")
         hx = args[1] if len(args) > 1 else kwargs.get("hx")
         ins = [x]
@@ -105,10 +105,12 @@ def _tensor_inputs(it, inst, op, args, kwargs):
             # the op table takes no initial state: it changes values, never shapes or parameters
             it.warn(f"initial state of nn.{op} is not part of the design")
         return ins, {}
-    if op in ("TransformerDecoderLayer", "Bilinear"):
+    if op in ("TransformerDecoderLayer", "Transformer"):
         return [a for a in args[:2]], {}
-    if op == "Transformer":
-        return [a for a in args[:2]], {}
+    least = OP_TABLE[op].arity[0] if op in OP_TABLE else 1
+    if least > 1:  # Bilinear, CosineSimilarity, PairwiseDistance, MaxUnpool (x, indices): by position or name
+        named = [v for v in kwargs.values() if isinstance(v, TensorVal)]
+        return (list(args) + named)[:least], {}
     x = args[0] if args else (kwargs.get("input", kwargs.get("x", kwargs.get("src"))))
     for a in list(args[1:]) + list(kwargs.values()):
         if isinstance(a, TensorVal):
@@ -123,19 +125,19 @@ def emit_module(it, inst, args, kwargs, op_override=None):
         if not isinstance(t, TensorVal):
             raise InterpError(f"nn.{op} called on {it.describe(t)}")
     if not in_op_table(op):
-        return not_in_op_table(it, op, ins[0] if ins else None, nnops.param_count(op, inst.args or {}))
+        return not_in_op_table(it, op, ins[0] if ins else None, optable.param_count(op, inst.args or {}))
     g = it.graph
     cache = inst.cache
     if cache is None or cache[0] != op:
         margs = {} if op_override else dict(inst.args or {})
-        cache = inst.cache = (op, margs, nnops.full_args(op, margs), None)
+        cache = inst.cache = (op, margs, optable.full_args(op, margs), None)
     _, margs, full, jd = cache
     for t in ins:
         if t.pending:
             settle_pending(it, t, op, full)
-    shapes = nnops.infer(op, full, [t.shape for t in ins])
+    shapes = optable.infer(op, full, [t.shape for t in ins])
     if g is None:
-        return _const_results(op, shapes, extra)
+        return _const_results(op, shapes, extra, full)
     refs = [ref_of(it, t) for t in ins]
     key = id(inst)
     first = g.calls.get(key)
@@ -149,7 +151,7 @@ def emit_module(it, inst, args, kwargs, op_override=None):
         if first is not None:
             shares = first
     elif first is None:
-        nid = g.claim(inst.qname or nnops_snake(op))
+        nid = g.claim(inst.qname or _snake(op))
     else:
         nid = g.claim(inst.qname)
         shares = first
@@ -171,16 +173,19 @@ def emit_module(it, inst, args, kwargs, op_override=None):
         jd = jargs(it, op, margs)
         inst.cache = (op, margs, full, jd)
     g.add(nid, op, dict(jd), refs, shares, warn=it.warn)
-    return _results(op, nid, shapes, extra, ins)
+    return _results(op, nid, shapes, extra, ins, full)
 
 
-def nnops_snake(op):
+def _snake(op):
     from ..graph import snake
     return snake(op)
 
 
-def _results(op, nid, shapes, extra, ins):
+def _results(op, nid, shapes, extra, ins, full):
     dt = ins[0].dtype if ins else "float32"
+    if full.get("return_indices"):  # a max pool's values and their int64 positions
+        shapes = shapes or [None, None]
+        return (TensorVal(nid, shapes[0], dt), TensorVal(nid + ":1", shapes[1], "int64"))
     if op in ("LSTM", "GRU", "RNN"):
         shapes = shapes or [None, None, None]
         out = TensorVal(nid, shapes[0], dt)
@@ -192,18 +197,27 @@ def _results(op, nid, shapes, extra, ins):
         shapes = shapes or [None, None]
         w = TensorVal(nid + ":1", shapes[1], dt) if extra.get("need_weights", True) is not False else None
         return (TensorVal(nid, shapes[0], dt), w)
+    if op == "LSTMCell":
+        shapes = shapes or [None, None]
+        return (TensorVal(nid, shapes[0], dt), TensorVal(nid + ":1", shapes[1], dt))
     if op == "Embedding" or op == "EmbeddingBag":
         dt = "float32"
     return TensorVal(nid, shapes, dt)
 
 
-def _const_results(op, shapes, extra):
+def _const_results(op, shapes, extra, full):
+    if full.get("return_indices"):
+        shapes = shapes or [None, None]
+        return (TensorVal(None, shapes[0]), TensorVal(None, shapes[1], "int64"))
     if op in ("LSTM", "GRU", "RNN"):
         shapes = shapes or [None, None, None]
         if op == "LSTM":
             return (TensorVal(None, shapes[0]), (TensorVal(None, shapes[1]), TensorVal(None, shapes[2])))
         return (TensorVal(None, shapes[0]), TensorVal(None, shapes[1]))
     if op == "MultiheadAttention":
+        shapes = shapes or [None, None]
+        return (TensorVal(None, shapes[0]), TensorVal(None, shapes[1]))
+    if op == "LSTMCell":
         shapes = shapes or [None, None]
         return (TensorVal(None, shapes[0]), TensorVal(None, shapes[1]))
     return TensorVal(None, shapes)
@@ -215,7 +229,7 @@ def settle_pending(it, t, op, a):
     B = Sym.named("B")
     shape = None
     if op in ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"):
-        n = nnops._conv_dims(op)
+        n = optable.spatial_dims(op)
         sp = {1: ["L"], 2: ["H", "W"], 3: ["D", "H", "W"]}[n]
         shape = [B, a.get("in_channels")] + [Sym.named(s) for s in sp]
     elif op in ("BatchNorm2d", "InstanceNorm2d", "GroupNorm"):

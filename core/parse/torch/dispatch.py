@@ -6,8 +6,6 @@ from __future__ import annotations
 import ast
 import math
 
-from .. import nnops
-from ..nn_sigs import SIGS
 from ..registry import handler_for, handles, handles_module
 from ..values import (
     ExtVal,
@@ -17,6 +15,7 @@ from ..values import (
     is_int,
     prod,
 )
+from . import optable
 
 
 def _first_tensor(args, kwargs, key="input"):
@@ -60,8 +59,7 @@ def functional_as_module(it, op, args, kwargs, skip_kw=("training", "inplace", "
     x = args[0] if args else kwargs.get("input")
     if not isinstance(x, TensorVal):
         raise InterpError(f"{op} of {it.describe(x)}")
-    sig = SIGS.get(op, [])
-    names = [s[0] for s in sig]
+    names = optable.arg_names(op) or []
     given = {}
     for i, v in enumerate(args[1:]):
         if i < len(names):
@@ -77,11 +75,11 @@ def functional_as_module(it, op, args, kwargs, skip_kw=("training", "inplace", "
         it.warn(f"{op} without dim")
     for t in [x]:
         if t.pending:
-            settle_pending(it, t, op, nnops.full_args(op, given))
-    full = nnops.full_args(op, given)
+            settle_pending(it, t, op, optable.full_args(op, given))
+    full = optable.full_args(op, given)
     jd = jargs(it, op, given)
     if x.is_const or it.graph is None:
-        return TensorVal(None, nnops.infer(op, full, [x.shape]), x.dtype)
+        return TensorVal(None, optable.infer(op, full, [x.shape]), x.dtype)
     return emit_op(it, op, jd, [x], full)
 
 
@@ -120,7 +118,7 @@ def f_layer_norm(it, args, kwargs):
         return emit_module(it, owner, [x], {})
     ns = list(ns) if isinstance(ns, (list, tuple)) else [ns]
     given = {"normalized_shape": ns, "eps": eps, "elementwise_affine": False}
-    y = emit_op(it, "LayerNorm", jargs(it, "LayerNorm", given), [x], nnops.full_args("LayerNorm", given))
+    y = emit_op(it, "LayerNorm", jargs(it, "LayerNorm", given), [x], optable.full_args("LayerNorm", given))
     if isinstance(w, TensorVal):
         y = tensor_binop(it, ast.Mult, y, w)
     if isinstance(b, TensorVal):
@@ -171,9 +169,9 @@ def f_interpolate(it, args, kwargs):
         v = _arg(args, kwargs, i + 1, k)
         if v is not None:
             given[k] = v
-    full = nnops.full_args("Upsample", given)
+    full = optable.full_args("Upsample", given)
     if x.is_const or it.graph is None:
-        return TensorVal(None, nnops.infer("Upsample", full, [x.shape]), x.dtype)
+        return TensorVal(None, optable.infer("Upsample", full, [x.shape]), x.dtype)
     return emit_op(it, "Upsample", jargs(it, "Upsample", given), [x], full)
 
 
@@ -199,9 +197,9 @@ def f_pad(it, args, kwargs):
         if op is None:
             return passthrough(it, f"F.pad mode {mode}", x, keep_shape=False)
         op, given = f"{op}{n}d", {"padding": list(pad)}
-    full = nnops.full_args(op, given)
+    full = optable.full_args(op, given)
     if x.is_const or it.graph is None:
-        return TensorVal(None, nnops.infer(op, full, [x.shape]), x.dtype)
+        return TensorVal(None, optable.infer(op, full, [x.shape]), x.dtype)
     return emit_op(it, op, jargs(it, op, given), [x], full)
 
 
@@ -507,7 +505,7 @@ def call_functional(it, name, args, kwargs):
         if op in ("Softmax", "LogSoftmax", "Softmin") and "dim" not in given:
             it.warn(f"F.{name} without dim")
         if x.pending:
-            settle_pending(it, x, op, nnops.full_args(op, given))
+            settle_pending(it, x, op, optable.full_args(op, given))
         return activation(it, op, x, jargs(it, op, given))
     if name in _POOL:
         return functional_as_module(it, _POOL[name], args, kwargs)
@@ -648,6 +646,10 @@ def _checkpoint(it, args, kwargs):
         "use_reentrant", "preserve_rng_state", "determinism_check", "debug", "context_fn")})
 
 
+# the layers whose `weight` a design's `parametrize` may name (core/shapes.weight_rows)
+_PARAMETRIZABLE = ("Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d")
+
+
 def _reparam(it, what, args, kwargs):
     """weight_norm / spectral_norm of a layer: the same layer, whose parameters torch counts anew.
     weight_norm splits the weight into a direction and one magnitude per slice of dim 0 (the layer's
@@ -656,12 +658,15 @@ def _reparam(it, what, args, kwargs):
     m = args[0] if args else kwargs.get("module")
     if not _is_module(m):
         return Unknown(what)
-    if what == "spectral_norm":
-        return m
     name = args[1] if len(args) > 1 else kwargs.get("name", "weight")
+    if what == "spectral_norm":
+        # as many parameters either way (its vectors are buffers): marked where the design can say it
+        if m.op in _PARAMETRIZABLE and name == "weight":
+            m.args = dict(m.args or {}, spectral_norm=True)
+            m.cache = None
+        return m
     dim = args[2] if len(args) > 2 else kwargs.get("dim", 0)
-    if m.op in ("Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d") \
-            and name == "weight" and dim == 0:
+    if m.op in _PARAMETRIZABLE and name == "weight" and dim == 0:
         m.args = dict(m.args or {}, weight_norm=True)
         m.cache = None
         return m

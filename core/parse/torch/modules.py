@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from .. import nnops
-from ..nn_sigs import SIGS
 from ..values import (
     BuiltinFn,
     ClassVal,
@@ -18,6 +16,7 @@ from ..values import (
     Unknown,
     is_int,
 )
+from . import optable
 
 
 def init_module_state(it, inst):
@@ -87,13 +86,12 @@ def torch_init(it, inst, name, args, kwargs):
     if name == "Transformer":
         _transformer_init(it, inst, args, kwargs)
         return
-    sig = SIGS.get(name)
-    if sig is None:
-        raise InterpError(f"nn.{name} is not known to the parser")
+    names = optable.arg_names(name)
+    if names is None:  # a torch.nn class the op table does not hold: called, it passes its input on
+        it.warn(f"nn.{name} is not in the op table; its arguments and parameters are not followed")
+        inst.op, inst.args = name, {}
+        return
     given = {}
-    names = _SIG_NAMES.get(name)
-    if names is None:
-        names = _SIG_NAMES[name] = [s[0] for s in sig]
     for i, v in enumerate(args):
         if i < len(names):
             given[names[i]] = v
@@ -106,8 +104,8 @@ def torch_init(it, inst, name, args, kwargs):
             given[k] = v
         elif name != "Identity":
             it.warn(f"nn.{name} has no argument '{k}'; ignored")
-    for n_, _default, req in sig:
-        if req and n_ not in given and name != "Identity":
+    for n_ in optable.required_args(name):
+        if n_ not in given and name != "Identity":
             it.warn(f"nn.{name} is missing its argument '{n_}'")
             given[n_] = Unknown(f"missing {n_}")
     if name == "Identity":
@@ -117,9 +115,9 @@ def torch_init(it, inst, name, args, kwargs):
         given[k] = _arg_value(v)
     inst.op = name
     inst.args = given
-    full = nnops.full_args(name, given)
+    full = optable.full_args(name, given)
     # parameters of the leaf
-    for pname, shape in nnops.param_shapes(name, given):
+    for pname, shape in optable.param_shapes(name, given):
         if "." in pname:
             continue
         inst.params[pname] = TensorVal(None, [_dimv(d) for d in shape], "float32",
@@ -134,14 +132,11 @@ def torch_init(it, inst, name, args, kwargs):
             inst.attrs[k] = _attr_view(name, k, v)
 
 
-_SIG_NAMES = {}
-
-
 def _transformer_init(it, inst, args, kwargs):
     """nn.Transformer as torch builds it: an encoder and a decoder of layers, each with a final norm
     (so that subclasses reach self.encoder / self.decoder, and the op table sees known layers)."""
-    names = [s[0] for s in SIGS["Transformer"]]
-    a = {n: d for n, d, _ in SIGS["Transformer"]}
+    names = optable.arg_names("Transformer")
+    a = dict(optable.defaults("Transformer"))
     a.update(zip(names, args))
     a.update({k: v for k, v in kwargs.items() if k in a})
     layer_kw = {k: a[k] for k in ("dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
@@ -175,7 +170,7 @@ def _arg_value(v):
 def _attr_view(op, k, v):
     if op.startswith(("Conv", "ConvTranspose", "MaxPool", "AvgPool")) and k in (
             "kernel_size", "stride", "padding", "dilation", "output_padding"):
-        n = nnops._conv_dims(op)
+        n = optable.spatial_dims(op)
         if v is None:
             return None
         if isinstance(v, (list, tuple)):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import struct
 
-from ..nn_sigs import SIGS
+from ...ops.nn_classes import is_nn_class
 from ..values import (
     BuiltinFn,
     ExtVal,
@@ -71,8 +71,7 @@ def _ext(path):
     path = canon(path)
     if path.startswith("torch.nn.") and path.count(".") == 2:
         name = path.rsplit(".", 1)[-1]
-        if name in SIGS or name in ("Module", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
-                                    "ParameterDict"):
+        if is_nn_class(name):
             return TorchClass(name)
     return ExtVal(path)
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import math
 
-from .. import nnops
 from ..values import (
     InstanceVal,
     Sym,
     TooCostly,
     is_int,
 )
+from . import optable
 
 
 def ref_of(it, t):
@@ -103,7 +103,7 @@ def jval(it, v, what):
 
 def jargs(it, op, given):
     from ..interp import MAX_WALK, _small
-    d = nnops.defaults(op)
+    d = optable.defaults(op)
     out = {}
     for k, v in given.items():
         if isinstance(v, (list, tuple, dict)) and not _small(v, MAX_WALK):

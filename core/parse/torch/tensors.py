@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import math
 
-from .. import nnops
 from ..values import (
     InterpError,
     Sym,
@@ -19,6 +18,7 @@ from ..values import (
     is_int,
     prod,
 )
+from . import optable
 
 
 def _is_graph(t):
@@ -31,7 +31,7 @@ def emit_op(it, op, args, ins, full=None, nres=None):
     full = full if full is not None else args
     if not in_op_table(op):
         return not_in_op_table(it, op, ins[0] if ins else None, 0)
-    shapes = nnops.infer(op, full, [t.shape for t in ins], [t.dtype for t in ins])
+    shapes = optable.infer(op, full, [t.shape for t in ins], [t.dtype for t in ins])
     g = it.graph
     dt = next((t.dtype for t in ins if t.dtype not in ("int64", "bool")), ins[0].dtype if ins else "float32")
     if op in ("Reshape", "Permute", "Transpose", "Select", "Slice", "Expand", "Concat", "Stack", "Split", "Flatten"):
@@ -62,7 +62,7 @@ def not_in_op_table(it, op, t, params):
         return Unknown(f"nn.{op}")
     if params:
         it.warn(f"nn.{op} is not in the op table; its {params} parameters are not in the design")
-    return passthrough(it, f"nn.{op}", t, keep_shape=op in nnops.SHAPE_KEEP)
+    return passthrough(it, f"nn.{op}", t, keep_shape=False)  # what it makes of the shape is not known
 
 
 def passthrough(it, what, t, keep_shape=True):
@@ -108,7 +108,7 @@ def reshape(it, t, shape):
         if isinstance(d, Unknown) or d is None:
             full["shape"] = [(-1 if (is_int(x) and x == -1) else (None if isinstance(x, Unknown) else x))
                              for x in shape]
-    outshape = nnops.infer("Reshape", _reshape_full(full["shape"]), [t.shape])
+    outshape = optable.infer("Reshape", _reshape_full(full["shape"]), [t.shape])
     if t.is_const or it.graph is None:
         vals = t.values if (t.values is not None and outshape and all(is_int(d) for d in outshape)) else None
         return TensorVal(None, outshape, t.dtype, values=vals)
@@ -170,7 +170,7 @@ def tied_projection(it, x, w):
     if owner_node is None or (x.shape is not None and is_int(x.shape[-1]) and x.shape[-1] != in_f):
         return None  # a width the parser knows to differ: the plain MatMul, for the verifier to name
     args = {"in_features": in_f, "out_features": out_f, "bias": False}
-    shapes = nnops.infer("Linear", nnops.full_args("Linear", args), [x.shape]) if x.shape is not None else None
+    shapes = optable.infer("Linear", args, [x.shape]) if x.shape is not None else None
     nid = g.fresh("Linear")
     g.add(nid, "Linear", args, [ref_of(it, x)], shares=owner_node, warn=it.warn)
     return TensorVal(nid, shapes, x.dtype)
@@ -478,9 +478,9 @@ def tensor_binop(it, op, a, b, inplace=False):
             return TensorVal(None, (a if ta else b).shape, (a if ta else b).dtype)
         dt = _result_dtype(op, a, b)
         if op is ast.MatMult:
-            sh = nnops.infer("MatMul", {}, [a.shape if ta else None, b.shape if tb else None])
+            sh = optable.infer("MatMul", {}, [a.shape if ta else None, b.shape if tb else None])
             return TensorVal(None, sh, dt)
-        sh = nnops.broadcast(a.shape if ta else [], b.shape if tb else [])
+        sh = optable.broadcast(a.shape if ta else [], b.shape if tb else [])
         vals = _elementwise_values(op, a, b, dt)
         return TensorVal(None, sh, dt, values=vals)
     if isinstance(a, Unknown) or isinstance(b, Unknown):
@@ -540,7 +540,7 @@ def tensor_compare(it, op, a, b):
     t = a if isinstance(a, TensorVal) else b
     other = b if t is a else a
     if t.is_const and (not isinstance(other, TensorVal) or other.is_const):
-        sh = nnops.broadcast(t.shape, other.shape if isinstance(other, TensorVal) else [])
+        sh = optable.broadcast(t.shape, other.shape if isinstance(other, TensorVal) else [])
         return TensorVal(None, sh, "bool")
     return TensorVal(None, t.shape, "bool")  # a run-time value: any `if` on it warns
 

@@ -1,0 +1,148 @@
+"""torch.nn's classes as their constructors take arguments: the op table's layers, and the classes a
+model file may build that are no op of a design (losses, containers).
+
+A reader of model code (the parser) turns `nn.Conv2d(3, 64, 3)` into named arguments with this: an op's
+constructor is its `args` (the table keeps them in the constructor's order, with torch's defaults), less
+what torch takes at the call rather than at construction (`is_causal`), plus the few constructor
+arguments a node does not carry (`Embedding._weight`). tests/test_nn_classes.py holds every entry to
+torch's own signatures.
+"""
+
+from __future__ import annotations
+
+from .base import BOOL, Arg
+
+# arguments of an op that torch's forward takes, not its constructor
+AT_CALL = {
+    "MultiheadAttention": ("is_causal",),
+    "TransformerEncoderLayer": ("is_causal",),
+    "TransformerDecoderLayer": ("tgt_is_causal",),
+    "TransformerEncoder": ("is_causal",),
+    "TransformerDecoder": ("tgt_is_causal",),
+}
+
+_NORM_BIAS = (Arg("bias", True, BOOL),)  # torch >= 2.10 (keyword only); older torch has no such argument
+# constructor arguments (after the op's own, in torch's order) that a design's node does not carry
+CONSTRUCTOR_ONLY = {
+    **{op: _NORM_BIAS for op in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
+                                 "InstanceNorm2d", "InstanceNorm3d", "GroupNorm")},
+    "Embedding": (Arg("_weight", None), Arg("_freeze", False)),
+    "FractionalMaxPool2d": (Arg("_random_samples", None),),
+    "FractionalMaxPool3d": (Arg("_random_samples", None),),
+    "Hardtanh": (Arg("min_value", None), Arg("max_value", None)),  # deprecated spellings of min_val / max_val
+    "Upsample": (Arg("recompute_scale_factor", None),),
+}
+
+# ops of the table that are no class of torch.nn: tensor functions and methods, einops' layers, our own
+NOT_NN = frozenset({
+    "Add", "Sub", "Mul", "Div", "MatMul", "Concat", "Stack", "Split", "Reshape", "Permute", "Transpose", "Squeeze",
+    "Unsqueeze", "Mean", "Sum", "Amax", "Amin", "Select", "Slice", "Expand", "Scale", "Constant", "Arange",
+    "Parameter", "Gather", "IndexSelect", "Index", "MaskedFill", "Where", "Clamp", "Normalize", "Roll", "Cumsum",
+    "Chunk", "Tile", "Pad", "Interpolate", "Einsum", "Rearrange", "Reduce", "Repeat",
+})
+
+
+def _args(*spec) -> tuple:
+    """(name,) for a required argument, (name, default) for one with a default."""
+    return tuple(Arg(*s) for s in spec)
+
+
+_SIZE_REDUCE = (("size_average", None), ("reduce", None), ("reduction", "mean"))
+# torch.nn classes a model file may build that are no op: their output is no layer of a design
+NOT_OPS = {
+    "Module": (),
+    "Sequential": (),
+    "ModuleList": _args(("modules", None)),
+    "ModuleDict": _args(("modules", None)),
+    "ParameterList": _args(("values", None)),
+    "ParameterDict": _args(("parameters", None)),
+    "AdaptiveLogSoftmaxWithLoss": _args(("in_features",), ("n_classes",), ("cutoffs",), ("div_value", 4.0),
+                                        ("head_bias", False)),
+    "BCELoss": _args(("weight", None), *_SIZE_REDUCE),
+    "BCEWithLogitsLoss": _args(("weight", None), *_SIZE_REDUCE, ("pos_weight", None)),
+    "CTCLoss": _args(("blank", 0), ("reduction", "mean"), ("zero_infinity", False)),
+    "CosineEmbeddingLoss": _args(("margin", 0.0), *_SIZE_REDUCE),
+    "CrossEntropyLoss": _args(("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
+                              ("reduction", "mean"), ("label_smoothing", 0.0)),
+    "GaussianNLLLoss": _args(("full", False), ("eps", 1e-06), ("reduction", "mean")),
+    "HingeEmbeddingLoss": _args(("margin", 1.0), *_SIZE_REDUCE),
+    "HuberLoss": _args(("reduction", "mean"), ("delta", 1.0)),
+    "KLDivLoss": _args(*_SIZE_REDUCE, ("log_target", False)),
+    "L1Loss": _args(*_SIZE_REDUCE),
+    "LinearCrossEntropyLoss": _args(("in_features",), ("num_classes",), ("out_features", ()), ("bias", False),
+                                    ("reduction", "mean"), ("weight", None), ("ignore_index", None),
+                                    ("label_smoothing", 0.0), ("options", None)),
+    "MSELoss": _args(*_SIZE_REDUCE),
+    "MarginRankingLoss": _args(("margin", 0.0), *_SIZE_REDUCE),
+    "MultiLabelMarginLoss": _args(*_SIZE_REDUCE),
+    "MultiLabelSoftMarginLoss": _args(("weight", None), *_SIZE_REDUCE),
+    "MultiMarginLoss": _args(("p", 1), ("margin", 1.0), ("weight", None), *_SIZE_REDUCE),
+    "NLLLoss": _args(("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
+                     ("reduction", "mean")),
+    "NLLLoss2d": _args(("weight", None), ("size_average", None), ("ignore_index", -100), ("reduce", None),
+                       ("reduction", "mean")),
+    "PoissonNLLLoss": _args(("log_input", True), ("full", False), ("size_average", None), ("eps", 1e-08),
+                            ("reduce", None), ("reduction", "mean")),
+    "SmoothL1Loss": _args(*_SIZE_REDUCE, ("beta", 1.0)),
+    "SoftMarginLoss": _args(*_SIZE_REDUCE),
+    "TripletMarginLoss": _args(("margin", 1.0), ("p", 2.0), ("eps", 1e-06), ("swap", False), *_SIZE_REDUCE),
+    "TripletMarginWithDistanceLoss": _args(("distance_function", None), ("margin", 1.0), ("swap", False),
+                                           ("reduction", "mean")),
+}
+
+_CONSTRUCTORS: dict[str, tuple] = {}
+_DEFAULTS: dict[str, dict] = {}
+
+
+def is_nn_class(name: str) -> bool:
+    """Whether `torch.nn.<name>` is a module class this table knows (an op's layer, a loss, a container)."""
+    from . import OP_TABLE
+
+    return name in NOT_OPS or (name in OP_TABLE and name not in NOT_NN)
+
+
+def constructor_args(name: str) -> tuple | None:
+    """The arguments of `torch.nn.<name>(...)` in its order (device and dtype aside), as `Arg`s with
+    torch's defaults; None when it is no class this table knows."""
+    if not is_nn_class(name):
+        return None
+    got = _CONSTRUCTORS.get(name)
+    if got is None:
+        from . import OP_TABLE
+
+        if name in NOT_OPS:
+            got = NOT_OPS[name]
+        else:
+            at_call = AT_CALL.get(name, ())
+            got = tuple(a for a in OP_TABLE[name].args if a.name not in at_call) + CONSTRUCTOR_ONLY.get(name, ())
+        _CONSTRUCTORS[name] = got
+    return got
+
+
+def constructor_defaults(name: str) -> dict:
+    """torch's defaults of `torch.nn.<name>`'s optional arguments ({} for a class it does not know).
+    The same dict on every call: read it, never change it."""
+    got = _DEFAULTS.get(name)
+    if got is None:
+        got = {a.name: a.default for a in constructor_args(name) or () if not a.required}
+        if is_nn_class(name):
+            _DEFAULTS[name] = got
+    return got
+
+
+PARAMETRIZATIONS = ("weight_norm", "spectral_norm")
+
+
+def parametrized(shapes: list, parametrize: str) -> list | None:
+    """A layer's learned tensors (`OpSpec.param_shapes`) once torch.nn.utils.parametrizations.<parametrize>
+    is applied to its `weight` (dim 0): weight_norm holds one magnitude per slice of dim 0 (`original0`) and
+    the direction (`original1`); spectral_norm holds the weight itself (`original`; its vectors are buffers).
+    Names and order as torch's named_parameters(); None when the layer has no weight to parametrize."""
+    weight = next((tuple(s) for n, s in shapes if n == "weight"), None)
+    if weight is None or parametrize not in PARAMETRIZATIONS:
+        return None
+    rest = [(n, s) for n, s in shapes if n != "weight"]
+    if parametrize == "spectral_norm":
+        return rest + [("parametrizations.weight.original", weight)]
+    magnitude = weight[:1] + (1,) * (len(weight) - 1)
+    return rest + [("parametrizations.weight.original0", magnitude), ("parametrizations.weight.original1", weight)]
