@@ -227,3 +227,46 @@ ENTRIES = [
     E("Megvii-BaseDetection/YOLOX", "yolox/models/yolo_pafpn.py", "YOLOPAFPN",
       {"depth": 0.33, "width": 0.25}, ["2,3,64,64"]),
 ]
+
+# ---- installed packages, fetched by pinned version at bench time (never stored here: the parser
+# reads them from the unpacked wheel, as it would from site-packages).  repo -> (licence, pip pin)
+PACKAGES = {
+    "huggingface/pytorch-image-models": ("Apache-2.0", "timm==1.0.31"),
+    "huggingface/transformers": ("Apache-2.0", "transformers==5.23.0"),
+}
+
+
+def P(repo, file, entry, args=None, inputs=("2,3,224,224",), note=""):
+    return dict(E(repo, file, entry, args, inputs, note=note), package=PACKAGES[repo][1])
+
+
+_TIMM = "huggingface/pytorch-image-models"
+_HF = "huggingface/transformers"
+_HF_SMALL = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128}
+
+PACKAGE_ENTRIES = [
+    # timm's registered builders, as `timm.create_model(name)` runs them (build_model_with_cfg and
+    # the pretrained-config registry included)
+    P(_TIMM, "timm/models/resnet.py", "resnet18"),
+    P(_TIMM, "timm/models/resnet.py", "resnet50"),
+    P(_TIMM, "timm/models/resnet.py", "resnext50_32x4d"),
+    P(_TIMM, "timm/models/resnet.py", "seresnet50"),
+    P(_TIMM, "timm/models/convnext.py", "convnext_tiny"),
+    P(_TIMM, "timm/models/efficientnet.py", "efficientnet_b0"),
+    P(_TIMM, "timm/models/mobilenetv3.py", "mobilenetv3_large_100"),
+    P(_TIMM, "timm/models/densenet.py", "densenet121"),
+    P(_TIMM, "timm/models/vision_transformer.py", "vit_small_patch16_224"),
+    P(_TIMM, "timm/models/vision_transformer.py", "vit_tiny_patch16_224"),
+    P(_TIMM, "timm/models/regnet.py", "regnety_004"),
+    P(_TIMM, "timm/models/mlp_mixer.py", "mixer_s16_224"),
+    # Hugging Face modeling files with their configuration classes: --args are the config's fields
+    P(_HF, "transformers/models/bert/modeling_bert.py", "BertModel", dict(_HF_SMALL, vocab_size=100),
+      ["2,16:int64"]),
+    P(_HF, "transformers/models/gpt2/modeling_gpt2.py", "GPT2Model",
+      {"n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 100, "n_positions": 32, "use_cache": False},
+      ["2,16:int64"]),
+    P(_HF, "transformers/models/llama/modeling_llama.py", "LlamaModel",
+      dict(_HF_SMALL, vocab_size=100, num_key_value_heads=2, use_cache=False), ["2,16:int64"]),
+    P(_HF, "transformers/models/vit/modeling_vit.py", "ViTModel",
+      dict(_HF_SMALL, image_size=32, patch_size=8), ["2,3,32,32"]),
+]

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from . import torch as torchlib
 from .graph import Graph
 from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
+from .packages import PackageFinder
 from .source import Loader
 from .values import (
     BoundMethod,
@@ -170,8 +171,8 @@ def _display_fn(given):
     return display
 
 
-def _load_entry_module(path):
-    loader = Loader()
+def _load_entry_module(path, package_roots=()):
+    loader = Loader(PackageFinder(package_roots))
     if os.path.isdir(path):
         raise ParseFailure(f"{path}: is a folder; parse reads one .py file (the one that defines the entry); "
                            f"`archcurator import FOLDER` reads every module of a folder")
@@ -191,17 +192,20 @@ def _load_entry_module(path):
 
 
 def parse_source(path, entry: str, args: dict | None = None, inputs: list | None = None, *,
-                 time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT) -> ParseResult:
+                 time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT,
+                 package_roots=()) -> ParseResult:
     """Read `entry` of `path` into a design.  The reading has a budget: `time_limit` seconds
     and `memory_limit` bytes of growth; past either (or on code that would build values too
-    large to follow), ParseFailure says "too costly to follow" at the line where it stopped."""
+    large to follow), ParseFailure says "too costly to follow" at the line where it stopped.
+    Imports of installed packages are read from their source in `package_roots` (folders
+    holding top-level packages, such as an unpacked wheel), then in site-packages."""
     gc_was = gc.isenabled()
     gc.disable()  # many short-lived objects; collecting them mid-walk costs more than it saves
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 6000))  # the interpreter nests ~20 frames per call it follows
     state = {}
     try:
-        return _parse_source(path, entry, args, inputs, (time_limit, memory_limit), state)
+        return _parse_source(path, entry, args, inputs, (time_limit, memory_limit), state, package_roots)
     except (TooCostly, MemoryError) as e:
         it = state.get("it")
         where = getattr(e, "where", None) or (it.where() if it is not None and it.loc[0] is not None else str(path))
@@ -217,13 +221,13 @@ def parse_source(path, entry: str, args: dict | None = None, inputs: list | None
             gc.enable()
 
 
-def _parse_source(path, entry, args, inputs, budget, state):
+def _parse_source(path, entry, args, inputs, budget, state, package_roots=()):
     path = str(path)
     if inputs is not None:
         inputs = [parse_input_spec(x) for x in inputs] or None
     if args is not None and not isinstance(args, dict):
         raise ParseFailure(f"{path}: --args must be a JSON object of keyword arguments")
-    loader, mod = _load_entry_module(path)
+    loader, mod = _load_entry_module(path, package_roots)
     display = _display_fn(path)
     it = Interp(loader, display)
     state["it"] = it

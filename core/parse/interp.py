@@ -16,6 +16,7 @@ import os
 import time
 
 from . import torch as torchlib
+from .libs import replacement
 from .source import _MISSING, Loader, SourceModule
 from .values import (
     BoundMethod,
@@ -23,6 +24,7 @@ from .values import (
     BuiltinFn,
     ClassVal,
     ContinueSignal,
+    Deque,
     ExcClass,
     ExtVal,
     FuncVal,
@@ -93,6 +95,7 @@ _SAFE_METHODS = {
     frozenset: {"union", "intersection", "difference", "issubset", "issuperset", "copy"},
     int: {"bit_length", "conjugate"},
     float: {"is_integer", "conjugate", "hex"},
+    Deque: {"appendleft", "extendleft", "popleft"},
 }
 
 
@@ -265,6 +268,10 @@ class Interp:
     def mod_lookup(self, mod, name):
         if name in mod.values:
             return mod.values[name]
+        make = replacement(mod.dotted, name)
+        if make is not None:  # an installed library's import-time registry, modelled (libs/)
+            v = mod.values[name] = make(self, mod)
+            return v
         stmts = mod.defs.get(name)
         if stmts is None:
             for st in mod.star:
