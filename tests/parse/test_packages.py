@@ -1,0 +1,298 @@
+"""Installed packages read from their source files, never imported: a package found in a
+given root (an unpacked wheel) or site-packages, and timm's shape of model registry (builders
+registered by a decorator through `sys.modules`, pretrained configurations grouped by
+`generate_default_cfgs`, `build_model_with_cfg` taking defaults from them).  The packages here
+are written for this suite; each is parsed through the CLI with a marker that any execution
+would create, then imported and run for real to compare."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+
+from archcurator.core.parse import ParseFailure, parse_source
+from archcurator.core.parse.stdlib import _re_safe
+
+ROOT = Path(__file__).resolve().parents[2]
+
+_MARK = "import os\nif os.environ.get('PARSE_MARKER'):\n    open(os.environ['PARSE_MARKER'] + '-{tag}', 'w').close()\n"
+
+
+def _write(root: Path, files: dict):
+    for rel, text in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        tag = rel.replace("/", "_").replace(".", "_")
+        p.write_text(_MARK.format(tag=tag) + textwrap.dedent(text))
+
+
+def _cli(src, entry, roots, inputs, marker, args=None):
+    cmd = [sys.executable, "-m", "archcurator.tui.cli", "parse", str(src), "--entry", entry, "--json"]
+    for r in roots:
+        cmd += ["--package-root", str(r)]
+    for i in inputs:
+        cmd += ["--input", i]
+    if args is not None:
+        cmd += ["--args", json.dumps(args)]
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PARSE_MARKER": str(marker)})
+    return proc
+
+
+def _real(roots, module, entry, args, shape):
+    """Import the package for real (it is ours) and build and run the entry."""
+    import importlib
+    saved = list(sys.path), dict(sys.modules)
+    sys.path[:0] = [str(r) for r in roots]
+    try:
+        mod = importlib.import_module(module)
+        torch.manual_seed(0)
+        model = getattr(mod, entry)(**args)
+        y = model(torch.randn(*shape))
+        return sum(p.numel() for p in model.parameters()), list(y.shape)
+    finally:
+        sys.path[:] = saved[0]
+        for k in list(sys.modules):
+            if k not in saved[1]:
+                del sys.modules[k]
+
+
+PKG = {
+    "fancylib/__init__.py": """
+        from .layers import Block
+        from . import heads
+        """,
+    "fancylib/layers.py": """
+        import torch.nn as nn
+        class Block(nn.Module):
+            def __init__(self, dim, hidden):
+                super().__init__()
+                import os
+                if os.environ.get('PARSE_MARKER'):
+                    open(os.environ['PARSE_MARKER'] + '-init', 'w').close()
+                self.fc1 = nn.Linear(dim, hidden)
+                self.fc2 = nn.Linear(hidden, dim)
+            def forward(self, x):
+                return x + self.fc2(self.fc1(x).relu())
+        """,
+    "fancylib/heads.py": """
+        import torch.nn as nn
+        def head(dim, n):
+            return nn.Sequential(nn.LayerNorm(dim), nn.Linear(dim, n))
+        """,
+}
+
+USER = """
+    import torch.nn as nn
+    import fancylib
+    from fancylib.layers import Block
+    import fancylib.heads as H
+    class Net(nn.Module):
+        def __init__(self, dim=16):
+            super().__init__()
+            self.a = Block(dim, 32)
+            self.b = fancylib.Block(dim, 8)
+            self.out = H.head(dim, 5)
+        def forward(self, x):
+            return self.out(self.b(self.a(x)))
+    """
+
+
+def test_an_installed_package_is_read_from_its_source_never_imported(tmp_path):
+    site = tmp_path / "site"
+    _write(site, PKG)
+    user = tmp_path / "user"
+    _write(user, {"net.py": USER})
+    marker = tmp_path / "ran"
+    proc = _cli(user / "net.py", "Net", [site], ["2,16"], marker)
+    assert proc.returncode == 0, proc.stderr
+    assert not list(tmp_path.glob("ran*")), "the parser executed a file it should only read"
+    design = json.loads(proc.stdout)
+    ops = [n["op"] for n in design["nodes"]]
+    assert ops.count("Linear") == 5 and "LayerNorm" in ops
+    r = parse_source(user / "net.py", "Net", inputs=["2,16"], package_roots=[site])
+    from archcurator.core.parse import design_params
+    params, shape = _real([site, user], "net", "Net", {}, (2, 16))
+    assert design_params(r.design) == params
+    assert shape == [2, 5]
+
+
+def test_a_package_that_cannot_be_found_is_named_in_one_line(tmp_path):
+    user = tmp_path / "user"
+    _write(user, {"net.py": USER})
+    with pytest.raises(ParseFailure) as e:
+        parse_source(user / "net.py", "Net", inputs=["2,16"], package_roots=[tmp_path / "nothing"])
+    assert "\n" not in str(e.value) and "net.py" in str(e.value)
+
+
+TIMM = {
+    "timm/__init__.py": """
+        from .models import create_model
+        """,
+    "timm/models/__init__.py": """
+        from ._factory import create_model
+        from ._registry import register_model
+        from .tiny import *
+        """,
+    "timm/models/_pretrained.py": """
+        from collections import deque
+        from dataclasses import dataclass, field
+        from typing import Deque, Dict, Optional
+        @dataclass
+        class PretrainedCfg:
+            url: Optional[str] = None
+            architecture: Optional[str] = None
+            tag: Optional[str] = None
+            num_classes: int = 1000
+            input_size: tuple = (3, 224, 224)
+            @property
+            def has_weights(self):
+                return self.url
+        @dataclass
+        class DefaultCfg:
+            tags: Deque[str] = field(default_factory=deque)
+            cfgs: Dict[str, PretrainedCfg] = field(default_factory=dict)
+            is_pretrained: bool = False
+        """,
+    "timm/models/_registry.py": """
+        import sys
+        from collections import defaultdict, deque
+        from dataclasses import replace
+        from ._pretrained import PretrainedCfg, DefaultCfg
+        _model_entrypoints = {}
+        _model_pretrained_cfgs = {}
+        def generate_default_cfgs(cfgs):
+            out = defaultdict(DefaultCfg)
+            for k, v in cfgs.items():
+                if isinstance(v, dict):
+                    v = PretrainedCfg(**v)
+                model, _, tag = k.partition('.')
+                d = out[model]
+                if v.has_weights and not d.is_pretrained:
+                    d.tags.appendleft(tag)
+                    d.is_pretrained = True
+                else:
+                    d.tags.append(tag)
+                d.cfgs[tag] = v
+            return out
+        def register_model(fn):
+            mod = sys.modules[fn.__module__]
+            _model_entrypoints[fn.__name__] = fn
+            if hasattr(mod, 'default_cfgs') and fn.__name__ in mod.default_cfgs:
+                d = mod.default_cfgs[fn.__name__]
+                tag = d.tags[0]
+                _model_pretrained_cfgs[fn.__name__] = replace(d.cfgs[tag], architecture=fn.__name__,
+                                                              tag=tag or None)
+            return fn
+        def is_model(name):
+            return name.split('.')[0] in _model_entrypoints
+        def model_entrypoint(name):
+            return _model_entrypoints[name.split('.')[0]]
+        def get_pretrained_cfg(name, allow_unregistered=True):
+            if name in _model_pretrained_cfgs:
+                return _model_pretrained_cfgs[name]
+            return None
+        """,
+    "timm/models/_builder.py": """
+        from dataclasses import asdict
+        from ._pretrained import PretrainedCfg
+        from ._registry import get_pretrained_cfg
+        def build_model_with_cfg(model_cls, variant, pretrained, **kwargs):
+            cfg = get_pretrained_cfg(variant) or PretrainedCfg()
+            cfg = asdict(cfg)
+            kwargs.setdefault('num_classes', cfg['num_classes'])
+            kwargs.setdefault('in_chans', cfg['input_size'][0])
+            return model_cls(**kwargs)
+        """,
+    "timm/models/_factory.py": """
+        from ._registry import is_model, model_entrypoint
+        def create_model(model_name, pretrained=False, **kwargs):
+            if not is_model(model_name):
+                raise RuntimeError('Unknown model (%s)' % model_name)
+            return model_entrypoint(model_name)(pretrained=pretrained, **kwargs)
+        """,
+    "timm/models/tiny.py": """
+        import re
+        import torch.nn as nn
+        from ._builder import build_model_with_cfg
+        from ._registry import generate_default_cfgs, register_model
+        class TinyNet(nn.Module):
+            def __init__(self, arch='c8_c16', num_classes=1000, in_chans=3):
+                super().__init__()
+                layers, c = [], in_chans
+                for op in arch.split('_'):
+                    kind, width = re.split(r'(\\d.*)', op)[:2]
+                    layers += [nn.Conv2d(c, int(width), 3, stride=2), nn.ReLU()]
+                    c = int(width)
+                self.features = nn.Sequential(*layers)
+                self.pool = nn.AdaptiveAvgPool2d(1)
+                self.fc = nn.Linear(c, num_classes)
+            def forward(self, x):
+                return self.fc(self.pool(self.features(x)).flatten(1))
+        default_cfgs = generate_default_cfgs({
+            'tinynet.untrained': {},
+            'tinynet.in21k': {'url': 'https://example.invalid/w.pth', 'num_classes': 21843},
+            'tinynet_gray.a1': {'url': 'https://example.invalid/g.pth', 'num_classes': 7,
+                                'input_size': (1, 64, 64)},
+        })
+        @register_model
+        def tinynet(pretrained=False, **kwargs):
+            return build_model_with_cfg(TinyNet, 'tinynet', pretrained, **kwargs)
+        @register_model
+        def tinynet_gray(pretrained=False, **kwargs):
+            return build_model_with_cfg(TinyNet, 'tinynet_gray', pretrained, arch='c4_c8_c12', **kwargs)
+        """,
+}
+
+
+@pytest.mark.parametrize("name,args,shape,classes", [
+    ("tinynet", {}, (2, 3, 32, 32), 21843),  # the default tag is the first with weights
+    ("tinynet_gray", {}, (2, 1, 32, 32), 7),
+    ("tinynet_gray", {"num_classes": 3}, (2, 1, 32, 32), 3),
+])
+def test_timm_shaped_registry_builds_what_create_model_builds(tmp_path, name, args, shape, classes):
+    site = tmp_path / "site"
+    _write(site, TIMM)
+    user = tmp_path / "user"
+    _write(user, {"net.py": f"""
+        import timm
+        def build(**kwargs):
+            return timm.create_model({name!r}, **kwargs)
+        """})
+    marker = tmp_path / "ran"
+    proc = _cli(user / "net.py", "build", [site], [",".join(map(str, shape))], marker, args)
+    assert proc.returncode == 0, proc.stderr
+    assert not list(tmp_path.glob("ran*")), "the parser executed a file it should only read"
+    r = parse_source(user / "net.py", "build", args, [",".join(map(str, shape))], package_roots=[site])
+    from archcurator.core.parse import design_params
+    params, out = _real([site, user], "net", "build", args, shape)
+    assert out == [2, classes]
+    assert design_params(r.design) == params
+    # the builder read directly, as the corpus reads timm's own builders
+    direct = parse_source(site / "timm/models/tiny.py", name, args, [",".join(map(str, shape))],
+                          package_roots=[site])
+    assert design_params(direct.design) == params
+
+
+def test_an_unknown_timm_model_name_refuses_in_one_line(tmp_path):
+    site = tmp_path / "site"
+    _write(site, TIMM)
+    user = tmp_path / "user"
+    _write(user, {"net.py": "import timm\ndef build():\n    return timm.create_model('nonesuch')\n"})
+    with pytest.raises(ParseFailure) as e:
+        parse_source(user / "net.py", "build", inputs=["2,3,32,32"], package_roots=[site])
+    assert "\n" not in str(e.value) and "nonesuch" in str(e.value)
+
+
+def test_re_is_followed_only_where_matching_is_bounded():
+    assert _re_safe(r"(\d.*)") is not None
+    assert _re_safe(r"^[a-z]+_(\d+)$") is not None
+    for evil in (r"(a+)+$", r"(a|aa)*b", r"(x*)*y", r"(\w)\1", r"(?=a)a"):
+        assert _re_safe(evil) is None, evil
