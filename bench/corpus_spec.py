@@ -267,6 +267,6 @@ PACKAGE_ENTRIES = [
       ["2,16:int64"]),
     P(_HF, "transformers/models/llama/modeling_llama.py", "LlamaModel",
       dict(_HF_SMALL, vocab_size=100, num_key_value_heads=2, use_cache=False), ["2,16:int64"]),
-    P(_HF, "transformers/models/vit/modeling_vit.py", "ViTModel",
-      dict(_HF_SMALL, image_size=32, patch_size=8), ["2,3,32,32"]),
+    P(_HF, "transformers/models/roberta/modeling_roberta.py", "RobertaModel", dict(_HF_SMALL, vocab_size=100),
+      ["2,16:int64"]),
 ]

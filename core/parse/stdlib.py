@@ -339,6 +339,18 @@ def _numpy_elementwise(it, name, args):
     return Unknown(f"numpy.{name}")
 
 
+# ---- the environment: read as empty (the design is the model as built with no variable set;
+# this process's own environment is never consulted)
+@handles("os.environ.get")
+@handles("os.getenv")
+def _h_os_getenv(it, a, k):
+    name = a[0] if a else k.get("key")
+    default = a[1] if len(a) > 1 else k.get("default")
+    it.warn(f"environment variable {name!r} read as unset" if isinstance(name, str)
+            else "an environment variable read as unset")
+    return default
+
+
 # ---- re: patterns that cannot backtrack exponentially, on short strings
 _RE_MAX_PATTERN = 200
 _RE_MAX_TEXT = 256

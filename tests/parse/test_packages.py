@@ -296,3 +296,38 @@ def test_re_is_followed_only_where_matching_is_bounded():
     assert _re_safe(r"^[a-z]+_(\d+)$") is not None
     for evil in (r"(a+)+$", r"(a|aa)*b", r"(x*)*y", r"(\w)\1", r"(?=a)a"):
         assert _re_safe(evil) is None, evil
+
+
+def test_a_batchnorm_subclass_reading_its_running_stats(tmp_path):
+    """timm's BatchNormAct2d: nn.BatchNorm2d's forward written out with F.batch_norm over the layer's
+    own running statistics, then an activation."""
+    src = tmp_path / "bnact.py"
+    src.write_text(textwrap.dedent("""
+        import torch.nn as nn
+        import torch.nn.functional as F
+        class BNAct(nn.BatchNorm2d):
+            def __init__(self, c):
+                super().__init__(c)
+                self.act = nn.ReLU()
+            def forward(self, x):
+                if self.training and self.track_running_stats:
+                    if self.num_batches_tracked is not None:
+                        self.num_batches_tracked.add_(1)
+                x = F.batch_norm(x, self.running_mean, self.running_var, self.weight, self.bias,
+                                 self.training, self.momentum, self.eps)
+                return self.act(x)
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 8, 3)
+                self.bn = BNAct(8)
+            def forward(self, x):
+                return self.bn(self.conv(x))
+        """))
+    from archcurator.core.parse import design_params
+    r = parse_source(src, "Net", inputs=["2,3,10,10"])
+    ops = [n["op"] for n in r.design["nodes"]]
+    assert "BatchNorm2d" in ops and any("relu" in o.lower() for o in ops), ops
+    params, shape = _real([tmp_path], "bnact", "Net", {}, (2, 3, 10, 10))
+    assert design_params(r.design) == params
+    assert not [w for w in r.warnings if "running_mean" in w.message or "num_batches" in w.message]
