@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from . import torch as torchlib
 from .graph import Graph
 from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
+from .libs.hf import config_class_of
 from .packages import PackageFinder
 from .source import Loader
 from .values import (
@@ -354,7 +355,7 @@ def _config_args(it, target, kwargs):
         cls = _annotated_class(it, fn, "config")
         if cls is None and isinstance(target, ClassVal):
             c, _ = it.class_attr(target, "config_class")
-            cls = c if isinstance(c, ClassVal) else None
+            cls = c if isinstance(c, ClassVal) else config_class_of(it, target)
         if cls is not None:
             out = {"config": it.call(cls, [], dict(kwargs))}
     return out
@@ -509,8 +510,19 @@ def _collect_outputs(it, v, out, g):
             _collect_outputs(it, x, out, g)
     elif v is None:
         return
+    elif isinstance(v, InstanceVal) and v.kind == "object" and _dataclass_field_names(it, v) is not None:
+        # a dataclass of outputs (Hugging Face's ModelOutput): its fields in order, None ones left out
+        for name in _dataclass_field_names(it, v):
+            _collect_outputs(it, v.attrs.get(name), out, g)
     else:
         it.warn(f"forward returns {it.describe(v)}; not a tensor output")
+
+
+def _dataclass_field_names(it, inst):
+    for c in it.mro(inst.cls):
+        if isinstance(c, ClassVal) and c.dataclass_fields is not None:
+            return [name for name, _ in c.dataclass_fields]
+    return None
 
 
 def _report_unreached(it, model, g, mod, defline):

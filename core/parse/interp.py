@@ -269,9 +269,16 @@ class Interp:
         if name in mod.values:
             return mod.values[name]
         make = replacement(mod.dotted, name)
-        if make is not None:  # an installed library's import-time registry, modelled (libs/)
-            v = mod.values[name] = make(self, mod)
+        if make is not None:  # a part of an installed library modelled (libs/)
+            v = make(self, mod, lambda: self._mod_lookup_source(mod, name))
+            if v is not _MISSING:
+                mod.values[name] = v
             return v
+        return self._mod_lookup_source(mod, name)
+
+    def _mod_lookup_source(self, mod, name):
+        if name in mod.values:
+            return mod.values[name]
         stmts = mod.defs.get(name)
         if stmts is None:
             for st in mod.star:
@@ -1104,6 +1111,9 @@ class Interp:
                 if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     f = self.make_function(st, cls.closure)
                     f.owner_class = cls
+                    prev = cls.ns.get(name)
+                    if f.kind == "setter" and isinstance(prev, FuncVal) and prev.kind == "property":
+                        continue  # `@x.setter` after `@property x`: reading x stays the property's getter
                     cls.ns[name] = f
                 elif isinstance(st, ast.ClassDef):
                     cls.ns[name] = self.make_class(st, cls.closure)

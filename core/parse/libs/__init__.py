@@ -14,7 +14,8 @@ _REPLACED: dict[str, dict[str, Callable]] = {}
 
 
 def replaces(module: str, *names: str):
-    """Register the decorated `make(interp, source_module)` as the value of each `module.name`."""
+    """Register the decorated `make(interp, source_module, read)` as the value of each `module.name`;
+    `read()` gives the value as the source defines it (for a model that patches it)."""
     def deco(make):
         for n in names:
             _REPLACED.setdefault(module, {})[n] = make
@@ -28,4 +29,5 @@ def replacement(module_dotted, name):
     return own.get(name) if own is not None else None
 
 
-from . import timm as _timm  # noqa: E402,F401  (registers its models)
+from . import hf as _hf  # noqa: E402,F401  (registers its models)
+from . import timm as _timm  # noqa: E402,F401

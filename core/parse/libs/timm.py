@@ -88,12 +88,12 @@ def _builder(it, registry_module, arch):
 
 
 @replaces(REGISTRY, "register_model")
-def _register_model(it, mod):
+def _register_model(it, mod, read):
     return BuiltinFn("timm.register_model", lambda a, k: a[0] if a else None)
 
 
 @replaces(REGISTRY, "is_model")
-def _is_model(it, mod):
+def _is_model(it, mod, read):
     def is_model(a, k):
         arch, _ = _name(a[0] if a else k.get("model_name"), "is_model")
         return arch in model_files(_models_folder(mod))
@@ -101,7 +101,7 @@ def _is_model(it, mod):
 
 
 @replaces(REGISTRY, "model_entrypoint")
-def _model_entrypoint(it, mod):
+def _model_entrypoint(it, mod, read):
     def model_entrypoint(a, k):
         arch, _ = _name(a[0] if a else k.get("model_name"), "model_entrypoint")
         _, fn = _builder(it, mod, arch)
@@ -112,7 +112,7 @@ def _model_entrypoint(it, mod):
 
 
 @replaces(REGISTRY, "get_pretrained_cfg")
-def _get_pretrained_cfg(it, mod):
+def _get_pretrained_cfg(it, mod, read):
     def get_pretrained_cfg(a, k):
         arch, tag = _name(a[0] if a else k.get("model_name"), "get_pretrained_cfg")
         p = model_files(_models_folder(mod)).get(arch)

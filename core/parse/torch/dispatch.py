@@ -641,6 +641,24 @@ def _parameter(it, args, kwargs):
     return make_parameter(it, args, kwargs)
 
 
+@handles("torch.nn.Buffer")
+@handles("torch.nn.parameter.Buffer")
+def _buffer(it, args, kwargs):
+    """`self.ids = nn.Buffer(t, persistent=False)`: the tensor, held by the module (not a parameter)."""
+    return args[0] if args else kwargs.get("data", Unknown("buffer"))
+
+
+@handles("torch.addmm")
+def _addmm(it, args, kwargs):
+    """`torch.addmm(bias, x, w)` = bias + x @ w (Hugging Face's GPT-2 Conv1D)."""
+    bias = _arg(args, kwargs, 0, "input")
+    x = _arg(args, kwargs, 1, "mat1")
+    w = _arg(args, kwargs, 2, "mat2")
+    if kwargs.get("beta", 1) != 1 or kwargs.get("alpha", 1) != 1:
+        it.warn("torch.addmm with beta/alpha other than 1: scaling not followed")
+    return it.binop(ast.Add, it.binop(ast.MatMult, x, w), bias)
+
+
 @handles("torch.utils.checkpoint.checkpoint")
 def _checkpoint(it, args, kwargs):
     f = args[0]
