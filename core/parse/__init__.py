@@ -351,7 +351,8 @@ def _config_args(it, target, kwargs):
             cls = _annotated_class(it, fn, k)
             if cls is not None:
                 out[k] = it.call(cls, [], dict(v))
-    if "config" in params and "config" not in kwargs and kwargs and not set(kwargs) & set(params):
+    if "config" in params and "config" not in kwargs and not set(kwargs) & set(params) and \
+            (kwargs or _required(fn, "config")):
         cls = _annotated_class(it, fn, "config")
         if cls is None and isinstance(target, ClassVal):
             c, _ = it.class_attr(target, "config_class")
@@ -359,6 +360,20 @@ def _config_args(it, target, kwargs):
         if cls is not None:
             out = {"config": it.call(cls, [], dict(kwargs))}
     return out
+
+
+def _required(fn, name):
+    """Whether fn's parameter `name` has no default (a model class that cannot be built without it)."""
+    a = fn.node.args
+    positional = a.posonlyargs + a.args
+    first_default = len(positional) - len(a.defaults)
+    for i, p in enumerate(positional):
+        if p.arg == name:
+            return i < first_default
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        if p.arg == name:
+            return d is None
+    return False
 
 
 def _assign_names(root):

@@ -331,3 +331,224 @@ def test_a_batchnorm_subclass_reading_its_running_stats(tmp_path):
     params, shape = _real([tmp_path], "bnact", "Net", {}, (2, 3, 10, 10))
     assert design_params(r.design) == params
     assert not [w for w in r.warnings if "running_mean" in w.message or "num_batches" in w.message]
+
+
+HF = {
+    "transformers/__init__.py": "",
+    "transformers/utils/__init__.py": """
+        from .generic import can_return_tuple
+        """,
+    "transformers/utils/generic.py": """
+        from functools import wraps
+        def can_return_tuple(func):
+            @wraps(func)
+            def wrapper(self, *args, **kwargs):
+                out = func(self, *args, **kwargs)
+                if not self.config.return_dict:
+                    out = out.to_tuple()
+                return out
+            return wrapper
+        """,
+    "transformers/configuration_utils.py": """
+        from dataclasses import dataclass
+        from typing import ClassVar
+        @dataclass(repr=False)
+        class PreTrainedConfig:
+            attribute_map: ClassVar[dict] = {}
+            model_type: ClassVar[str] = ""
+            return_dict: bool = True
+            def __init_subclass__(cls, **kwargs):
+                super().__init_subclass__(**kwargs)
+                dataclass(cls, repr=False, kw_only=True)
+                init, names = cls.__init__, set(cls.__dataclass_fields__)
+                def __init__(self, **kw):
+                    init(self, **{k: v for k, v in kw.items() if k in names})
+                    for k, v in kw.items():
+                        if k not in names:
+                            setattr(self, k, v)
+                cls.__init__ = __init__
+            def __post_init__(self, **kwargs):
+                self._attn_implementation_internal = kwargs.get("attn_implementation")
+            @property
+            def _attn_implementation(self):
+                return self._attn_implementation_internal
+            @_attn_implementation.setter
+            def _attn_implementation(self, value):
+                self._attn_implementation_internal = value
+            def __setattr__(self, key, value):
+                if key in super().__getattribute__("attribute_map"):
+                    key = super().__getattribute__("attribute_map")[key]
+                super().__setattr__(key, value)
+            def __getattribute__(self, key):
+                if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+                    key = super().__getattribute__("attribute_map")[key]
+                return super().__getattribute__(key)
+        """,
+    "transformers/activations.py": """
+        from collections import OrderedDict
+        import torch.nn as nn
+        class ClassInstantier(OrderedDict):
+            def __getitem__(self, key):
+                content = super().__getitem__(key)
+                cls, kwargs = content if isinstance(content, tuple) else (content, {})
+                return cls(**kwargs)
+        ACT2CLS = {"gelu": nn.GELU, "gelu_tanh": (nn.GELU, {"approximate": "tanh"}), "relu": nn.ReLU}
+        ACT2FN = ClassInstantier(ACT2CLS)
+        """,
+    "transformers/modeling_utils.py": """
+        import os
+        from collections.abc import MutableMapping
+        import torch
+        import torch.nn as nn
+        from .configuration_utils import PreTrainedConfig
+        def sdpa_attention_forward(module, q, k, v, scaling=None, **kwargs):
+            out = nn.functional.scaled_dot_product_attention(q, k, v, scale=scaling)
+            return out.transpose(1, 2), None
+        class AttentionInterface(MutableMapping):
+            _global_mapping = {"sdpa": sdpa_attention_forward}
+            def __init__(self):
+                self._local_mapping = {}
+            def __getitem__(self, key):
+                return self._local_mapping.get(key, self._global_mapping[key])
+            def __setitem__(self, key, value):
+                self._local_mapping[key] = value
+            def __delitem__(self, key):
+                del self._local_mapping[key]
+            def __iter__(self):
+                return iter({**self._global_mapping, **self._local_mapping})
+            def __len__(self):
+                return len(self._global_mapping)
+            def get_interface(self, attn_implementation, default):
+                return super().get(attn_implementation, default)
+        ALL_ATTENTION_FUNCTIONS = AttentionInterface()
+        class PreTrainedModel(nn.Module):
+            def __init__(self, config, *inputs, **kwargs):
+                super().__init__()
+                if not isinstance(config, PreTrainedConfig):
+                    raise TypeError("config should be a PreTrainedConfig")
+                self.config = config
+                self.config._attn_implementation_internal = self._check_and_adjust_attn_implementation(
+                    self.config._attn_implementation, is_init_check=True)
+            def _check_and_adjust_attn_implementation(self, attn_implementation, is_init_check=False):
+                if os.environ.get('PARSE_MARKER'):
+                    open(os.environ['PARSE_MARKER'] + '-probe', 'w').close()
+                return attn_implementation or ("sdpa" if hasattr(torch.nn.functional,
+                                                                 "scaled_dot_product_attention") else "eager")
+            def post_init(self):
+                pass
+        """,
+    "transformers/models/__init__.py": "",
+    "transformers/models/tiny/__init__.py": "",
+    "transformers/models/tiny/configuration_tiny.py": """
+        from ...configuration_utils import PreTrainedConfig
+        class TinyConfig(PreTrainedConfig):
+            model_type = "tiny"
+            attribute_map = {"hidden_size": "n_embd"}
+            vocab_size: int = 100
+            n_embd: int = 32
+            num_heads: int = 4
+            num_layers: int = 2
+            hidden_act: str = "gelu_tanh"
+        """,
+    "transformers/models/tiny/modeling_tiny.py": """
+        from dataclasses import dataclass
+        import torch
+        import torch.nn as nn
+        from ...activations import ACT2FN
+        from ...modeling_utils import ALL_ATTENTION_FUNCTIONS, PreTrainedModel
+        from ...utils import can_return_tuple
+        from .configuration_tiny import TinyConfig
+        def eager_attention_forward(module, q, k, v, scaling=None, **kwargs):
+            w = torch.matmul(q, k.transpose(2, 3)) * scaling
+            w = nn.functional.softmax(w, dim=-1)
+            return torch.matmul(w, v).transpose(1, 2), w
+        @dataclass
+        class TinyOutput:
+            last_hidden_state: torch.Tensor = None
+            attentions: tuple = None
+            pooled: torch.Tensor = None
+            def to_tuple(self):
+                return tuple(v for v in (self.last_hidden_state, self.attentions, self.pooled) if v is not None)
+        class TinyAttention(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.config = config
+                self.head_dim = config.hidden_size // config.num_heads
+                self.scaling = self.head_dim ** -0.5
+                self.qkv = nn.Linear(config.hidden_size, 3 * config.hidden_size)
+                self.o = nn.Linear(config.hidden_size, config.hidden_size)
+            def forward(self, x):
+                shape = (*x.shape[:-1], -1, self.head_dim)
+                q, k, v = self.qkv(x).split(self.config.hidden_size, dim=-1)
+                q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
+                attention_interface = ALL_ATTENTION_FUNCTIONS.get_interface(
+                    self.config._attn_implementation, eager_attention_forward)
+                out, _ = attention_interface(self, q, k, v, scaling=self.scaling)
+                return self.o(out.reshape(*x.shape[:-1], -1))
+        class TinyLayer(nn.Module):
+            def __init__(self, config):
+                super().__init__()
+                self.attn = TinyAttention(config)
+                self.ln = nn.LayerNorm(config.hidden_size)
+                self.act = ACT2FN[config.hidden_act]
+                self.mlp = nn.Linear(config.hidden_size, config.hidden_size)
+            def forward(self, x):
+                x = x + self.attn(self.ln(x))
+                return x + self.mlp(self.act(x))
+        class TinyPreTrainedModel(PreTrainedModel):
+            config: TinyConfig
+        class TinyModel(TinyPreTrainedModel):
+            def __init__(self, config):
+                super().__init__(config)
+                self.emb = nn.Embedding(config.vocab_size, config.hidden_size)
+                self.layers = nn.ModuleList([TinyLayer(config) for _ in range(config.num_layers)])
+                self.post_init()
+            @can_return_tuple
+            def forward(self, input_ids):
+                x = self.emb(input_ids)
+                for layer in self.layers:
+                    x = layer(x)
+                return TinyOutput(last_hidden_state=x, pooled=x[:, 0])
+        """,
+}
+
+
+@pytest.mark.parametrize("args", [{}, {"hidden_size": 48, "num_layers": 3, "hidden_act": "relu"}])
+def test_hugging_face_shaped_model_built_from_its_config_fields(tmp_path, args):
+    """--args are the config's fields (an attribute_map alias too): the source's own config class is
+    built, so `isinstance(config, PreTrainedConfig)` holds; the machine-probing attention choice is read
+    as eager, whose function the parser follows; a dataclass of outputs gives its tensor fields."""
+    site = tmp_path / "site"
+    _write(site, HF)
+    path = site / "transformers/models/tiny/modeling_tiny.py"
+    marker = tmp_path / "ran"
+    proc = _cli(path, "TinyModel", [site], ["2,7:int64"], marker, args)
+    assert proc.returncode == 0, proc.stderr
+    assert not list(tmp_path.glob("ran*")), "the parser executed a file it should only read"
+    r = parse_source(path, "TinyModel", args, ["2,7:int64"], package_roots=[site])
+    ops = [n["op"] for n in r.design["nodes"]]
+    assert "Softmax" in ops and "MatMul" in ops, ops  # the eager path
+    from archcurator.core.graph import Design
+    from archcurator.core.parse import design_params
+    from archcurator.core.verify import verify_graph
+    rep = verify_graph(Design.from_dict(r.design))
+    shapes = [list(rep.types[o.split(":")[0]][0].shape) for o in r.design["outputs"]]
+
+    import importlib
+    saved = list(sys.path), dict(sys.modules)
+    sys.path.insert(0, str(site))
+    try:
+        mt = importlib.import_module("transformers.models.tiny.modeling_tiny")
+        torch.manual_seed(0)
+        model = mt.TinyModel(mt.TinyConfig(**args))
+        assert model.config._attn_implementation == "sdpa"  # what the real probe chose here
+        y = model(torch.randint(0, 100, (2, 7)))
+        real_params = sum(p.numel() for p in model.parameters())
+        real_shapes = [list(t.shape) for t in y.to_tuple()]
+    finally:
+        sys.path[:] = saved[0]
+        for k in list(sys.modules):
+            if k not in saved[1]:
+                del sys.modules[k]
+    assert design_params(r.design) == real_params
+    assert shapes == real_shapes
