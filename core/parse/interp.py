@@ -1309,6 +1309,8 @@ class Interp:
     def instantiate(self, cls, args, kwargs):
         if cls.nt_fields is not None:
             return self.make_ntuple(NTupleClass(cls.name, cls.nt_fields, {}), args, kwargs, cls)
+        if len(args) == 1 and not kwargs and self._is_enum(cls):
+            return self._enum_member(cls, args[0])
         tb = self.torch_base(cls)
         kind = "module" if tb is not None else "object"
         key = _memo_key((cls, tuple(args), tuple(sorted(kwargs.items())))) if tb is not None else None
@@ -1336,6 +1338,26 @@ class Interp:
         elif cls.dataclass_fields is not None or self._inherited_dataclass(cls):
             self.dataclass_init(inst, args, kwargs)
         return inst
+
+    def _is_enum(self, cls):
+        return any(isinstance(c, ExtVal) and c.path in ("enum.Enum", "enum.IntEnum", "enum.StrEnum")
+                   for c in self.mro(cls))
+
+    def _enum_member(self, cls, value):
+        """`Format('NHWC')`: the member of that value.  Members are their values (`Format.NHWC` is
+        'NHWC': a `str, Enum` compares equal to its value), so this is the value if it is one."""
+        if isinstance(value, (Unknown, Sym)):
+            return Unknown(f"{cls.name} member")
+        for c in self.mro(cls):
+            if isinstance(c, ClassVal) and c.node is not None:
+                for st in c.node.body:
+                    if isinstance(st, ast.Assign):
+                        for t in st.targets:
+                            if isinstance(t, ast.Name) and not t.id.startswith("_"):
+                                v = self.class_own(c, t.id)
+                                if v is not _MISSING and type(v) is type(value) and v == value:
+                                    return v
+        raise UserRaise("ValueError", f"{value!r} is not a valid {cls.name}", self.where())
 
     def _inherited_dataclass(self, cls):
         for c in self.mro(cls):

@@ -339,7 +339,28 @@ HF = {
         from .generic import can_return_tuple
         """,
     "transformers/utils/generic.py": """
+        from collections import OrderedDict
+        from dataclasses import fields
         from functools import wraps
+        class ModelOutput(OrderedDict):
+            def __post_init__(self):
+                for f in fields(self):
+                    v = getattr(self, f.name)
+                    if v is not None:
+                        self[f.name] = v
+            def __getitem__(self, k):
+                if isinstance(k, str):
+                    return dict(self.items())[k]
+                return self.to_tuple()[k]
+            def __setattr__(self, name, value):
+                if name in self.keys() and value is not None:
+                    super().__setitem__(name, value)
+                super().__setattr__(name, value)
+            def __setitem__(self, key, value):
+                super().__setitem__(key, value)
+                super().__setattr__(key, value)
+            def to_tuple(self):
+                return tuple(self[k] for k in self.keys())
         def can_return_tuple(func):
             @wraps(func)
             def wrapper(self, *args, **kwargs):
@@ -462,13 +483,12 @@ HF = {
             w = torch.matmul(q, k.transpose(2, 3)) * scaling
             w = nn.functional.softmax(w, dim=-1)
             return torch.matmul(w, v).transpose(1, 2), w
+        from ...utils.generic import ModelOutput
         @dataclass
-        class TinyOutput:
+        class TinyOutput(ModelOutput):
             last_hidden_state: torch.Tensor = None
             attentions: tuple = None
             pooled: torch.Tensor = None
-            def to_tuple(self):
-                return tuple(v for v in (self.last_hidden_state, self.attentions, self.pooled) if v is not None)
         class TinyAttention(nn.Module):
             def __init__(self, config):
                 super().__init__()
@@ -509,12 +529,22 @@ HF = {
                 for layer in self.layers:
                     x = layer(x)
                 return TinyOutput(last_hidden_state=x, pooled=x[:, 0])
+        class TinyForClassification(TinyPreTrainedModel):
+            def __init__(self, config):
+                super().__init__(config)
+                self.model = TinyModel(config)
+                self.head = nn.Linear(config.hidden_size, 3)
+            def forward(self, input_ids):
+                out = self.model(input_ids)
+                return self.head(out[1]), out["last_hidden_state"]
         """,
 }
 
 
-@pytest.mark.parametrize("args", [{}, {"hidden_size": 48, "num_layers": 3, "hidden_act": "relu"}])
-def test_hugging_face_shaped_model_built_from_its_config_fields(tmp_path, args):
+@pytest.mark.parametrize("entry,args", [("TinyModel", {}),
+                                        ("TinyModel", {"hidden_size": 48, "num_layers": 3, "hidden_act": "relu"}),
+                                        ("TinyForClassification", {"num_layers": 1})])
+def test_hugging_face_shaped_model_built_from_its_config_fields(tmp_path, entry, args):
     """--args are the config's fields (an attribute_map alias too): the source's own config class is
     built, so `isinstance(config, PreTrainedConfig)` holds; the machine-probing attention choice is read
     as eager, whose function the parser follows; a dataclass of outputs gives its tensor fields."""
@@ -522,10 +552,10 @@ def test_hugging_face_shaped_model_built_from_its_config_fields(tmp_path, args):
     _write(site, HF)
     path = site / "transformers/models/tiny/modeling_tiny.py"
     marker = tmp_path / "ran"
-    proc = _cli(path, "TinyModel", [site], ["2,7:int64"], marker, args)
+    proc = _cli(path, entry, [site], ["2,7:int64"], marker, args)
     assert proc.returncode == 0, proc.stderr
     assert not list(tmp_path.glob("ran*")), "the parser executed a file it should only read"
-    r = parse_source(path, "TinyModel", args, ["2,7:int64"], package_roots=[site])
+    r = parse_source(path, entry, args, ["2,7:int64"], package_roots=[site])
     ops = [n["op"] for n in r.design["nodes"]]
     assert "Softmax" in ops and "MatMul" in ops, ops  # the eager path
     from archcurator.core.graph import Design
@@ -540,11 +570,11 @@ def test_hugging_face_shaped_model_built_from_its_config_fields(tmp_path, args):
     try:
         mt = importlib.import_module("transformers.models.tiny.modeling_tiny")
         torch.manual_seed(0)
-        model = mt.TinyModel(mt.TinyConfig(**args))
+        model = getattr(mt, entry)(mt.TinyConfig(**args))
         assert model.config._attn_implementation == "sdpa"  # what the real probe chose here
         y = model(torch.randint(0, 100, (2, 7)))
         real_params = sum(p.numel() for p in model.parameters())
-        real_shapes = [list(t.shape) for t in y.to_tuple()]
+        real_shapes = [list(t.shape) for t in (y.to_tuple() if isinstance(y, mt.ModelOutput) else y)]
     finally:
         sys.path[:] = saved[0]
         for k in list(sys.modules):
@@ -552,3 +582,42 @@ def test_hugging_face_shaped_model_built_from_its_config_fields(tmp_path, args):
                 del sys.modules[k]
     assert design_params(r.design) == real_params
     assert shapes == real_shapes
+
+
+def test_a_str_enum_given_by_value_is_its_member(tmp_path):
+    """timm's `Format(output_fmt)` (a `str, Enum`) deciding the layout of a patch embedding; an invalid
+    value raises as Python does."""
+    _write(tmp_path, {"fmt.py": """
+        from enum import Enum
+        import torch.nn as nn
+        class Format(str, Enum):
+            NCHW = 'NCHW'
+            NHWC = 'NHWC'
+        class Embed(nn.Module):
+            def __init__(self, output_fmt='NCHW'):
+                super().__init__()
+                self.proj = nn.Conv2d(3, 8, 4, stride=4)
+                self.fmt = Format(output_fmt)
+                self.norm = nn.LayerNorm(8) if self.fmt == Format.NHWC else nn.BatchNorm2d(8)
+            def forward(self, x):
+                x = self.proj(x)
+                if self.fmt != Format.NCHW:
+                    x = x.permute(0, 2, 3, 1)
+                return self.norm(x)
+        """})
+    from archcurator.core.graph import Design
+    from archcurator.core.parse import design_params
+    from archcurator.core.verify import verify_graph
+    for fmt in ("NCHW", "NHWC"):
+        marker = tmp_path / "ran"
+        proc = _cli(tmp_path / "fmt.py", "Embed", [], ["2,3,16,16"], marker, {"output_fmt": fmt})
+        assert proc.returncode == 0, proc.stderr
+        assert not list(tmp_path.glob("ran*"))
+        r = parse_source(tmp_path / "fmt.py", "Embed", {"output_fmt": fmt}, ["2,3,16,16"])
+        rep = verify_graph(Design.from_dict(r.design))
+        out = r.design["outputs"][0].split(":")[0]
+        params, shape = _real([tmp_path], "fmt", "Embed", {"output_fmt": fmt}, (2, 3, 16, 16))
+        assert (design_params(r.design), list(rep.types[out][0].shape)) == (params, shape)
+    with pytest.raises(ParseFailure) as e:
+        parse_source(tmp_path / "fmt.py", "Embed", {"output_fmt": "NLC"}, ["2,3,16,16"])
+    assert "ValueError" in str(e.value) and "\n" not in str(e.value)

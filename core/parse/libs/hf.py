@@ -241,3 +241,67 @@ def _act2fn(it, mod, read):
     out = _Instantiating(table)
     out.interp = it
     return out
+
+
+# ---- outputs: ModelOutput is an OrderedDict whose keys are the dataclass fields that are not None
+MODEL_OUTPUT_METHODS = '''
+def keys(self):
+    return _output_keys(self)
+
+def values(self):
+    return [getattr(self, k) for k in _output_keys(self)]
+
+def items(self):
+    return [(k, getattr(self, k)) for k in _output_keys(self)]
+
+def to_tuple(self):
+    return tuple(getattr(self, k) for k in _output_keys(self))
+
+def __getitem__(self, k):
+    if isinstance(k, str):
+        return getattr(self, k)
+    return self.to_tuple()[k]
+
+def __iter__(self):
+    return iter(_output_keys(self))
+
+def __len__(self):
+    return len(_output_keys(self))
+
+def __contains__(self, k):
+    return k in _output_keys(self)
+
+def get(self, k, default=None):
+    return getattr(self, k) if k in _output_keys(self) else default
+
+def __setitem__(self, k, v):
+    setattr(self, k, v)
+'''
+
+
+def _output_keys(it, inst):
+    for c in it.mro(inst.cls):
+        if isinstance(c, ClassVal) and c.dataclass_fields is not None:
+            return [n for n, _ in c.dataclass_fields if inst.attrs.get(n) is not None]
+    return [k for k, v in inst.attrs.items() if v is not None]
+
+
+@replaces("transformers.utils.generic", "ModelOutput")
+def _model_output(it, mod, read):
+    """The OrderedDict side of ModelOutput (its keys are the fields not None, kept by __post_init__ and
+    __setattr__ through `super().__setitem__`), written over the dataclass fields the interpreter keeps."""
+    from ..interp import Frame
+    cls = read()
+    if not isinstance(cls, ClassVal):
+        return cls if cls is not None else _MISSING
+    env = Frame({"_output_keys": BuiltinFn("_output_keys", lambda a, k: _output_keys(it, a[0]))},
+                cls.closure, cls.module)
+    for node in ast.parse(MODEL_OUTPUT_METHODS).body:
+        f = it.make_function(node, env)
+        f.owner_class = cls
+        cls.lazy.pop(node.name, None)
+        cls.ns[node.name] = f
+    cls.lazy.pop("__post_init__", None)
+    cls.ns["__post_init__"] = it.make_function(ast.parse("def __post_init__(self):\n    pass\n").body[0], env)
+    cls.lazy.pop("__setattr__", None)
+    return cls
