@@ -243,6 +243,7 @@ def P(repo, file, entry, args=None, inputs=("2,3,224,224",), note=""):
 _TIMM = "huggingface/pytorch-image-models"
 _HF = "huggingface/transformers"
 _HF_SMALL = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128}
+_DECODER = dict(_HF_SMALL, vocab_size=100, num_key_value_heads=2, use_cache=False)
 
 PACKAGE_ENTRIES = [
     # timm's registered builders, as `timm.create_model(name)` runs them (build_model_with_cfg and
@@ -259,6 +260,25 @@ PACKAGE_ENTRIES = [
     P(_TIMM, "timm/models/vision_transformer.py", "vit_tiny_patch16_224"),
     P(_TIMM, "timm/models/regnet.py", "regnety_004"),
     P(_TIMM, "timm/models/mlp_mixer.py", "mixer_s16_224"),
+    P(_TIMM, "timm/models/deit.py", "deit_tiny_patch16_224"),
+    P(_TIMM, "timm/models/swin_transformer.py", "swin_tiny_patch4_window7_224"),
+    P(_TIMM, "timm/models/resnet.py", "resnet34d"),
+    P(_TIMM, "timm/models/efficientnet.py", "tf_efficientnet_b0"),
+    P(_TIMM, "timm/models/cspnet.py", "cspdarknet53"),
+    P(_TIMM, "timm/models/ghostnet.py", "ghostnet_100"),
+    P(_TIMM, "timm/models/mobilenetv3.py", "mobilenetv3_small_100"),
+    P(_TIMM, "timm/models/convnext.py", "convnext_atto"),
+    P(_TIMM, "timm/models/vgg.py", "vgg11"),
+    P(_TIMM, "timm/models/inception_v3.py", "inception_v3", inputs=["2,3,299,299"]),
+    P(_TIMM, "timm/models/dla.py", "dla34"),
+    P(_TIMM, "timm/models/rexnet.py", "rexnet_100"),
+    P(_TIMM, "timm/models/byobnet.py", "repvgg_a0"),
+    P(_TIMM, "timm/models/metaformer.py", "poolformer_s12"),
+    P(_TIMM, "timm/models/efficientformer.py", "efficientformer_l1"),
+    P(_TIMM, "timm/models/levit.py", "levit_128s"),
+    P(_TIMM, "timm/models/mobilevit.py", "mobilevit_xxs", inputs=["2,3,256,256"]),
+    P(_TIMM, "timm/models/beit.py", "beit_base_patch16_224"),
+    P(_TIMM, "timm/models/xception.py", "legacy_xception", inputs=["2,3,299,299"]),
     # Hugging Face modeling files with their configuration classes: --args are the config's fields
     P(_HF, "transformers/models/bert/modeling_bert.py", "BertModel", dict(_HF_SMALL, vocab_size=100),
       ["2,16:int64"]),
@@ -269,4 +289,21 @@ PACKAGE_ENTRIES = [
       dict(_HF_SMALL, vocab_size=100, num_key_value_heads=2, use_cache=False), ["2,16:int64"]),
     P(_HF, "transformers/models/roberta/modeling_roberta.py", "RobertaModel", dict(_HF_SMALL, vocab_size=100),
       ["2,16:int64"]),
+    P(_HF, "transformers/models/distilbert/modeling_distilbert.py", "DistilBertModel",
+      {"dim": 64, "n_layers": 2, "n_heads": 4, "hidden_dim": 128, "vocab_size": 100}, ["2,16:int64"]),
+    P(_HF, "transformers/models/mistral/modeling_mistral.py", "MistralModel", _DECODER, ["2,16:int64"]),
+    P(_HF, "transformers/models/qwen2/modeling_qwen2.py", "Qwen2Model", _DECODER, ["2,16:int64"]),
+    P(_HF, "transformers/models/gemma/modeling_gemma.py", "GemmaModel", dict(_DECODER, head_dim=16),
+      ["2,16:int64"]),
+    P(_HF, "transformers/models/albert/modeling_albert.py", "AlbertModel",
+      dict(_HF_SMALL, vocab_size=100, embedding_size=32), ["2,16:int64"]),
+    P(_HF, "transformers/models/electra/modeling_electra.py", "ElectraModel",
+      dict(_HF_SMALL, vocab_size=100, embedding_size=32), ["2,16:int64"]),
+    P(_HF, "transformers/models/gpt_neox/modeling_gpt_neox.py", "GPTNeoXModel",
+      dict(_HF_SMALL, vocab_size=100, use_cache=False), ["2,16:int64"]),
+    P(_HF, "transformers/models/phi/modeling_phi.py", "PhiModel", dict(_HF_SMALL, vocab_size=100, use_cache=False),
+      ["2,16:int64"]),
+    P(_HF, "transformers/models/llama/modeling_llama.py", "LlamaForCausalLM", _DECODER, ["2,16:int64"]),
+    P(_HF, "transformers/models/bert/modeling_bert.py", "BertForSequenceClassification",
+      dict(_HF_SMALL, vocab_size=100), ["2,16:int64"]),
 ]

@@ -1380,6 +1380,9 @@ class Interp:
                 inst.attrs[name] = self.eval(default, Frame({}, inst.cls.closure, inst.cls.module))
             else:
                 inst.attrs[name] = Unknown(f"field {name}")
+        post, _ = self.class_attr(inst.cls, "__post_init__")
+        if isinstance(post, FuncVal):  # the dataclass __init__ ends by calling it
+            self.call_func(post, [inst], {})
 
     def make_ntuple(self, ntc, args, kwargs, cls=None):
         vals = list(args)

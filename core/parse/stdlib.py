@@ -259,7 +259,24 @@ def _h_dataclasses_replace(it, a, k):
 def _h_dataclasses_asdict(it, a, k):
     if not a or not isinstance(a[0], InstanceVal):
         return Unknown("asdict of an unknown object")
-    return {n: a[0].attrs.get(n, Unknown(n)) for n in _dataclass_fields(it, a[0])}
+
+    def conv(v, depth=0):
+        if depth > 50:
+            raise InterpError("asdict of a structure nested too deep")
+        if isinstance(v, InstanceVal) and v.kind == "object" and _is_dataclass_instance(it, v):
+            return {n: conv(v.attrs.get(n, Unknown(n)), depth + 1) for n in _dataclass_fields(it, v)}
+        if type(v) is list or type(v) is tuple:
+            it.charge(len(v))
+            return type(v)(conv(x, depth + 1) for x in v)
+        if type(v) is dict:
+            it.charge(len(v))
+            return {k: conv(x, depth + 1) for k, x in v.items()}
+        return v
+    return conv(a[0])
+
+
+def _is_dataclass_instance(it, inst):
+    return any(getattr(c, "dataclass_fields", None) is not None for c in it.mro(inst.cls))
 
 
 @handles("copy.copy")

@@ -621,3 +621,46 @@ def test_a_str_enum_given_by_value_is_its_member(tmp_path):
     with pytest.raises(ParseFailure) as e:
         parse_source(tmp_path / "fmt.py", "Embed", {"output_fmt": "NLC"}, ["2,3,16,16"])
     assert "ValueError" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_a_dataclass_config_runs_its_post_init_and_asdict_recurses(tmp_path):
+    """timm's CspStagesCfg: `__post_init__` pads per-stage tuples, and `asdict` of the model config
+    turns the nested stage config into a dict the builder zips over."""
+    _write(tmp_path, {"stages.py": """
+        from dataclasses import asdict, dataclass, field
+        import torch.nn as nn
+        def _pad(x, n):
+            x = x if isinstance(x, tuple) else (x,)
+            return x + (x[-1],) * (n - len(x))
+        @dataclass
+        class StagesCfg:
+            depth: tuple = (1, 2)
+            out_chs: tuple = (8, 16)
+            stride: object = 2
+            def __post_init__(self):
+                self.stride = _pad(self.stride, len(self.depth))
+        @dataclass
+        class ModelCfg:
+            stages: StagesCfg = field(default_factory=StagesCfg)
+        class Net(nn.Module):
+            def __init__(self, cfg=None):
+                super().__init__()
+                cfg = cfg or ModelCfg()
+                d = asdict(cfg)['stages']
+                layers, c = [], 3
+                for depth, out, stride in zip(d['depth'], d['out_chs'], d['stride']):
+                    for i in range(depth):
+                        layers.append(nn.Conv2d(c, out, 3, stride=stride if i == 0 else 1, padding=1))
+                        c = out
+                self.body = nn.Sequential(*layers)
+            def forward(self, x):
+                return self.body(x)
+        """})
+    from archcurator.core.parse import design_params
+    r = parse_source(tmp_path / "stages.py", "Net", inputs=["2,3,16,16"])
+    params, shape = _real([tmp_path], "stages", "Net", {}, (2, 3, 16, 16))
+    assert design_params(r.design) == params and shape == [2, 16, 4, 4]
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
+    rep = verify_graph(Design.from_dict(r.design))
+    assert list(rep.types[r.design["outputs"][0].split(":")[0]][0].shape) == shape
