@@ -664,3 +664,43 @@ def test_a_dataclass_config_runs_its_post_init_and_asdict_recurses(tmp_path):
     from archcurator.core.verify import verify_graph
     rep = verify_graph(Design.from_dict(r.design))
     assert list(rep.types[r.design["outputs"][0].split(":")[0]][0].shape) == shape
+
+
+def test_a_bias_table_indexed_by_columns_with_a_constant_index(tmp_path):
+    """LeViT's and EfficientFormer's `attention_biases[:, attention_bias_idxs]`: a [heads, offsets] table
+    picked by an [N, N] index buffer gives [heads, N, N], added to the attention logits."""
+    _write(tmp_path, {"bias.py": """
+        import itertools
+        import torch
+        import torch.nn as nn
+        class Attn(nn.Module):
+            def __init__(self, heads=2, res=3, dim=4):
+                super().__init__()
+                pts = list(itertools.product(range(res), range(res)))
+                offsets, idxs = {}, []
+                for p1 in pts:
+                    for p2 in pts:
+                        off = (abs(p1[0] - p2[0]), abs(p1[1] - p2[1]))
+                        if off not in offsets:
+                            offsets[off] = len(offsets)
+                        idxs.append(offsets[off])
+                n = len(pts)
+                self.heads, self.dim = heads, dim
+                self.biases = nn.Parameter(torch.zeros(heads, len(offsets)))
+                self.register_buffer('idx', torch.tensor(idxs, dtype=torch.long).view(n, n), persistent=False)
+                self.q = nn.Linear(dim, dim * heads)
+            def forward(self, x):
+                b, n, _ = x.shape
+                q = self.q(x).view(b, n, self.heads, self.dim).permute(0, 2, 1, 3)
+                attn = q @ q.transpose(-2, -1) + self.biases[:, self.idx]
+                return attn.softmax(dim=-1)
+        """})
+    from archcurator.core.graph import Design
+    from archcurator.core.parse import design_params
+    from archcurator.core.verify import verify_graph
+    r = parse_source(tmp_path / "bias.py", "Attn", inputs=["2,9,4"])
+    rep = verify_graph(Design.from_dict(r.design))
+    assert not [f for f in rep.findings if f.severity == "block"]
+    params, shape = _real([tmp_path], "bias", "Attn", {}, (2, 9, 4))
+    assert design_params(r.design) == params
+    assert list(rep.types[r.design["outputs"][0].split(":")[0]][0].shape) == shape == [2, 2, 9, 9]
