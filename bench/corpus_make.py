@@ -180,7 +180,8 @@ def child(rec):
         def exec_module(self, module):
             pass
 
-    sys.meta_path.insert(0, _Unused())
+    if not rec.get("package", "").startswith("transformers"):
+        sys.meta_path.insert(0, _Unused())  # transformers imports neither (and checks torchvision's version)
     file = rec["file"]
     if rec.get("package"):
         import importlib.metadata

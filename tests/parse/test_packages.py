@@ -704,3 +704,32 @@ def test_a_bias_table_indexed_by_columns_with_a_constant_index(tmp_path):
     params, shape = _real([tmp_path], "bias", "Attn", {}, (2, 9, 4))
     assert design_params(r.design) == params
     assert list(rep.types[r.design["outputs"][0].split(":")[0]][0].shape) == shape == [2, 2, 9, 9]
+
+
+def test_an_installed_package_is_read_under_the_parse_budget(tmp_path):
+    """A package's code is followed under the same budget as the user's file: past it, one line
+    naming the package file and line where the reading stopped."""
+    site = tmp_path / "site"
+    _write(site, {"slowlib/__init__.py": """
+        def width():
+            n = 0
+            for i in range(1000000):
+                for j in range(1000000):
+                    n += 1
+            return n
+        """})
+    user = tmp_path / "user"
+    _write(user, {"net.py": """
+        import torch.nn as nn
+        from slowlib import width
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = nn.Linear(4, width())
+            def forward(self, x):
+                return self.fc(x)
+        """})
+    with pytest.raises(ParseFailure) as e:
+        parse_source(user / "net.py", "Net", inputs=["2,4"], package_roots=[site], time_limit=1.0)
+    msg = str(e.value)
+    assert "\n" not in msg and "too costly to follow" in msg and "slowlib" in msg, msg
