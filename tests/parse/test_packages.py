@@ -140,6 +140,50 @@ TIMM = {
         from ._factory import create_model
         from ._registry import register_model
         from .tiny import *
+        from .blocks import *
+        """,
+    "timm/models/byobnet.py": """
+        from typing import Callable
+        import torch.nn as nn
+        class Basic(nn.Module):
+            def __init__(self, c, groups=1):
+                super().__init__()
+                self.conv = nn.Conv2d(c, c, 3, padding=1, groups=groups)
+            def forward(self, x):
+                return self.conv(x)
+        _block_registry = dict(basic=Basic)
+        def register_block(block_type, block_fn):
+            _block_registry[block_type] = block_fn
+        def create_block(block, c, group_size=None):
+            groups = group_size(c) if isinstance(group_size, Callable) else (c // group_size if group_size else 1)
+            assert block in _block_registry, f'Unknown block type ({block}'
+            return _block_registry[block](c, groups=groups)
+        """,
+    "timm/models/blocks.py": """
+        import torch.nn as nn
+        from ._builder import build_model_with_cfg
+        from ._registry import register_model
+        from .byobnet import create_block, register_block
+        class Special(nn.Module):
+            def __init__(self, c, groups=1):
+                super().__init__()
+                self.a = nn.Conv2d(c, c, 1, groups=groups)
+                self.b = nn.Conv2d(c, c, 1)
+            def forward(self, x):
+                return self.b(self.a(x)) + x
+        class BlockNet(nn.Module):
+            def __init__(self, num_classes=1000, in_chans=3):
+                super().__init__()
+                self.stem = nn.Conv2d(in_chans, 8, 3, stride=2)
+                self.blocks = nn.Sequential(create_block('basic', 8, group_size=4),
+                                            create_block('special', 8, group_size=lambda c: c // 2))
+                self.fc = nn.Linear(8, num_classes)
+            def forward(self, x):
+                return self.fc(self.blocks(self.stem(x)).mean((2, 3)))
+        @register_model
+        def blocknet(pretrained=False, **kwargs):
+            return build_model_with_cfg(BlockNet, 'blocknet', pretrained, **kwargs)
+        register_block('special', Special)
         """,
     "timm/models/_pretrained.py": """
         from collections import deque
@@ -256,6 +300,7 @@ TIMM = {
     ("tinynet", {}, (2, 3, 32, 32), 21843),  # the default tag is the first with weights
     ("tinynet_gray", {}, (2, 1, 32, 32), 7),
     ("tinynet_gray", {"num_classes": 3}, (2, 1, 32, 32), 3),
+    ("blocknet", {}, (2, 3, 32, 32), 1000),  # a block type registered by another file's module-level call
 ])
 def test_timm_shaped_registry_builds_what_create_model_builds(tmp_path, name, args, shape, classes):
     site = tmp_path / "site"
@@ -276,8 +321,8 @@ def test_timm_shaped_registry_builds_what_create_model_builds(tmp_path, name, ar
     assert out == [2, classes]
     assert design_params(r.design) == params
     # the builder read directly, as the corpus reads timm's own builders
-    direct = parse_source(site / "timm/models/tiny.py", name, args, [",".join(map(str, shape))],
-                          package_roots=[site])
+    direct = parse_source(site / "timm/models" / ("blocks.py" if name == "blocknet" else "tiny.py"), name, args,
+                          [",".join(map(str, shape))], package_roots=[site])
     assert design_params(direct.design) == params
 
 

@@ -139,3 +139,65 @@ def _get_pretrained_cfg(it, mod, read):
         replace, _ = handler_for("dataclasses.replace")
         return replace(it, [by_tag[tag]], {"architecture": arch, "tag": tag or None})
     return BuiltinFn("timm.get_pretrained_cfg", get_pretrained_cfg)
+
+
+# ---- byobnet's block registry: other model files add to it by a module-level call
+# (`register_block('mobilevit', MobileVitBlock)` in mobilevit.py), a side effect of importing them
+_REGISTER_BLOCK = re.compile(rb"^register_block\(\s*['\"](\w+)['\"]\s*,\s*([A-Za-z_]\w*)\s*\)", re.M)
+_BLOCKS: dict[str, tuple] = {}
+
+
+def block_registrations(folder):
+    """{block type: (file, class name)} registered by module-level `register_block` calls."""
+    stamp, names = _stamp(folder)
+    hit = _BLOCKS.get(folder)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    found = {}
+    for n in names:
+        p = os.path.join(folder, n)
+        try:
+            with open(p, "rb") as f:
+                data = f.read()
+        except OSError:
+            continue
+        if b"register_block(" in data:
+            for m in _REGISTER_BLOCK.finditer(data):
+                found.setdefault(m.group(1).decode(), (p, m.group(2).decode()))
+    _BLOCKS[folder] = (stamp, found)
+    return found
+
+
+class _BlockRegistry(dict):
+    """The source's `_block_registry` dict, plus the blocks other files register, read when asked for."""
+
+    __slots__ = ("interp", "folder")
+
+    def _extra(self, key):
+        if not isinstance(key, str):
+            return None
+        hit = block_registrations(self.folder).get(key)
+        if hit is None:
+            return None
+        v = self.interp.mod_lookup(self.interp._safe_load(hit[0]), hit[1])
+        self[key] = v
+        return v
+
+    def __contains__(self, key):
+        return dict.__contains__(self, key) or self._extra(key) is not None
+
+    def __missing__(self, key):
+        v = self._extra(key)
+        if v is None:
+            raise KeyError(key)
+        return v
+
+
+@replaces("timm.models.byobnet", "_block_registry")
+def _block_registry(it, mod, read):
+    table = read()
+    if not isinstance(table, dict):
+        return table
+    out = _BlockRegistry(table)
+    out.interp, out.folder = it, os.path.dirname(mod.path)
+    return out
