@@ -19,6 +19,7 @@ themselves are timm's source as it is.
 
 from __future__ import annotations
 
+import ast
 import os
 import re
 
@@ -87,6 +88,40 @@ def _builder(it, registry_module, arch):
     return mod, it.mod_lookup(mod, arch)
 
 
+def _arch_default_cfgs(it, model_mod, arch):
+    """`default_cfgs = generate_default_cfgs({'arch.tag': _cfg(...), ...})` evaluated for `arch`'s keys
+    only (hundreds of configurations in a model file; generate_default_cfgs groups each architecture
+    on its own, so its entries are the same).  None when the module's default_cfgs is not that literal."""
+    stmts = model_mod.defs.get("default_cfgs") or []
+    if len(stmts) != 1 or not isinstance(stmts[0], ast.Assign) or len(stmts[0].targets) != 1:
+        return None
+    call = stmts[0].value
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "generate_default_cfgs"
+            and len(call.args) == 1 and not call.keywords and isinstance(call.args[0], ast.Dict)):
+        return None
+    d = call.args[0]
+    keys, values = [], []
+    for k, v in zip(d.keys, d.values):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            return None  # a ** entry or a computed key: evaluate the whole of it
+        if k.value.partition(".")[0] == arch:
+            keys.append(k)
+            values.append(v)
+    if not keys:
+        return {}
+    sub = ast.Call(func=call.func, args=[ast.Dict(keys=keys, values=values)], keywords=[])
+    ast.copy_location(sub, call)
+    ast.fix_missing_locations(sub)
+    saved = it.loc
+    try:
+        it.loc = (model_mod, stmts[0].lineno)
+        return it.eval(sub, it.module_frame(model_mod))
+    except InterpError:
+        return None
+    finally:
+        it.loc = saved
+
+
 @replaces(REGISTRY, "register_model")
 def _register_model(it, mod, read):
     return BuiltinFn("timm.register_model", lambda a, k: a[0] if a else None)
@@ -119,7 +154,9 @@ def _get_pretrained_cfg(it, mod, read):
         if p is None:
             return None  # unregistered: build_model_with_cfg makes a default PretrainedCfg
         model_mod = it._safe_load(p)
-        cfgs = it.mod_lookup(model_mod, "default_cfgs")
+        cfgs = _arch_default_cfgs(it, model_mod, arch)
+        if cfgs is None:
+            cfgs = it.mod_lookup(model_mod, "default_cfgs")
         if not isinstance(cfgs, dict) or arch not in cfgs:
             return None
         default = cfgs[arch]
