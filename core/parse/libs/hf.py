@@ -14,10 +14,11 @@ read as eager with a warning.  The experts implementation is kept as configured.
 from __future__ import annotations
 
 import ast
+import re
 
 from ..registry import handles
 from ..source import _MISSING
-from ..values import BoundMethod, BuiltinFn, ClassVal, FuncVal, InterpError
+from ..values import BoundMethod, BuiltinFn, ClassVal, FuncVal, InstanceVal, InterpError
 from . import replaces
 
 MODELLED_METHODS = '''
@@ -27,6 +28,15 @@ def _check_and_adjust_attn_implementation(self, attn_implementation, is_init_che
 
 def _check_and_adjust_experts_implementation(self, experts_implementation=None):
     return experts_implementation
+
+def post_init(self):
+    self.all_tied_weights_keys = _tied_weights(self)
+    for name, module in self.named_children():
+        tied = getattr(module, "all_tied_weights_keys", None)
+        if tied:
+            self.all_tied_weights_keys.update({name + "." + k: name + "." + v for k, v in tied.items()})
+    for target, source in self.all_tied_weights_keys.items():
+        _tie(self, target, source)
 '''
 
 _TREE = ast.parse(MODELLED_METHODS)
@@ -47,12 +57,56 @@ def _patch(it, cls, tree):
     return cls
 
 
+_PLAIN_KEY = re.compile(r"^[A-Za-z0-9_.]+\.(weight|bias)$")
+
+
+def _tied_weights(it, model):
+    """`get_expanded_tied_weights_keys(all_submodels=False)`: the class's `_tied_weights_keys` when the
+    config ties word embeddings; the common case (plain parameter names) only — a regex mapping is
+    warned about and not tied."""
+    cfg = it.getattr(model, "config")
+    tie = it.getattr(cfg, "tie_word_embeddings") if isinstance(cfg, InstanceVal) and \
+        "tie_word_embeddings" in cfg.attrs else False
+    mapping = it.getattr(model, "_tied_weights_keys")
+    if tie is not True or not isinstance(mapping, dict) or not mapping:
+        return {}
+    plain = {k: v for k, v in mapping.items() if isinstance(k, str) and isinstance(v, str)
+             and _PLAIN_KEY.match(k) and _PLAIN_KEY.match(v)}
+    if len(plain) != len(mapping):
+        it.warn(f"{model.cls.name}._tied_weights_keys with patterns: those weights are not tied")
+    return plain
+
+
+def _tie(it, model, target, source):
+    """`tie_weights`: the target parameter becomes the source one (torch then counts it once)."""
+    def walk(path):
+        obj = model
+        for part in path:
+            obj = it.getattr(obj, part)
+        return obj
+    try:
+        src = walk(source.split("."))
+        *parent, last = target.split(".")
+        it.setattr(walk(parent), last, src)
+    except InterpError as e:
+        it.warn(f"tied weight {target} -> {source} not followed: {e}")
+    return None
+
+
 @replaces("transformers.modeling_utils", "PreTrainedModel")
 def _pretrained_model(it, mod, read):
+    from ..interp import Frame
     cls = read()
     if not isinstance(cls, ClassVal):
         return cls if cls is not None else _MISSING
-    return _patch(it, cls, _TREE)
+    env = Frame({"_tied_weights": BuiltinFn("_tied_weights", lambda a, k: _tied_weights(it, a[0])),
+                 "_tie": BuiltinFn("_tie", lambda a, k: _tie(it, a[0], a[1], a[2]))}, cls.closure, cls.module)
+    for node in _TREE.body:
+        f = it.make_function(node, env)
+        f.owner_class = cls
+        cls.lazy.pop(node.name, None)
+        cls.ns[node.name] = f
+    return cls
 
 
 @replaces("transformers.modeling_utils", "AttentionInterface")
