@@ -99,6 +99,9 @@ _SAFE_METHODS = {
 }
 
 
+_SETTER = "__setter__ "  # class namespace key of a property's setter (a space: no Python name clashes)
+
+
 class Frame:
     __slots__ = ("vars", "parent", "module", "func", "cls_scope", "args0")
 
@@ -1113,7 +1116,9 @@ class Interp:
                     f.owner_class = cls
                     prev = cls.ns.get(name)
                     if f.kind == "setter" and isinstance(prev, FuncVal) and prev.kind == "property":
-                        continue  # `@x.setter` after `@property x`: reading x stays the property's getter
+                        # `@x.setter` after `@property x`: reading x stays the getter; assigning calls this
+                        cls.ns[_SETTER + name] = f
+                        continue
                     cls.ns[name] = f
                 elif isinstance(st, ast.ClassDef):
                     cls.ns[name] = self.make_class(st, cls.closure)
@@ -1603,6 +1608,13 @@ class Interp:
 
     def setattr(self, obj, name, value):
         if isinstance(obj, InstanceVal):
+            if isinstance(obj.cls, ClassVal) and name not in obj.attrs:
+                prop, _ = self.class_attr(obj.cls, name)
+                if isinstance(prop, FuncVal) and prop.kind == "property":
+                    setter, _ = self.class_attr(obj.cls, _SETTER + name)
+                    if isinstance(setter, FuncVal):
+                        self.call_func(setter, [obj, value], {})
+                        return
             if obj.kind == "module":
                 torchlib.module_setattr(self, obj, name, value)
             else:

@@ -796,3 +796,46 @@ def test_an_installed_package_is_read_under_the_parse_budget(tmp_path):
         parse_source(user / "net.py", "Net", inputs=["2,4"], package_roots=[site], time_limit=1.0)
     msg = str(e.value)
     assert "\n" not in msg and "too costly to follow" in msg and "slowlib" in msg, msg
+
+
+def test_property_setter_list_index_after_ellipsis_and_baddbmm(tmp_path):
+    """Falcon's and BLOOM's attention: a config property whose setter stores the value elsewhere,
+    `fused[..., [-2], :]` picking one head, and `alibi.baddbmm(q, k, alpha=s)` as alibi + s * (q @ k)."""
+    _write(tmp_path, {"falconish.py": """
+        import torch
+        import torch.nn as nn
+        class Cfg:
+            def __init__(self):
+                self._impl = None
+                self.impl = "EAGER"
+            @property
+            def impl(self):
+                return self._impl
+            @impl.setter
+            def impl(self, value):
+                self._impl = value.lower()
+        CLASSES = {"eager": nn.Linear}
+        class Attn(nn.Module):
+            def __init__(self, heads=3, dim=4):
+                super().__init__()
+                self.heads, self.dim = heads, dim
+                self.qkv = CLASSES[Cfg().impl](8, (heads + 2) * dim)
+                self.bias = nn.Parameter(torch.zeros(heads, 1, 5))
+            def forward(self, x):
+                b, t, _ = x.shape
+                fused = self.qkv(x).view(b, t, self.heads + 2, self.dim)
+                q, k = fused[..., :-2, :], fused[..., [-2], :]
+                q = q.transpose(1, 2).reshape(b * self.heads, t, self.dim)
+                k = k.expand(b, t, self.heads, self.dim).transpose(1, 2).reshape(b * self.heads, t, self.dim)
+                bias = self.bias.repeat(b, 1, 1)
+                return bias.baddbmm(q, k.transpose(1, 2), beta=1.0, alpha=0.5).softmax(-1)
+        """})
+    from archcurator.core.graph import Design
+    from archcurator.core.parse import design_params
+    from archcurator.core.verify import verify_graph
+    r = parse_source(tmp_path / "falconish.py", "Attn", inputs=["2,5,8"])
+    rep = verify_graph(Design.from_dict(r.design))
+    assert not [f for f in rep.findings if f.severity == "block"], [f.message for f in rep.findings]
+    params, shape = _real([tmp_path], "falconish", "Attn", {}, (2, 5, 8))
+    assert design_params(r.design) == params
+    assert list(rep.types[r.design["outputs"][0].split(":")[0]][0].shape) == shape == [6, 5, 5]

@@ -547,6 +547,12 @@ def tensor_compare(it, op, a, b):
 
 def tensor_getitem(it, t, idx):
     items = list(idx) if isinstance(idx, tuple) else [idx]
+    if items.count(Ellipsis) == 1 and t.shape is not None and any(isinstance(x, list) for x in items):
+        # x[..., [-2], :] (Falcon's fused qkv): the ellipsis written out, so the list index has its dim
+        k = items.index(Ellipsis)
+        n_real = sum(1 for x in items if x is not None and x is not Ellipsis)
+        items = items[:k] + [slice(None)] * max(len(t.shape) - n_real, 0) + items[k + 1:]
+        idx = tuple(items)
     if isinstance(idx, TensorVal) and idx.is_const and idx.dtype.startswith("int") and idx.shape is not None \
             and t.shape and not t.is_const and it.graph is not None:
         return _gather_rows(it, t, idx)
@@ -818,6 +824,11 @@ _INPLACE_GRAPH = {"add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_", 
 
 
 def tensor_method(it, t, name, args, kwargs):
+    if name in ("addmm", "baddbmm"):
+        from .dispatch import add_product
+        a = args[0] if args else kwargs.get("mat1", kwargs.get("batch1"))
+        b = args[1] if len(args) > 1 else kwargs.get("mat2", kwargs.get("batch2"))
+        return add_product(it, t, a, b, kwargs.get("beta", 1), kwargs.get("alpha", 1))
     if name in _INPLACE_GRAPH and not t.is_const and t.param is None and it.graph is not None:
         if name in ("fill_", "zero_", "copy_", "normal_", "uniform_", "bernoulli_"):
             it.warn(f"in-place .{name}() on a tensor in forward is not followed")
