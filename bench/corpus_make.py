@@ -114,12 +114,14 @@ def truth(only=None, timeout=600, package_site=None):
         src = manifest["sources"].get(e["repo"], {})
         rec["commit"], rec["licence"] = src.get("commit"), src.get("licence")
         if e.get("package") and (only != "missing" or rec["id"] not in old) and not package_site:
+            rec.pop("site", None)
             if rec["id"] in old:
                 out.append(dict(rec, truth=old[rec["id"]].get("truth")))
             continue
         done = old.get(rec["id"], {}).get("truth")
         if (only == "missing" and done and "error" not in done) or \
                 (only and only != "missing" and not fnmatch.fnmatch(rec["id"], only) and rec["id"] in old):
+            rec.pop("site", None)
             out.append(dict(rec, truth=old[rec["id"]].get("truth")))
             continue
         proc = subprocess.run([sys.executable, __file__, "child", json.dumps(rec)], capture_output=True, text=True,
@@ -135,6 +137,8 @@ def truth(only=None, timeout=600, package_site=None):
         out.append(rec)
         manifest["entries"] = out + [dict(x, id=entry_id(x)) for x in every[len(out):]]
         _save(manifest)
+    manifest["entries"] = out  # the entries kept after the last one run, with their truth
+    _save(manifest)
 
 
 def child(rec):
