@@ -1,7 +1,7 @@
 """Make the real-world parser corpus: copy the files, then record the truth.
 
     python bench/corpus_make.py copy --mirrors DIR   # files from public snapshots (DIR/owner+name/repo)
-    python bench/corpus_make.py truth [--only PATTERN]
+    python bench/corpus_make.py truth [--only PATTERN] [--package-site DIR]
 
 `copy` keeps each file as it is in its repository, with the sibling files it
 imports and the repository's licence, under `bench/corpus/<owner>__<name>/`, and
@@ -12,6 +12,13 @@ parameter count (unique parameters, as `model.parameters()` gives them) and the
 output shapes in `bench/corpus/manifest.json`.  The truth runs need the
 packages the files import (einops ...): they are bench-only, never dependencies
 of archcurator.
+
+The packaged entries (timm, transformers: `PACKAGE_ENTRIES`) are not copied: their wheels are
+fetched by pinned version at bench time (`parse_real.package_dir`), as the licence record in
+the manifest says.  Their truth runs import the real package from `--package-site DIR`, a
+throwaway folder made with `pip install --target DIR transformers==V` and
+`pip install --target DIR --no-deps timm==V` (the project's own torch is used; the version
+installed there must be the pinned one, which the run checks).
 """
 
 from __future__ import annotations
@@ -29,7 +36,7 @@ CORPUS = os.path.join(HERE, "corpus")
 MANIFEST = os.path.join(CORPUS, "manifest.json")
 sys.path.insert(0, HERE)
 
-from corpus_spec import ENTRIES, SOURCES  # noqa: E402
+from corpus_spec import ENTRIES, PACKAGE_ENTRIES, PACKAGES, SOURCES  # noqa: E402
 
 
 def source_dir(repo):
@@ -85,17 +92,36 @@ def entry_id(e):
     return base + (f"[{e['note']}]" if e.get("note") else "")
 
 
-def truth(only=None, timeout=600):
+def _package_sources(manifest):
+    for repo, (licence, pin) in PACKAGES.items():
+        name, _, version = pin.partition("==")
+        manifest["sources"][repo] = {"package": pin, "version": version, "licence": licence,
+                                     "licence_file": f"{name}-{version}.dist-info/licenses/LICENSE",
+                                     "fetched": "pip download --no-deps at bench time (bench/parse_real.py)"}
+
+
+def truth(only=None, timeout=600, package_site=None):
     manifest = _load()
+    _package_sources(manifest)
     old = {e["id"]: e for e in manifest.get("entries", [])}
     out = []
-    for e in ENTRIES:
-        rec = dict(e, id=entry_id(e), path=f"{source_dir(e['repo'])}/{e['file']}")
+    every = ENTRIES + PACKAGE_ENTRIES
+    for e in every:
+        if e.get("package"):
+            rec = dict(e, id=entry_id(e), path=e["file"], site=package_site)
+        else:
+            rec = dict(e, id=entry_id(e), path=f"{source_dir(e['repo'])}/{e['file']}")
         src = manifest["sources"].get(e["repo"], {})
         rec["commit"], rec["licence"] = src.get("commit"), src.get("licence")
+        if e.get("package") and (only != "missing" or rec["id"] not in old) and not package_site:
+            rec.pop("site", None)
+            if rec["id"] in old:
+                out.append(dict(rec, truth=old[rec["id"]].get("truth")))
+            continue
         done = old.get(rec["id"], {}).get("truth")
         if (only == "missing" and done and "error" not in done) or \
                 (only and only != "missing" and not fnmatch.fnmatch(rec["id"], only) and rec["id"] in old):
+            rec.pop("site", None)
             out.append(dict(rec, truth=old[rec["id"]].get("truth")))
             continue
         proc = subprocess.run([sys.executable, __file__, "child", json.dumps(rec)], capture_output=True, text=True,
@@ -106,10 +132,13 @@ def truth(only=None, timeout=600):
         except json.JSONDecodeError:
             t = {"error": (proc.stderr.strip().splitlines() or ["no output"])[-1][:300]}
         rec["truth"] = t
+        rec.pop("site", None)
         print(f"{rec['id']}: {t}", flush=True)
         out.append(rec)
-        manifest["entries"] = out + [dict(x, id=entry_id(x)) for x in ENTRIES[len(out):]]
+        manifest["entries"] = out + [dict(x, id=entry_id(x)) for x in every[len(out):]]
         _save(manifest)
+    manifest["entries"] = out  # the entries kept after the last one run, with their truth
+    _save(manifest)
 
 
 def child(rec):
@@ -125,8 +154,16 @@ def child(rec):
         def __call__(self, *a, **k):
             return self
 
-        def __getattr__(self, name):
-            return self
+        def __getattr__(self, name):  # a name of its own per attribute: used as dict keys (timm's)
+            if name.startswith("__"):
+                raise AttributeError(name)
+            v = self.__dict__.get(name)
+            if v is None:
+                v = self.__dict__[name] = _Anything()
+            return v
+
+        def __mro_entries__(self, bases):  # subclassed (timm's `class MaybeToTensor(transforms.ToTensor)`)
+            return (object,)
 
     class _Unused(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         """torchvision and matplotlib stand in empty: the corpus files import them for data, losses
@@ -140,16 +177,25 @@ def child(rec):
         def create_module(self, spec):
             m = types.ModuleType(spec.name)
             m.__path__ = []
-            m.__getattr__ = lambda attr: _Anything()
+            stand_in = _Anything()
+            m.__getattr__ = lambda attr: getattr(stand_in, attr)
             return m
 
         def exec_module(self, module):
             pass
 
-    sys.meta_path.insert(0, _Unused())
-    root = os.path.join(CORPUS, source_dir(rec["repo"]))
+    if not rec.get("package", "").startswith("transformers"):
+        sys.meta_path.insert(0, _Unused())  # transformers imports neither (and checks torchvision's version)
     file = rec["file"]
-    sys.path[:0] = [root, os.path.dirname(os.path.join(root, file))]
+    if rec.get("package"):
+        import importlib.metadata
+        sys.path.insert(0, rec["site"])
+        name, _, version = rec["package"].partition("==")
+        if importlib.metadata.version(name) != version:
+            raise SystemExit(f"{name} {importlib.metadata.version(name)} installed, {version} pinned")
+    else:
+        root = os.path.join(CORPUS, source_dir(rec["repo"]))
+        sys.path[:0] = [root, os.path.dirname(os.path.join(root, file))]
     modname = file[:-3].replace("/", ".")
     mod = importlib.import_module(modname)
     torch.manual_seed(0)
@@ -161,7 +207,11 @@ def child(rec):
         args[k] = tuple(args[k])
     for k in rec.get("namespace", []):
         args[k] = types.SimpleNamespace(**args[k])
-    model = target(**args)
+    config_class = getattr(target, "config_class", None)
+    if rec.get("package") and isinstance(target, type) and config_class is not None:
+        model = target(config_class(**args))  # Hugging Face: --args are the config's fields
+    else:
+        model = target(**args)
     params = sum(p.numel() for p in model.parameters())
     inputs = []
     for spec in rec["inputs"]:
@@ -198,13 +248,14 @@ def main():
     c.add_argument("--mirrors", required=True)
     t = sub.add_parser("truth")
     t.add_argument("--only", help="PATTERN of entry ids to run again, or 'missing'")
+    t.add_argument("--package-site", help="folder where the pinned packages are importable (truth of PACKAGE_ENTRIES)")
     ch = sub.add_parser("child")
     ch.add_argument("rec")
     a = ap.parse_args()
     if a.cmd == "copy":
         copy(a.mirrors)
     elif a.cmd == "truth":
-        truth(a.only)
+        truth(a.only, package_site=a.package_site)
     else:
         child(json.loads(a.rec))
 

@@ -20,12 +20,50 @@ import fnmatch
 import json
 import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CORPUS = os.path.join(HERE, "corpus")
+# wheels of the packaged entries (timm, transformers), fetched by pinned version, unpacked once
+PACKAGE_CACHE = os.environ.get("ARCHCURATOR_BENCH_PACKAGES") or os.path.join(tempfile.gettempdir(),
+                                                                              "archcurator-bench-packages")
+
+
+class PackageUnavailable(Exception):
+    pass
+
+
+def package_dir(pin):
+    """The unpacked wheel of `pin` ('timm==1.0.31'): `pip download --no-deps` the first time."""
+    name, _, version = pin.partition("==")
+    dest = os.path.join(PACKAGE_CACHE, f"{name}-{version}")
+    if os.path.isdir(os.path.join(dest, name)):
+        return dest
+    with tempfile.TemporaryDirectory(prefix="archcurator-wheel-") as tmp:
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--only-binary=:all:", pin,
+               "-d", tmp]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        wheels = [f for f in os.listdir(tmp) if f.endswith(".whl")]
+        if proc.returncode or not wheels:
+            raise PackageUnavailable(f"pip download {pin} failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+        part = dest + ".part"
+        with zipfile.ZipFile(os.path.join(tmp, wheels[0])) as z:
+            z.extractall(part)
+        os.replace(part, dest)
+    return dest
+
+
+def entry_path(e):
+    """(file to parse, package roots) of a manifest entry."""
+    if e.get("package"):
+        root = package_dir(e["package"])
+        return os.path.join(root, e["file"]), [root]
+    return os.path.join(CORPUS, e["path"]), []
 
 
 def load_manifest():
@@ -47,11 +85,11 @@ def measure(e):
     from archcurator.core.verify import verify_graph
 
     truth = e.get("truth") or {}
-    path = os.path.join(CORPUS, e["path"])
+    path, roots = entry_path(e)
     inputs = [parse_input_spec(s) for s in e["inputs"]]
     t0 = time.process_time()
     try:
-        r = parse_source(path, e["entry"], entry_args(e), inputs)
+        r = parse_source(path, e["entry"], entry_args(e), inputs, package_roots=roots)
     except ParseFailure as exc:
         return {"id": e["id"], "ms": (time.process_time() - t0) * 1000, "graph": False, "cause": f"refused: {exc}"}
     ms = (time.process_time() - t0) * 1000
@@ -99,6 +137,12 @@ def main(argv=None):
     entries = [e for e in m["entries"] if e.get("truth") and "error" not in e["truth"]]
     if a.only:
         entries = [e for e in entries if fnmatch.fnmatch(e["id"], a.only)]
+    for pin in sorted({e["package"] for e in entries if e.get("package")}):
+        try:
+            package_dir(pin)  # fetched before the clock starts
+        except PackageUnavailable as exc:
+            print(f"skipped the {pin} entries: {exc}")
+            entries = [e for e in entries if e.get("package") != pin]
     results = []
     for e in entries:
         r = measure(e)
@@ -122,6 +166,10 @@ def main(argv=None):
           f"not blocked {ok('blocked')}/{n}")
     print(f"exact {len(exact)}/{n} ({100 * len(exact) / max(n, 1):.0f}%)  median parse {med:.1f} ms  "
           f"max {max((r['ms'] for r in results), default=0):.0f} ms")
+    for pin in sorted({e["package"] for e in entries if e.get("package")}):
+        mine = [r for r, e in zip(results, entries) if e.get("package") == pin]
+        print(f"  of which {pin}: exact {sum(1 for r in mine if 'cause' not in r)}/{len(mine)}  "
+              f"median parse {statistics.median(r['ms'] for r in mine):.1f} ms")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -36,6 +36,8 @@ from dataclasses import dataclass, field
 from . import torch as torchlib
 from .graph import Graph
 from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
+from .libs.hf import config_class_of
+from .packages import PackageFinder
 from .source import Loader
 from .values import (
     BoundMethod,
@@ -172,8 +174,8 @@ def _display_fn(given):
     return display
 
 
-def _load_entry_module(path):
-    loader = Loader()
+def _load_entry_module(path, package_roots=()):
+    loader = Loader(PackageFinder(package_roots))
     if os.path.isdir(path):
         raise ParseFailure(f"{path}: is a folder; parse reads one .py file (the one that defines the entry); "
                            f"`archcurator import FOLDER` reads every module of a folder")
@@ -193,17 +195,20 @@ def _load_entry_module(path):
 
 
 def parse_source(path, entry: str, args: dict | None = None, inputs: list | None = None, *,
-                 time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT) -> ParseResult:
+                 time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT,
+                 package_roots=()) -> ParseResult:
     """Read `entry` of `path` into a design.  The reading has a budget: `time_limit` seconds
     and `memory_limit` bytes of growth; past either (or on code that would build values too
-    large to follow), ParseFailure says "too costly to follow" at the line where it stopped."""
+    large to follow), ParseFailure says "too costly to follow" at the line where it stopped.
+    Imports of installed packages are read from their source in `package_roots` (folders
+    holding top-level packages, such as an unpacked wheel), then in site-packages."""
     gc_was = gc.isenabled()
     gc.disable()  # many short-lived objects; collecting them mid-walk costs more than it saves
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 6000))  # the interpreter nests ~20 frames per call it follows
     state = {}
     try:
-        return _parse_source(path, entry, args, inputs, (time_limit, memory_limit), state)
+        return _parse_source(path, entry, args, inputs, (time_limit, memory_limit), state, package_roots)
     except (TooCostly, MemoryError) as e:
         it = state.get("it")
         where = getattr(e, "where", None) or (it.where() if it is not None and it.loc[0] is not None else str(path))
@@ -219,13 +224,13 @@ def parse_source(path, entry: str, args: dict | None = None, inputs: list | None
             gc.enable()
 
 
-def _parse_source(path, entry, args, inputs, budget, state):
+def _parse_source(path, entry, args, inputs, budget, state, package_roots=()):
     path = str(path)
     if inputs is not None:
         inputs = [parse_input_spec(x) for x in inputs] or None
     if args is not None and not isinstance(args, dict):
         raise ParseFailure(f"{path}: --args must be a JSON object of keyword arguments")
-    loader, mod = _load_entry_module(path)
+    loader, mod = _load_entry_module(path, package_roots)
     display = _display_fn(path)
     it = Interp(loader, display)
     state["it"] = it
@@ -348,14 +353,29 @@ def _config_args(it, target, kwargs):
             cls = _annotated_class(it, fn, k)
             if cls is not None:
                 out[k] = it.call(cls, [], dict(v))
-    if "config" in params and "config" not in kwargs and kwargs and not set(kwargs) & set(params):
+    if "config" in params and "config" not in kwargs and not set(kwargs) & set(params) and \
+            (kwargs or _required(fn, "config")):
         cls = _annotated_class(it, fn, "config")
         if cls is None and isinstance(target, ClassVal):
             c, _ = it.class_attr(target, "config_class")
-            cls = c if isinstance(c, ClassVal) else None
+            cls = c if isinstance(c, ClassVal) else config_class_of(it, target)
         if cls is not None:
             out = {"config": it.call(cls, [], dict(kwargs))}
     return out
+
+
+def _required(fn, name):
+    """Whether fn's parameter `name` has no default (a model class that cannot be built without it)."""
+    a = fn.node.args
+    positional = a.posonlyargs + a.args
+    first_default = len(positional) - len(a.defaults)
+    for i, p in enumerate(positional):
+        if p.arg == name:
+            return i < first_default
+    for p, d in zip(a.kwonlyargs, a.kw_defaults):
+        if p.arg == name:
+            return d is None
+    return False
 
 
 def _assign_names(root):
@@ -507,8 +527,19 @@ def _collect_outputs(it, v, out, g):
             _collect_outputs(it, x, out, g)
     elif v is None:
         return
+    elif isinstance(v, InstanceVal) and v.kind == "object" and _dataclass_field_names(it, v) is not None:
+        # a dataclass of outputs (Hugging Face's ModelOutput): its fields in order, None ones left out
+        for name in _dataclass_field_names(it, v):
+            _collect_outputs(it, v.attrs.get(name), out, g)
     else:
         it.warn(f"forward returns {it.describe(v)}; not a tensor output")
+
+
+def _dataclass_field_names(it, inst):
+    for c in it.mro(inst.cls):
+        if isinstance(c, ClassVal) and c.dataclass_fields is not None:
+            return [name for name, _ in c.dataclass_fields]
+    return None
 
 
 def _report_unreached(it, model, g, mod, defline):

@@ -389,6 +389,10 @@ def isinstance_(it, v, target):
             return isinstance(v, InstanceVal) and v.kind == "module"
         if p in ("types.FunctionType", "types.LambdaType", "types.MethodType", "types.BuiltinFunctionType"):
             return isinstance(v, (FuncVal, BoundMethod))
+        if p in ("typing.Callable", "collections.abc.Callable"):  # timm's `isinstance(group_size, Callable)`
+            if isinstance(v, (int, float, str, bool, list, tuple, dict, type(None), TensorVal, Sym)):
+                return False
+            return it.builtins["callable"].impl([v], {})
         return Unknown("isinstance of external class")
     if type(target) is TorchClass:
         if type(v) is not InstanceVal:

@@ -16,6 +16,7 @@ import os
 import time
 
 from . import torch as torchlib
+from .libs import replacement
 from .source import _MISSING, Loader, SourceModule
 from .values import (
     BoundMethod,
@@ -23,6 +24,7 @@ from .values import (
     BuiltinFn,
     ClassVal,
     ContinueSignal,
+    Deque,
     ExcClass,
     ExtVal,
     FuncVal,
@@ -93,7 +95,11 @@ _SAFE_METHODS = {
     frozenset: {"union", "intersection", "difference", "issubset", "issuperset", "copy"},
     int: {"bit_length", "conjugate"},
     float: {"is_integer", "conjugate", "hex"},
+    Deque: {"appendleft", "extendleft", "popleft"},
 }
+
+
+_SETTER = "__setter__ "  # class namespace key of a property's setter (a space: no Python name clashes)
 
 
 class Frame:
@@ -263,6 +269,17 @@ class Interp:
         return self.loader.load(path)
 
     def mod_lookup(self, mod, name):
+        if name in mod.values:
+            return mod.values[name]
+        make = replacement(mod.dotted, name)
+        if make is not None:  # a part of an installed library modelled (libs/)
+            v = make(self, mod, lambda: self._mod_lookup_source(mod, name))
+            if v is not _MISSING:
+                mod.values[name] = v
+            return v
+        return self._mod_lookup_source(mod, name)
+
+    def _mod_lookup_source(self, mod, name):
         if name in mod.values:
             return mod.values[name]
         stmts = mod.defs.get(name)
@@ -1097,6 +1114,11 @@ class Interp:
                 if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)):
                     f = self.make_function(st, cls.closure)
                     f.owner_class = cls
+                    prev = cls.ns.get(name)
+                    if f.kind == "setter" and isinstance(prev, FuncVal) and prev.kind == "property":
+                        # `@x.setter` after `@property x`: reading x stays the getter; assigning calls this
+                        cls.ns[_SETTER + name] = f
+                        continue
                     cls.ns[name] = f
                 elif isinstance(st, ast.ClassDef):
                     cls.ns[name] = self.make_class(st, cls.closure)
@@ -1292,6 +1314,8 @@ class Interp:
     def instantiate(self, cls, args, kwargs):
         if cls.nt_fields is not None:
             return self.make_ntuple(NTupleClass(cls.name, cls.nt_fields, {}), args, kwargs, cls)
+        if len(args) == 1 and not kwargs and self._is_enum(cls):
+            return self._enum_member(cls, args[0])
         tb = self.torch_base(cls)
         kind = "module" if tb is not None else "object"
         key = _memo_key((cls, tuple(args), tuple(sorted(kwargs.items())))) if tb is not None else None
@@ -1320,6 +1344,26 @@ class Interp:
             self.dataclass_init(inst, args, kwargs)
         return inst
 
+    def _is_enum(self, cls):
+        return any(isinstance(c, ExtVal) and c.path in ("enum.Enum", "enum.IntEnum", "enum.StrEnum")
+                   for c in self.mro(cls))
+
+    def _enum_member(self, cls, value):
+        """`Format('NHWC')`: the member of that value.  Members are their values (`Format.NHWC` is
+        'NHWC': a `str, Enum` compares equal to its value), so this is the value if it is one."""
+        if isinstance(value, (Unknown, Sym)):
+            return Unknown(f"{cls.name} member")
+        for c in self.mro(cls):
+            if isinstance(c, ClassVal) and c.node is not None:
+                for st in c.node.body:
+                    if isinstance(st, ast.Assign):
+                        for t in st.targets:
+                            if isinstance(t, ast.Name) and not t.id.startswith("_"):
+                                v = self.class_own(c, t.id)
+                                if v is not _MISSING and type(v) is type(value) and v == value:
+                                    return v
+        raise UserRaise("ValueError", f"{value!r} is not a valid {cls.name}", self.where())
+
     def _inherited_dataclass(self, cls):
         for c in self.mro(cls):
             if isinstance(c, ClassVal) and c.dataclass_fields is not None:
@@ -1341,6 +1385,9 @@ class Interp:
                 inst.attrs[name] = self.eval(default, Frame({}, inst.cls.closure, inst.cls.module))
             else:
                 inst.attrs[name] = Unknown(f"field {name}")
+        post, _ = self.class_attr(inst.cls, "__post_init__")
+        if isinstance(post, FuncVal):  # the dataclass __init__ ends by calling it
+            self.call_func(post, [inst], {})
 
     def make_ntuple(self, ntc, args, kwargs, cls=None):
         vals = list(args)
@@ -1561,6 +1608,13 @@ class Interp:
 
     def setattr(self, obj, name, value):
         if isinstance(obj, InstanceVal):
+            if isinstance(obj.cls, ClassVal) and name not in obj.attrs:
+                prop, _ = self.class_attr(obj.cls, name)
+                if isinstance(prop, FuncVal) and prop.kind == "property":
+                    setter, _ = self.class_attr(obj.cls, _SETTER + name)
+                    if isinstance(setter, FuncVal):
+                        self.call_func(setter, [obj, value], {})
+                        return
             if obj.kind == "module":
                 torchlib.module_setattr(self, obj, name, value)
             else:

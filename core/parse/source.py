@@ -101,8 +101,9 @@ class Loader:
 
     MAX_BYTES = 4_000_000
 
-    def __init__(self):
+    def __init__(self, packages=None):
         self.cache = {}
+        self.packages = packages  # a packages.PackageFinder: installed packages read from their source
 
     def load(self, path):
         path = os.path.abspath(path)
@@ -190,6 +191,8 @@ class Loader:
             if parent == d:
                 break
             d = parent
+        if self.packages is not None:
+            return self.packages.find(parts)
         return None
 
     def submodule_file(self, pkg_module, name):

@@ -9,6 +9,8 @@ import math
 from .registry import handles, handles_module
 from .values import (
     BuiltinFn,
+    DefaultDict,
+    Deque,
     InstanceVal,
     InterpError,
     NTupleClass,
@@ -218,7 +220,63 @@ def _product(it, a, k):
 
 @handles("collections.defaultdict")
 def _h_collections_defaultdict(it, a, k):
-    return {}
+    factory = a[0] if a else k.get("default_factory")
+    init = a[1] if len(a) > 1 and isinstance(a[1], dict) else {}
+    return DefaultDict(it, factory, init)
+
+
+@handles("collections.deque")
+def _h_collections_deque(it, a, k):
+    return Deque(it.iterate(a[0]) if a else [])
+
+
+def _dataclass_fields(it, inst):
+    for c in it.mro(inst.cls):
+        if getattr(c, "dataclass_fields", None) is not None:
+            return [name for name, _ in c.dataclass_fields]
+    raise InterpError(f"{it.describe(inst)} is not a dataclass instance")
+
+
+@handles("dataclasses.replace")
+def _h_dataclasses_replace(it, a, k):
+    """A new instance of the same dataclass with the fields given changed (no __init__ is rerun:
+    the fields are what __init__ would have stored)."""
+    if not a or not isinstance(a[0], InstanceVal):
+        return Unknown("replace of an unknown object")
+    old = a[0]
+    names = _dataclass_fields(it, old)
+    bad = [n for n in k if n not in names]
+    if bad:
+        raise InterpError(f"dataclasses.replace: no field {bad[0]}")
+    new = InstanceVal(old.cls, old.kind, old.torch_base)
+    new.attrs = dict(old.attrs)
+    new.attrs.update(k)
+    new.line, new.file = old.line, old.file
+    return new
+
+
+@handles("dataclasses.asdict")
+def _h_dataclasses_asdict(it, a, k):
+    if not a or not isinstance(a[0], InstanceVal):
+        return Unknown("asdict of an unknown object")
+
+    def conv(v, depth=0):
+        if depth > 50:
+            raise InterpError("asdict of a structure nested too deep")
+        if isinstance(v, InstanceVal) and v.kind == "object" and _is_dataclass_instance(it, v):
+            return {n: conv(v.attrs.get(n, Unknown(n)), depth + 1) for n in _dataclass_fields(it, v)}
+        if type(v) is list or type(v) is tuple:
+            it.charge(len(v))
+            return type(v)(conv(x, depth + 1) for x in v)
+        if type(v) is dict:
+            it.charge(len(v))
+            return {k: conv(x, depth + 1) for k, x in v.items()}
+        return v
+    return conv(a[0])
+
+
+def _is_dataclass_instance(it, inst):
+    return any(getattr(c, "dataclass_fields", None) is not None for c in it.mro(inst.cls))
 
 
 @handles("copy.copy")
@@ -298,8 +356,110 @@ def _numpy_elementwise(it, name, args):
     return Unknown(f"numpy.{name}")
 
 
+# ---- the environment: read as empty (the design is the model as built with no variable set;
+# this process's own environment is never consulted)
+@handles("os.environ.get")
+@handles("os.getenv")
+def _h_os_getenv(it, a, k):
+    name = a[0] if a else k.get("key")
+    default = a[1] if len(a) > 1 else k.get("default")
+    it.warn(f"environment variable {name!r} read as unset" if isinstance(name, str)
+            else "an environment variable read as unset")
+    return default
+
+
+# ---- re: patterns that cannot backtrack exponentially, on short strings
+_RE_MAX_PATTERN = 200
+_RE_MAX_TEXT = 256
+_RE_MAX_REPEATS = 3
+
+
+def _re_safe(pattern):
+    """A compiled pattern when matching it is bounded (no quantifier inside a quantifier, no
+    alternation under one, no backreference or lookaround, at most a few quantifiers); else None."""
+    import re
+    try:
+        from re import _parser as sre_parse
+    except ImportError:  # Python < 3.11
+        import sre_parse
+    if not isinstance(pattern, str) or len(pattern) > _RE_MAX_PATTERN:
+        return None
+    try:
+        tree = sre_parse.parse(pattern)
+    except (re.error, RecursionError, OverflowError):
+        return None
+    repeats = 0
+
+    def walk(items, in_repeat):
+        nonlocal repeats
+        for op, av in items:
+            name = str(op)
+            if name in ("GROUPREF", "GROUPREF_EXISTS", "ASSERT", "ASSERT_NOT", "ATOMIC_GROUP"):
+                return False
+            if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+                repeats += 1
+                if in_repeat or repeats > _RE_MAX_REPEATS or not walk(av[2], True):
+                    return False
+            elif name == "SUBPATTERN":
+                if not walk(av[-1], in_repeat):
+                    return False
+            elif name == "BRANCH":
+                if in_repeat or not all(walk(b, in_repeat) for b in av[1]):
+                    return False
+        return True
+
+    if not walk(tree, False):
+        return None
+    return re.compile(pattern)
+
+
+def _re_args(name, a, k, n_text=1):
+    pattern, texts = a[0] if a else k.get("pattern"), list(a[1:1 + n_text])
+    rx = _re_safe(pattern)
+    if rx is None:
+        raise InterpError(f"re.{name} with pattern {pattern!r} not followed (unknown, or it could backtrack)")
+    if len(texts) < n_text or not all(isinstance(t, str) for t in texts):
+        raise InterpError(f"re.{name} on a string not known when reading the source")
+    if any(len(t) > _RE_MAX_TEXT for t in texts):
+        raise InterpError(f"re.{name} on a string of more than {_RE_MAX_TEXT} characters not followed")
+    extra = [x for x in list(a[1 + n_text:]) + list(k.values()) if not isinstance(x, (int, str))]
+    if extra or k.get("flags") or (len(a) > 1 + n_text and name in ("findall",)):
+        raise InterpError(f"re.{name} with flags not followed")
+    return rx, texts
+
+
+@handles("re.split")
+def _h_re_split(it, a, k):
+    rx, (text,) = _re_args("split", a, {kk: v for kk, v in k.items() if kk != "maxsplit"})
+    return rx.split(text, maxsplit=int(k.get("maxsplit", a[2] if len(a) > 2 else 0)))
+
+
+@handles("re.findall")
+def _h_re_findall(it, a, k):
+    rx, (text,) = _re_args("findall", a, k)
+    return rx.findall(text)
+
+
+@handles("re.sub")
+def _h_re_sub(it, a, k):
+    """re.sub with a string replacement (not a function)."""
+    if len(a) < 3 or not isinstance(a[1], str):
+        raise InterpError("re.sub with a replacement not known when reading the source")
+    rx, (text,) = _re_args("sub", [a[0], a[2]], {})
+    return rx.sub(a[1], text, count=int(k.get("count", a[3] if len(a) > 3 else 0)))
+
+
+@handles("re.escape")
+def _h_re_escape(it, a, k):
+    if not a or not isinstance(a[0], str) or len(a[0]) > _RE_MAX_TEXT:
+        raise InterpError("re.escape of a string not known when reading the source")
+    import re
+    return re.escape(a[0])
+
+
 # siblings, imported last: the modules of this model call one another
 from .torch.constants import _arange, _linspace, make_tensor  # noqa: E402
 from .torch.dispatch import _arg  # noqa: E402
 from .torch.modules import clone_module  # noqa: E402
+
 

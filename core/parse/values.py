@@ -404,3 +404,36 @@ def prod(dims):
         if out is None:
             return None
     return out
+
+
+class Deque(list):
+    """`collections.deque` of the interpreted code: a list with the deque's methods at both ends."""
+
+    __slots__ = ()
+
+    def appendleft(self, x):
+        self.insert(0, x)
+
+    def extendleft(self, xs):
+        for x in xs:
+            self.insert(0, x)
+
+    def popleft(self):
+        return self.pop(0)
+
+
+class DefaultDict(dict):
+    """`collections.defaultdict(factory)`: a missing key calls the factory through the interpreter."""
+
+    __slots__ = ("interp", "factory")
+
+    def __init__(self, interp, factory, *args):
+        super().__init__(*args)
+        self.interp = interp
+        self.factory = factory
+
+    def __missing__(self, key):
+        if self.factory is None:
+            raise KeyError(key)
+        v = self[key] = self.interp.call(self.factory, [], {})
+        return v

@@ -31,6 +31,9 @@ def register(subparsers):
     p.add_argument("--input", dest="inputs", action="append", default=[], metavar="SHAPE[:DTYPE]",
                    help="one per forward argument, e.g. 2,3,32,32 or 2,16:int64 (symbols allowed: B,3,H,W); "
                         "without it the inputs are symbolic")
+    p.add_argument("--package-root", dest="package_roots", action="append", default=[], metavar="DIR",
+                   help="a folder holding installed packages the file imports (an unpacked wheel); searched "
+                        "before site-packages; their source is read, never imported")
     p.add_argument("--json", action="store_true", help="print the archgraph/1 design as JSON")
     p.set_defaults(func=run)
     return p
@@ -55,7 +58,8 @@ def run(args) -> int:
             return _fail(path, "--args must be a JSON object")
     try:
         inputs = [parse_input_spec(s) for s in (args.inputs or [])] or None
-        result = parse_source(path, args.entry, entry_args, inputs)
+        result = parse_source(path, args.entry, entry_args, inputs,
+                              package_roots=getattr(args, "package_roots", None) or ())
     except ParseFailure as exc:
         return _fail(path, exc)
     design = result.design

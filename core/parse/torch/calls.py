@@ -160,10 +160,16 @@ def emit_module(it, inst, args, kwargs, op_override=None):
     if tie is not None and shares is None:
         if id(tie) in g.calls:
             shares = g.calls[id(tie)]
+        elif ("tie", id(tie)) in g.calls:
+            # another layer tied to the same weight came first (BART's encoder and decoder token
+            # embeddings both tied to `shared`): one tensor, as torch counts it
+            shares = g.calls[("tie", id(tie))]
         else:
             # the module that owns the tied weight comes later: it will share this node's
             g.set_call(("tie", id(tie)), nid)
             g.keep.append(tie)
+        if set(p for p, v in tie.params.items() if v is not None) <= {"weight"}:
+            g.mark_called(id(tie))  # its only learned tensor is in the design, through this node
     if shares is None and first is None and ("tie", key) in g.calls:
         shares = g.calls[("tie", key)]
     if first is None:

@@ -639,6 +639,37 @@ def _parameter(it, args, kwargs):
     return make_parameter(it, args, kwargs)
 
 
+@handles("torch.nn.Buffer")
+@handles("torch.nn.parameter.Buffer")
+def _buffer(it, args, kwargs):
+    """`self.ids = nn.Buffer(t, persistent=False)`: the tensor, held by the module (not a parameter)."""
+    return args[0] if args else kwargs.get("data", Unknown("buffer"))
+
+
+def add_product(it, t, a, b, beta=1, alpha=1):
+    """beta * t + alpha * (a @ b): torch.addmm / baddbmm and their tensor methods (GPT-2's Conv1D,
+    BLOOM's alibi attention scores)."""
+    prod_ = it.binop(ast.MatMult, a, b)
+    if not (is_int(alpha) or isinstance(alpha, float)) or not (is_int(beta) or isinstance(beta, float)):
+        it.warn("addmm/baddbmm with a beta or alpha not known when reading the source: taken as 1")
+        alpha = beta = 1
+    if alpha != 1:
+        prod_ = it.binop(ast.Mult, prod_, alpha)
+    if beta == 0:
+        return prod_
+    return it.binop(ast.Add, prod_, t if beta == 1 else it.binop(ast.Mult, t, beta))
+
+
+@handles("torch.addmm")
+@handles("torch.baddbmm")
+def _addmm(it, args, kwargs):
+    """`torch.addmm(bias, x, w)` = bias + x @ w; `torch.baddbmm(t, b1, b2)` the same batched."""
+    t = _arg(args, kwargs, 0, "input")
+    a = args[1] if len(args) > 1 else kwargs.get("mat1", kwargs.get("batch1"))
+    b = args[2] if len(args) > 2 else kwargs.get("mat2", kwargs.get("batch2"))
+    return add_product(it, t, a, b, kwargs.get("beta", 1), kwargs.get("alpha", 1))
+
+
 @handles("torch.utils.checkpoint.checkpoint")
 def _checkpoint(it, args, kwargs):
     f = args[0]

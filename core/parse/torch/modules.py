@@ -453,10 +453,27 @@ def module_builtin_attr(it, inst, name):
             return fn(lambda a, k: inst.modules.pop(a[0] if isinstance(a[0], str) else list(inst.modules)[a[0]]))
         if name == "__len__":
             return fn(lambda a, k: len(inst.modules))
+    if name in _NORM_BUFFERS and inst.op and inst.op.startswith(("BatchNorm", "SyncBatchNorm", "InstanceNorm")):
+        return _norm_buffer(inst, name)
     if inst.op:
         if name in ("weight", "bias"):
             return None
     raise InterpError(f"'{inst.cls.name}' object has no attribute '{name}'")
+
+
+_NORM_BUFFERS = ("running_mean", "running_var", "num_batches_tracked")
+
+
+def _norm_buffer(inst, name):
+    """A batch/instance norm's running statistics, as torch makes them (read by a subclass's own forward:
+    timm's BatchNormAct2d); None where the layer does not track them."""
+    if inst.attrs.get("track_running_stats") is not True:
+        return None
+    if name == "num_batches_tracked":
+        return TensorVal(None, [], "int64", values=[0])
+    c = inst.attrs.get("num_features")
+    return TensorVal(None, [c if is_int(c) else Unknown("num_features")], "float32",
+                     values=[0.0 if name == "running_mean" else 1.0] * c if is_int(c) and c <= 4096 else None)
 
 
 def _next_key(inst):

@@ -547,6 +547,12 @@ def tensor_compare(it, op, a, b):
 
 def tensor_getitem(it, t, idx):
     items = list(idx) if isinstance(idx, tuple) else [idx]
+    if items.count(Ellipsis) == 1 and t.shape is not None and any(isinstance(x, list) for x in items):
+        # x[..., [-2], :] (Falcon's fused qkv): the ellipsis written out, so the list index has its dim
+        k = items.index(Ellipsis)
+        n_real = sum(1 for x in items if x is not None and x is not Ellipsis)
+        items = items[:k] + [slice(None)] * max(len(t.shape) - n_real, 0) + items[k + 1:]
+        idx = tuple(items)
     if isinstance(idx, TensorVal) and idx.is_const and idx.dtype.startswith("int") and idx.shape is not None \
             and t.shape and not t.is_const and it.graph is not None:
         return _gather_rows(it, t, idx)
@@ -556,6 +562,10 @@ def tensor_getitem(it, t, idx):
         return _index_with_list(it, t, items, lists[0])
     if len(items) == 2 and _one_per_row(t, items[0], items[1]) and it.graph is not None and not t.is_const:
         return _pick_per_row(it, t, items[1])
+    if len(items) == 2 and items[0] == slice(None) and isinstance(items[1], TensorVal) and items[1].is_const \
+            and items[1].dtype.startswith("int") and items[1].shape is not None and t.shape is not None \
+            and len(t.shape) == 2 and not t.is_const and it.graph is not None:
+        return _gather_columns(it, t, items[1])
     if any(isinstance(x, (TensorVal, list)) for x in items):
         return passthrough(it, "indexing with a tensor or list", t, keep_shape=False)
     if any(isinstance(x, Unknown) for x in items):
@@ -666,6 +676,24 @@ def _gather_rows(it, t, idx):
     y = tensor_binop(it, ast.MatMult, onehot, flat)
     if len(idx.shape) != 1 or len(t.shape) > 2:
         y = reshape(it, y, list(idx.shape) + rest)
+    return y
+
+
+def _gather_columns(it, t, idx):
+    """t[:, idx] of a 2-D table by a constant integer index tensor (LeViT's and EfficientFormer's
+    relative position biases, `attention_biases[:, attention_bias_idxs]`): t times a one-hot matrix,
+    reshaped to [rows, *idx.shape], as `_gather_rows` does over dim 0."""
+    n = prod(idx.shape)
+    cols = t.shape[1]
+    if not (is_int(n) and is_int(cols)):
+        return passthrough(it, "indexing with a tensor", t, keep_shape=False)
+    it.warn("indexing by a constant index tensor is written as a one-hot MatMul; the index values are not "
+            "recorded")
+    onehot = TensorVal(None, [cols, n], "float32")
+    onehot.origin = "onehot"  # already explained above
+    y = tensor_binop(it, ast.MatMult, t, onehot)
+    if len(idx.shape) != 1:
+        y = reshape(it, y, [t.shape[0]] + list(idx.shape))
     return y
 
 
@@ -796,6 +824,11 @@ _INPLACE_GRAPH = {"add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_", 
 
 
 def tensor_method(it, t, name, args, kwargs):
+    if name in ("addmm", "baddbmm"):
+        from .dispatch import add_product
+        a = args[0] if args else kwargs.get("mat1", kwargs.get("batch1"))
+        b = args[1] if len(args) > 1 else kwargs.get("mat2", kwargs.get("batch2"))
+        return add_product(it, t, a, b, kwargs.get("beta", 1), kwargs.get("alpha", 1))
     if name in _INPLACE_GRAPH and not t.is_const and t.param is None and it.graph is not None:
         if name in ("fill_", "zero_", "copy_", "normal_", "uniform_", "bernoulli_"):
             it.warn(f"in-place .{name}() on a tensor in forward is not followed")
