@@ -389,6 +389,13 @@ def exact_div(a: Dim, b: Dim) -> Dim:
     return _size(_norm(out))
 
 
+def divides(a: Dim, b: Dim) -> bool:
+    """Whether b divides a for every size of their symbols (a / b is a polynomial with integer
+    coefficients: `B*T*64` by `B*T*8`); False when it may not (`B*T*64` by 5 needs B*T a multiple of 5)."""
+    q = exact_div(a, b)
+    return q is not None and all(c.denominator == 1 for _, c in _poly(q))
+
+
 def conv_out(size: Dim, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1) -> Dim:
     """torch's output length of a convolution or pooling window."""
     if size is None:
