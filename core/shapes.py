@@ -206,7 +206,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         ctx.warn("shape.unknown-dim",
                  f"{node.op} {node.id!r}: a result has more than {MAX_RANK} dims, or symbolic sizes too long to write; "
                  "the verifier does not follow it, so sizes after it are unknown")
-    if not bad and data is not None and promotes(node.op, data, mode):
+    if not bad and data is not None and promotes(row, data, mode):  # the row of the args' kernels
         outs = [TensorType(t.shape, "float32") if t.dtype == data else t for t in outs]
     if bad:
         _fail(inf, node, "connectivity.bad-arg",

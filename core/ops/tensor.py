@@ -430,6 +430,15 @@ def _slice_len_at_declared(size, start, end, step, declared):
     return None
 
 
+def _scale_infer(ctx: InferCtx):
+    # measured: an integer value keeps integer tensors integer (a bool one becomes int64), a float value
+    # promotes them to float32 (the dtype table's rows "Scale[integer value]" and "Scale")
+    x = ctx.x
+    if x.dtype == "bool" and type(ctx.args["value"]) is int:
+        return [TensorType(x.shape, "int64")]
+    return [x]
+
+
 def _expand_infer(ctx: InferCtx):
     x = ctx.x
     target = list(ctx.args["shape"])
@@ -517,7 +526,8 @@ OPS = [
            tb.custom("Slice"), accepts="any", rules=("shape.dim-range",)),
     OpSpec("Expand", "tensor", (Arg("shape", kind=TARGET),), _expand_infer, tb.custom("Expand"), accepts="any",
            rules=("shape.expand",)),
-    OpSpec("Scale", "tensor", (Arg("value", kind=NUM),), lambda ctx: [ctx.x], tb.custom("Scale"), accepts="any"),
+    OpSpec("Scale", "tensor", (Arg("value", kind=NUM),), _scale_infer, tb.custom("Scale"), accepts="any",
+           dtype_key=lambda a: "Scale[integer value]" if type(a["value"]) is int else "Scale"),
     OpSpec("Constant", "tensor", (Arg("shape", kind=ListOf(Optional(SIZE))), Arg("value", 0.0, OneOf(NUM, BOOL)),
                                   Arg("dtype", None, Optional(Enum(*sorted(FLOAT_DTYPES | INT_DTYPES | {"bool"}))))),
            _source_infer(lambda a: a["dtype"] if a.get("dtype") else
