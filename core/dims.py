@@ -586,6 +586,21 @@ def _candidates(cond: Condition) -> list[int]:
     return sorted(out)
 
 
+def always(cond: Condition) -> bool:
+    """Whether every size (>= 1) of its symbols satisfies the condition: `1 <= T`, `2 <= 2*T`, or a
+    multiple by construction (`B*T*64` of `B*T*8`). Such a condition says nothing about the design.
+    Only these provable forms; False when it cannot tell."""
+    if cond.kind == "multiple":
+        return divides(cond.lhs, cond.rhs)
+    if cond.kind != "le":
+        return False
+    rest = _poly(sub(cond.rhs, cond.lhs)) if is_sym(cond.rhs) or is_sym(cond.lhs) else None
+    if rest is None or any(not atom.isidentifier() for mono, _ in rest for atom in mono):
+        return False
+    # a polynomial with non-negative coefficients grows with each symbol: least where all are 1
+    return all(c >= 0 for mono, c in rest if mono) and sum(c for _, c in rest) >= 0
+
+
 def satisfiable(cond: Condition, fixed: dict | None = None) -> bool:
     """Whether some positive sizes of its free symbols satisfy the condition (searched over the sizes
     that could: 1..64 and the constants it names, their multiples and fractions)."""
