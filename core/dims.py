@@ -389,6 +389,13 @@ def exact_div(a: Dim, b: Dim) -> Dim:
     return _size(_norm(out))
 
 
+def divides(a: Dim, b: Dim) -> bool:
+    """Whether b divides a for every size of their symbols (a / b is a polynomial with integer
+    coefficients: `B*T*64` by `B*T*8`); False when it may not (`B*T*64` by 5 needs B*T a multiple of 5)."""
+    q = exact_div(a, b)
+    return q is not None and all(c.denominator == 1 for _, c in _poly(q))
+
+
 def conv_out(size: Dim, kernel: int, stride: int = 1, padding: int = 0, dilation: int = 1) -> Dim:
     """torch's output length of a convolution or pooling window."""
     if size is None:
@@ -577,6 +584,21 @@ def _candidates(cond: Condition) -> list[int]:
                 if 1 <= v <= 10 ** 9:
                     out.add(v)
     return sorted(out)
+
+
+def always(cond: Condition) -> bool:
+    """Whether every size (>= 1) of its symbols satisfies the condition: `1 <= T`, `2 <= 2*T`, or a
+    multiple by construction (`B*T*64` of `B*T*8`). Such a condition says nothing about the design.
+    Only these provable forms; False when it cannot tell."""
+    if cond.kind == "multiple":
+        return divides(cond.lhs, cond.rhs)
+    if cond.kind != "le":
+        return False
+    rest = _poly(sub(cond.rhs, cond.lhs)) if is_sym(cond.rhs) or is_sym(cond.lhs) else None
+    if rest is None or any(not atom.isidentifier() for mono, _ in rest for atom in mono):
+        return False
+    # a polynomial with non-negative coefficients grows with each symbol: least where all are 1
+    return all(c >= 0 for mono, c in rest if mono) and sum(c for _, c in rest) >= 0
 
 
 def satisfiable(cond: Condition, fixed: dict | None = None) -> bool:

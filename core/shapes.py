@@ -128,13 +128,15 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         own_args = other.args
     args, missing, unknown = spec.resolve_args(own_args)
     args = inf.args[node.id] = _guarded(args)
+    names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5
+                                                             else "")
     if missing:
+        # a misspelt name is both: say the one it gave beside the one it lacks (in_dim for in_features)
         _fail(inf, node, "connectivity.missing-arg",
-              f"{node.op} {node.id!r} is missing required argument(s) {', '.join(missing)}")
+              f"{node.op} {node.id!r} is missing required argument(s) {', '.join(missing)}" +
+              (f"; it has argument(s) {names} that torch.nn.{node.op} does not take" if unknown else ""))
         return
     if unknown:
-        names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5
-                                                                 else "")
         _fail(inf, node, "connectivity.bad-arg",
               f"{node.op} {node.id!r} has argument(s) {names} that torch.nn.{node.op} does not take")
         return
@@ -206,7 +208,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         ctx.warn("shape.unknown-dim",
                  f"{node.op} {node.id!r}: a result has more than {MAX_RANK} dims, or symbolic sizes too long to write; "
                  "the verifier does not follow it, so sizes after it are unknown")
-    if not bad and data is not None and promotes(node.op, data, mode):
+    if not bad and data is not None and promotes(row, data, mode):  # the row of the args' kernels
         outs = [TensorType(t.shape, "float32") if t.dtype == data else t for t in outs]
     if bad:
         _fail(inf, node, "connectivity.bad-arg",

@@ -88,13 +88,27 @@ def sizes_for(design: Design) -> dict:
     return symbol_env(design, batch=batch if type(batch) is int and 0 < batch <= STUDY_MAX_BATCH else BATCH)
 
 
-def run_sizes(design: Design) -> dict:
-    """The sizes a differential run uses: the design's declared train.batch_size and seq_len where it
-    declares them (the verifier judges the design at those), else batch 2 and 8."""
+def run_batch(design: Design, batch: int | None = None) -> int:
+    """The batch a run of the design uses: `batch` when the caller chose one, else the declared
+    train.batch_size (the verifier judges the design at it), else 2."""
+    if batch is not None:
+        return batch
+    declared = (design.train or {}).get("batch_size")
+    return declared if type(declared) is int and declared > 0 else BATCH
+
+
+def run_sizes(design: Design, batch: int | None = None) -> dict:
+    """The sizes a differential run (and the forward check) uses: the design's declared
+    train.batch_size and seq_len where it declares them (the verifier judges the design at those),
+    else batch 2 and 8; `batch` overrides the batch."""
     from ..build import symbol_env
 
-    batch = (design.train or {}).get("batch_size")
-    return symbol_env(design, batch=batch if type(batch) is int and batch > 0 else BATCH)
+    return symbol_env(design, batch=run_batch(design, batch))
+
+
+def run_mode(design: Design) -> str:
+    """The mode the design declares (train.mode): "train", the default, or "eval"."""
+    return (design.train or {}).get("mode", "train")
 
 
 def _failure(exc, stage: str) -> dict:
@@ -122,7 +136,7 @@ def observe_eager(graph: dict, device: str = "cpu") -> dict:
         sizes = run_sizes(design)
         model = build_module(design, device, sizes=sizes)
         stage = "forward"
-        mode = (design.train or {}).get("mode", "train")
+        mode = run_mode(design)
         model.train(mode != "eval")
         inputs = example_inputs(design, batch=sizes.get("B", BATCH), device=device, env=sizes)
         with torch.set_grad_enabled(mode != "eval"):

@@ -106,6 +106,12 @@ def _mha_infer(ctx: InferCtx):
     ok = all(ctx.need_rank(t, (2, 3), "query/key/value") for t in (q, k, v))
     if not ok:
         return [UNKNOWN, UNKNOWN]
+    # measured: torch takes a batched query with batched key and value only (and unbatched with unbatched)
+    if not ctx.require(len(q.shape) == len(k.shape) == len(v.shape), "shape.rank",
+                       lambda: f"MultiheadAttention {ctx.node.id!r}: query, key and value are "
+                               f"{len(q.shape)}-D, {len(k.shape)}-D and {len(v.shape)}-D; torch wants them all "
+                               "batched (3-D) or all unbatched (2-D)"):
+        return [UNKNOWN, UNKNOWN]
     kd = a["kdim"] if a["kdim"] is not None else e
     vd = a["vdim"] if a["vdim"] is not None else e
     for t, want, name in ((q, e, "query"), (k, kd, "key"), (v, vd, "value")):
@@ -115,7 +121,17 @@ def _mha_infer(ctx: InferCtx):
                     f"project the {name} to {want} first")
     bf = a["batch_first"]
     n, lq = _seq_dims(q.shape, bf)
-    _, ls = _seq_dims(k.shape, bf)
+    nk, ls = _seq_dims(k.shape, bf)
+    nv, lv = _seq_dims(v.shape, bf)
+    # measured: key and value must have one length and one batch ('key shape ... does not match value
+    # shape'), and the query the keys' batch (the per-head view fails otherwise); nothing broadcasts
+    layout = "(N, L, E)" if bf else "(L, N, E)"
+    for u, w, what in ((ls, lv, "key length and value length"), (nk, nv, "key batch and value batch"),
+                       (n, nk, "query batch and key batch")):
+        if not ctx.require_equal(u, w, "shape.broadcast",
+                                 lambda u=u, w=w, what=what: f"MultiheadAttention {ctx.node.id!r}: {what} differ "
+                                 f"({D.fmt(u)} vs {D.fmt(w)}; batch_first={bf}, so the inputs are {layout})"):
+            return [UNKNOWN, UNKNOWN]
     batched = len(q.shape) == 3
     for i, m in enumerate(ctx.inputs[3:5]):
         _check_mask(ctx, m, lq, ls, n if batched else None, h, ("attn_mask", "key_padding_mask")[i], padding=i == 1)
@@ -425,7 +441,7 @@ OPS = [
             Arg("add_bias_kv", False, BOOL), Arg("add_zero_attn", False, BOOL), Arg("kdim", None, Optional(NAT)),
             Arg("vdim", None, Optional(NAT)), Arg("batch_first", False, BOOL), _CAUSAL),
            _mha_infer, tb.custom("MultiheadAttention"), arity=(1, 5), param_shapes=_mha_shapes, flops=_mha_flops,
-           rules=ATTN_RULES + MASK_RULES),
+           rules=ATTN_RULES + MASK_RULES + ("shape.broadcast",)),
     OpSpec("TransformerEncoderLayer", "attention", _ENC_LAYER_ARGS + (_CAUSAL,),
            _layer_infer(1, "TransformerEncoderLayer"), tb.custom("TransformerEncoderLayer"), arity=(1, 3),
            param_shapes=_layer_shapes, flops=_enc_flops, rules=ATTN_RULES + MASK_RULES),

@@ -274,6 +274,8 @@ class InferCtx:
         return self.on_condition(c, rule, message)
 
     def on_condition(self, c, rule: str, message) -> bool:
+        if D.always(c):  # every size satisfies it (index -1 of a size T: 1 <= T): no finding
+            return True
         label = f"{self.node.op} {self.node.id!r}"
         declared = D.holds(c, self.declared) if self.declared else None
         if declared is False:

@@ -9,7 +9,7 @@ from . import torch_build as tb
 from .base import BOOL, NAT, POS, UNKNOWN, Arg, Enum, InferCtx, Ints, ListOf, OneOf, OpSpec, TensorType, pair
 
 CONV_RULES = ("connectivity.bad-arg", "shape.conv-channels", "shape.conv-groups", "shape.kernel-too-large",
-              "shape.spatial-collapse", "shape.rank", "dtype.int-into-float")
+              "shape.spatial-collapse", "shape.rank", "dtype.int-into-float", "shape.pad-size")
 
 
 PADDING_MODES = Enum("zeros", "reflect", "replicate", "circular")
@@ -54,6 +54,22 @@ def _check_common(ctx: InferCtx, n: int, op: str):
     return x.shape
 
 
+def _mode_pad_fits(ctx: InferCtx, op: str, mode: str, sides: tuple, size, i: int) -> bool:
+    """A padding_mode other than zeros pads through F.pad, which refuses reflection padding not smaller
+    than the size and circular padding that wraps more than once (measured, 'same' split as torch does:
+    the smaller half on the left). False when it blocked."""
+    most = max(sides)
+    if mode not in ("reflect", "circular") or most == 0:
+        return True
+    limit = most + 1 if mode == "reflect" else most
+    return ctx.require_equal(limit, size, "shape.pad-size",
+                             lambda: f"{op} {ctx.node.id!r}: padding_mode={mode!r} pads {most} at spatial dim {i} "
+                                     f"of size {D.fmt(size)}; " + ("reflection padding must be smaller than the size"
+                                                                   if mode == "reflect" else
+                                                                   "circular padding may wrap at most once"),
+                             kind="le")
+
+
 def _conv_infer(n: int):
     def infer(ctx: InferCtx):
         op = ctx.node.op
@@ -72,10 +88,15 @@ def _conv_infer(n: int):
         for i in range(n):
             size = spatial[i]
             if pad == "same":
+                total = d[i] * (k[i] - 1)
+                if not _mode_pad_fits(ctx, op, a["padding_mode"], (total // 2, total - total // 2), size, i):
+                    return [UNKNOWN]
                 out.append(size)
                 continue
             p = 0 if pad == "valid" else pair(pad, n)[i]
             span = d[i] * (k[i] - 1) + 1
+            if not _mode_pad_fits(ctx, op, a["padding_mode"], (p, p), size, i):
+                return [UNKNOWN]
             if D.is_const(size) and size + 2 * p < span:
                 ctx.require(False, "shape.kernel-too-large",
                             f"{op} {ctx.node.id!r}: kernel {k[i]} (dilation {d[i]}) spans {span} but the padded "

@@ -249,6 +249,7 @@ SUPPORT = {
     'Roll': '................',
     'SELU': '........XXXXXXXX',
     'Scale': '........ffffffff',
+    'Scale[integer value]': '................',
     'Select': '................',
     'SiLU': '........XXXXXXXX',
     'Sigmoid': '........ffffffff',

@@ -162,6 +162,7 @@ VARIANTS = {
     "Hardtanh[limits in 0..255]": ("Hardtanh", [((2, 3, 4), F)], {"min_val": -0.5, "max_val": 2.0}),
     "Interpolate[nearest]": ("Interpolate", [((1, 2, 5), F)], {"scale_factor": 2, "mode": "nearest"}),
     "Interpolate[bilinear]": ("Interpolate", [((1, 2, 5, 5), F)], {"scale_factor": 2, "mode": "bilinear"}),
+    "Scale[integer value]": ("Scale", [((2, 3), F)], {"value": 2}),
 }
 for _name in ("ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid",
               "Hardtanh", "Softplus", "Tanh", "Sigmoid", "Dropout", "Dropout1d", "Identity", "CELU", "Hardshrink",

@@ -215,6 +215,11 @@ def _reshape_infer(ctx: InferCtx):
             return ctx.fail("shape.reshape-product",
                             f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} has {total} elements, "
                             f"which is not a multiple of {known} for target {target}")
+        if not (D.is_const(total) and D.is_const(known)) and not D.divides(total, known) and \
+                not ctx.require_equal(total, known, "shape.reshape-product",
+                                      f"Reshape {ctx.node.id!r}: the -1 in {target} needs {D.fmt_shape(x.shape)}'s "
+                                      f"{D.fmt(total)} elements to be a multiple of {D.fmt(known)}", kind="multiple"):
+            return [UNKNOWN]
         fill = D.exact_div(total, known)
         target = [fill if t == -1 else t for t in target]
     elif not ctx.require_equal(total, known, "shape.reshape-product",
@@ -394,15 +399,44 @@ def _slice_infer(ctx: InferCtx):
         n = len(range(*slice(start, end, step).indices(size)))
     elif start in (None, 0) and end is None and step == 1:
         n = size
+    elif (n := _slice_len_at_declared(size, start, end, step, ctx.declared)) is not None:
+        pass
     elif start is not None and start < 0 and end is None and step == 1:
         n = -start
-    elif (start in (None, 0)) and isinstance(end, int) and end >= 0 and step == 1:
-        n = None  # min(end, size): unknown without the size
-    else:
-        n = None
     s = list(x.shape)
     s[d] = n
     return [TensorType(tuple(s), x.dtype)]
+
+
+def _slice_len_at_declared(size, start, end, step, declared):
+    """The length of a constant slice of a symbolic size, as a size the next ops can compare (a Stack of
+    T[0:3] and T[3:8]): torch clamps the bounds, so the length is a piecewise function of the size; at
+    the design's declared size it is known, and it is kept in the form that holds on the piece around
+    that size (a constant when the slice ends inside it, ceil((size - start) / step) when it runs past
+    the end). Unknown (None) without a declared size or when neither form holds."""
+    at = D.substitute(size, declared) if declared else None
+    if not D.is_const(at) or at < 0:
+        return None
+    width = 2 * abs(step)
+    for near in ([at + j for j in range(width + 1)], [v for v in range(at - width, at + 1) if v >= 0]):
+        lengths = [len(range(*slice(start, end, step).indices(v))) for v in near]
+        if len(set(lengths)) == 1:
+            return lengths[0]
+        if all(n == v - (at - lengths[-1 if near[-1] == at else 0]) for n, v in zip(lengths, near)):  # T[1:-1]
+            return D.sub(size, at - lengths[-1 if near[-1] == at else 0])
+        less = slice(start, end, step).indices(at)[0]
+        if step > 0 and 0 <= less < at and all(n == -(-(v - less) // step) for n, v in zip(lengths, near)):
+            return D.sub(size, less) if step == 1 else D.floordiv(D.add(size, step - 1 - less), step)
+    return None
+
+
+def _scale_infer(ctx: InferCtx):
+    # measured: an integer value keeps integer tensors integer (a bool one becomes int64), a float value
+    # promotes them to float32 (the dtype table's rows "Scale[integer value]" and "Scale")
+    x = ctx.x
+    if x.dtype == "bool" and type(ctx.args["value"]) is int:
+        return [TensorType(x.shape, "int64")]
+    return [x]
 
 
 def _expand_infer(ctx: InferCtx):
@@ -492,7 +526,8 @@ OPS = [
            tb.custom("Slice"), accepts="any", rules=("shape.dim-range",)),
     OpSpec("Expand", "tensor", (Arg("shape", kind=TARGET),), _expand_infer, tb.custom("Expand"), accepts="any",
            rules=("shape.expand",)),
-    OpSpec("Scale", "tensor", (Arg("value", kind=NUM),), lambda ctx: [ctx.x], tb.custom("Scale"), accepts="any"),
+    OpSpec("Scale", "tensor", (Arg("value", kind=NUM),), _scale_infer, tb.custom("Scale"), accepts="any",
+           dtype_key=lambda a: "Scale[integer value]" if type(a["value"]) is int else "Scale"),
     OpSpec("Constant", "tensor", (Arg("shape", kind=ListOf(Optional(SIZE))), Arg("value", 0.0, OneOf(NUM, BOOL)),
                                   Arg("dtype", None, Optional(Enum(*sorted(FLOAT_DTYPES | INT_DTYPES | {"bool"}))))),
            _source_infer(lambda a: a["dtype"] if a.get("dtype") else

@@ -1,7 +1,8 @@
 """The work of each run kind, run inside the child (torch is imported).
 
 - ``forward``: build the design with `core.build.build_module`, make inputs
-  with `core.build.example_inputs`, run one forward pass without gradients.
+  with `core.build.example_inputs`, run one forward pass at the design's declared
+  sizes and in its declared mode (training, with autograd, unless train.mode is eval).
 - ``train``: a short training on a synthetic task. A second copy of the
   design, built with another seed, is a fixed random *teacher*; the student
   (the design under test) learns to reproduce the teacher's outputs on a few
@@ -78,14 +79,14 @@ def _tensors(out, torch) -> list:
     return []
 
 
-def _inputs(example_inputs, design, batch, device, seed):
+def _inputs(example_inputs, design, batch, device, seed, env=None):
     """`example_inputs`, seeded when the builder takes a seed."""
     try:
-        return example_inputs(design, batch=batch, device=str(device), seed=seed)
+        return example_inputs(design, batch=batch, device=str(device), seed=seed, env=env)
     except TypeError as exc:
         if "seed" not in str(exc):
             raise
-        return example_inputs(design, batch=batch, device=str(device))
+        return example_inputs(design, batch=batch, device=str(device), env=env)
 
 
 def _param_count(model) -> int:
@@ -108,12 +109,12 @@ def _peak_memory_mb(device, torch) -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
-def _build(spec, device, torch, emit, seed: int, label: str = "design"):
+def _build(spec, device, torch, emit, seed: int, label: str = "design", sizes: dict | None = None):
     build_module, _ = _load_builder()
     design = _design(spec)
     emit.progress("build", f"building the {label}")
     torch.manual_seed(seed)
-    model = build_module(design, device=str(device))
+    model = build_module(design, device=str(device), sizes=sizes)
     return design, model
 
 
@@ -121,12 +122,22 @@ def _build(spec, device, torch, emit, seed: int, label: str = "design"):
 
 
 def forward(spec, device, torch, emit) -> dict:
+    """One forward pass at the sizes and in the mode the design declares (train.batch_size unless the
+    spec chose a batch, train.seq_len, train.mode: training by default, with autograd), as the verifier
+    judges it and the differential runs observe it (core.ground.child): batch statistics over one
+    value or dropout on integer ids fail there, and only there."""
+    from ..ground.child import run_batch, run_mode, run_sizes  # noqa: PLC0415
+
     _, example_inputs = _load_builder()
-    design, model = _build(spec, device, torch, emit, spec.seed)
-    model.eval()
-    inputs = _as_args(_inputs(example_inputs, design, spec.batch_size, device, spec.seed))
-    emit.progress("forward", f"forward pass, batch {spec.batch_size}", step=0, total=1)
-    with torch.no_grad():
+    design = _design(spec)
+    batch, sizes, training = run_batch(design, spec.batch_size), run_sizes(design, spec.batch_size), \
+        run_mode(design) != "eval"
+    design, model = _build(spec, device, torch, emit, spec.seed, sizes=sizes)
+    model.train(training)
+    inputs = _as_args(_inputs(example_inputs, design, batch, device, spec.seed, env=sizes))
+    emit.progress("forward", f"forward pass, batch {batch}, {'training' if training else 'eval'} mode", step=0,
+                  total=1)
+    with torch.set_grad_enabled(training):
         _sync(device, torch)
         t = time.perf_counter()
         out = model(*inputs)
@@ -136,7 +147,8 @@ def forward(spec, device, torch, emit) -> dict:
     shapes = [list(o.shape) for o in _tensors(out, torch)]
     return {
         "params": _param_count(model),
-        "batch_size": spec.batch_size,
+        "batch_size": batch,
+        "mode": "train" if training else "eval",
         "output_shapes": shapes,
         "forward_ms": round(ms, 3),
         "peak_memory_mb": _peak_memory_mb(device, torch),
@@ -225,7 +237,7 @@ def train(spec, device, torch, emit) -> dict:
     teacher.eval()
     torch.manual_seed(spec.seed + 2)
     n = min(N_BATCHES, steps)
-    batches = [_as_args(_inputs(example_inputs, design, spec.batch_size, device, spec.seed + 2 + i))
+    batches = [_as_args(_inputs(example_inputs, design, spec.batch, device, spec.seed + 2 + i))
                for i in range(n)]
     with torch.no_grad():
         teacher_outs = [_first_float(teacher(*b), torch).detach() for b in batches]
@@ -265,7 +277,7 @@ def train(spec, device, torch, emit) -> dict:
         "steps": steps,
         "loss": loss_name,
         "lr": lr,
-        "batch_size": spec.batch_size,
+        "batch_size": spec.batch,
         "loss_first": first,
         "loss_last": value,
         "loss_min": lowest,
@@ -284,7 +296,7 @@ def aiq(spec, device, torch, emit) -> dict:
         from ..aiq.execute import run_candidate  # noqa: PLC0415
     except ImportError as exc:
         raise ImportError(f"ArchitectureIQ runs need core.aiq.execute.run_candidate: {exc}") from None
-    offered = {"device": device, "emit": emit, "seed": spec.seed, "batch_size": spec.batch_size,
+    offered = {"device": device, "emit": emit, "seed": spec.seed, "batch_size": spec.batch,
                "steps": spec.steps}
     try:
         sig = inspect.signature(run_candidate)

@@ -29,6 +29,7 @@ EVENT_PREFIX = "@@archcurator-event "
 
 DEFAULT_TIME_LIMIT_S = 300.0
 DEFAULT_TRAIN_STEPS = 50
+DEFAULT_BATCH = 2
 #: Lines of the child's log kept in `RunResult.log_tail`.
 LOG_TAIL_LINES = 40
 
@@ -61,7 +62,7 @@ class RunSpec:
     kind: str = "forward"
     design: dict | None = None
     payload: dict | None = None
-    batch_size: int = 2
+    batch_size: int | None = None  # None: forward at the design's declared batch, others at 2
     device: str = "auto"
     steps: int | None = None
     time_limit_s: float | None = DEFAULT_TIME_LIMIT_S
@@ -81,7 +82,7 @@ class RunSpec:
             raise SpecError(f"a {self.kind} run needs a design (an archgraph/1 dict)")
         if self.kind == "aiq" and not isinstance(self.payload, dict):
             raise SpecError("an aiq run needs a payload (a dict)")
-        if not isinstance(self.batch_size, int) or self.batch_size < 1:
+        if self.batch_size is not None and (not isinstance(self.batch_size, int) or self.batch_size < 1):
             raise SpecError(f"batch size must be a positive integer, got {self.batch_size!r}")
         if self.steps is not None and (not isinstance(self.steps, int) or self.steps < 1):
             raise SpecError(f"steps must be a positive integer, got {self.steps!r}")
@@ -89,6 +90,11 @@ class RunSpec:
             raise SpecError(f"time limit must be positive, got {self.time_limit_s!r}")
         if self.memory_limit_mb is not None and not self.memory_limit_mb > 0:
             raise SpecError(f"memory limit must be positive, got {self.memory_limit_mb!r}")
+
+    @property
+    def batch(self) -> int:
+        """The batch of a train or aiq run (a forward run takes the design's declared one when None)."""
+        return self.batch_size if self.batch_size is not None else DEFAULT_BATCH
 
     @property
     def train_steps(self) -> int:

@@ -33,7 +33,7 @@ def register(sub) -> None:
     p.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto",
                    help="auto (default): CUDA when available, else CPU")
     p.add_argument("--batch", type=positive_int, default=None,
-                   help="batch size (default 2 for forward, 16 for train)")
+                   help="batch size (default: for forward the design's train.batch_size, else 2; 16 for train)")
     p.add_argument("--steps", type=positive_int, default=None, help="training steps (default 50)")
     p.add_argument("--time-limit", type=positive_float, default=300.0, metavar="S",
                    help="wall-time limit of the child in seconds (default 300)")
@@ -90,7 +90,7 @@ def run(args) -> int:
         design, record_id = read_design(path)
     except ValueError as exc:
         return _fail_input(path, str(exc))
-    batch = args.batch or (16 if args.check == "train" else 2)
+    batch = args.batch or (16 if args.check == "train" else None)  # None: the design's declared batch
     design_id = args.design_id or record_id
     try:
         spec = RunSpec(kind=args.check, design=design, batch_size=batch, device=args.device,
