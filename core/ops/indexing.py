@@ -93,7 +93,14 @@ def _index(ctx: InferCtx):
     if x.shape is None:
         return [TensorType(None, x.dtype)]
     if not x.shape:
-        return ctx.fail("shape.rank", f"Index {ctx.node.id!r}: a 0-D tensor cannot be indexed")
+        # measured: torch indexes a 0-D tensor with a 0-D bool (or uint8) mask only, giving 1 or 0 elements
+        mask = ctx.inputs[1] if const is None else None
+        if mask is None or mask.dtype not in ("bool", "uint8") or mask.shape:
+            return ctx.fail("shape.rank", f"Index {ctx.node.id!r}: a 0-D tensor cannot be indexed, except by a "
+                                          "0-D bool mask")
+        if _dim(ctx, 0) is None or mask.shape is None:
+            return [TensorType(None, x.dtype)]
+        return [TensorType((None,), x.dtype)]
     d = _dim(ctx, len(x.shape))
     if d is None:
         return [UNKNOWN]
