@@ -193,8 +193,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
         if node.op == "Arange":
             inf.vocab[node.id] = args.get("end")
-        elif node.op in VALUE_VIEWS and node.inputs and node.inputs[0] in inf.vocab:
-            inf.vocab[node.id] = inf.vocab[node.inputs[0]]
+        elif node.inputs and node.inputs[0] in inf.vocab:
+            _follow_range(node, inf.vocab[node.inputs[0]], inf, mode)
     try:
         outs = spec.infer(ctx)
         bad = _bad_results(outs, in_types[0].shape if in_types else None)
@@ -257,6 +257,25 @@ PARAMETRIZATIONS = ("weight_norm", "spectral_norm")
 # ops whose results hold values of their first operand only: an id range passes through them
 VALUE_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "Flatten", "Unflatten", "Permute",
                "Transpose", "Identity", "Tile", "Roll", "Index", "Repeat", "Rearrange"}
+
+
+# ops that pass their first operand's values on unchanged in eval mode only
+EVAL_IDENTITIES = {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"}
+# ops whose every result holds values of their first operand
+VALUE_PIECES = {"Chunk", "Split"}
+
+
+def _follow_range(node, ids, inf: Inference, mode: str) -> None:
+    """The range of ids a node's results carry, from its first operand's (measured: ReLU keeps
+    non-negative ids, ReLU6 clips them at 6, dropout is the identity in eval mode)."""
+    if node.op in VALUE_VIEWS or node.op == "ReLU" or (mode == "eval" and node.op in EVAL_IDENTITIES):
+        inf.vocab[node.id] = ids
+    elif node.op == "ReLU6" and type(ids) is int:
+        inf.vocab[node.id] = min(ids, 7)
+    elif node.op in VALUE_PIECES:
+        inf.vocab[node.id] = ids
+        for k in range(inf.max_ref.get(node.id, 0) + 1):
+            inf.vocab[f"{node.id}:{k}"] = ids
 
 
 def weight_rows(op: str, args: dict):

@@ -64,6 +64,12 @@ def _one(op, args, *inputs, mode="train"):
     return _g(list(inputs), [(op, args, [f"x{i}" for i in range(len(inputs))])], mode)
 
 
+def _ids(graph, vocab_size):
+    """The graph with its first input declared as ids below vocab_size (the run draws the largest)."""
+    graph["inputs"][0]["vocab_size"] = vocab_size
+    return graph
+
+
 FOUND = {
     # a norm without weights takes float64 (its row of the dtype table is measured on such args)
     "layernorm-no-affine-f64": _one("LayerNorm", {"normalized_shape": 4, "elementwise_affine": False},
@@ -143,6 +149,14 @@ FOUND = {
     "einsum-contract-u8": _one("Einsum", {"equation": "ij,jk->ik"}, ([3, 4], "uint8"), ([4, 5], "uint8")),
     "einsum-third-contracted": _one("Einsum", {"equation": "i,j,j->"}, ([3], "float32"), ([4], "float32"),
                                     ([4], "int64")),
+    # whether a summed size is 1 decides what torch sums alone and what it contracts (one dtype there)
+    "einsum-size-1-sum-is-a-multiply": _one("Einsum", {"equation": "ij,j"}, ([3, 1], "float64"), ([1], "float32")),
+    "einsum-contracted-at-last-big-operand": _one("Einsum", {"equation": "ij,j,j"}, ([3, 2], "float64"),
+                                                  ([2], "float32"), ([1], "float64")),
+    "einsum-size-1-label-squeezed-not-summed": _g([([3, 1], "int32"), ([4], "int32"), ([4], "int64")],
+                                                  [("Einsum", {"equation": "ij,k->ik"}, ["x0", "x1"]),
+                                                   ("Einsum", {"equation": "ik,k->i"}, ["n0", "x2"])]),
+    "einsum-diagonal-of-1-and-t": _g([([1, "T"], "float64")], [("Einsum", {"equation": "jj->j"}, ["x0"])]),
     # dtypes torch gives: a sum of bools is int64, a distance of ints is float, a bool Constant is bool
     "sum-of-bools-into-einsum": _g([([4], "bool")], [("Sum", {}, ["x0"]), ("Einsum", {"equation": "i,,j->ij"},
                                                                               ["x0", "n0", "x0"])]),
@@ -214,6 +228,25 @@ FOUND = {
                                            ([3, 2, 6], "float32"), ([3, 5, 6], "float32"), ([4], "bool"), mode="eval"),
     "decoder-float-1d-mask": _one("TransformerDecoderLayer", {"d_model": 6, "nhead": 2, "batch_first": True},
                                   ([3, 2, 6], "float32"), ([3, 5, 6], "float32"), ([4], "float32"), mode="eval"),
+    # a table of 0 rows has no id to look up
+    "embedding-0-rows": _one("Embedding", {"num_embeddings": 0, "embedding_dim": 3}, ([2, 4], "int64")),
+    "bag-0-rows": _one("EmbeddingBag", {"num_embeddings": 0, "embedding_dim": 3}, ([2, 4], "int64")),
+    # id ranges follow ReLU (keeps), ReLU6 (clips at 6), eval-mode dropout (identity) and Chunk's pieces
+    "gather-ids-through-relu6-past": _ids(_g([([3, 1], "int64")], [("ReLU6", {}, ["x0"]), ("ReLU", {}, ["n0"]),
+                                                                    ("Gather", {"dim": 0}, ["n1", "n1"])]), 32),
+    "gather-ids-through-relu6-within": _ids(_g([([3, 1], "int64"), ([7, 1], "float32")],
+                                               [("ReLU6", {}, ["x0"]), ("Gather", {"dim": 0}, ["x1", "n0"])]), 32),
+    "bag-ids-through-eval-dropout": _ids(_g([([6, 6], "int32")], [("Dropout2d", {"p": 0.8}, ["x0"]),
+                                                                  ("EmbeddingBag", {"num_embeddings": 6,
+                                                                                    "embedding_dim": 6}, ["n0"])],
+                                            mode="eval"), 8),
+    "embedding-ids-in-a-chunk-past": _ids(_g([([4, 2], "int64")], [("Chunk", {"chunks": 2}, ["x0"]),
+                                                                   ("Embedding", {"num_embeddings": 5,
+                                                                                  "embedding_dim": 3}, ["n0:1"])]), 10),
+    "embedding-ids-in-a-chunk-within": _ids(_g([([4, 2], "int64")], [("Chunk", {"chunks": 2}, ["x0"]),
+                                                                     ("Embedding", {"num_embeddings": 10,
+                                                                                    "embedding_dim": 3}, ["n0:1"])]),
+                                            10),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }

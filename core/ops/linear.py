@@ -63,6 +63,13 @@ def _bilinear_params(a):
 ID_DTYPES = ("int64", "int32", "long", "int")
 
 
+def _no_rows(ctx: InferCtx, x, n, label: str) -> None:
+    """A table of 0 rows has no id to look up: torch fails on any id (measured), so on any input
+    with elements (empty tensors are a known limit: the verifier does not judge them)."""
+    if n == 0 and x.shape is not None and all(D.is_sym(d) or (D.is_const(d) and d > 0) for d in x.shape):
+        ctx.require(False, "shape.index-range", f"{label} has 0 rows (num_embeddings=0): every id is out of range")
+
+
 def _embedding_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     ctx.require(x.is_float or x.dtype in ID_DTYPES, "dtype.index-dtype",
@@ -73,6 +80,7 @@ def _embedding_infer(ctx: InferCtx):
     ctx.require(not x.is_float, "dtype.float-into-embedding",
                 lambda: f"Embedding {ctx.node.id!r} receives {x.dtype} values; it looks up integer ids — "
                 "feed token ids (int64) or use a Linear for dense features")
+    _no_rows(ctx, x, n, f"Embedding {ctx.node.id!r}")
     rows = ctx.value_ranges.get(0)
     if rows is not None and not (ctx.producers and ctx.producers[0] is None):
         # ids from an Arange (positions), or a design input's ids through views: up to the range - 1
@@ -96,6 +104,7 @@ def _bag_infer(ctx: InferCtx):
     n = a["num_embeddings"]
     ctx.require(pad is None or -n <= pad < n, "connectivity.bad-arg",
                 lambda: f"{label}: padding_idx={pad} must be within num_embeddings={n}")
+    _no_rows(ctx, x, n, label)
     rows = ctx.value_ranges.get(0)
     if rows is not None and not (ctx.producers and ctx.producers[0] is None):
         ctx.require_equal(rows, n, "shape.index-range",
