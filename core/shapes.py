@@ -193,6 +193,10 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
         if node.op == "Arange":
             inf.vocab[node.id] = args.get("end")
+        elif node.op in VALUE_JOINS and node.inputs and all(r in inf.vocab for r in node.inputs):
+            ranges = [inf.vocab[r] for r in node.inputs]
+            if all(type(r) is int for r in ranges):
+                inf.vocab[node.id] = max(ranges)
         elif node.inputs and node.inputs[0] in inf.vocab:
             _follow_range(node, inf.vocab[node.inputs[0]], inf, mode)
     try:
@@ -259,6 +263,8 @@ VALUE_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "
                "Transpose", "Identity", "Tile", "Roll", "Index", "Repeat", "Rearrange"}
 
 
+# ops whose result holds all the values of all their operands
+VALUE_JOINS = {"Concat", "Stack"}
 # ops that pass their first operand's values on unchanged in eval mode only
 EVAL_IDENTITIES = {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"}
 # ops whose every result holds values of their first operand
@@ -267,8 +273,8 @@ VALUE_PIECES = {"Chunk", "Split"}
 
 def _follow_range(node, ids, inf: Inference, mode: str) -> None:
     """The range of ids a node's results carry, from its first operand's (measured: ReLU keeps
-    non-negative ids, ReLU6 clips them at 6, dropout is the identity in eval mode)."""
-    if node.op in VALUE_VIEWS or node.op == "ReLU" or (mode == "eval" and node.op in EVAL_IDENTITIES):
+    non-negative ids, ReLU6 clips them at 6, dropout is the identity in eval mode, Amax keeps the largest)."""
+    if node.op in VALUE_VIEWS or node.op in ("ReLU", "Amax") or (mode == "eval" and node.op in EVAL_IDENTITIES):
         inf.vocab[node.id] = ids
     elif node.op == "ReLU6" and type(ids) is int:
         inf.vocab[node.id] = min(ids, 7)

@@ -53,8 +53,9 @@ def test_conditions_on_symbols():
 
 # Disagreements the held-out differential runs found, each a design small enough to read: torch is run
 # here, eagerly, and the verdict must block exactly when it fails.
-def _g(inputs, nodes, mode="train"):
-    return {"format": "archgraph/1", "name": "case", "train": {"mode": mode, "seq_len": 16},
+def _g(inputs, nodes, mode="train", seq_len=16):
+    train = {"mode": mode, "seq_len": seq_len} if seq_len else {"mode": mode}
+    return {"format": "archgraph/1", "name": "case", "train": train,
             "inputs": [{"id": f"x{i}", "shape": s, "dtype": d} for i, (s, d) in enumerate(inputs)],
             "nodes": [{"id": f"n{i}", "op": op, "args": args, "in": ins} for i, (op, args, ins) in enumerate(nodes)],
             "outputs": [f"n{len(nodes) - 1}"]}
@@ -247,9 +248,58 @@ FOUND = {
                                                                      ("Embedding", {"num_embeddings": 10,
                                                                                     "embedding_dim": 3}, ["n0:1"])]),
                                             10),
+    # an einops split of a symbolic size needs a multiple: a block when the declared size is not one
+    "rearrange-split-declared-t-indivisible": _g([([2, "T"], "float32")],
+                                                 [("Rearrange", {"pattern": "a0 (a1 p) -> p a0 a1", "p": 3}, ["x0"])]),
+    "rearrange-split-declared-t-divisible": _g([([2, "T"], "float32")],
+                                               [("Rearrange", {"pattern": "a0 (a1 p) -> p a0 a1", "p": 4}, ["x0"])]),
+    "glu-declared-t-even": _g([([2, "T"], "float32")], [("GLU", {}, ["x0"])]),
+    # a null size of a constant is one size: 12 * it = 18 has no solution
+    "reshape-null-size-impossible": _g([], [("Constant", {"shape": [12, None]}, []),
+                                            ("Reshape", {"shape": [6, 3]}, ["n0"])]),
+    # batch statistics (eval mode without running statistics too) need more than one value
+    "batchnorm-eval-batch-stats-one-value": _one("BatchNorm1d", {"num_features": 1, "track_running_stats": False},
+                                                 ([1, 1], "float32"), mode="eval"),
+    "batchnorm-eval-running-stats-one-value": _one("BatchNorm1d", {"num_features": 1}, ([1, 1], "float32"),
+                                                   mode="eval"),
+    "instancenorm-eval-one-spatial": _one("InstanceNorm1d", {"num_features": 3}, ([2, 3, 1], "float32"), mode="eval"),
+    "instancenorm-eval-running-stats-one-spatial": _one("InstanceNorm1d", {"num_features": 3,
+                                                                           "track_running_stats": True},
+                                                        ([2, 3, 1], "float32"), mode="eval"),
+    # id ranges through Amax (it keeps the largest) and Concat (all its operands' values)
+    "gather-ids-through-amax": _ids(_g([(["B", "T", 1, 3], "int64")], [("Amax", {"dim": 1}, ["x0"]),
+                                                                       ("Gather", {"dim": -1}, ["n0", "n0"])]), 8),
+    "gather-ids-through-concat": _ids(_g([([3], "int64")], [("Concat", {"dim": -1}, ["x0", "x0"]),
+                                                            ("Gather", {"dim": 0}, ["x0", "n0"])]), 4),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }
+
+
+# Crashes at the sizes the run picks (a null size of a Constant is built as 1, an undeclared symbol takes
+# the default size) that the verifier cannot decide: the verdict must state the condition they run under.
+CONDITIONAL = {
+    "glu-null-size": _g([], [("Constant", {"shape": [2, None]}, []), ("GLU", {}, ["n0"])]),
+    "layernorm-null-width": _g([], [("Constant", {"shape": [None]}, []),
+                                    ("LayerNorm", {"normalized_shape": [8]}, ["n0"])]),
+    "circular-pad-null-size": _g([], [("Constant", {"shape": [6, 2, None]}, []),
+                                      ("CircularPad1d", {"padding": 2}, ["n0"])]),
+    "reduce-split-undeclared-t": _g([([7, "T"], "float64")], [("Reduce", {"pattern": "a0 (a1 p) -> p a0 a1",
+                                                                          "reduction": "mean", "p": 3}, ["x0"])],
+                                    seq_len=None),
+    "einsum-diagonal-undeclared-t": _g([([1, "T"], "float64")], [("Einsum", {"equation": "jj->j"}, ["x0"])],
+                                       seq_len=None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONDITIONAL))
+def test_crashes_the_verifier_cannot_decide_state_their_condition(name):
+    graph = CONDITIONAL[name]
+    seen = observe_eager(graph)
+    report = verify_graph(Design.from_dict(graph))
+    assert seen["status"] != "ok", seen
+    conditions = [f.message for f in report.findings if f.rule == "shape.symbol-condition"]
+    assert report.verdict == "warn" and conditions, [(f.rule, f.message) for f in report.findings]
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))

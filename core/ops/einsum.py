@@ -400,7 +400,12 @@ def _left_lengths(left: list, shape: tuple, axes: dict, ctx: InferCtx | None):
                     raise PatternError(f"dim of size {size} is not divisible by {prod} ({'*'.join(members)})")
                 lengths[unknown[0]] = size // prod
             else:
-                lengths[unknown[0]] = D.exact_div(size, prod)
+                lengths[unknown[0]] = q = D.exact_div(size, prod)
+                if ctx is not None and size is not None and (q is None or "/" in str(q)):
+                    ctx.require_equal(size, prod, "shape.einops-pattern",
+                                      f"{ctx.node.op} {ctx.node.id!r}: dim of size {size} is split into "
+                                      f"{'*'.join(members)} with {'*'.join(m for m in members if m in axes)} = {prod}",
+                                      kind="multiple")
         elif D.is_const(size) and size != prod:
             raise PatternError(f"dim of size {size} does not match {'*'.join(members) or '1'} = {prod}")
         elif not D.is_const(size) and ctx is not None:

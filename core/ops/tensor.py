@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .. import dims as D
 from . import torch_build as tb
 from .base import (
@@ -436,9 +438,18 @@ def _source_infer(dtype_of):
         shape = ctx.args.get("shape")
         if shape is None:
             return [TensorType((ctx.args["end"],), "int64")]
-        return [TensorType(tuple(shape), dtype_of(ctx.args))]
+        return [TensorType(tuple(_null_size(ctx.node.id, i) if d is None else d for i, d in enumerate(shape)),
+                           dtype_of(ctx.args))]
 
     return infer
+
+
+def _null_size(node_id: str, i: int) -> str:
+    """A `null` size of a tensor made from nothing: nobody knows it, but it is one size, the same
+    wherever the tensor goes, so it is a symbol of its own ("c.size1"), and what the design needs of
+    it is stated as a condition ("runs only when c.size1 = 8") instead of going unchecked."""
+    name = re.sub(r"[^A-Za-z_0-9.]", "_", node_id)
+    return f"{name if re.match(r'[A-Za-z_]', name) else '_' + name}.size{i}"
 
 
 _upsample_infer = interpolate_infer
