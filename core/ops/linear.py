@@ -53,6 +53,14 @@ def _bilinear_infer(ctx: InferCtx):
                       lambda: f"Bilinear {ctx.node.id!r} expects in1_features={a['in1_features']}, got {x1.shape[-1]}")
     ctx.require_equal(x2.shape[-1], a["in2_features"], "shape.linear-width",
                       lambda: f"Bilinear {ctx.node.id!r} expects in2_features={a['in2_features']}, got {x2.shape[-1]}")
+    # measured: torch's bilinear wants the same rank and the same batch dims, without broadcasting
+    words = lambda: f"Bilinear {ctx.node.id!r}: its inputs {D.fmt_shape(x1.shape)} and {D.fmt_shape(x2.shape)} " \
+                    "must have the same dims before the last (torch's bilinear does not broadcast them)"  # noqa: E731
+    if len(x1.shape) != len(x2.shape):
+        return ctx.fail("shape.broadcast", words())
+    for u, v in zip(x1.shape[:-1], x2.shape[:-1]):
+        if not ctx.require_equal(u, v, "shape.broadcast", words):
+            break
     return [TensorType(x1.shape[:-1] + (a["out_features"],), x1.dtype)]
 
 
@@ -159,7 +167,7 @@ OPS = [
          Arg("bias", True, BOOL)),
         _bilinear_infer, tb.module("Bilinear"), arity=(2, 2),
         params=_bilinear_params,
-        rules=("shape.linear-width",),
+        rules=("shape.linear-width", "shape.broadcast"),
         doc="FLOPs 0: torch runs Bilinear through _trilinear, which FlopCounterMode does not count.",
     ),
     OpSpec(
