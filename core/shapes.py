@@ -273,11 +273,19 @@ VALUE_PIECES = {"Chunk", "Split"}
 
 def _follow_range(node, ids, inf: Inference, mode: str) -> None:
     """The range of ids a node's results carry, from its first operand's (measured: ReLU keeps
-    non-negative ids, ReLU6 clips them at 6, dropout is the identity in eval mode, Amax keeps the largest)."""
+    non-negative ids, ReLU6 clips them at 6, Threshold replaces those at or below it by its value, dropout
+    is the identity in eval mode, Amax keeps the largest)."""
     if node.op in VALUE_VIEWS or node.op in ("ReLU", "Amax") or (mode == "eval" and node.op in EVAL_IDENTITIES):
         inf.vocab[node.id] = ids
     elif node.op == "ReLU6" and type(ids) is int:
         inf.vocab[node.id] = min(ids, 7)
+    elif node.op == "Threshold":  # ids <= threshold become int(value)
+        t, v = node.args.get("threshold"), node.args.get("value")
+        if isinstance(t, (int, float)) and isinstance(v, (int, float)):
+            if t < 0:
+                inf.vocab[node.id] = ids
+            elif type(ids) is int and ids - 1 > t and int(v) >= 0:
+                inf.vocab[node.id] = max(ids, int(v) + 1)
     elif node.op in VALUE_PIECES:
         inf.vocab[node.id] = ids
         for k in range(inf.max_ref.get(node.id, 0) + 1):

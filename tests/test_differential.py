@@ -290,6 +290,9 @@ FOUND = {
                                   ([2, 3, 4], "float32"), ([3, 5], "float32")),
     "bilinear-3d-same-batch": _one("Bilinear", {"in1_features": 4, "in2_features": 5, "out_features": 2},
                                    ([2, 3, 4], "float32"), ([2, 3, 5], "float32")),
+    # Threshold below 0 keeps every id; above, ids at or below it become its value
+    "gather-ids-through-threshold": _ids(_g([([3], "int64")], [("Threshold", {"threshold": -0.5, "value": 0.3},
+                                                                ["x0"]), ("Gather", {"dim": 0}, ["x0", "n0"])]), 4),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }

@@ -31,13 +31,15 @@ def _index_dtype(ctx: InferCtx, t: TensorType, allow_bool: bool = False) -> bool
 
 
 def _values_below(ctx: InferCtx, operand: int, size) -> None:
-    """Ids read straight from a design input with a declared vocab_size run up to vocab_size - 1."""
+    """Ids from a design input with a declared vocab_size run up to vocab_size - 1, from an Arange up to
+    its end - 1, through the ops that keep them (core/shapes.py follows them)."""
     vocab = (ctx.value_ranges or {}).get(operand)
     if vocab is None or size is None:
         return
     ctx.require_equal(vocab, size, "shape.index-range",
                       lambda: f"{ctx.node.op} {ctx.node.id!r}: its index carries values up to {vocab} - 1 "
-                              f"(declared vocab_size) but the indexed dim has size {size}", kind="le")
+                              f"(a declared vocab_size or an Arange's end) but the indexed dim has size {size}",
+                      kind="le")
 
 
 def _gather(ctx: InferCtx):
