@@ -27,6 +27,8 @@ class Inference:
     declared: dict = field(default_factory=dict)  # symbol -> size the design declares (declared_sizes)
     max_ref: dict = field(default_factory=dict)  # node id -> the highest result index the design reads
     leaves: set = field(default_factory=set)  # Parameter nodes and views of them (autograd leaves)
+    grad: set = field(default_factory=set)  # node ids whose results need gradients (training mode)
+    split_views: set = field(default_factory=set)  # views of a multi-output view op's results that need gradients
     order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
 
     def type_of(self, ref: str) -> TensorType:
@@ -110,6 +112,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             # a repeated layer (same op, arguments and operand types) has the same results, count and FLOPs
             inf.args[node.id], inf.types[node.id], inf.params[node.id], inf.flops[node.id] = hit
             inf.ok.add(node.id)
+            _track_grad(node, inf, train)
             return
         _infer_node(node, nodes, inf, train)
         if key is not None and node.id in inf.ok and node.id in inf.flops and not _has_violation(inf, node.id):
@@ -189,6 +192,13 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
               f"{node.op} {node.id!r} works in place (inplace=true) on {node.inputs[0]!r}, a learned Parameter (or a "
               "view of one); in training torch refuses to overwrite a leaf that requires grad — set inplace=false")
         return
+    if inf.split_views and args.get("inplace") and node.inputs and mode != "eval" and \
+            parse_ref(node.inputs[0])[0] in inf.split_views:
+        _fail(inf, node, "connectivity.inplace-leaf",
+              f"{node.op} {node.id!r} works in place (inplace=true) on {node.inputs[0]!r}, a view of one result of a "
+              "Chunk or Split of values that need gradients; in training torch refuses to modify such a view in "
+              "place — set inplace=false")
+        return
     if inf.vocab:
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
         if node.op == "Arange":
@@ -255,6 +265,30 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         except Exception:  # noqa: BLE001 - an uncountable node is left out of the quote, and said so
             flops = None
         inf.flops[node.id] = flops if flops is None or isinstance(flops, (int, str)) else None
+    _track_grad(node, inf, train)
+
+
+# multi-output ops whose results are views; ops whose result is a view of their first operand (measured:
+# an in-place op on such a view of a Chunk/Split result that needs gradients raises in training mode;
+# Reshape and Flatten copy or not by strides, so they are left out)
+SPLIT_VIEWS = {"Chunk", "Split"}
+VIEW_KEEPERS = {"Slice", "Select", "Unsqueeze", "Squeeze", "Permute", "Transpose", "Expand", "Identity", "Unflatten"}
+
+
+def _track_grad(node: Node, inf: Inference, train) -> None:
+    """Which results need gradients in training mode (they depend on a learned weight), and which are views
+    of a Chunk/Split result that does."""
+    if (train.get("mode", "train") if type(train) is dict else "train") == "eval":
+        return
+    results = inf.types.get(node.id) or ()
+    if not any(t.is_float for t in results):
+        return
+    if inf.params.get(node.id) or node.shares is not None or node.op == "Parameter" or \
+            any(parse_ref(r)[0] in inf.grad for r in node.inputs):
+        inf.grad.add(node.id)
+        if node.op in SPLIT_VIEWS or (node.op in VIEW_KEEPERS and node.inputs and
+                                      parse_ref(node.inputs[0])[0] in inf.split_views):
+            inf.split_views.add(node.id)
 
 
 PARAMETRIZATIONS = ("weight_norm", "spectral_norm")

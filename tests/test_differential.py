@@ -293,6 +293,17 @@ FOUND = {
     # Threshold below 0 keeps every id; above, ids at or below it become its value
     "gather-ids-through-threshold": _ids(_g([([3], "int64")], [("Threshold", {"threshold": -0.5, "value": 0.3},
                                                                 ["x0"]), ("Gather", {"dim": 0}, ["x0", "n0"])]), 4),
+    # training mode: an in-place op on (a view of) a Chunk/Split result that needs gradients
+    "inplace-on-chunk-of-linear-train": _g([([2, 4], "float32")],
+                                           [("Linear", {"in_features": 4, "out_features": 4}, ["x0"]),
+                                            ("Chunk", {"chunks": 2}, ["n0"]), ("Unsqueeze", {"dim": 0}, ["n1:1"]),
+                                            ("ReLU", {"inplace": True}, ["n2"])]),
+    "inplace-on-chunk-of-linear-eval": _g([([2, 4], "float32")],
+                                          [("Linear", {"in_features": 4, "out_features": 4}, ["x0"]),
+                                           ("Chunk", {"chunks": 2}, ["n0"]), ("ReLU", {"inplace": True}, ["n1:1"])],
+                                          mode="eval"),
+    "inplace-on-chunk-of-input-train": _g([([2, 4], "float32")], [("Split", {"split_size_or_sections": 2, "dim": 1},
+                                                                   ["x0"]), ("ReLU", {"inplace": True}, ["n0:1"])]),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }
