@@ -304,6 +304,11 @@ FOUND = {
                                           mode="eval"),
     "inplace-on-chunk-of-input-train": _g([([2, 4], "float32")], [("Split", {"split_size_or_sections": 2, "dim": 1},
                                                                    ["x0"]), ("ReLU", {"inplace": True}, ["n0:1"])]),
+    # a Reshape's -1 over a symbolic count: the known part must divide it
+    "reshape-fill-never-divides": _g([(["B", 12, 5], "float32")], [("Reshape", {"shape": [-1, 7, "B"]}, ["x0"])],
+                                     mode="eval"),
+    "reshape-fill-divides": _g([(["B", 12, 5], "float32")], [("Reshape", {"shape": [-1, 6, "B"]}, ["x0"])],
+                               mode="eval"),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }
@@ -320,6 +325,9 @@ CONDITIONAL = {
     "reduce-split-undeclared-t": _g([([7, "T"], "float64")], [("Reduce", {"pattern": "a0 (a1 p) -> p a0 a1",
                                                                           "reduction": "mean", "p": 3}, ["x0"])],
                                     seq_len=None),
+    "reshape-fill-of-one-element": _g([([5, "T", 2], "float32")], [("Amin", {}, ["x0"]),
+                                                                  ("Reshape", {"shape": [-1, "T", "T"]}, ["n0"])],
+                                      seq_len=None),
     "einsum-diagonal-undeclared-t": _g([([1, "T"], "float64")], [("Einsum", {"equation": "jj->j"}, ["x0"])],
                                        seq_len=None),
 }

@@ -218,6 +218,12 @@ def _reshape_infer(ctx: InferCtx):
                             f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} has {total} elements, "
                             f"which is not a multiple of {known} for target {target}")
         fill = D.exact_div(total, known)
+        if not (D.is_const(total) and D.is_const(known)) and (fill is None or "/" in str(fill)):
+            # a symbolic count: the -1 exists only when the known part divides it (a block when it never does)
+            if not ctx.require_equal(total, known, "shape.reshape-product",
+                                     lambda: f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} has {total} elements, "
+                                             f"divided by {known} for the -1 of target {target}", kind="multiple"):
+                return [UNKNOWN]
         target = [fill if t == -1 else t for t in target]
     elif not ctx.require_equal(total, known, "shape.reshape-product",
                                f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} has {total} elements but target "
