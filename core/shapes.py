@@ -29,6 +29,7 @@ class Inference:
     leaves: set = field(default_factory=set)  # Parameter nodes and views of them (autograd leaves)
     grad: set = field(default_factory=set)  # node ids whose results need gradients (training mode)
     split_views: set = field(default_factory=set)  # views of a multi-output view op's results that need gradients
+    track_grad: bool = False  # training mode with a Chunk/Split: what needs gradients is followed
     order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
 
     def type_of(self, ref: str) -> TensorType:
@@ -53,6 +54,8 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
     inf.vocab[None] = None  # never empty: ranges are followed from Arange too
+    inf.track_grad = train.get("mode", "train") != "eval" if type(train) is dict else True
+    inf.track_grad = inf.track_grad and any(n.op in SPLIT_VIEWS for n in inf.order)
     for node in inf.order:
         _infer_node(node, nodes, inf, train, memo)
     return inf
@@ -112,7 +115,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             # a repeated layer (same op, arguments and operand types) has the same results, count and FLOPs
             inf.args[node.id], inf.types[node.id], inf.params[node.id], inf.flops[node.id] = hit
             inf.ok.add(node.id)
-            _track_grad(node, inf, train)
+            if inf.track_grad:
+                _track_grad(node, inf)
             return
         _infer_node(node, nodes, inf, train)
         if key is not None and node.id in inf.ok and node.id in inf.flops and not _has_violation(inf, node.id):
@@ -265,7 +269,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         except Exception:  # noqa: BLE001 - an uncountable node is left out of the quote, and said so
             flops = None
         inf.flops[node.id] = flops if flops is None or isinstance(flops, (int, str)) else None
-    _track_grad(node, inf, train)
+    if inf.track_grad:
+        _track_grad(node, inf)
 
 
 # multi-output ops whose results are views; ops whose result is a view of their first operand (measured:
@@ -275,11 +280,9 @@ SPLIT_VIEWS = {"Chunk", "Split"}
 VIEW_KEEPERS = {"Slice", "Select", "Unsqueeze", "Squeeze", "Permute", "Transpose", "Expand", "Identity", "Unflatten"}
 
 
-def _track_grad(node: Node, inf: Inference, train) -> None:
+def _track_grad(node: Node, inf: Inference) -> None:
     """Which results need gradients in training mode (they depend on a learned weight), and which are views
     of a Chunk/Split result that does."""
-    if (train.get("mode", "train") if type(train) is dict else "train") == "eval":
-        return
     results = inf.types.get(node.id) or ()
     if not any(t.is_float for t in results):
         return
