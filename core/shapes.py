@@ -300,6 +300,9 @@ VALUE_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "
                "Transpose", "Identity", "Tile", "Roll", "Index", "Repeat", "Rearrange"}
 
 
+# ops whose largest result is at least the largest id they read (ids are never negative): ReLU keeps them,
+# Amax keeps the largest, a sum or running sum of non-negative ids is at least each of them
+RANGE_KEEPERS = {"ReLU", "Amax", "Sum", "Cumsum"}
 # ops whose result holds all the values of all their operands
 VALUE_JOINS = {"Concat", "Stack"}
 # ops that pass their first operand's values on unchanged in eval mode only
@@ -311,8 +314,9 @@ VALUE_PIECES = {"Chunk", "Split"}
 def _follow_range(node, ids, inf: Inference, mode: str) -> None:
     """The range of ids a node's results carry, from its first operand's (measured: ReLU keeps
     non-negative ids, ReLU6 clips them at 6, Threshold replaces those at or below it by its value, dropout
-    is the identity in eval mode, Amax keeps the largest)."""
-    if node.op in VALUE_VIEWS or node.op in ("ReLU", "Amax") or (mode == "eval" and node.op in EVAL_IDENTITIES):
+    is the identity in eval mode, Amax keeps the largest, sums only grow them). A range is what the checks
+    compare against a table: ids reach at least range - 1."""
+    if node.op in VALUE_VIEWS or node.op in RANGE_KEEPERS or (mode == "eval" and node.op in EVAL_IDENTITIES):
         inf.vocab[node.id] = ids
     elif node.op == "ReLU6" and type(ids) is int:
         inf.vocab[node.id] = min(ids, 7)

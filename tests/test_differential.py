@@ -309,6 +309,13 @@ FOUND = {
                                      mode="eval"),
     "reshape-fill-divides": _g([(["B", 12, 5], "float32")], [("Reshape", {"shape": [-1, 6, "B"]}, ["x0"])],
                                mode="eval"),
+    # a 0-D input takes index 0 only; a running sum of ids is at least each id
+    "index-select-0d-by-largest-id": _ids(_g([([2, "T"], "int64")], [("Amax", {}, ["x0"]),
+                                                                     ("IndexSelect", {"dim": -1}, ["n0", "n0"])]), 4),
+    "embedding-ids-through-cumsum": _ids(_g([([8, "T", 6], "int64")], [("Cumsum", {"dim": 0}, ["x0"]),
+                                                                       ("Embedding", {"num_embeddings": 4,
+                                                                                      "embedding_dim": 8}, ["n0"])],
+                                            mode="eval"), 16),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }

@@ -58,8 +58,7 @@ def _gather(ctx: InferCtx):
                                                         f"larger than the input {D.fmt_shape(x.shape)} at dim {i}",
                                             kind="le"):
             return [UNKNOWN]
-    if x.shape:
-        _values_below(ctx, 1, x.shape[d])
+    _values_below(ctx, 1, x.shape[d] if x.shape else 1)  # measured: a 0-D input takes index 0 only
     return [TensorType(idx.shape, x.dtype)]
 
 
@@ -78,8 +77,7 @@ def _index_select(ctx: InferCtx):
     if len(idx.shape) > 1:
         return ctx.fail("shape.rank", f"IndexSelect {ctx.node.id!r}: the index must be 0-D or 1-D, got "
                                       f"{D.fmt_shape(idx.shape)}")
-    if x.shape:
-        _values_below(ctx, 1, x.shape[d])
+    _values_below(ctx, 1, x.shape[d] if x.shape else 1)  # measured: a 0-D input takes index 0 only
     s = list(x.shape)
     if s:
         s[d] = idx.shape[0] if idx.shape else 1
