@@ -316,6 +316,13 @@ FOUND = {
                                                                        ("Embedding", {"num_embeddings": 4,
                                                                                       "embedding_dim": 8}, ["n0"])],
                                             mode="eval"), 16),
+    # an LSTM with proj_size takes h_0 of the projected width; a LayerNorm fed a 1-D input through a reshape
+    "lstm-proj-h0-hidden-width": _one("LSTM", {"input_size": 4, "hidden_size": 3, "proj_size": 2, "batch_first": True},
+                                      ([2, 5, 4], "float32"), ([1, 2, 3], "float32")),
+    "lstm-proj-h0-projected-width": _one("LSTM", {"input_size": 4, "hidden_size": 3, "proj_size": 2,
+                                                  "batch_first": True}, ([2, 5, 4], "float32"), ([1, 2, 2], "float32")),
+    "layernorm-1d-through-reshape": _g([([2, 4], "float32")], [("Reshape", {"shape": [-1]}, ["x0"]),
+                                                               ("LayerNorm", {"normalized_shape": [16]}, ["n0"])]),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }
