@@ -323,6 +323,11 @@ FOUND = {
                                                   "batch_first": True}, ([2, 5, 4], "float32"), ([1, 2, 2], "float32")),
     "layernorm-1d-through-reshape": _g([([2, 4], "float32")], [("Reshape", {"shape": [-1]}, ["x0"]),
                                                                ("LayerNorm", {"normalized_shape": [16]}, ["n0"])]),
+    # negative constant padding over a symbolic size trims it: the declared size must hold the trim
+    "constant-pad-trims-past-declared-t": _g([([2, "T"], "float32")], [("ConstantPad1d", {"padding": [-9, -8],
+                                                                                          "value": 0.0}, ["x0"])]),
+    "constant-pad-trims-declared-t-to-empty": _g([([2, "T"], "float32")],
+                                                 [("ConstantPad1d", {"padding": [-8, -8], "value": 0.0}, ["x0"])]),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }

@@ -590,6 +590,12 @@ def _pad_infer(n: int, mode: str):
                 return ctx.fail("shape.spatial-collapse",
                                 f"{ctx.node.op} {ctx.node.id!r}: negative padding ({left}, {right}) trims more "
                                 f"than the size {size} of dim {dim}")
+            trim = -(min(left, 0) + min(right, 0))
+            if mode in ("constant", "circular") and trim and not D.is_const(size):
+                if not ctx.require_equal(trim, size, "shape.spatial-collapse",
+                                         f"{ctx.node.op} {ctx.node.id!r}: negative padding ({left}, {right}) trims "
+                                         f"{trim} of size {size} of dim {dim}", kind="le"):
+                    return [UNKNOWN]
             s[dim] = D.add(size, left + right)
             # reflection and replication refuse an empty result ("input is too small"); the others give one
             if mode in ("reflect", "replicate") and D.is_const(s[dim]) and s[dim] == 0:
