@@ -328,6 +328,13 @@ FOUND = {
                                                                                           "value": 0.0}, ["x0"])]),
     "constant-pad-trims-declared-t-to-empty": _g([([2, "T"], "float32")],
                                                  [("ConstantPad1d", {"padding": [-8, -8], "value": 0.0}, ["x0"])]),
+    # FractionalMaxPool3d wants output + kernel - 1 < size (the 2-D one allows equality)
+    "fractional3d-window-reaches-the-end": _one("FractionalMaxPool3d", {"kernel_size": 2, "output_size": 3},
+                                                ([1, 1, 4, 4, 4], "float32")),
+    "fractional3d-window-inside": _one("FractionalMaxPool3d", {"kernel_size": 2, "output_size": 2},
+                                       ([1, 1, 4, 4, 4], "float32")),
+    "fractional2d-window-reaches-the-end": _one("FractionalMaxPool2d", {"kernel_size": 3, "output_size": 2},
+                                                ([1, 1, 4, 4], "float32")),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }
