@@ -30,6 +30,7 @@ class Inference:
     grad: set = field(default_factory=set)  # node ids whose results need gradients (training mode)
     split_views: set = field(default_factory=set)  # views of a multi-output view op's results that need gradients
     track_grad: bool = False  # training mode with a Chunk/Split: what needs gradients is followed
+    aranges: dict = field(default_factory=dict)  # id -> True: exactly arange(range); False: values from one
     order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
 
     def type_of(self, ref: str) -> TensorType:
@@ -207,12 +208,15 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
         if node.op == "Arange":
             inf.vocab[node.id] = args.get("end")
+            inf.aranges[node.id] = True
         elif node.op in VALUE_JOINS and node.inputs and all(r in inf.vocab for r in node.inputs):
             ranges = [inf.vocab[r] for r in node.inputs]
             if all(type(r) is int for r in ranges):
                 inf.vocab[node.id] = max(ranges)
+                if any(r in inf.aranges for r in node.inputs):
+                    inf.aranges[node.id] = False
         elif node.inputs and node.inputs[0] in inf.vocab:
-            _follow_range(node, inf.vocab[node.inputs[0]], inf, mode)
+            _follow_range(node, args, inf.vocab[node.inputs[0]], inf, mode)
     try:
         outs = spec.infer(ctx)
         bad = _bad_results(outs, in_types[0].shape if in_types else None)
@@ -311,11 +315,22 @@ EVAL_IDENTITIES = {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropo
 VALUE_PIECES = {"Chunk", "Split"}
 
 
-def _follow_range(node, ids, inf: Inference, mode: str) -> None:
+def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
     """The range of ids a node's results carry, from its first operand's (measured: ReLU keeps
     non-negative ids, ReLU6 clips them at 6, Threshold replaces those at or below it by its value, dropout
     is the identity in eval mode, Amax keeps the largest, sums only grow them). A range is what the checks
-    compare against a table: ids reach at least range - 1."""
+    compare against a table: ids reach at least range - 1. A design input's ids may sit anywhere, so a
+    pick of them keeps the declared range; an Arange's values are known, so a pick of them (Select, Slice,
+    Index, a Chunk/Split piece) gets its exact range where it can be counted, else none."""
+    src = node.inputs[0]
+    if src in inf.aranges:
+        if node.op in VALUE_PICKS:
+            exact = _arange_pick(node.op, args, ids) if inf.aranges[src] else None
+            if exact is not None:
+                inf.vocab[node.id] = exact
+                inf.aranges[node.id] = False
+            return
+        inf.aranges[node.id] = node.op == "Identity" and inf.aranges[src]
     if node.op in VALUE_VIEWS or node.op in RANGE_KEEPERS or (mode == "eval" and node.op in EVAL_IDENTITIES):
         inf.vocab[node.id] = ids
     elif node.op == "ReLU6" and type(ids) is int:
@@ -331,6 +346,30 @@ def _follow_range(node, ids, inf: Inference, mode: str) -> None:
         inf.vocab[node.id] = ids
         for k in range(inf.max_ref.get(node.id, 0) + 1):
             inf.vocab[f"{node.id}:{k}"] = ids
+
+
+# ops whose result holds some of their first operand's values only
+VALUE_PICKS = {"Select", "Slice", "Index"} | VALUE_PIECES
+
+
+def _arange_pick(op: str, args: dict, n):
+    """The range of a Select or Slice of arange(n) along its one dim, or None when it cannot be counted."""
+    if args.get("dim", 0) not in (0, -1):
+        return None
+    if op == "Select":
+        i = args.get("index")
+        if type(i) is not int:
+            return None
+        if i >= 0:
+            return i + 1
+        return n + i + 1 if type(n) is int and n + i >= 0 else None
+    if op == "Slice" and type(n) is int:
+        step = args.get("step") or 1
+        if type(step) is not int or step <= 0:
+            return None
+        picked = range(n)[slice(args.get("start"), args.get("end"), step)]
+        return picked[-1] + 1 if len(picked) else None
+    return None
 
 
 def weight_rows(op: str, args: dict):

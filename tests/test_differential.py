@@ -335,6 +335,17 @@ FOUND = {
                                        ([1, 1, 4, 4, 4], "float32")),
     "fractional2d-window-reaches-the-end": _one("FractionalMaxPool2d", {"kernel_size": 3, "output_size": 2},
                                                 ([1, 1, 4, 4], "float32")),
+    # an Arange's values are known: a Select or Slice of it holds the picked positions only
+    "arange-select-first-into-one-row": _g([], [("Arange", {"end": 7}, []), ("Select", {"dim": 0, "index": 0}, ["n0"]),
+                                                ("Embedding", {"num_embeddings": 1, "embedding_dim": 3}, ["n1"])]),
+    "arange-select-fourth-into-three-rows": _g([], [("Arange", {"end": 7}, []),
+                                                    ("Select", {"dim": 0, "index": 3}, ["n0"]),
+                                                    ("Embedding", {"num_embeddings": 3, "embedding_dim": 3}, ["n1"])]),
+    "arange-slice-into-its-rows": _g([], [("Arange", {"end": 7}, []),
+                                          ("Slice", {"dim": 0, "start": 1, "end": 6, "step": 2}, ["n0"]),
+                                          ("Embedding", {"num_embeddings": 6, "embedding_dim": 3}, ["n1"])]),
+    "arange-slice-past-its-rows": _g([], [("Arange", {"end": 7}, []), ("Slice", {"dim": 0, "end": 4}, ["n0"]),
+                                          ("Embedding", {"num_embeddings": 3, "embedding_dim": 3}, ["n1"])]),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }
