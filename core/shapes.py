@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import dims as D
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE
 from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
@@ -242,6 +243,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         if not any(v.severity == "block" for v in ctx.violations):
             inf.ok.add(node.id)
     inf.types[node.id] = outs
+    if args.get("return_indices") and "MaxPool" in node.op and not node.op.startswith("Fractional") and in_types:
+        _pool_index_range(node, args, in_types[0], outs, inf)
     if node.shares is not None:
         _check_shares(node, nodes, inf, declared_args)
         inf.params[node.id] = _own_params_when_tied(node, nodes, spec, declared_args)
@@ -369,6 +372,41 @@ def _arange_pick(op: str, args: dict, n):
             return None
         picked = range(n)[slice(args.get("start"), args.get("end"), step)]
         return picked[-1] + 1 if len(picked) else None
+    return None
+
+
+def _pool_index_range(node, args: dict, x: TensorType, outs: list, inf: Inference) -> None:
+    """A max pool's indices count positions over the input's spatial dims (flattened): the argmax of its
+    last window sits at or after the window's first corner, so its indices reach at least that flat
+    position (a lower bound, as a running sum's: the range the index checks compare)."""
+    n = int(node.op[-2])
+    y = outs[0] if outs else None
+    if x.shape is None or y is None or y.shape is None or len(x.shape) < n or len(y.shape) < n:
+        return
+    sizes, outs_n = x.shape[-n:], y.shape[-n:]
+    if not all(D.is_const(v) and v > 0 for v in tuple(sizes) + tuple(outs_n)):
+        return
+    flat = 0
+    for d, (size, o) in enumerate(zip(sizes, outs_n)):
+        if node.op.startswith("Adaptive"):
+            start = (o - 1) * size // o
+        else:
+            k = _pick(args.get("kernel_size"), d, n)
+            st = _pick(args.get("stride") or args.get("kernel_size"), d, n)
+            pad = _pick(args.get("padding") or 0, d, n)
+            if None in (k, st, pad):
+                return
+            start = (o - 1) * st - pad
+        flat = flat * size + min(max(start, 0), size - 1)
+    inf.vocab[f"{node.id}:1"] = flat + 1
+
+
+def _pick(v, d: int, n: int):
+    """Dim d of an int or a list of n (or one) ints."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, (list, tuple)) and v and all(type(e) is int for e in v):
+        return v[d] if len(v) == n else v[0] if len(v) == 1 else None
     return None
 
 

@@ -346,6 +346,16 @@ FOUND = {
                                           ("Embedding", {"num_embeddings": 6, "embedding_dim": 3}, ["n1"])]),
     "arange-slice-past-its-rows": _g([], [("Arange", {"end": 7}, []), ("Slice", {"dim": 0, "end": 4}, ["n0"]),
                                           ("Embedding", {"num_embeddings": 3, "embedding_dim": 3}, ["n1"])]),
+    # a max pool's indices reach at least the first corner of its last window (flattened spatial position)
+    "pool-indices-past-the-table": _g([([2, 6, 16, 16, 5], "float32")],
+                                      [("AdaptiveMaxPool3d", {"output_size": [1, 5, 6], "return_indices": True},
+                                        ["x0"]),
+                                       ("Embedding", {"num_embeddings": 7, "embedding_dim": 1}, ["n0:1"])],
+                                      mode="eval"),
+    "pool-indices-within-the-table": _g([([2, 3, 8], "float32")],
+                                        [("MaxPool1d", {"kernel_size": 2, "return_indices": True}, ["x0"]),
+                                         ("Embedding", {"num_embeddings": 8, "embedding_dim": 1}, ["n0:1"])],
+                                        mode="eval"),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }
