@@ -356,6 +356,11 @@ FOUND = {
                                         [("MaxPool1d", {"kernel_size": 2, "return_indices": True}, ["x0"]),
                                          ("Embedding", {"num_embeddings": 8, "embedding_dim": 1}, ["n0:1"])],
                                         mode="eval"),
+    # Squeeze of a symbol the design declares as 1 drops that dim
+    "squeeze-declared-t-of-1": {**_g([(["B", "T", 12], "float32")], [("Squeeze", {"dim": 1}, ["x0"]),
+                                                                    ("Reduce", {"pattern": "a0 a1 -> a0",
+                                                                                "reduction": "sum"}, ["n0"])]),
+                                "train": {"mode": "train", "seq_len": 1}},
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }

@@ -326,7 +326,10 @@ def _squeeze_infer(ctx: InferCtx):
         dims.append(d)
     if not x.shape:
         return [x]
-    return [TensorType(tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1)), x.dtype)]
+    # a symbol the design declares as 1 (seq_len: 1) is squeezed like a 1
+    sizes = [D.substitute(d, ctx.declared) if ctx.declared and D.is_sym(d) else d for d in x.shape]
+    return [TensorType(tuple(s for i, (s, v) in enumerate(zip(x.shape, sizes)) if not (i in dims and v == 1)),
+                       x.dtype)]
 
 
 def _unsqueeze_infer(ctx: InferCtx):
