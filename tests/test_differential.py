@@ -361,6 +361,9 @@ FOUND = {
                                                                     ("Reduce", {"pattern": "a0 a1 -> a0",
                                                                                 "reduction": "sum"}, ["n0"])]),
                                 "train": {"mode": "train", "seq_len": 1}},
+    # F.pad narrows its negative sides away first, as the padding layers do
+    "pad-trims-past-the-size": _one("Pad", {"pad": [1, -2]}, ([3, 1], "float32")),
+    "pad-trims-to-empty-then-pads": _one("Pad", {"pad": [1, -1]}, ([3, 1], "float32")),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }
