@@ -336,6 +336,12 @@ def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
         inf.aranges[node.id] = node.op == "Identity" and inf.aranges[src]
     if node.op in VALUE_VIEWS or node.op in RANGE_KEEPERS or (mode == "eval" and node.op in EVAL_IDENTITIES):
         inf.vocab[node.id] = ids
+    elif _pads_only(node.op, args):  # padding copies the ids and adds its fill (0, or int(value))
+        fill = int(args.get("value") or 0)
+        if type(ids) is int and fill >= 0:
+            inf.vocab[node.id] = max(ids, fill + 1)
+        elif fill == 0:
+            inf.vocab[node.id] = ids
     elif node.op == "ReLU6" and type(ids) is int:
         inf.vocab[node.id] = min(ids, 7)
     elif node.op == "Threshold":  # ids <= threshold become int(value)
@@ -349,6 +355,15 @@ def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
         inf.vocab[node.id] = ids
         for k in range(inf.max_ref.get(node.id, 0) + 1):
             inf.vocab[f"{node.id}:{k}"] = ids
+
+
+def _pads_only(op: str, args: dict) -> bool:
+    """A padding layer (or F.pad) that adds on every side and trims none."""
+    if not (op == "Pad" or (op.endswith(("Pad1d", "Pad2d", "Pad3d")))):
+        return False
+    pad = args.get("pad", args.get("padding"))
+    pads = pad if isinstance(pad, list) else [pad]
+    return all(type(p) is int and p >= 0 for p in pads)
 
 
 # ops whose result holds some of their first operand's values only

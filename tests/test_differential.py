@@ -364,6 +364,15 @@ FOUND = {
     # F.pad narrows its negative sides away first, as the padding layers do
     "pad-trims-past-the-size": _one("Pad", {"pad": [1, -2]}, ([3, 1], "float32")),
     "pad-trims-to-empty-then-pads": _one("Pad", {"pad": [1, -1]}, ([3, 1], "float32")),
+    # padding copies the ids (and adds its fill)
+    "embedding-ids-through-replication-pad": _ids(_g([([8, 2, 6], "int64")],
+                                                     [("ReplicationPad1d", {"padding": 1}, ["x0"]),
+                                                      ("Embedding", {"num_embeddings": 5, "embedding_dim": 2},
+                                                       ["n0"])]), 8),
+    "embedding-ids-through-constant-pad-fill": _ids(_g([([2, 6], "int64")],
+                                                       [("ConstantPad1d", {"padding": 1, "value": 9.0}, ["x0"]),
+                                                        ("Embedding", {"num_embeddings": 9, "embedding_dim": 2},
+                                                         ["n0"])]), 4),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }
