@@ -333,7 +333,8 @@ def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
                 inf.vocab[node.id] = exact
                 inf.aranges[node.id] = False
             return
-        inf.aranges[node.id] = node.op == "Identity" and inf.aranges[src]
+        inf.aranges[node.id] = inf.aranges[src] and (node.op == "Identity" or
+                                                     (mode == "eval" and node.op in EVAL_IDENTITIES))
     if node.op in VALUE_VIEWS or node.op in RANGE_KEEPERS or (mode == "eval" and node.op in EVAL_IDENTITIES):
         inf.vocab[node.id] = ids
     elif _pads_only(node.op, args):  # padding copies the ids and adds its fill (0, or int(value))
