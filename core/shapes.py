@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import dims as D
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE
 from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
@@ -27,6 +28,10 @@ class Inference:
     declared: dict = field(default_factory=dict)  # symbol -> size the design declares (declared_sizes)
     max_ref: dict = field(default_factory=dict)  # node id -> the highest result index the design reads
     leaves: set = field(default_factory=set)  # Parameter nodes and views of them (autograd leaves)
+    grad: set = field(default_factory=set)  # node ids whose results need gradients (training mode)
+    split_views: set = field(default_factory=set)  # views of a multi-output view op's results that need gradients
+    track_grad: bool = False  # training mode with a Chunk/Split: what needs gradients is followed
+    aranges: dict = field(default_factory=dict)  # id -> True: exactly arange(range); False: values from one
     order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
 
     def type_of(self, ref: str) -> TensorType:
@@ -51,6 +56,8 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
     inf.vocab[None] = None  # never empty: ranges are followed from Arange too
+    inf.track_grad = train.get("mode", "train") != "eval" if type(train) is dict else True
+    inf.track_grad = inf.track_grad and any(n.op in SPLIT_VIEWS for n in inf.order)
     for node in inf.order:
         _infer_node(node, nodes, inf, train, memo)
     return inf
@@ -110,6 +117,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             # a repeated layer (same op, arguments and operand types) has the same results, count and FLOPs
             inf.args[node.id], inf.types[node.id], inf.params[node.id], inf.flops[node.id] = hit
             inf.ok.add(node.id)
+            if inf.track_grad:
+                _track_grad(node, inf)
             return
         _infer_node(node, nodes, inf, train)
         if key is not None and node.id in inf.ok and node.id in inf.flops and not _has_violation(inf, node.id):
@@ -191,12 +200,26 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
               f"{node.op} {node.id!r} works in place (inplace=true) on {node.inputs[0]!r}, a learned Parameter (or a "
               "view of one); in training torch refuses to overwrite a leaf that requires grad — set inplace=false")
         return
+    if inf.split_views and args.get("inplace") and node.inputs and mode != "eval" and \
+            parse_ref(node.inputs[0])[0] in inf.split_views:
+        _fail(inf, node, "connectivity.inplace-leaf",
+              f"{node.op} {node.id!r} works in place (inplace=true) on {node.inputs[0]!r}, a view of one result of a "
+              "Chunk or Split of values that need gradients; in training torch refuses to modify such a view in "
+              "place — set inplace=false")
+        return
     if inf.vocab:
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
         if node.op == "Arange":
             inf.vocab[node.id] = args.get("end")
-        elif node.op in VALUE_VIEWS and node.inputs and node.inputs[0] in inf.vocab:
-            inf.vocab[node.id] = inf.vocab[node.inputs[0]]
+            inf.aranges[node.id] = True
+        elif node.op in VALUE_JOINS and node.inputs and all(r in inf.vocab for r in node.inputs):
+            ranges = [inf.vocab[r] for r in node.inputs]
+            if all(type(r) is int for r in ranges):
+                inf.vocab[node.id] = max(ranges)
+                if any(r in inf.aranges for r in node.inputs):
+                    inf.aranges[node.id] = False
+        elif node.inputs and node.inputs[0] in inf.vocab:
+            _follow_range(node, args, inf.vocab[node.inputs[0]], inf, mode)
     try:
         outs = spec.infer(ctx)
         bad = _bad_results(outs, in_types[0].shape if in_types else None)
@@ -222,6 +245,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         if not any(v.severity == "block" for v in ctx.violations):
             inf.ok.add(node.id)
     inf.types[node.id] = outs
+    if args.get("return_indices") and "MaxPool" in node.op and not node.op.startswith("Fractional") and in_types:
+        _pool_index_range(node, args, in_types[0], outs, inf)
     if node.shares is not None:
         _check_shares(node, nodes, inf, declared_args)
         inf.params[node.id] = _own_params_when_tied(node, nodes, spec, declared_args)
@@ -253,12 +278,154 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         except Exception:  # noqa: BLE001 - an uncountable node is left out of the quote, and said so
             flops = None
         inf.flops[node.id] = flops if flops is None or isinstance(flops, (int, str)) else None
+    if inf.track_grad:
+        _track_grad(node, inf)
+
+
+# multi-output ops whose results are views; ops whose result is a view of their first operand (measured:
+# an in-place op on such a view of a Chunk/Split result that needs gradients raises in training mode;
+# Reshape and Flatten copy or not by strides, so they are left out)
+SPLIT_VIEWS = {"Chunk", "Split"}
+VIEW_KEEPERS = {"Slice", "Select", "Unsqueeze", "Squeeze", "Permute", "Transpose", "Expand", "Identity", "Unflatten"}
+
+
+def _track_grad(node: Node, inf: Inference) -> None:
+    """Which results need gradients in training mode (they depend on a learned weight), and which are views
+    of a Chunk/Split result that does."""
+    results = inf.types.get(node.id) or ()
+    if not any(t.is_float for t in results):
+        return
+    if inf.params.get(node.id) or node.shares is not None or node.op == "Parameter" or \
+            any(parse_ref(r)[0] in inf.grad for r in node.inputs):
+        inf.grad.add(node.id)
+        if node.op in SPLIT_VIEWS or (node.op in VIEW_KEEPERS and node.inputs and
+                                      parse_ref(node.inputs[0])[0] in inf.split_views):
+            inf.split_views.add(node.id)
 
 
 PARAMETRIZATIONS = ("weight_norm", "spectral_norm")
 # ops whose results hold values of their first operand only: an id range passes through them
 VALUE_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "Flatten", "Unflatten", "Permute",
                "Transpose", "Identity", "Tile", "Roll", "Index", "Repeat", "Rearrange"}
+
+
+# ops whose largest result is at least the largest id they read (ids are never negative): ReLU keeps them,
+# Amax keeps the largest, a sum or running sum of non-negative ids is at least each of them
+RANGE_KEEPERS = {"ReLU", "Amax", "Sum", "Cumsum"}
+# ops whose result holds all the values of all their operands
+VALUE_JOINS = {"Concat", "Stack"}
+# ops that pass their first operand's values on unchanged in eval mode only
+EVAL_IDENTITIES = {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"}
+# ops whose every result holds values of their first operand
+VALUE_PIECES = {"Chunk", "Split"}
+
+
+def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
+    """The range of ids a node's results carry, from its first operand's (measured: ReLU keeps
+    non-negative ids, ReLU6 clips them at 6, Threshold replaces those at or below it by its value, dropout
+    is the identity in eval mode, Amax keeps the largest, sums only grow them). A range is what the checks
+    compare against a table: ids reach at least range - 1. A design input's ids may sit anywhere, so a
+    pick of them keeps the declared range; an Arange's values are known, so a pick of them (Select, Slice,
+    Index, a Chunk/Split piece) gets its exact range where it can be counted, else none."""
+    src = node.inputs[0]
+    if src in inf.aranges:
+        if node.op in VALUE_PICKS:
+            exact = _arange_pick(node.op, args, ids) if inf.aranges[src] else None
+            if exact is not None:
+                inf.vocab[node.id] = exact
+                inf.aranges[node.id] = False
+            return
+        inf.aranges[node.id] = inf.aranges[src] and (node.op == "Identity" or
+                                                     (mode == "eval" and node.op in EVAL_IDENTITIES))
+    if node.op in VALUE_VIEWS or node.op in RANGE_KEEPERS or (mode == "eval" and node.op in EVAL_IDENTITIES):
+        inf.vocab[node.id] = ids
+    elif _pads_only(node.op, args):  # padding copies the ids and adds its fill (0, or int(value))
+        fill = int(args.get("value") or 0)
+        if type(ids) is int and fill >= 0:
+            inf.vocab[node.id] = max(ids, fill + 1)
+        elif fill == 0:
+            inf.vocab[node.id] = ids
+    elif node.op == "ReLU6" and type(ids) is int:
+        inf.vocab[node.id] = min(ids, 7)
+    elif node.op == "Threshold":  # ids <= threshold become int(value)
+        t, v = node.args.get("threshold"), node.args.get("value")
+        if isinstance(t, (int, float)) and isinstance(v, (int, float)):
+            if t < 0:
+                inf.vocab[node.id] = ids
+            elif type(ids) is int and ids - 1 > t and int(v) >= 0:
+                inf.vocab[node.id] = max(ids, int(v) + 1)
+    elif node.op in VALUE_PIECES:
+        inf.vocab[node.id] = ids
+        for k in range(inf.max_ref.get(node.id, 0) + 1):
+            inf.vocab[f"{node.id}:{k}"] = ids
+
+
+def _pads_only(op: str, args: dict) -> bool:
+    """A padding layer (or F.pad) that adds on every side and trims none."""
+    if not (op == "Pad" or (op.endswith(("Pad1d", "Pad2d", "Pad3d")))):
+        return False
+    pad = args.get("pad", args.get("padding"))
+    pads = pad if isinstance(pad, list) else [pad]
+    return all(type(p) is int and p >= 0 for p in pads)
+
+
+# ops whose result holds some of their first operand's values only
+VALUE_PICKS = {"Select", "Slice", "Index"} | VALUE_PIECES
+
+
+def _arange_pick(op: str, args: dict, n):
+    """The range of a Select or Slice of arange(n) along its one dim, or None when it cannot be counted."""
+    if args.get("dim", 0) not in (0, -1):
+        return None
+    if op == "Select":
+        i = args.get("index")
+        if type(i) is not int:
+            return None
+        if i >= 0:
+            return i + 1
+        return n + i + 1 if type(n) is int and n + i >= 0 else None
+    if op == "Slice" and type(n) is int:
+        step = args.get("step") or 1
+        if type(step) is not int or step <= 0:
+            return None
+        picked = range(n)[slice(args.get("start"), args.get("end"), step)]
+        return picked[-1] + 1 if len(picked) else None
+    return None
+
+
+def _pool_index_range(node, args: dict, x: TensorType, outs: list, inf: Inference) -> None:
+    """A max pool's indices count positions over the input's spatial dims (flattened): the argmax of its
+    last window sits at or after the window's first corner, so its indices reach at least that flat
+    position (a lower bound, as a running sum's: the range the index checks compare)."""
+    n = int(node.op[-2])
+    y = outs[0] if outs else None
+    if x.shape is None or y is None or y.shape is None or len(x.shape) < n or len(y.shape) < n:
+        return
+    sizes, outs_n = x.shape[-n:], y.shape[-n:]
+    if not all(D.is_const(v) and v > 0 for v in tuple(sizes) + tuple(outs_n)):
+        return
+    flat = 0
+    for d, (size, o) in enumerate(zip(sizes, outs_n)):
+        if node.op.startswith("Adaptive"):
+            start = (o - 1) * size // o
+        else:
+            k = _pick(args.get("kernel_size"), d, n)
+            st = _pick(args.get("stride") or args.get("kernel_size"), d, n)
+            pad = _pick(args.get("padding") or 0, d, n)
+            if None in (k, st, pad):
+                return
+            start = (o - 1) * st - pad
+        flat = flat * size + min(max(start, 0), size - 1)
+    inf.vocab[f"{node.id}:1"] = flat + 1
+
+
+def _pick(v, d: int, n: int):
+    """Dim d of an int or a list of n (or one) ints."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return v
+    if isinstance(v, (list, tuple)) and v and all(type(e) is int for e in v):
+        return v[d] if len(v) == n else v[0] if len(v) == 1 else None
+    return None
 
 
 def weight_rows(op: str, args: dict):

@@ -53,8 +53,9 @@ def test_conditions_on_symbols():
 
 # Disagreements the held-out differential runs found, each a design small enough to read: torch is run
 # here, eagerly, and the verdict must block exactly when it fails.
-def _g(inputs, nodes, mode="train"):
-    return {"format": "archgraph/1", "name": "case", "train": {"mode": mode, "seq_len": 16},
+def _g(inputs, nodes, mode="train", seq_len=16):
+    train = {"mode": mode, "seq_len": seq_len} if seq_len else {"mode": mode}
+    return {"format": "archgraph/1", "name": "case", "train": train,
             "inputs": [{"id": f"x{i}", "shape": s, "dtype": d} for i, (s, d) in enumerate(inputs)],
             "nodes": [{"id": f"n{i}", "op": op, "args": args, "in": ins} for i, (op, args, ins) in enumerate(nodes)],
             "outputs": [f"n{len(nodes) - 1}"]}
@@ -62,6 +63,12 @@ def _g(inputs, nodes, mode="train"):
 
 def _one(op, args, *inputs, mode="train"):
     return _g(list(inputs), [(op, args, [f"x{i}" for i in range(len(inputs))])], mode)
+
+
+def _ids(graph, vocab_size):
+    """The graph with its first input declared as ids below vocab_size (the run draws the largest)."""
+    graph["inputs"][0]["vocab_size"] = vocab_size
+    return graph
 
 
 FOUND = {
@@ -143,6 +150,14 @@ FOUND = {
     "einsum-contract-u8": _one("Einsum", {"equation": "ij,jk->ik"}, ([3, 4], "uint8"), ([4, 5], "uint8")),
     "einsum-third-contracted": _one("Einsum", {"equation": "i,j,j->"}, ([3], "float32"), ([4], "float32"),
                                     ([4], "int64")),
+    # whether a summed size is 1 decides what torch sums alone and what it contracts (one dtype there)
+    "einsum-size-1-sum-is-a-multiply": _one("Einsum", {"equation": "ij,j"}, ([3, 1], "float64"), ([1], "float32")),
+    "einsum-contracted-at-last-big-operand": _one("Einsum", {"equation": "ij,j,j"}, ([3, 2], "float64"),
+                                                  ([2], "float32"), ([1], "float64")),
+    "einsum-size-1-label-squeezed-not-summed": _g([([3, 1], "int32"), ([4], "int32"), ([4], "int64")],
+                                                  [("Einsum", {"equation": "ij,k->ik"}, ["x0", "x1"]),
+                                                   ("Einsum", {"equation": "ik,k->i"}, ["n0", "x2"])]),
+    "einsum-diagonal-of-1-and-t": _g([([1, "T"], "float64")], [("Einsum", {"equation": "jj->j"}, ["x0"])]),
     # dtypes torch gives: a sum of bools is int64, a distance of ints is float, a bool Constant is bool
     "sum-of-bools-into-einsum": _g([([4], "bool")], [("Sum", {}, ["x0"]), ("Einsum", {"equation": "i,,j->ij"},
                                                                               ["x0", "n0", "x0"])]),
@@ -170,9 +185,230 @@ FOUND = {
     "batchnorm-zero-eps-eval": _one("BatchNorm1d", {"num_features": 4, "eps": 0.0}, ([3, 4], "float32"),
                                     mode="eval"),
     "batchnorm-zero-eps-train": _one("BatchNorm1d", {"num_features": 4, "eps": 0.0}, ([3, 4], "float32")),
+    # a 0-D tensor takes a 0-D bool mask (one element or none) and no other index
+    "index-0d-by-0d-mask": _g([([3], "float32")], [("Sum", {}, ["x0"]), ("Constant", {"shape": [], "value": True}, []),
+                                                   ("Index", {"dim": 0}, ["n0", "n1"])]),
+    "index-0d-by-0d-ids": _g([([3], "float32")], [("Sum", {}, ["x0"]), ("Constant", {"shape": [], "value": 0}, []),
+                                                  ("Index", {"dim": 0}, ["n0", "n1"])]),
+    "index-0d-by-1d-mask": _g([([3], "float32")], [("Sum", {}, ["x0"]), ("Constant", {"shape": [1], "value": True}, []),
+                                                   ("Index", {"dim": 0}, ["n0", "n1"])]),
+    # torch's eval fast path (even heads, batch first, no autograd) reads a mask by its element count and
+    # takes is_causal without one; with odd heads the Python path checks the mask's shape
+    "encoder-fast-path-mask-by-count": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 6, "batch_first": True},
+                                            ([3, 1, 6], "float32"), ([3, 1, 6], "float32"), mode="eval"),
+    "encoder-fast-path-mask-bad-count": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 6,
+                                                                         "batch_first": True},
+                                             ([3, 1, 6], "float32"), ([3, 1, 5], "float32"), mode="eval"),
+    "encoder-odd-heads-mask-shape": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 3, "batch_first": True},
+                                         ([3, 2, 6], "float32"), ([4], "float32"), mode="eval"),
+    "encoder-fast-path-1d-mask": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 2, "batch_first": True},
+                                      ([3, 2, 6], "float32"), ([4], "float32"), mode="eval"),
+    "encoder-fast-path-causal-no-mask": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 2, "batch_first": True,
+                                                                         "is_causal": True},
+                                             ([3, 2, 6], "float32"), mode="eval"),
+    "encoder-fast-path-causal-mask-read": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 2,
+                                                                           "batch_first": True, "is_causal": True},
+                                               ([3, 2, 6], "float32"), ([5, 5], "float32"), mode="eval"),
+    "encoder-fast-path-padding-beside": _one("TransformerEncoderLayer", {"d_model": 6, "nhead": 2,
+                                                                         "batch_first": True},
+                                             ([3, 2, 6], "float32"), ([2, 2], "bool"), ([2, 3], "bool"), mode="eval"),
+    "encoder-stack-padding-exact": _one("TransformerEncoder", {"encoder_layer": {"d_model": 6, "nhead": 2,
+                                                                                 "batch_first": True},
+                                                               "num_layers": 2},
+                                        ([3, 2, 6], "float32"), ([2, 2], "bool"), ([2, 3], "bool"), mode="eval"),
+    "mha-odd-heads-causal-no-mask": _one("MultiheadAttention", {"embed_dim": 6, "num_heads": 3, "batch_first": True,
+                                                                "is_causal": True}, ([3, 2, 6], "float32"),
+                                         mode="eval"),
+    "mha-fast-path-mask-by-count": _g([([3, 2, 6], "float32"), ([3, 4, 2], "bool")],
+                                      [("MultiheadAttention", {"embed_dim": 6, "num_heads": 2, "batch_first": True},
+                                        ["x0", "x0", "x0", "x1"])], mode="eval"),
+    "mha-float-mask-slow-path": _g([([3, 2, 6], "float32"), ([3, 4, 2], "float32")],
+                                   [("MultiheadAttention", {"embed_dim": 6, "num_heads": 2, "batch_first": True},
+                                     ["x0", "x0", "x0", "x1"])], mode="eval"),
+    "decoder-fast-path-bool-1d-mask": _one("TransformerDecoderLayer", {"d_model": 6, "nhead": 2, "batch_first": True},
+                                           ([3, 2, 6], "float32"), ([3, 5, 6], "float32"), ([4], "bool"), mode="eval"),
+    "decoder-float-1d-mask": _one("TransformerDecoderLayer", {"d_model": 6, "nhead": 2, "batch_first": True},
+                                  ([3, 2, 6], "float32"), ([3, 5, 6], "float32"), ([4], "float32"), mode="eval"),
+    # a table of 0 rows has no id to look up
+    "embedding-0-rows": _one("Embedding", {"num_embeddings": 0, "embedding_dim": 3}, ([2, 4], "int64")),
+    "bag-0-rows": _one("EmbeddingBag", {"num_embeddings": 0, "embedding_dim": 3}, ([2, 4], "int64")),
+    # id ranges follow ReLU (keeps), ReLU6 (clips at 6), eval-mode dropout (identity) and Chunk's pieces
+    "gather-ids-through-relu6-past": _ids(_g([([3, 1], "int64")], [("ReLU6", {}, ["x0"]), ("ReLU", {}, ["n0"]),
+                                                                    ("Gather", {"dim": 0}, ["n1", "n1"])]), 32),
+    "gather-ids-through-relu6-within": _ids(_g([([3, 1], "int64"), ([7, 1], "float32")],
+                                               [("ReLU6", {}, ["x0"]), ("Gather", {"dim": 0}, ["x1", "n0"])]), 32),
+    "bag-ids-through-eval-dropout": _ids(_g([([6, 6], "int32")], [("Dropout2d", {"p": 0.8}, ["x0"]),
+                                                                  ("EmbeddingBag", {"num_embeddings": 6,
+                                                                                    "embedding_dim": 6}, ["n0"])],
+                                            mode="eval"), 8),
+    "embedding-ids-in-a-chunk-past": _ids(_g([([4, 2], "int64")], [("Chunk", {"chunks": 2}, ["x0"]),
+                                                                   ("Embedding", {"num_embeddings": 5,
+                                                                                  "embedding_dim": 3}, ["n0:1"])]), 10),
+    "embedding-ids-in-a-chunk-within": _ids(_g([([4, 2], "int64")], [("Chunk", {"chunks": 2}, ["x0"]),
+                                                                     ("Embedding", {"num_embeddings": 10,
+                                                                                    "embedding_dim": 3}, ["n0:1"])]),
+                                            10),
+    # an einops split of a symbolic size needs a multiple: a block when the declared size is not one
+    "rearrange-split-declared-t-indivisible": _g([([2, "T"], "float32")],
+                                                 [("Rearrange", {"pattern": "a0 (a1 p) -> p a0 a1", "p": 3}, ["x0"])]),
+    "rearrange-split-declared-t-divisible": _g([([2, "T"], "float32")],
+                                               [("Rearrange", {"pattern": "a0 (a1 p) -> p a0 a1", "p": 4}, ["x0"])]),
+    "glu-declared-t-even": _g([([2, "T"], "float32")], [("GLU", {}, ["x0"])]),
+    # a null size of a constant is one size: 12 * it = 18 has no solution
+    "reshape-null-size-impossible": _g([], [("Constant", {"shape": [12, None]}, []),
+                                            ("Reshape", {"shape": [6, 3]}, ["n0"])]),
+    # batch statistics (eval mode without running statistics too) need more than one value
+    "batchnorm-eval-batch-stats-one-value": _one("BatchNorm1d", {"num_features": 1, "track_running_stats": False},
+                                                 ([1, 1], "float32"), mode="eval"),
+    "batchnorm-eval-running-stats-one-value": _one("BatchNorm1d", {"num_features": 1}, ([1, 1], "float32"),
+                                                   mode="eval"),
+    "instancenorm-eval-one-spatial": _one("InstanceNorm1d", {"num_features": 3}, ([2, 3, 1], "float32"), mode="eval"),
+    "instancenorm-eval-running-stats-one-spatial": _one("InstanceNorm1d", {"num_features": 3,
+                                                                           "track_running_stats": True},
+                                                        ([2, 3, 1], "float32"), mode="eval"),
+    # id ranges through Amax (it keeps the largest) and Concat (all its operands' values)
+    "gather-ids-through-amax": _ids(_g([(["B", "T", 1, 3], "int64")], [("Amax", {"dim": 1}, ["x0"]),
+                                                                       ("Gather", {"dim": -1}, ["n0", "n0"])]), 8),
+    "gather-ids-through-concat": _ids(_g([([3], "int64")], [("Concat", {"dim": -1}, ["x0", "x0"]),
+                                                            ("Gather", {"dim": 0}, ["x0", "n0"])]), 4),
+    # a transposed conv's output padding must be smaller than its stride or its dilation
+    "conv-transpose-output-padding-1-stride-1": _one("ConvTranspose2d", {"in_channels": 2, "out_channels": 3,
+                                                                         "kernel_size": 3, "output_padding": 1},
+                                                     ([1, 2, 5, 5], "float32")),
+    "conv-transpose-output-padding-1-dilation-2": _one("ConvTranspose2d", {"in_channels": 2, "out_channels": 3,
+                                                                           "kernel_size": 3, "dilation": 2,
+                                                                           "output_padding": 1},
+                                                       ([1, 2, 5, 5], "float32")),
+    "conv-transpose-output-padding-2-stride-2": _one("ConvTranspose2d", {"in_channels": 2, "out_channels": 3,
+                                                                         "kernel_size": 3, "stride": 2,
+                                                                         "output_padding": 2},
+                                                     ([1, 2, 5, 5], "float32")),
+    # Bilinear's inputs share their batch dims exactly: no broadcasting, same rank
+    "bilinear-batch-1-against-3": _one("Bilinear", {"in1_features": 4, "in2_features": 5, "out_features": 2},
+                                       ([3, 4], "float32"), ([1, 5], "float32")),
+    "bilinear-ranks-differ": _one("Bilinear", {"in1_features": 4, "in2_features": 5, "out_features": 2},
+                                  ([2, 3, 4], "float32"), ([3, 5], "float32")),
+    "bilinear-3d-same-batch": _one("Bilinear", {"in1_features": 4, "in2_features": 5, "out_features": 2},
+                                   ([2, 3, 4], "float32"), ([2, 3, 5], "float32")),
+    # Threshold below 0 keeps every id; above, ids at or below it become its value
+    "gather-ids-through-threshold": _ids(_g([([3], "int64")], [("Threshold", {"threshold": -0.5, "value": 0.3},
+                                                                ["x0"]), ("Gather", {"dim": 0}, ["x0", "n0"])]), 4),
+    # training mode: an in-place op on (a view of) a Chunk/Split result that needs gradients
+    "inplace-on-chunk-of-linear-train": _g([([2, 4], "float32")],
+                                           [("Linear", {"in_features": 4, "out_features": 4}, ["x0"]),
+                                            ("Chunk", {"chunks": 2}, ["n0"]), ("Unsqueeze", {"dim": 0}, ["n1:1"]),
+                                            ("ReLU", {"inplace": True}, ["n2"])]),
+    "inplace-on-chunk-of-linear-eval": _g([([2, 4], "float32")],
+                                          [("Linear", {"in_features": 4, "out_features": 4}, ["x0"]),
+                                           ("Chunk", {"chunks": 2}, ["n0"]), ("ReLU", {"inplace": True}, ["n1:1"])],
+                                          mode="eval"),
+    "inplace-on-chunk-of-input-train": _g([([2, 4], "float32")], [("Split", {"split_size_or_sections": 2, "dim": 1},
+                                                                   ["x0"]), ("ReLU", {"inplace": True}, ["n0:1"])]),
+    # a Reshape's -1 over a symbolic count: the known part must divide it
+    "reshape-fill-never-divides": _g([(["B", 12, 5], "float32")], [("Reshape", {"shape": [-1, 7, "B"]}, ["x0"])],
+                                     mode="eval"),
+    "reshape-fill-divides": _g([(["B", 12, 5], "float32")], [("Reshape", {"shape": [-1, 6, "B"]}, ["x0"])],
+                               mode="eval"),
+    # a 0-D input takes index 0 only; a running sum of ids is at least each id
+    "index-select-0d-by-largest-id": _ids(_g([([2, "T"], "int64")], [("Amax", {}, ["x0"]),
+                                                                     ("IndexSelect", {"dim": -1}, ["n0", "n0"])]), 4),
+    "embedding-ids-through-cumsum": _ids(_g([([8, "T", 6], "int64")], [("Cumsum", {"dim": 0}, ["x0"]),
+                                                                       ("Embedding", {"num_embeddings": 4,
+                                                                                      "embedding_dim": 8}, ["n0"])],
+                                            mode="eval"), 16),
+    # an LSTM with proj_size takes h_0 of the projected width; a LayerNorm fed a 1-D input through a reshape
+    "lstm-proj-h0-hidden-width": _one("LSTM", {"input_size": 4, "hidden_size": 3, "proj_size": 2, "batch_first": True},
+                                      ([2, 5, 4], "float32"), ([1, 2, 3], "float32")),
+    "lstm-proj-h0-projected-width": _one("LSTM", {"input_size": 4, "hidden_size": 3, "proj_size": 2,
+                                                  "batch_first": True}, ([2, 5, 4], "float32"), ([1, 2, 2], "float32")),
+    "layernorm-1d-through-reshape": _g([([2, 4], "float32")], [("Reshape", {"shape": [-1]}, ["x0"]),
+                                                               ("LayerNorm", {"normalized_shape": [16]}, ["n0"])]),
+    # negative constant padding over a symbolic size trims it: the declared size must hold the trim
+    "constant-pad-trims-past-declared-t": _g([([2, "T"], "float32")], [("ConstantPad1d", {"padding": [-9, -8],
+                                                                                          "value": 0.0}, ["x0"])]),
+    "constant-pad-trims-declared-t-to-empty": _g([([2, "T"], "float32")],
+                                                 [("ConstantPad1d", {"padding": [-8, -8], "value": 0.0}, ["x0"])]),
+    # FractionalMaxPool3d wants output + kernel - 1 < size (the 2-D one allows equality)
+    "fractional3d-window-reaches-the-end": _one("FractionalMaxPool3d", {"kernel_size": 2, "output_size": 3},
+                                                ([1, 1, 4, 4, 4], "float32")),
+    "fractional3d-window-inside": _one("FractionalMaxPool3d", {"kernel_size": 2, "output_size": 2},
+                                       ([1, 1, 4, 4, 4], "float32")),
+    "fractional2d-window-reaches-the-end": _one("FractionalMaxPool2d", {"kernel_size": 3, "output_size": 2},
+                                                ([1, 1, 4, 4], "float32")),
+    # an Arange's values are known: a Select or Slice of it holds the picked positions only
+    "arange-select-first-into-one-row": _g([], [("Arange", {"end": 7}, []), ("Select", {"dim": 0, "index": 0}, ["n0"]),
+                                                ("Embedding", {"num_embeddings": 1, "embedding_dim": 3}, ["n1"])]),
+    "arange-select-fourth-into-three-rows": _g([], [("Arange", {"end": 7}, []),
+                                                    ("Select", {"dim": 0, "index": 3}, ["n0"]),
+                                                    ("Embedding", {"num_embeddings": 3, "embedding_dim": 3}, ["n1"])]),
+    "arange-through-eval-dropout-select": _g([([2], "float32")], [("Arange", {"end": 7}, []),
+                                                                  ("Dropout", {}, ["n0"]),
+                                                                  ("Select", {"dim": 0, "index": 1}, ["n1"]),
+                                                                  ("Gather", {"dim": 0}, ["n2", "n2"])], mode="eval"),
+    "arange-slice-into-its-rows": _g([], [("Arange", {"end": 7}, []),
+                                          ("Slice", {"dim": 0, "start": 1, "end": 6, "step": 2}, ["n0"]),
+                                          ("Embedding", {"num_embeddings": 6, "embedding_dim": 3}, ["n1"])]),
+    "arange-slice-past-its-rows": _g([], [("Arange", {"end": 7}, []), ("Slice", {"dim": 0, "end": 4}, ["n0"]),
+                                          ("Embedding", {"num_embeddings": 3, "embedding_dim": 3}, ["n1"])]),
+    # a max pool's indices reach at least the first corner of its last window (flattened spatial position)
+    "pool-indices-past-the-table": _g([([2, 6, 16, 16, 5], "float32")],
+                                      [("AdaptiveMaxPool3d", {"output_size": [1, 5, 6], "return_indices": True},
+                                        ["x0"]),
+                                       ("Embedding", {"num_embeddings": 7, "embedding_dim": 1}, ["n0:1"])],
+                                      mode="eval"),
+    "pool-indices-within-the-table": _g([([2, 3, 8], "float32")],
+                                        [("MaxPool1d", {"kernel_size": 2, "return_indices": True}, ["x0"]),
+                                         ("Embedding", {"num_embeddings": 8, "embedding_dim": 1}, ["n0:1"])],
+                                        mode="eval"),
+    # Squeeze of a symbol the design declares as 1 drops that dim
+    "squeeze-declared-t-of-1": {**_g([(["B", "T", 12], "float32")], [("Squeeze", {"dim": 1}, ["x0"]),
+                                                                    ("Reduce", {"pattern": "a0 a1 -> a0",
+                                                                                "reduction": "sum"}, ["n0"])]),
+                                "train": {"mode": "train", "seq_len": 1}},
+    # F.pad narrows its negative sides away first, as the padding layers do
+    "pad-trims-past-the-size": _one("Pad", {"pad": [1, -2]}, ([3, 1], "float32")),
+    "pad-trims-to-empty-then-pads": _one("Pad", {"pad": [1, -1]}, ([3, 1], "float32")),
+    # padding copies the ids (and adds its fill)
+    "embedding-ids-through-replication-pad": _ids(_g([([8, 2, 6], "int64")],
+                                                     [("ReplicationPad1d", {"padding": 1}, ["x0"]),
+                                                      ("Embedding", {"num_embeddings": 5, "embedding_dim": 2},
+                                                       ["n0"])]), 8),
+    "embedding-ids-through-constant-pad-fill": _ids(_g([([2, 6], "int64")],
+                                                       [("ConstantPad1d", {"padding": 1, "value": 9.0}, ["x0"]),
+                                                        ("Embedding", {"num_embeddings": 9, "embedding_dim": 2},
+                                                         ["n0"])]), 4),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
 }
+
+
+# Crashes at the sizes the run picks (a null size of a Constant is built as 1, an undeclared symbol takes
+# the default size) that the verifier cannot decide: the verdict must state the condition they run under.
+CONDITIONAL = {
+    "glu-null-size": _g([], [("Constant", {"shape": [2, None]}, []), ("GLU", {}, ["n0"])]),
+    "layernorm-null-width": _g([], [("Constant", {"shape": [None]}, []),
+                                    ("LayerNorm", {"normalized_shape": [8]}, ["n0"])]),
+    "circular-pad-null-size": _g([], [("Constant", {"shape": [6, 2, None]}, []),
+                                      ("CircularPad1d", {"padding": 2}, ["n0"])]),
+    "reduce-split-undeclared-t": _g([([7, "T"], "float64")], [("Reduce", {"pattern": "a0 (a1 p) -> p a0 a1",
+                                                                          "reduction": "mean", "p": 3}, ["x0"])],
+                                    seq_len=None),
+    "reshape-fill-of-one-element": _g([([5, "T", 2], "float32")], [("Amin", {}, ["x0"]),
+                                                                  ("Reshape", {"shape": [-1, "T", "T"]}, ["n0"])],
+                                      seq_len=None),
+    "einsum-diagonal-undeclared-t": _g([([1, "T"], "float64")], [("Einsum", {"equation": "jj->j"}, ["x0"])],
+                                       seq_len=None),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONDITIONAL))
+def test_crashes_the_verifier_cannot_decide_state_their_condition(name):
+    graph = CONDITIONAL[name]
+    seen = observe_eager(graph)
+    report = verify_graph(Design.from_dict(graph))
+    assert seen["status"] != "ok", seen
+    conditions = [f.message for f in report.findings if f.rule == "shape.symbol-condition"]
+    assert report.verdict == "warn" and conditions, [(f.rule, f.message) for f in report.findings]
 
 
 @pytest.mark.parametrize("name", sorted(FOUND))

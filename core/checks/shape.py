@@ -192,9 +192,11 @@ declare("shape.einops-pattern", B, "shape", "einops pattern does not fit its inp
                   "without lengths (Repeat).",
         why="einops raises an EinopsError; the design cannot run.",
         fix="Write one element per input dim and give the lengths of split or new axes.")
-declare("connectivity.inplace-leaf", B, "connectivity", "In-place op on a learned parameter",
-        condition="An op with inplace=true works directly on a Parameter node (or a view of one) in training mode.",
-        why="torch raises 'a leaf Variable that requires grad is being used in an in-place operation'.",
+declare("connectivity.inplace-leaf", B, "connectivity", "In-place op that autograd refuses",
+        condition="An op with inplace=true works directly on a Parameter node (or a view of one), or on a view of "
+                  "one result of a Chunk or Split whose values need gradients, in training mode.",
+        why="torch raises 'a leaf Variable that requires grad is being used in an in-place operation', or 'Output 0 "
+            "of Split is a view and is being modified inplace'.",
         fix="Set inplace=false on that op.")
 declare("dtype.unsupported", B, "dtype", "A float dtype the op's kernels do not take",
         condition="An op is fed float64, float16 or bfloat16 data its torch kernels refuse (measured per op in "

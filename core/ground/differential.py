@@ -20,6 +20,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -102,7 +104,21 @@ def run_differential(first: int, count: int, *, timeout: float = 20.0,
                "--timeout", str(timeout), "--threads", "1"]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env)
         in_flight = None
+        # the child's alarm cannot interrupt one long C call (a tensor that keeps growing, gen-65598): a child
+        # silent past `stall` seconds is killed here, and its design recorded as killed
+        last, done, stalled = [time.monotonic()], threading.Event(), threading.Event()
+        stall = 3 * timeout + 10
+
+        def watch(proc=proc, last=last, done=done, stalled=stalled, stall=stall):
+            while not done.wait(1.0):
+                if time.monotonic() - last[0] > stall:
+                    stalled.set()
+                    proc.kill()
+                    return
+
+        threading.Thread(target=watch, daemon=True).start()
         for line in proc.stdout:
+            last[0] = time.monotonic()
             try:
                 msg = json.loads(line)
             except json.JSONDecodeError:
@@ -119,10 +135,12 @@ def run_differential(first: int, count: int, *, timeout: float = 20.0,
             seed = int(r.case.split("-")[1]) + 1
             in_flight = None
         proc.wait()
+        done.set()
         if seed < end:
             # the child died on a design: it is recorded as killed, the next child goes on after it
             dead = int((in_flight or f"gen-{seed}").split("-")[1])
-            r = DiffResult(f"gen-{dead}", None, "killed", None, None, None, f"child exited {proc.returncode}")
+            why = f"stalled past {stall:g} s" if stalled.is_set() else f"child exited {proc.returncode}"
+            r = DiffResult(f"gen-{dead}", None, "killed", None, None, None, why)
             r.verdict = "error"
             results.append(r)
             seed = dead + 1

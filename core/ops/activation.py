@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import BOOL, INT, NUM, POS, Arg, Enum, Float, InferCtx, OpSpec, Optional, TensorType
+from .base import BOOL, INT, NUM, POS, UNKNOWN, Arg, Enum, Float, InferCtx, OpSpec, Optional, TensorType
 
 INPLACE = Arg("inplace", False, BOOL)
 PROB = Float(0, 1)
@@ -110,6 +110,11 @@ def _glu(ctx: InferCtx):
     if D.is_const(size) and size % 2:
         return ctx.fail("shape.glu-odd", f"GLU {ctx.node.id!r}: dim {ctx.args['dim']} has size {size}, which "
                                          "cannot be halved; GLU splits it into two equal halves")
+    half = D.exact_div(size, 2)
+    if D.is_sym(size) and (half is None or "/" in str(half)):  # an odd symbolic size: its condition, or a block
+        if not ctx.require_equal(size, 2, "shape.glu-odd", f"GLU {ctx.node.id!r}: dim {ctx.args['dim']} of size "
+                                                           f"{size} is split into two equal halves", kind="multiple"):
+            return [UNKNOWN]
     s = list(x.shape)
     s[d] = D.floordiv(size, 2)
     return [TensorType(tuple(s), x.dtype)]

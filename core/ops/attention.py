@@ -84,6 +84,47 @@ def _check_mask(ctx: InferCtx, m: TensorType, lq, ls, n, heads, what: str, paddi
             return
 
 
+def _eval_fast_path(ctx: InferCtx, x: TensorType, heads: int, batch_first: bool, bias: bool) -> bool | None:
+    """torch's eval fast path (MultiheadAttention and the encoder layer, torch 2.13): an eval-mode
+    design runs without autograd, and a batched batch-first input with an even head count and biases
+    goes to the fused kernel, which reads masks otherwise than the Python path (`_fast_mask`)."""
+    if not ((ctx.design_train or {}).get("mode") == "eval" and batch_first and bias and isinstance(heads, int)
+            and heads % 2 == 0):
+        return False
+    return None if x.shape is None else len(x.shape) == 3  # None: not known
+
+
+def _fast_mask(ctx: InferCtx, m: TensorType, n, length, heads, what: str, padding: bool, beside: bool) -> None:
+    """A mask on the fast path, as measured: `merge_masks` views an attention mask as (N, -1, L, L)
+    when it is 3-D and as (1, 1, L, L) otherwise, and the kernel wants (N, heads, L, L), so only its
+    element count matters; a key padding mask alone must be (N, L), beside an attention mask it is
+    viewed as (N, 1, 1, L)."""
+    label = f"{ctx.node.op} {ctx.node.id!r}"
+    ctx.require(m.dtype == "bool" or m.is_float, "dtype.mask",
+                lambda: f"{label}: {what} is {m.dtype}; torch takes bool or float masks only")
+    if m.shape is None or any(s is None for s in m.shape) or n is None or length is None:
+        return
+    if padding and not beside:
+        words = lambda: f"{label}: {what} {D.fmt_shape(m.shape)} should be {D.fmt_shape((n, length))}"  # noqa: E731
+        if len(m.shape) != 2:
+            ctx.require(False, "shape.attention-mask", words)
+            return
+        for u, v in zip(m.shape, (n, length)):
+            if not ctx.require_equal(u, v, "shape.attention-mask", words):
+                return
+        return
+    if padding:
+        want, shape = D.mul(n, length), f"(N, 1, 1, L) = (N={D.fmt(n)}, 1, 1, L={D.fmt(length)})"
+    elif len(m.shape) == 3:
+        want = D.prod([n, heads, length, length])
+        shape = f"(N, heads, L, L) = ({D.fmt(n)}, {heads}, {D.fmt(length)}, {D.fmt(length)})"
+    else:
+        want, shape = D.mul(length, length), f"(L, L) = ({D.fmt(length)}, {D.fmt(length)})"
+    ctx.require_equal(D.prod(list(m.shape)), want, "shape.attention-mask",
+                      lambda: f"{label}: {what} {D.fmt_shape(m.shape)} cannot be viewed as {shape} on torch's eval "
+                              "fast path")
+
+
 def _mha_infer(ctx: InferCtx):
     a = ctx.args
     e, h = a["embed_dim"], a["num_heads"]
@@ -92,10 +133,13 @@ def _mha_infer(ctx: InferCtx):
     k = ctx.inputs[1] if len(ctx.inputs) > 1 else q
     v = ctx.inputs[2] if len(ctx.inputs) > 2 else k
     attn_mask = ctx.inputs[3] if len(ctx.inputs) > 3 else None
-    # the eval-mode fast path (batch-first self-attention, no autograd) takes is_causal without a mask
-    fast = (ctx.design_train or {}).get("mode") == "eval" and a["batch_first"] and \
-        len(set(ctx.node.inputs[:3])) == 1
-    ctx.require(not a["is_causal"] or attn_mask is not None or fast, "connectivity.bad-arg",
+    # the eval-mode fast path (batch-first self-attention of the weights' dtype, bool masks) takes is_causal
+    # without a mask, and reads masks by their element count
+    fast = _eval_fast_path(ctx, q, h, a["batch_first"], a["bias"]) is not False and \
+        len(set(ctx.node.inputs[:3])) == 1 and not a["add_bias_kv"] and not a["add_zero_attn"] and \
+        a["kdim"] in (None, e) and a["vdim"] in (None, e) and q.dtype == "float32" and \
+        all(m.dtype == "bool" for m in ctx.inputs[3:5])
+    ctx.require(not a["is_causal"] or attn_mask is not None or fast is not False, "connectivity.bad-arg",
                 lambda: f"MultiheadAttention {ctx.node.id!r}: is_causal needs an attn_mask operand (torch: 'Need "
                         "attn_mask if specifying the is_causal hint')")
     for t in (q, k, v):
@@ -134,7 +178,12 @@ def _mha_infer(ctx: InferCtx):
             return [UNKNOWN, UNKNOWN]
     batched = len(q.shape) == 3
     for i, m in enumerate(ctx.inputs[3:5]):
-        _check_mask(ctx, m, lq, ls, n if batched else None, h, ("attn_mask", "key_padding_mask")[i], padding=i == 1)
+        if fast is True:
+            _fast_mask(ctx, m, n, lq, h, ("attn_mask", "key_padding_mask")[i], padding=i == 1,
+                       beside=len(ctx.inputs) > 4)
+        else:
+            _check_mask(ctx, m, lq, ls, n if batched else None, h, ("attn_mask", "key_padding_mask")[i],
+                        padding=i == 1)
     if len(q.shape) == 2:
         w = (lq, ls)
     else:
@@ -200,7 +249,12 @@ def _layer_infer(n_inputs: int, label: str):
             a = {**dict(_LAYER_DEFAULTS), **a}
         _mha_check(ctx, a["d_model"], a["nhead"], label)
         causal = ctx.args.get("is_causal", ctx.args.get("tgt_is_causal", False))
-        ctx.require(not causal or len(ctx.inputs) > n_inputs, "connectivity.bad-arg",
+        # on the eval fast path (the encoder layer's own; the decoder's self-attention through
+        # MultiheadAttention's, bool masks only) is_causal needs no mask and a mask is read by its size
+        fast = _eval_fast_path(ctx, ctx.x, a["nhead"], a["batch_first"], a["bias"])
+        if n_inputs == 2 and len(ctx.inputs) > 2 and ctx.inputs[2].dtype != "bool":
+            fast = False
+        ctx.require(not causal or len(ctx.inputs) > n_inputs or fast is not False, "connectivity.bad-arg",
                     lambda: f"{label} {ctx.node.id!r}: is_causal needs a mask operand (torch: 'Need attn_mask if "
                             "specifying the is_causal hint')")
         ctx.require(a["activation"] in ("relu", "gelu"), "connectivity.bad-arg",
@@ -228,6 +282,10 @@ def _layer_infer(n_inputs: int, label: str):
             else:
                 kinds = (("tgt_mask", length, False), ("memory_mask", s_len, False))
             for k, (m, (what, ls, padding)) in enumerate(zip(masks, kinds)):
+                if fast is True and (k == 0 or n_inputs == 1):
+                    _fast_mask(ctx, m, n, length, a["nhead"], what, padding=padding,
+                               beside=len(masks) > 1 and ctx.node.op == "TransformerEncoderLayer")
+                    continue
                 # is_causal with no key padding mask: torch's attention drops the mask for SDPA's causal
                 # path without reading its shape (F.multi_head_attention_forward); only its dtype is checked
                 if k == 0 and causal and (n_inputs == 2 or len(masks) == 1):

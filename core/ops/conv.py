@@ -125,6 +125,11 @@ def _convT_infer(n: int):
         a = ctx.args
         k, s, d = pair(a["kernel_size"], n), pair(a["stride"], n), pair(a["dilation"], n)
         p, op_ = pair(a["padding"], n), pair(a["output_padding"], n)
+        for i in range(n):  # measured: torch's kernel refuses the output padding otherwise
+            if not (op_[i] < s[i] or op_[i] < d[i]):
+                return ctx.fail("connectivity.bad-arg", f"{op} {ctx.node.id!r}: output_padding={op_[i]} at spatial "
+                                                        f"dim {i} must be smaller than the stride ({s[i]}) or the "
+                                                        f"dilation ({d[i]})")
         out = []
         for i, size in enumerate(shape[-n:]):
             # (L-1)*s - 2p + d*(k-1) + output_padding + 1

@@ -11,7 +11,7 @@ import re
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import NAT, UNKNOWN, Arg, Enum, InferCtx, Kind, OpSpec, TensorType, promote
+from .base import INT_DTYPES, NAT, UNKNOWN, Arg, Enum, InferCtx, Kind, OpSpec, TensorType, promote
 
 _LETTER = re.compile(r"^[A-Za-z]$")
 
@@ -93,6 +93,11 @@ def einsum_shape(eq: str, shapes: list, ctx: InferCtx | None = None):
         for c, s in zip(letters, dims):
             if c in mine_sizes and mine_sizes[c] != s and D.is_const(s) and D.is_const(mine_sizes[c]):
                 raise PatternError(f"subscript {c} is repeated in operand {k} with sizes {mine_sizes[c]} and {s}")
+            if c in mine_sizes and ctx is not None:  # a diagonal: the sizes must be equal, 1 does not broadcast
+                a, b = (s, mine_sizes[c]) if D.is_const(mine_sizes[c]) else (mine_sizes[c], s)
+                ctx.require_equal(a, b, "shape.einsum-sizes",
+                                  f"Einsum {ctx.node.id!r}: subscript {c} is repeated in operand {k} with sizes "
+                                  f"{mine_sizes[c]} and {s}")
             mine_sizes[c] = s
         for c, s in zip(letters, dims):
             prev = sizes.get(c)
@@ -121,43 +126,136 @@ def einsum_shape(eq: str, shapes: list, ctx: InferCtx | None = None):
     return tuple(shape), sizes, terms, out
 
 
+def _label_sizes(term: list, shape: tuple) -> dict:
+    """Subscript -> its size in one operand (the ellipsis dims left out)."""
+    letters = [c for c in term if c != "..."]
+    if "..." in term:
+        at = term.index("...")
+        dims = list(shape[:at]) + list(shape[len(shape) - (len(letters) - at):]) if len(letters) > at else \
+            list(shape[:at])
+    else:
+        dims = list(shape)
+    return dict(zip(letters, dims))
+
+
+def _summed(dtype: str) -> str:
+    """torch.sum's dtype: bool and integers become int64."""
+    return "int64" if dtype == "bool" or dtype in INT_DTYPES else dtype
+
+
+def _contract(dtypes: list, sizes: list, outs: set, is_one) -> tuple:
+    """(result dtype, None) or (None, (rule, why)): torch's eager einsum (aten einsum, as measured).
+    A subscript not in the output is summed at the last operand where its size is not 1: out of the
+    result alone or of the operand alone when the other side has size 1 there (a sum: bool and integers
+    become int64), else it is a contraction dim; a pair with contraction dims is one bmm (or dot): one
+    dtype, no bool; a pair without is a broadcast multiply, which promotes."""
+    if len(dtypes) == 1:  # one operand: a sum over any subscript not in the output, size 1 or not
+        return (_summed(dtypes[0]) if set(sizes[0]) - outs else dtypes[0]), None
+    last: dict = {}
+    for k, sz in enumerate(sizes):
+        for c, n in sz.items():
+            if c not in outs and not is_one(n):
+                last[c] = k
+    acc = dtypes[0]
+    have = dict(sizes[0])
+    for c in [c for c in have if c not in outs and last.get(c, 0) == 0]:
+        if not is_one(have.pop(c)):
+            acc = _summed(acc)
+    for k in range(1, len(dtypes)):
+        dt, sz = dtypes[k], sizes[k]
+        contracted = False
+        for c in set(have) | set(sz):
+            if c in outs or last.get(c, 0) != k:
+                continue
+            if is_one(have.get(c, 1)):
+                dt = _summed(dt)
+            elif is_one(sz.get(c, 1)):
+                acc = _summed(acc)
+            else:
+                contracted = True
+        if contracted and acc != dt:
+            return None, ("dtype.mixed", f"operand {k} ({dt}) is contracted with a {acc} operand in one matrix "
+                                         "product; torch needs one dtype there")
+        if contracted and acc == "bool":
+            return None, ("dtype.unsupported", f"operand {k} is contracted in one matrix product of bool values, "
+                                               "which torch's bmm does not take")
+        if not contracted:
+            acc = promote(acc, dt)
+        for c, n in sz.items():
+            if c in outs or last.get(c, 0) > k:
+                have[c] = n if is_one(have.get(c, 1)) else have.get(c, 1)
+        for c in [c for c in have if c not in outs and last.get(c, 0) <= k]:
+            del have[c]
+    return acc, None
+
+
+UNSURE_SIZES = 4  # unknown sizes tried both ways (size 1 and not); more are left unjudged
+
+
 def _einsum_dtype(ctx: InferCtx, terms: list, out: list) -> str | None:
-    """The result dtype as torch's eager einsum makes it (None: blocked). It sums out a subscript only one
-    operand has (a sum: bool and integers become int64), then contracts left to right: a pair that shares a
-    summed subscript is one bmm (one dtype, no bool kernel); a pair that shares none is a broadcast
-    multiply, which promotes."""
+    """The result dtype as torch's eager einsum makes it (None: blocked). Whether a size is 1 decides
+    what is summed and what is contracted (`_contract`): a size the verifier does not know is tried
+    both ways, and the design is blocked only when it fails either way; when it fails only if a
+    symbol is not 1, that is stated as the condition it runs under."""
     ts = ctx.inputs
-    letters = [set(t) - {"..."} for t in terms]
     outs = set(out) - {"..."}
-    dtypes = []
-    for k, (t, mine) in enumerate(zip(ts, letters)):
-        others = set().union(*(letters[:k] + letters[k + 1:]))
-        dtypes.append("int64" if t.is_int and mine - others - outs else t.dtype)
-    acc, have = dtypes[0], letters[0]
-    for k in range(1, len(terms)):
-        later = outs.union(*letters[k + 1:])
-        if (have & letters[k]) - later:
-            if acc != dtypes[k]:
-                ctx.fail("dtype.mixed", f"Einsum {ctx.node.id!r}: operand {k} ({dtypes[k]}) is contracted with "
-                                        f"a {acc} operand in one matrix product; torch needs one dtype there")
-                return None
-            if acc == "bool":
-                ctx.fail("dtype.unsupported", f"Einsum {ctx.node.id!r}: operand {k} is contracted in one matrix "
-                                              f"product of {acc} values, which torch's bmm does not take")
-                return None
-        else:
-            acc = promote(acc, dtypes[k])
-        have = (have | letters[k]) & later
+    sizes = [_label_sizes(t, x.shape) for t, x in zip(terms, ts)]
+    dtypes = [t.dtype for t in ts]
+    unsure: list = []
+
+    def known_one(n):
+        if D.is_sym(n) and ctx.declared:
+            v = D.substitute(n, ctx.declared)
+            n = n if v is None else v
+        if D.is_const(n):
+            return n == 1
+        c = D.condition("eq", n, 1) if n is not None else None
+        if c is not None and c is not True and not D.satisfiable(c):
+            return False
+        if n not in unsure:
+            unsure.append(n)
+        return None
+
+    for sz in sizes:
+        for c, n in sz.items():
+            if c not in outs:
+                known_one(n)
+    if len(unsure) > UNSURE_SIZES:
+        return promote_all(dtypes)
+    results = []
+    for bits in range(1 << len(unsure)):
+        ones = {n for b, n in enumerate(unsure) if bits >> b & 1}
+        results.append(_contract(dtypes, sizes, outs, lambda n, ones=ones: known_one(n) or n in ones))
+    failing = [r for r in results if r[1] is not None]
+    if not failing:
+        return results[0][0]
+    rule, why = failing[0][1]
+    if len(failing) == len(results) and None not in unsure:  # each null size is its own unknown: not judged
+        ctx.fail(rule, f"Einsum {ctx.node.id!r}: {why}")
+        return None
+    symbols = [n for n in unsure if D.is_sym(n)]
+    if symbols:
+        if not ctx.on_condition(D.condition("eq", symbols[0], 1), rule,
+                                f"Einsum {ctx.node.id!r}: unless it is 1, {why}"):
+            return None
+    else:
+        ctx.warn("shape.unknown-dim", f"Einsum {ctx.node.id!r}: a size it sums over is unknown; unless it is 1, "
+                                      f"{why}")
+    ok = [r for r in results if r[1] is None]
+    return ok[0][0] if ok else promote_all(dtypes)
+
+
+def promote_all(dtypes: list) -> str:
+    acc = dtypes[0]
+    for d in dtypes[1:]:
+        acc = promote(acc, d)
     return acc
 
 
 def _einsum_infer(ctx: InferCtx):
     ts = ctx.inputs
     if any(t.shape is None for t in ts):
-        dtype = ts[0].dtype
-        for t in ts[1:]:
-            dtype = promote(dtype, t.dtype)
-        return [TensorType(None, dtype)]
+        return [TensorType(None, promote_all([t.dtype for t in ts]))]
     try:
         shape, _, terms, out = einsum_shape(ctx.args["equation"], [t.shape for t in ts], ctx)
     except PatternError as exc:
@@ -302,7 +400,12 @@ def _left_lengths(left: list, shape: tuple, axes: dict, ctx: InferCtx | None):
                     raise PatternError(f"dim of size {size} is not divisible by {prod} ({'*'.join(members)})")
                 lengths[unknown[0]] = size // prod
             else:
-                lengths[unknown[0]] = D.exact_div(size, prod)
+                lengths[unknown[0]] = q = D.exact_div(size, prod)
+                if ctx is not None and size is not None and (q is None or "/" in str(q)):
+                    ctx.require_equal(size, prod, "shape.einops-pattern",
+                                      f"{ctx.node.op} {ctx.node.id!r}: dim of size {size} is split into "
+                                      f"{'*'.join(members)} with {'*'.join(m for m in members if m in axes)} = {prod}",
+                                      kind="multiple")
         elif D.is_const(size) and size != prod:
             raise PatternError(f"dim of size {size} does not match {'*'.join(members) or '1'} = {prod}")
         elif not D.is_const(size) and ctx is not None:

@@ -149,6 +149,12 @@ def _pad(ctx: InferCtx):
                                               f"at most once around size {size} of dim {dim}")
         if mode in ("replicate", "reflect", "circular") and D.is_const(size) and size == 0:
             return ctx.fail("shape.pad-size", f"Pad {ctx.node.id!r}: mode {mode!r} cannot pad an empty dim {dim}")
+        trim = -(min(left, 0) + min(right, 0))
+        if mode in ("constant", "circular") and trim:  # measured: the negative sides are narrowed away first
+            if not ctx.require_equal(trim, size, "shape.spatial-collapse",
+                                     f"Pad {ctx.node.id!r}: negative padding ({left}, {right}) trims {trim} of size "
+                                     f"{size} of dim {dim}", kind="le"):
+                return [UNKNOWN]
         s[dim] = D.add(size, left + right)
         if D.is_const(s[dim]) and s[dim] < (1 if mode != "constant" else 0):
             return ctx.fail("shape.spatial-collapse",

@@ -31,13 +31,15 @@ def _index_dtype(ctx: InferCtx, t: TensorType, allow_bool: bool = False) -> bool
 
 
 def _values_below(ctx: InferCtx, operand: int, size) -> None:
-    """Ids read straight from a design input with a declared vocab_size run up to vocab_size - 1."""
+    """Ids from a design input with a declared vocab_size run up to vocab_size - 1, from an Arange up to
+    its end - 1, through the ops that keep them (core/shapes.py follows them)."""
     vocab = (ctx.value_ranges or {}).get(operand)
     if vocab is None or size is None:
         return
     ctx.require_equal(vocab, size, "shape.index-range",
                       lambda: f"{ctx.node.op} {ctx.node.id!r}: its index carries values up to {vocab} - 1 "
-                              f"(declared vocab_size) but the indexed dim has size {size}", kind="le")
+                              f"(a declared vocab_size or an Arange's end) but the indexed dim has size {size}",
+                      kind="le")
 
 
 def _gather(ctx: InferCtx):
@@ -56,8 +58,7 @@ def _gather(ctx: InferCtx):
                                                         f"larger than the input {D.fmt_shape(x.shape)} at dim {i}",
                                             kind="le"):
             return [UNKNOWN]
-    if x.shape:
-        _values_below(ctx, 1, x.shape[d])
+    _values_below(ctx, 1, x.shape[d] if x.shape else 1)  # measured: a 0-D input takes index 0 only
     return [TensorType(idx.shape, x.dtype)]
 
 
@@ -76,8 +77,7 @@ def _index_select(ctx: InferCtx):
     if len(idx.shape) > 1:
         return ctx.fail("shape.rank", f"IndexSelect {ctx.node.id!r}: the index must be 0-D or 1-D, got "
                                       f"{D.fmt_shape(idx.shape)}")
-    if x.shape:
-        _values_below(ctx, 1, x.shape[d])
+    _values_below(ctx, 1, x.shape[d] if x.shape else 1)  # measured: a 0-D input takes index 0 only
     s = list(x.shape)
     if s:
         s[d] = idx.shape[0] if idx.shape else 1
@@ -93,7 +93,14 @@ def _index(ctx: InferCtx):
     if x.shape is None:
         return [TensorType(None, x.dtype)]
     if not x.shape:
-        return ctx.fail("shape.rank", f"Index {ctx.node.id!r}: a 0-D tensor cannot be indexed")
+        # measured: torch indexes a 0-D tensor with a 0-D bool (or uint8) mask only, giving 1 or 0 elements
+        mask = ctx.inputs[1] if const is None else None
+        if mask is None or mask.dtype not in ("bool", "uint8") or mask.shape:
+            return ctx.fail("shape.rank", f"Index {ctx.node.id!r}: a 0-D tensor cannot be indexed, except by a "
+                                          "0-D bool mask")
+        if _dim(ctx, 0) is None or mask.shape is None:
+            return [TensorType(None, x.dtype)]
+        return [TensorType((None,), x.dtype)]
     d = _dim(ctx, len(x.shape))
     if d is None:
         return [UNKNOWN]

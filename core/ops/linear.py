@@ -54,6 +54,14 @@ def _bilinear_infer(ctx: InferCtx):
                       lambda: f"Bilinear {ctx.node.id!r} expects in1_features={a['in1_features']}, got {x1.shape[-1]}")
     ctx.require_equal(x2.shape[-1], a["in2_features"], "shape.linear-width",
                       lambda: f"Bilinear {ctx.node.id!r} expects in2_features={a['in2_features']}, got {x2.shape[-1]}")
+    # measured: torch's bilinear wants the same rank and the same batch dims, without broadcasting
+    words = lambda: f"Bilinear {ctx.node.id!r}: its inputs {D.fmt_shape(x1.shape)} and {D.fmt_shape(x2.shape)} " \
+                    "must have the same dims before the last (torch's bilinear does not broadcast them)"  # noqa: E731
+    if len(x1.shape) != len(x2.shape):
+        return ctx.fail("shape.broadcast", words())
+    for u, v in zip(x1.shape[:-1], x2.shape[:-1]):
+        if not ctx.require_equal(u, v, "shape.broadcast", words):
+            break
     return [TensorType(x1.shape[:-1] + (a["out_features"],), x1.dtype)]
 
 
@@ -69,6 +77,13 @@ def _table_shapes(a):
 ID_DTYPES = ("int64", "int32", "long", "int")
 
 
+def _no_rows(ctx: InferCtx, x, n, label: str) -> None:
+    """A table of 0 rows has no id to look up: torch fails on any id (measured), so on any input
+    with elements (empty tensors are a known limit: the verifier does not judge them)."""
+    if n == 0 and x.shape is not None and all(D.is_sym(d) or (D.is_const(d) and d > 0) for d in x.shape):
+        ctx.require(False, "shape.index-range", f"{label} has 0 rows (num_embeddings=0): every id is out of range")
+
+
 def _embedding_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     ctx.require(x.is_float or x.dtype in ID_DTYPES, "dtype.index-dtype",
@@ -79,6 +94,7 @@ def _embedding_infer(ctx: InferCtx):
     ctx.require(not x.is_float, "dtype.float-into-embedding",
                 lambda: f"Embedding {ctx.node.id!r} receives {x.dtype} values; it looks up integer ids — "
                 "feed token ids (int64) or use a Linear for dense features")
+    _no_rows(ctx, x, n, f"Embedding {ctx.node.id!r}")
     rows = ctx.value_ranges.get(0)
     if rows is not None and not (ctx.producers and ctx.producers[0] is None):
         # ids from an Arange (positions), or a design input's ids through views: up to the range - 1
@@ -102,6 +118,7 @@ def _bag_infer(ctx: InferCtx):
     n = a["num_embeddings"]
     ctx.require(pad is None or -n <= pad < n, "connectivity.bad-arg",
                 lambda: f"{label}: padding_idx={pad} must be within num_embeddings={n}")
+    _no_rows(ctx, x, n, label)
     rows = ctx.value_ranges.get(0)
     if rows is not None and not (ctx.producers and ctx.producers[0] is None):
         ctx.require_equal(rows, n, "shape.index-range",
@@ -156,7 +173,7 @@ OPS = [
          Arg("bias", True, BOOL)),
         _bilinear_infer, tb.module("Bilinear"), arity=(2, 2),
         param_shapes=_bilinear_shapes,
-        rules=("shape.linear-width",),
+        rules=("shape.linear-width", "shape.broadcast"),
         doc="FLOPs 0: torch runs Bilinear through _trilinear, which FlopCounterMode does not count.",
     ),
     OpSpec(

@@ -44,7 +44,7 @@ def _bn_infer(ranks: tuple):
                                                                                  "shape.norm-features",
                                lambda: f"{ctx.node.op} {ctx.node.id!r} expects num_features={a['num_features']} but "
                                f"its input {D.fmt_shape(x.shape)} has {ch} channels at dim 1; set num_features={ch}")
-        if ok and _training(ctx):
+        if ok and batch_stats:  # measured: eval mode without running statistics uses batch statistics too
             _more_than_one(ctx, D.prod((x.shape[0],) + tuple(x.shape[2:])), "value per channel (batch x spatial)")
         return [x]
 
@@ -65,13 +65,14 @@ def _params_dtype(ctx: InferCtx, has_params: bool) -> bool:
 
 
 def _more_than_one(ctx: InferCtx, count, what: str) -> None:
-    """Training-mode statistics need more than one value: blocked when the sizes (declared ones
-    included) give exactly one."""
+    """Batch statistics need more than one value: blocked when the sizes (declared ones included)
+    give exactly one."""
     if not D.is_const(count):
         count = D.substitute(count, ctx.declared) if ctx.declared else None
     ctx.require(not (D.is_const(count) and count == 1), "shape.single-value-statistics",
-                lambda: f"{ctx.node.op} {ctx.node.id!r} normalises over one {what} in training mode; torch "
-                "raises 'Expected more than 1 value' — use a batch (or map) larger than 1, or eval mode")
+                lambda: f"{ctx.node.op} {ctx.node.id!r} normalises over one {what} with batch statistics (training "
+                "mode, or no running statistics); torch raises 'Expected more than 1 value' — use a batch (or map) "
+                "larger than 1, or eval mode with running statistics")
 
 
 def _affine_shapes(features: str):
@@ -169,7 +170,7 @@ def _in_infer(ranks):
             ctx.require_equal(ch, ctx.args["num_features"], "shape.norm-features",
                               f"{ctx.node.op} {ctx.node.id!r} expects num_features={ctx.args['num_features']}, "
                               f"input {D.fmt_shape(x.shape)} has {ch} channels")
-        if _training(ctx):
+        if _training(ctx) or not ctx.args["track_running_stats"]:  # measured: input statistics in eval too
             _more_than_one(ctx, D.prod(x.shape[2:] if batched else x.shape[1:]), "spatial value")
         return [x]
 

@@ -188,10 +188,12 @@ def _fractional_infer(n: int):
             else:
                 r = pair(a["output_ratio"], n)[i]
                 o = int(size * r) if D.is_const(size) else None
-            if D.is_const(size) and o is not None and o + k[i] - 1 > size:
+            # measured: the 2-D kernel wants o + k - 1 <= size, the 3-D one o + k - 1 < size
+            need = o + k[i] - 1 + (n == 3) if o is not None else None
+            if D.is_const(size) and need is not None and need > size:
                 return ctx.fail("shape.kernel-too-large",
                                 f"{ctx.node.op} {ctx.node.id!r}: output size {o} with a window of {k[i]} needs an "
-                                f"input of at least {o + k[i] - 1} at spatial dim {i}, got {size}")
+                                f"input of at least {need} at spatial dim {i}, got {size}")
             out.append(o)
         return _with_indices(ctx, TensorType(x.shape[:-n] + tuple(out), x.dtype))
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from .. import dims as D
 from . import torch_build as tb
 from .base import (
@@ -323,7 +325,10 @@ def _squeeze_infer(ctx: InferCtx):
         dims.append(d)
     if not x.shape:
         return [x]
-    return [TensorType(tuple(s for i, s in enumerate(x.shape) if not (i in dims and s == 1)), x.dtype)]
+    # a symbol the design declares as 1 (seq_len: 1) is squeezed like a 1
+    sizes = [D.substitute(d, ctx.declared) if ctx.declared and D.is_sym(d) else d for d in x.shape]
+    return [TensorType(tuple(s for i, (s, v) in enumerate(zip(x.shape, sizes)) if not (i in dims and v == 1)),
+                       x.dtype)]
 
 
 def _unsqueeze_infer(ctx: InferCtx):
@@ -470,9 +475,18 @@ def _source_infer(dtype_of):
         shape = ctx.args.get("shape")
         if shape is None:
             return [TensorType((ctx.args["end"],), "int64")]
-        return [TensorType(tuple(shape), dtype_of(ctx.args))]
+        return [TensorType(tuple(_null_size(ctx.node.id, i) if d is None else d for i, d in enumerate(shape)),
+                           dtype_of(ctx.args))]
 
     return infer
+
+
+def _null_size(node_id: str, i: int) -> str:
+    """A `null` size of a tensor made from nothing: nobody knows it, but it is one size, the same
+    wherever the tensor goes, so it is a symbol of its own ("c.size1"), and what the design needs of
+    it is stated as a condition ("runs only when c.size1 = 8") instead of going unchecked."""
+    name = re.sub(r"[^A-Za-z_0-9.]", "_", node_id)
+    return f"{name if re.match(r'[A-Za-z_]', name) else '_' + name}.size{i}"
 
 
 _upsample_infer = interpolate_infer
@@ -605,6 +619,12 @@ def _pad_infer(n: int, mode: str):
                 return ctx.fail("shape.spatial-collapse",
                                 f"{ctx.node.op} {ctx.node.id!r}: negative padding ({left}, {right}) trims more "
                                 f"than the size {size} of dim {dim}")
+            trim = -(min(left, 0) + min(right, 0))
+            if mode in ("constant", "circular") and trim and not D.is_const(size):
+                if not ctx.require_equal(trim, size, "shape.spatial-collapse",
+                                         f"{ctx.node.op} {ctx.node.id!r}: negative padding ({left}, {right}) trims "
+                                         f"{trim} of size {size} of dim {dim}", kind="le"):
+                    return [UNKNOWN]
             s[dim] = D.add(size, left + right)
             # reflection and replication refuse an empty result ("input is too small"); the others give one
             if mode in ("reflect", "replicate") and D.is_const(s[dim]) and s[dim] == 0:
