@@ -21,6 +21,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.reactive import Reactive
 from textual.screen import Screen
 from textual.widgets import Footer, Input, OptionList
 
@@ -38,6 +39,10 @@ from ..widgets.queue_list import QueueModel
 
 
 class DesignScreen(Screen):
+    # The sub-title (queue position and design id) changes on every step; Screen's own reactive
+    # repaints the whole screen when it does, and the header redraws it anyway (its watcher).
+    sub_title: Reactive[str | None] = Reactive(None, compute=False, repaint=False)
+
     BINDINGS = [
         Binding("r", "judge('real')", "Real", id="judge_real"),
         Binding("f", "judge('false_alarm')", "False alarm", id="judge_false_alarm"),

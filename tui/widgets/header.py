@@ -24,7 +24,8 @@ class AppHeader(Header):
 
         async def set_title() -> None:
             try:
-                self.query_one(HeaderTitle).update(self.format_title())
+                # one line, full width (nowrap, ellipsis): a new title never changes the layout
+                self.query_one(HeaderTitle).update(self.format_title(), layout=False)
             except (NoScreen, NoMatches):
                 pass  # the screen is closing
 
