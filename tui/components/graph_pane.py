@@ -63,7 +63,7 @@ class GraphPane(Vertical):
             return
         n = view.graph.n_nodes
         if self.is_full():
-            gv.set_lines(view.full_lines)
+            gv.set_lines(view.full_lines, width=view.full_width)
             self.title(Text.assemble(("Graph", "bold"), f" · {n} nodes · layered, shapes on edges"
                                      + (" · g: neighbourhood" if view.big else "")))
         else:
