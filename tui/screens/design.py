@@ -224,12 +224,14 @@ class DesignScreen(Screen):
         self.graph.show(view, focus)
         self.shown_id = view.id
         self.call_after_refresh(self._mark_shown, view.id)
-        self.app.want_prefetch(self._neighbours())
 
     def _mark_shown(self, design_id: str) -> None:
         if self.shown_id == design_id:
             self.shown_at = time.perf_counter()
             self.shown_cpu = time.thread_time()
+            # The neighbours are read and laid out once this design is on screen: the worker's pure
+            # Python (parse, shapes, layout) holds the GIL, and started earlier it slowed this frame.
+            self.app.want_prefetch(self._neighbours())
 
     def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
         if message.option_list.id == "findings" and self.view is not None:
