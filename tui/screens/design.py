@@ -23,7 +23,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.reactive import Reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList
+from textual.widgets import Input, OptionList
 
 from ..components.detail import DesignTabs
 from ..components.findings import VERDICT_LABEL, FindingsList
@@ -33,6 +33,7 @@ from ..components.run_outcome import relation
 from ..components.summary import DesignSummary
 from ..sanitise import visible
 from ..widgets.design_model import DesignView, catalogue_entry, catalogue_ids
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import BulkPreview, DesignLoaded, NextFound, RecentLoaded
 from ..widgets.queue_list import QueueModel
@@ -113,7 +114,7 @@ class DesignScreen(Screen):
                 yield FindingsList(id="findings")
                 yield DesignTabs(id="design-tabs")
                 yield JudgeBar(id="judge-bar", cursor_blink=self.app.cursor_blink)
-        yield Footer()
+        yield AppFooter()
 
     # the panes
     @property
