@@ -9,6 +9,7 @@ from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ..sanitise import visible
+from ..widgets.text_pane import same_text
 
 VERDICT_LABEL = {"real": "real", "false_alarm": "false alarm", "unsure": "unsure", "clean": "clean"}
 VERDICT_STYLE = {"real": "bold red", "false_alarm": "bold green", "unsure": "bold yellow", "clean": "bold green"}
@@ -92,7 +93,8 @@ class FindingsList(OptionList):
             else:
                 msg, style = "no findings — c: clean · m: missed defect · l: later", "dim"
             options.insert(0, Option(Text(msg, style=style), disabled=True))
-        self.set_options(options)  # one refill (clear_options then add_options drew an empty list first)
+        if not self._same_options(options):
+            self.set_options(options)  # one refill (clear_options then add_options drew an empty list first)
         if not self.items:
             self.highlighted = None
             return
@@ -105,6 +107,12 @@ class FindingsList(OptionList):
                            if k == "finding" and not f.get("stale") and not f.get("verdict")
                            and f["key"] not in flags), 0)
         self.highlighted = target + (0 if findings else 1)
+
+    def _same_options(self, options: list[Option]) -> bool:
+        """Whether `options` draw what the list shows (the next design without findings, say)."""
+        return len(options) == self.option_count and all(
+            a.id == b.id and a.disabled == b.disabled and same_text(a.prompt, b.prompt)
+            for a, b in zip(options, self.options, strict=True))
 
     def _index(self) -> int | None:
         i = self.highlighted

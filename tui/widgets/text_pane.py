@@ -20,6 +20,11 @@ from textual.visual import Visual, visualize
 from .lines import set_virtual_size
 
 
+def same_text(a, b) -> bool:
+    """Whether two rich Texts draw the same (Text's own == leaves out its base style)."""
+    return isinstance(a, Text) and isinstance(b, Text) and a == b and a.style == b.style
+
+
 class TextPane(ScrollView):
     DEFAULT_CSS = """
     TextPane {
@@ -44,7 +49,10 @@ class TextPane(ScrollView):
         return self._text
 
     def update(self, text: Text) -> None:
-        """Show `text` (scrolled as it was, as far as the new text goes: as a Static in a scroll did)."""
+        """Show `text` (scrolled as it was, as far as the new text goes: as a Static in a scroll did).
+        The same text again (the next design without findings) is neither wrapped nor drawn again."""
+        if same_text(text, self._text) and self._wrapped_at is not None:
+            return
         self._text = text
         self._wrapped_at = None
         self._wrap()
