@@ -10,12 +10,13 @@ import json
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Vertical, VerticalScroll
-from textual.widgets import OptionList, Static, TabbedContent, TabPane
+from textual.containers import Vertical
+from textual.widgets import OptionList, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from ..sanitise import visible, visible_lines
 from ..widgets.design_model import catalogue_entry
+from ..widgets.text_pane import TextPane
 from .findings import VERDICT_LABEL, VERDICT_STYLE
 from .run_outcome import outcome_text, relation
 from .summary import big_number, money
@@ -54,17 +55,13 @@ class DesignTabs(Vertical):
     def compose(self) -> ComposeResult:
         with TabbedContent(id="tabs"):
             with TabPane("Finding", id="tab-finding"):
-                with VerticalScroll():
-                    yield Static(id="finding-detail")
+                yield TextPane(id="finding-detail")
             with TabPane("Cost", id="tab-cost"):
-                with VerticalScroll():
-                    yield Static(id="cost")
+                yield TextPane(id="cost")
             with TabPane("Source", id="tab-source"):
-                with VerticalScroll():
-                    yield Static(id="meta")
+                yield TextPane(id="meta")
             with TabPane("Runs", id="tab-runs"):
-                with VerticalScroll():
-                    yield Static(id="design-runs")
+                yield TextPane(id="design-runs")
             with TabPane("Recent", id="tab-recent"):
                 yield OptionList(id="recent")
 
@@ -98,7 +95,7 @@ class DesignTabs(Vertical):
 
     # ---- the finding --------------------------------------------------------------------------------
     def show_item(self, item: tuple[str, dict] | None) -> None:
-        detail = self.query_one("#finding-detail", Static)
+        detail = self.query_one("#finding-detail", TextPane)
         t = Text()
         if item is None:
             view = self.view
@@ -220,7 +217,7 @@ class DesignTabs(Vertical):
             t.append("\nAssumptions\n", style="bold underline")
             for a in assumptions:
                 t.append(f"  • {visible(a)}\n")
-        self.query_one("#cost", Static).update(t)
+        self.query_one("#cost", TextPane).update(t)
 
     # ---- source ------------------------------------------------------------------------------------------
     def _fill_source(self) -> None:
@@ -261,7 +258,7 @@ class DesignTabs(Vertical):
         if hidden:
             t.append(f"\nnot shown while judging (the generator's answer key): {visible(', '.join(hidden))}\n",
                      style="dim italic")
-        self.query_one("#meta", Static).update(t)
+        self.query_one("#meta", TextPane).update(t)
 
     # ---- runs -----------------------------------------------------------------------------------------------
     def _fill_runs(self) -> None:
@@ -293,7 +290,7 @@ class DesignTabs(Vertical):
         if not runs and not live:
             t.append("No runs of this design yet. e: forward check · E: short training (the confirmation names "
                      "the device and what it will cost).", style="dim")
-        self.query_one("#design-runs", Static).update(t)
+        self.query_one("#design-runs", TextPane).update(t)
 
     def runs_changed(self, live_runs: list) -> None:
         self.live_runs = list(live_runs)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from rich.text import Text
+from textual.geometry import Size
+from textual.reactive import Reactive
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ..sanitise import visible
+from ..widgets.text_pane import same_text
 
 VERDICT_LABEL = {"real": "real", "false_alarm": "false alarm", "unsure": "unsure", "clean": "clean"}
 VERDICT_STYLE = {"real": "bold red", "false_alarm": "bold green", "unsure": "bold yellow", "clean": "bold green"}
@@ -57,6 +60,11 @@ def missed_prompt(m: dict, curator: str) -> Text:
 class FindingsList(OptionList):
     """Findings (live first, then stale) and missed defects; `current()` says what is highlighted."""
 
+    # The list's size is fixed by the stylesheet (a share of the side pane), so a refill with another
+    # number of lines needs no layout of the screen: OptionList updates its scrollbars itself
+    # (`_scroll_update`), and a scrollbar that appears or goes still asks for a layout.
+    virtual_size: Reactive[Size] = Reactive(Size(0, 0), layout=False)
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.items: list[tuple[str, dict]] = []  # ("finding", f) | ("missed", m)
@@ -68,7 +76,6 @@ class FindingsList(OptionList):
         """Fill the list; highlight `keep_key`'s finding, else the first one still to judge."""
         self.view, self.curator = view, curator
         self.run_marks = run_marks or {}
-        self.clear_options()
         findings = view.findings if view is not None else []
         missed = list(view.data.get("missed_defects") or []) if view is not None else []
         self.items = [("finding", f) for f in findings] + [("missed", m) for m in missed]
@@ -86,7 +93,8 @@ class FindingsList(OptionList):
             else:
                 msg, style = "no findings — c: clean · m: missed defect · l: later", "dim"
             options.insert(0, Option(Text(msg, style=style), disabled=True))
-        self.add_options(options)
+        if not self._same_options(options):
+            self.set_options(options)  # one refill (clear_options then add_options drew an empty list first)
         if not self.items:
             self.highlighted = None
             return
@@ -99,6 +107,12 @@ class FindingsList(OptionList):
                            if k == "finding" and not f.get("stale") and not f.get("verdict")
                            and f["key"] not in flags), 0)
         self.highlighted = target + (0 if findings else 1)
+
+    def _same_options(self, options: list[Option]) -> bool:
+        """Whether `options` draw what the list shows (the next design without findings, say)."""
+        return len(options) == self.option_count and all(
+            a.id == b.id and a.disabled == b.disabled and same_text(a.prompt, b.prompt)
+            for a, b in zip(options, self.options, strict=True))
 
     def _index(self) -> int | None:
         i = self.highlighted

@@ -10,6 +10,7 @@ from textual.widgets import Static
 from ..sanitise import visible
 from ..widgets.graph_text import layout
 from ..widgets.lines import Line, LinesView
+from ..widgets.text_pane import same_text
 
 
 class GraphPane(Vertical):
@@ -23,6 +24,7 @@ class GraphPane(Vertical):
         self.full: bool | None = None  # None: decided by the graph's size
         self.radius = 2
         self.focus_nodes: set = set()
+        self._title = None  # the title shown (a new design of the same size keeps it: not drawn again)
 
     def compose(self) -> ComposeResult:
         yield Static(id="graph-title")
@@ -33,8 +35,10 @@ class GraphPane(Vertical):
         return self.query_one("#graph", LinesView)
 
     def title(self, text) -> None:
-        self.query_one("#graph-title", Static).update(text if isinstance(text, Text) else Text(visible(text)),
-                                                      layout=False)
+        text = text if isinstance(text, Text) else Text(visible(text))
+        if not same_text(text, self._title):
+            self._title = text
+            self.query_one("#graph-title", Static).update(text, layout=False)
 
     def node_at_cursor(self) -> str | None:
         """The node under the graph's cursor, when the graph has focus (a choice the curator made)."""
@@ -63,7 +67,7 @@ class GraphPane(Vertical):
             return
         n = view.graph.n_nodes
         if self.is_full():
-            gv.set_lines(view.full_lines)
+            gv.set_lines(view.full_lines, width=view.full_width)
             self.title(Text.assemble(("Graph", "bold"), f" · {n} nodes · layered, shapes on edges"
                                      + (" · g: neighbourhood" if view.big else "")))
         else:

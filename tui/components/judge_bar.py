@@ -20,6 +20,7 @@ class JudgeBar(Vertical):
         super().__init__(id=id)
         self.cursor_blink = cursor_blink
         self.note_key: object = ()  # which finding the note field belongs to (() : none yet)
+        self._shown: tuple | None = None  # the progress shown (the next design often has the same)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="judge-row"):
@@ -34,6 +35,9 @@ class JudgeBar(Vertical):
         return self.query_one("#note", Input)
 
     def progress(self, done: int, total: int, text: str) -> None:
+        if (done, total, text) == self._shown:
+            return
+        self._shown = (done, total, text)
         self.query_one("#design-progress", ProgressBar).update(total=max(total, 1), progress=done)
         self.query_one("#judge-label", Static).update(visible(text), layout=False)
 

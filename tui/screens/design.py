@@ -21,8 +21,9 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.reactive import Reactive
 from textual.screen import Screen
-from textual.widgets import Footer, Input, OptionList
+from textual.widgets import Input, OptionList
 
 from ..components.detail import DesignTabs
 from ..components.findings import VERDICT_LABEL, FindingsList
@@ -32,12 +33,17 @@ from ..components.run_outcome import relation
 from ..components.summary import DesignSummary
 from ..sanitise import visible
 from ..widgets.design_model import DesignView, catalogue_entry, catalogue_ids
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import BulkPreview, DesignLoaded, NextFound, RecentLoaded
 from ..widgets.queue_list import QueueModel
 
 
 class DesignScreen(Screen):
+    # The sub-title (queue position and design id) changes on every step; Screen's own reactive
+    # repaints the whole screen when it does, and the header redraws it anyway (its watcher).
+    sub_title: Reactive[str | None] = Reactive(None, compute=False, repaint=False)
+
     BINDINGS = [
         Binding("r", "judge('real')", "Real", id="judge_real"),
         Binding("f", "judge('false_alarm')", "False alarm", id="judge_false_alarm"),
@@ -108,7 +114,7 @@ class DesignScreen(Screen):
                 yield FindingsList(id="findings")
                 yield DesignTabs(id="design-tabs")
                 yield JudgeBar(id="judge-bar", cursor_blink=self.app.cursor_blink)
-        yield Footer()
+        yield AppFooter()
 
     # the panes
     @property
@@ -219,12 +225,14 @@ class DesignScreen(Screen):
         self.graph.show(view, focus)
         self.shown_id = view.id
         self.call_after_refresh(self._mark_shown, view.id)
-        self.app.want_prefetch(self._neighbours())
 
     def _mark_shown(self, design_id: str) -> None:
         if self.shown_id == design_id:
             self.shown_at = time.perf_counter()
             self.shown_cpu = time.thread_time()
+            # The neighbours are read and laid out once this design is on screen: the worker's pure
+            # Python (parse, shapes, layout) holds the GIL, and started earlier it slowed this frame.
+            self.app.want_prefetch(self._neighbours())
 
     def on_option_list_option_highlighted(self, message: OptionList.OptionHighlighted) -> None:
         if message.option_list.id == "findings" and self.view is not None:

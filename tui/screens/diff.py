@@ -13,9 +13,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from ..sanitise import visible
+from ..widgets.footer import AppFooter
 from ..widgets.graph_text import args_text
 from ..widgets.header import AppHeader
 from ..widgets.lines import Line, LinesView
@@ -57,7 +58,7 @@ class DiffScreen(Screen):
         yield LinesView(id="diff-lines")
         with VerticalScroll(id="diff-details-box"):
             yield Static(id="diff-details")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         if self not in self.app.screen_stack:

@@ -17,10 +17,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Input, OptionList, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
 from ..sanitise import plain, visible
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
 
@@ -101,7 +102,7 @@ class KnowledgeBaseScreen(Screen):
                     with TabPane("Audit", id="kb-tab-audit"):
                         with VerticalScroll():
                             yield Static(id="kb-audit")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         if self not in self.app.screen_stack:

@@ -7,9 +7,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Input, ProgressBar, Static
+from textual.widgets import Input, ProgressBar, Static
 
 from ..sanitise import plain, visible
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import NextFound, QueueLoaded, RowsLoaded
 from ..widgets.queue_list import SORTS, QueueList, QueueModel, header_text
@@ -80,7 +81,7 @@ class QueueScreen(Screen):
         yield search
         yield Static(id="queue-header")
         yield QueueList(self.model, id="queue")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         if self not in self.app.screen_stack:

@@ -11,9 +11,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static, TabbedContent, TabPane
+from textual.widgets import DataTable, Static, TabbedContent, TabPane
 
 from ..sanitise import plain, visible
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import AgreementLoaded, ReportsLoaded
 
@@ -96,7 +97,7 @@ class ReportsScreen(Screen):
                 with VerticalScroll():
                     yield Static(id="agreement-note", classes="report-title")
                     yield Static(id="agreement")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         if self not in self.app.screen_stack:

@@ -14,10 +14,11 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Static
+from textual.widgets import DataTable, Static
 
 from ..components.findings import VERDICT_LABEL, VERDICT_STYLE
 from ..sanitise import plain, visible, visible_lines
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import DisagreementsLoaded
 
@@ -54,7 +55,7 @@ class ReviewScreen(Screen):
         yield Static(id="review-status")
         yield DataTable(id="review-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="review-detail")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         if self not in self.app.screen_stack:

@@ -16,10 +16,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, ProgressBar, Static
+from textual.widgets import DataTable, ProgressBar, Static
 
 from ..components.run_outcome import failed_node
 from ..sanitise import plain, visible, visible_lines
+from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import RunsLoaded
 
@@ -129,7 +130,7 @@ class RunsScreen(Screen):
                 yield Static(id="run-plot")
                 with VerticalScroll(id="run-log-box"):
                     yield Static(id="run-log")
-        yield Footer()
+        yield AppFooter()
 
     def on_mount(self) -> None:
         if self not in self.app.screen_stack:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .graph_text import BIG_GRAPH, GraphModel, build_model, layout
-from .lines import Line
+from .lines import Line, lines_width, prerender
 
 
 @dataclass
@@ -17,6 +17,7 @@ class DesignView:
     problem: str | None = None  # why there is no graph to show
     graph: GraphModel | None = None
     full_lines: list[Line] = field(default_factory=list)
+    full_width: int = 0  # the widest of full_lines
     version: int = 0  # the app's write counter for this design when it was read
 
     @property
@@ -65,7 +66,8 @@ def prepare_view(data: dict) -> DesignView:
     except Exception:  # pragma: no cover
         pass
     view.graph = build_model(view.design, types, data.get("findings"))
-    view.full_lines = layout(view.graph)
+    view.full_lines = prerender(layout(view.graph))
+    view.full_width = lines_width(view.full_lines)
     return view
 
 

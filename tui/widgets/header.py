@@ -22,9 +22,10 @@ class AppHeader(Header):
     def _on_mount(self, event: Mount) -> None:
         Widget._on_mount(self, event)  # what every widget does when mounted
 
-        async def set_title() -> None:
+        def set_title() -> None:  # at once, in the same frame as the screen's change (Textual's is async)
             try:
-                self.query_one(HeaderTitle).update(self.format_title())
+                # one line, full width (nowrap, ellipsis): a new title never changes the layout
+                self.query_one(HeaderTitle).update(self.format_title(), layout=False)
             except (NoScreen, NoMatches):
                 pass  # the screen is closing
 

@@ -8,12 +8,15 @@ what the screen shows, not what the graph holds.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from rich.console import Console
+from rich.segment import Segment
 from rich.text import Text
-from textual.geometry import Size
+from textual.geometry import Region, Size
 from textual.message import Message
 from textual.strip import Strip
+from textual.widget import Widget
 
 from .cursor_list import CursorList
 
@@ -23,6 +26,30 @@ class Line:
     text: Text
     key: str | None = None  # what the line is about (a node id, a diff row); highlight and cursor use it
     selectable: bool = True
+    # the text as segments, made off the UI thread (`prerender`): drawing a line then costs a Strip
+    segments: tuple[Segment, ...] | None = None
+
+
+def prerender(lines: list[Line]) -> list[Line]:
+    """The lines with their segments made, in the calling (worker) thread; plain styles only (no theme
+    lookups), so a console of its own gives what the app's would."""
+    console = Console(width=10_000, color_system=None, force_terminal=False, legacy_windows=False)
+    return [replace(ln, segments=tuple(ln.text.render(console, end=""))) for ln in lines]
+
+
+def lines_width(lines: list[Line]) -> int:
+    return max((ln.text.cell_len for ln in lines), default=0)
+
+
+def set_virtual_size(widget: Widget, size: Size) -> None:
+    """A new scrollable size for a widget whose own size the stylesheet fixes: its scrollbars follow,
+    without a layout of the whole screen (which Textual's `virtual_size` reactive asks for). The
+    layout comes only when a scrollbar appears or goes (that changes the widget's content area)."""
+    if size == widget.virtual_size:
+        return
+    widget.set_reactive(Widget.virtual_size, size)
+    widget._scroll_update(size)
+    widget.refresh()
 
 
 class LinesView(CursorList):
@@ -66,13 +93,15 @@ class LinesView(CursorList):
         self.show_cursor = show_cursor
         self._cache: dict[tuple, Strip] = {}
         self._width = 0
+        self._base = None  # the widget's style, read once per drawing (see render_lines)
 
     # ---- content -----------------------------------------------------------
-    def set_lines(self, lines: list[Line], *, keep_cursor: bool = False) -> None:
+    def set_lines(self, lines: list[Line], *, keep_cursor: bool = False, width: int | None = None) -> None:
+        """New lines (`width`: their widest, when already known)."""
         self.lines = lines
         self._cache.clear()
-        self._width = max((ln.text.cell_len for ln in lines), default=0)
-        self.virtual_size = Size(self._width, len(lines))
+        self._width = lines_width(lines) if width is None else width
+        set_virtual_size(self, Size(self._width, len(lines)))
         if not keep_cursor:
             self.set_cursor_quietly(0)
             self.scroll_to(0, 0, animate=False)
@@ -105,11 +134,18 @@ class LinesView(CursorList):
         super().notify_style_update()
         self._cache.clear()
 
+    def render_lines(self, crop: Region) -> list[Strip]:
+        self._base = self.rich_style  # the same for every line of this drawing (it walks the ancestors)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._base = None
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
         width = self.size.width
-        base = self.rich_style
+        base = self._base if self._base is not None else self.rich_style
         if index >= len(self.lines):
             return Strip.blank(width, base)
         is_cursor = self.show_cursor and index == self.cursor
@@ -118,16 +154,18 @@ class LinesView(CursorList):
         key = (index, is_cursor, hl)
         strip = self._cache.get(key)
         if strip is None:
-            text = line.text.copy()
-            text.no_wrap = True
-            text.end = ""
-            if hl:
-                text.stylize(self.get_component_rich_style("lines--highlight", partial=True))
-            if is_cursor:
-                text.stylize(self.get_component_rich_style("lines--cursor", partial=True))
-            text.stylize_before(base)
-            segments = list(text.render(self.app.console))
-            strip = Strip(segments, text.cell_len)
+            if line.segments is not None and not (hl or is_cursor):
+                strip = Strip(Segment.apply_style(line.segments, base), line.text.cell_len)
+            else:
+                text = line.text.copy()
+                text.no_wrap = True
+                text.end = ""
+                if hl:
+                    text.stylize(self.get_component_rich_style("lines--highlight", partial=True))
+                if is_cursor:
+                    text.stylize(self.get_component_rich_style("lines--cursor", partial=True))
+                text.stylize_before(base)
+                strip = Strip(list(text.render(self.app.console)), text.cell_len)
             if len(self._cache) > 400:
                 self._cache.clear()
             self._cache[key] = strip
