@@ -33,6 +33,21 @@ IDIOMS = {
         "        z = F.interpolate(x, size=(8, 8))\n"
         "        return y.view(y.size(0), -1), self.fc(self.up(x).view(x.size(0), -1)) + self.fc(z.flatten(1))\n",
         [[2, 3, 16, 16]]),
+    # a diffusion U-Net's sinusoidal time embedding: an outer product of the times and the frequencies
+    "outer_time_embedding": (
+        "import math\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self, dim=16):\n"
+        "        super().__init__()\n"
+        "        self.dim = dim\n"
+        "        self.fc = nn.Linear(dim, 8)\n"
+        "    def forward(self, t):\n"
+        "        half = self.dim // 2\n"
+        "        emb = torch.exp(torch.arange(half) * -(math.log(10000) / half))\n"
+        "        emb = torch.outer(t * 1.0, emb)\n"
+        "        emb = torch.cat((emb.sin(), emb.cos()), dim=-1)\n"
+        "        return self.fc(emb)[:, :, None, None], t.outer(t)\n",
+        [[4]]),
 }
 
 

@@ -804,6 +804,9 @@ def tensor_method(it, t, name, args, kwargs):
         if isinstance(r, TensorVal) and r.ref is not None:
             t.ref, t.shape, t.dtype = r.ref, r.shape, r.dtype
         return t
+    if name in ("outer", "ger") and len(args) == 1 and isinstance(args[0], TensorVal):
+        from .dispatch import f_einsum  # torch.outer(a, b) is einsum('i,j->ij', a, b)
+        return f_einsum(it, ["i,j->ij", t, args[0]], {})
     if name in _IDENTITY_METHODS:
         if name in ("float", "half", "double", "bfloat16"):
             dt = {"float": "float32", "half": "float16", "double": "float64", "bfloat16": "bfloat16"}[name]
