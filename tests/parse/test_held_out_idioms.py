@@ -48,6 +48,22 @@ IDIOMS = {
         "        emb = torch.cat((emb.sin(), emb.cos()), dim=-1)\n"
         "        return self.fc(emb)[:, :, None, None], t.outer(t)\n",
         [[4]]),
+    # Swin's relative position bias: a learned table picked by two constant index tensors made with numpy
+    "two_index_tensors_into_a_table": (
+        "import numpy as np\n"
+        "def distances(w):\n"
+        "    idx = torch.tensor(np.array([[x, y] for x in range(w) for y in range(w)]))\n"
+        "    return idx[None, :, :] - idx[:, None, :]\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self, w=3):\n"
+        "        super().__init__()\n"
+        "        self.rel = distances(w) + w - 1\n"
+        "        self.table = nn.Parameter(torch.randn(2 * w - 1, 2 * w - 1))\n"
+        "        self.wide = nn.Parameter(torch.randn(2 * w - 1, 2 * w - 1, 4))\n"
+        "    def forward(self, dots):\n"
+        "        bias = self.wide[self.rel[:, :, 0], self.rel[:, :, 1]]\n"
+        "        return dots + self.table[self.rel[:, :, 0], self.rel[:, :, 1]], bias\n",
+        [[2, 4, 9, 9]]),
 }
 
 

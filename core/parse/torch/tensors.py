@@ -550,6 +550,8 @@ def tensor_getitem(it, t, idx):
     if isinstance(idx, TensorVal) and idx.is_const and idx.dtype.startswith("int") and idx.shape is not None \
             and t.shape and not t.is_const and it.graph is not None:
         return _gather_rows(it, t, idx)
+    if len(items) >= 2 and _const_index_tensors(t, items) and it.graph is not None:
+        return _gather_rows_by(it, t, items)
     lists = [i for i, x in enumerate(items) if isinstance(x, list)]
     if len(lists) == 1 and Ellipsis not in items and all(is_int(v) for v in items[lists[0]]) and \
             items[lists[0]] and not any(isinstance(x, TensorVal) for x in items):
@@ -667,6 +669,31 @@ def _gather_rows(it, t, idx):
     if len(idx.shape) != 1 or len(t.shape) > 2:
         y = reshape(it, y, list(idx.shape) + rest)
     return y
+
+
+def _const_index_tensors(t, items):
+    """t[i0, i1, ...] with constant integer index tensors over its leading dims (the rest whole):
+    Swin's relative position bias `table[rel[:, :, 0], rel[:, :, 1]]`."""
+    k = 0
+    while k < len(items) and isinstance(items[k], TensorVal):
+        k += 1
+    return (k >= 2 and not t.is_const and t.shape is not None and len(t.shape) >= k
+            and all(x.is_const and x.dtype.startswith("int") and x.shape is not None for x in items[:k])
+            and all(isinstance(x, slice) and x == slice(None) for x in items[k:]))
+
+
+def _gather_rows_by(it, t, items):
+    """Several index tensors pick one element of the leading dims each: the same rows of t with those
+    dims flattened into one, picked by one index of the indices' broadcast shape (the values not kept)."""
+    k = sum(1 for x in items if isinstance(x, TensorVal))
+    shape = items[0].shape
+    for x in items[1:k]:
+        shape = optable.broadcast(shape, x.shape)
+    rows = prod(t.shape[:k])
+    if shape is None or not is_int(rows):
+        return passthrough(it, "indexing with several index tensors", t, keep_shape=False)
+    flat = reshape(it, t, [rows] + list(t.shape[k:]))
+    return _gather_rows(it, flat, TensorVal(None, shape, "int64"))
 
 
 def _index_one(it, t, d, x):
