@@ -142,6 +142,22 @@ def _is_plain(v):
     return True
 
 
+def _sizes_eq(a, b):
+    """A shape against the sizes it should have (`assert x.shape == (b, h * w, c)`), written in input
+    sizes: equal when every size is, Unknown when one cannot be told; None when these are not two
+    tuples of sizes with a symbol among them."""
+    if not (isinstance(a, tuple) and isinstance(b, tuple)) or len(a) + len(b) > MAX_WALK:
+        return None
+    if not all(is_int(x) or isinstance(x, Sym) for x in a + b) or not any(isinstance(x, Sym) for x in a + b):
+        return None
+    if len(a) != len(b):
+        return False
+    eqs = [dim_eq(x, y) for x, y in zip(a, b)]
+    if False in eqs:
+        return False
+    return Unknown("size comparison") if None in eqs else True
+
+
 def _has_unknown(v):
     stack = [v]
     n = 0
@@ -1782,6 +1798,9 @@ class Interp:
                 return _CMP[op](d, 0)
             return Unknown("size comparison")
         if op in (ast.Eq, ast.NotEq):
+            r = _sizes_eq(a, b)
+            if r is not None:
+                return r if op is ast.Eq or isinstance(r, Unknown) else (not r)
             if _is_plain(a) or _is_plain(b):
                 if _has_unknown(a) or _has_unknown(b):
                     return Unknown("comparison")

@@ -64,6 +64,23 @@ IDIOMS = {
         "        bias = self.wide[self.rel[:, :, 0], self.rel[:, :, 1]]\n"
         "        return dots + self.table[self.rel[:, :, 0], self.rel[:, :, 1]], bias\n",
         [[2, 4, 9, 9]]),
+    # a DDPM U-Net's attention checks its own shapes against sizes read off the input
+    "assert_on_shapes": (
+        "class M(nn.Module):\n"
+        "    def __init__(self, c=8):\n"
+        "        super().__init__()\n"
+        "        self.c = c\n"
+        "        self.to_qkv = nn.Conv2d(c, c * 3, 1)\n"
+        "    def forward(self, x):\n"
+        "        b, c, h, w = x.shape\n"
+        "        q, k, v = torch.split(self.to_qkv(x), self.c, dim=1)\n"
+        "        q = q.permute(0, 2, 3, 1).view(b, h * w, c)\n"
+        "        k = k.view(b, c, h * w)\n"
+        "        dots = torch.bmm(q, k) * (c ** (-0.5))\n"
+        "        assert dots.shape == (b, h * w, h * w)\n"
+        "        assert dots.shape != (b, h, w)\n"
+        "        return dots\n",
+        [[2, 8, 4, 4]]),
 }
 
 
