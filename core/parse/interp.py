@@ -468,7 +468,11 @@ class Interp:
     def s_If(self, st, fr):
         g = self.graph
         snap = g.snapshot() if g is not None else None
-        c = self.truth(self.eval(st.test, fr))
+        try:
+            c = self.truth(self.eval(st.test, fr))
+        except InterpError as e:  # a condition the parser cannot evaluate is one not known: as any such `if`
+            self.warn(str(e))
+            c = None
         if c is None and g is not None:
             g.restore(snap)  # tensor ops that only fed the condition build nothing
         if c is True:

@@ -81,6 +81,26 @@ IDIOMS = {
         "        assert dots.shape != (b, h, w)\n"
         "        return dots\n",
         [[2, 8, 4, 4]]),
+    # clovaai's TPS: a code path chosen by the installed torch's version (torch compares it as a version:
+    # '2.10' > '2.9'); numpy's version, which the parser does not hold, is an `if` on an unknown value
+    "if_on_versions": (
+        "import numpy as np\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(8, 4)\n"
+        "        self.other = nn.Linear(8, 2)\n"
+        "    def forward(self, x):\n"
+        "        if torch.__version__ > '1.2.0' and torch.__version__ >= '0.10':\n"
+        "            y = self.fc(x)\n"
+        "        else:\n"
+        "            y = x\n"
+        "        if np.__version__ > '1.0':\n"
+        "            z = self.other(x)\n"
+        "        else:\n"
+        "            z = x\n"
+        "        return y, z\n",
+        [[2, 8]]),
 }
 
 
@@ -121,3 +141,38 @@ def test_held_out_idioms_count_and_shape_as_torch(tmp_path, name):
     rep = verify_graph(Design.from_dict(d))
     assert (rep.cost["params"], _outputs(d, rep)) == (real_params, real)
     assert not [f for f in rep.findings if f.severity == "block"], [f.message for f in rep.findings]
+
+
+def test_held_out_constructs_are_followed_never_executed(tmp_path):
+    """interpolate to a tuple size, outer products, a table picked by two index tensors, shape asserts
+    and an `if` on torch's version: followed through the command line, while the file's payloads never run."""
+    marker = tmp_path / "ran"
+    src = tmp_path / "m.py"
+    src.write_text(
+        "import os\nimport numpy as np\nimport torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n"
+        f"os.system('touch {marker}')\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self, w=2):\n"
+        "        super().__init__()\n"
+        f"        open('{marker}', 'w')\n"
+        "        idx = torch.tensor(np.array([[a, b] for a in range(w) for b in range(w)]))\n"
+        "        self.rel = idx[None, :, :] - idx[:, None, :] + w - 1\n"
+        "        self.table = nn.Parameter(torch.randn(2 * w - 1, 2 * w - 1))\n"
+        "    def forward(self, x):\n"
+        f"        __import__('os').system('touch {marker}')\n"
+        "        if torch.__version__ > '1.2.0':\n"
+        "            y = F.interpolate(x, size=(4, 4))\n"
+        "        else:\n"
+        f"            y = os.system('touch {marker}')\n"
+        "        assert y.shape == (x.shape[0], x.shape[1], 4, 4)\n"
+        "        y = y.view(y.size(0), -1)\n"
+        "        return torch.outer(y[0], y[1]), y[:, :4] + self.table[self.rel[:, :, 0], self.rel[:, :, 1]]\n")
+    proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "parse", str(src), "--entry", "M",
+                           "--input", "2,4,2,2", "--json"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert not marker.exists()
+    import json
+    d = json.loads(proc.stdout)
+    nodes = {n["id"]: n for n in d["nodes"]}
+    assert any(n["op"] == "Reshape" and n["args"]["shape"] == [-1, 64] for n in nodes.values())
+    assert sum(1 for n in nodes.values() if n["op"] == "MatMul") == 2  # the outer product, the table's pick
