@@ -307,6 +307,22 @@ class Interp:
             self.loc = saved
         return mod.values.get(name, Unknown(f"{name} could not be evaluated"))
 
+    def module_dict(self, mod):
+        """`module.__dict__` (`resnet.__dict__[name](...)`, a builder picked by name): its top-level
+        names; one the parser cannot evaluate is unknown, warned about where it is used, not here."""
+        nwarn = len(self.warnings)
+        out = {}
+        for name in list(mod.defs):
+            try:
+                v = self.mod_lookup(mod, name)
+            except InterpError as e:
+                v = Unknown(str(e))
+            if v is not _MISSING:
+                out[name] = v
+        del self.warnings[nwarn:]
+        self._wseen = set(self.warnings)
+        return out
+
     def _safe_load(self, f):
         try:
             return self.load(f)
@@ -340,10 +356,14 @@ class Interp:
         f = self.loader.resolve(mod.path, st.module or "", st.level)
         if f:
             target = self._safe_load(f)
+            sub = self.loader.submodule_file(target, name)
+            if sub and name in target.evaluating:
+                # `from . import resnet` in a package's __init__: the submodule, which Python imports when
+                # the package does not (yet) hold the name
+                return self._safe_load(sub)
             v = self.mod_lookup(target, name)
             if v is not _MISSING:
                 return v
-            sub = self.loader.submodule_file(target, name)
             if sub:
                 return self._safe_load(sub)
             return Unknown(f"{name} not found in {self.display(f)}")
@@ -390,8 +410,9 @@ class Interp:
             if e.where is None:
                 e.where = self.where()
             raise
-        except _INTERNAL as e:  # a construct this interpreter models wrongly: say so, carry on
-            self.warn(f"statement not followed ({type(e).__name__}: {e})")
+        except _INTERNAL:  # a construct this interpreter models wrongly: say so, carry on
+            # the user is told what was not followed, not the parser's own Python error
+            self.warn(f"`{_src(st)}` is not followed: the parser does not model this use here")
             self._poison(st, fr)
 
     def _poison(self, st, fr):
@@ -1446,6 +1467,8 @@ class Interp:
         if t is ExtVal:
             return torchlib.ext_getattr(self, obj, name)
         if t is SourceModule:
+            if name == "__dict__":
+                return self.module_dict(obj)
             v = self.mod_lookup(obj, name)
             if v is _MISSING:
                 raise InterpError(f"module {self.display(obj.path)} has no attribute {name}")

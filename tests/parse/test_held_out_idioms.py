@@ -176,3 +176,116 @@ def test_held_out_constructs_are_followed_never_executed(tmp_path):
     nodes = {n["id"]: n for n in d["nodes"]}
     assert any(n["op"] == "Reshape" and n["args"]["shape"] == [-1, 64] for n in nodes.values())
     assert sum(1 for n in nodes.values() if n["op"] == "MatMul") == 2  # the outer product, the table's pick
+
+
+_SEG_PACKAGE = {
+    "backbone/__init__.py": "from . import tiny\n",
+    "backbone/tiny.py": (
+        "import torch.nn as nn\n"
+        "class Tiny(nn.Module):\n"
+        "    def __init__(self, width=8):\n"
+        "        super().__init__()\n"
+        "        self.stem = nn.Conv2d(3, width, 3, stride=2, padding=1)\n"
+        "        self.layer1 = nn.Conv2d(width, width, 3, padding=1)\n"
+        "        self.layer2 = nn.Conv2d(width, 2 * width, 3, stride=2, padding=1)\n"
+        "        self.fc = nn.Linear(2 * width, 10)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(self.layer2(self.layer1(self.stem(x))).mean((2, 3)))\n"
+        "def tiny(width=8):\n"
+        "    return Tiny(width)\n"),
+    "utils.py": (
+        "from collections import OrderedDict\n"
+        "import torch.nn as nn\n"
+        "import torch.nn.functional as F\n"
+        "class IntermediateLayerGetter(nn.ModuleDict):\n"
+        "    def __init__(self, model, return_layers):\n"
+        "        if not set(return_layers).issubset([name for name, _ in model.named_children()]):\n"
+        "            raise ValueError('return_layers are not present in model')\n"
+        "        orig = return_layers\n"
+        "        return_layers = {k: v for k, v in return_layers.items()}\n"
+        "        layers = OrderedDict()\n"
+        "        for name, module in model.named_children():\n"
+        "            layers[name] = module\n"
+        "            if name in return_layers:\n"
+        "                del return_layers[name]\n"
+        "            if not return_layers:\n"
+        "                break\n"
+        "        super(IntermediateLayerGetter, self).__init__(layers)\n"
+        "        self.return_layers = orig\n"
+        "    def forward(self, x):\n"
+        "        out = OrderedDict()\n"
+        "        for name, module in self.named_children():\n"
+        "            x = module(x)\n"
+        "            if name in self.return_layers:\n"
+        "                out[self.return_layers[name]] = x\n"
+        "        return out\n"
+        "class Seg(nn.Module):\n"
+        "    def __init__(self, backbone, classes):\n"
+        "        super().__init__()\n"
+        "        self.backbone = backbone\n"
+        "        self.head = nn.Conv2d(16 + 8, classes, 1)\n"
+        "    def forward(self, x):\n"
+        "        size = x.shape[-2:]\n"
+        "        f = self.backbone(x)\n"
+        "        low = F.interpolate(f['low'], size=f['out'].shape[-2:], mode='bilinear', align_corners=False)\n"
+        "        y = self.head(torch.cat([f['out'], low], dim=1))\n"
+        "        return F.interpolate(y, size=size, mode='bilinear', align_corners=False)\n"),
+    "modeling.py": (
+        "from .utils import IntermediateLayerGetter, Seg\n"
+        "from .backbone import tiny\n"
+        "def seg_tiny(classes=5, name='tiny'):\n"
+        "    backbone = tiny.__dict__[name](width=8)\n"
+        "    backbone = IntermediateLayerGetter(backbone, {'layer1': 'low', 'layer2': 'out'})\n"
+        "    return Seg(backbone, classes)\n"),
+}
+
+
+def test_a_backbone_taken_apart_by_named_children_is_built_and_run(tmp_path):
+    """DeepLabV3+'s IntermediateLayerGetter: a ModuleDict subclass filled from a backbone's named_children(),
+    the backbone a builder picked from `package.module.__dict__[name]`, the module imported by the
+    package's own `from . import name`: every layer up to the last one asked for is built and run, and
+    the unused head is not counted, as torch counts."""
+    pkg = tmp_path / "segpkg"
+    for rel, text in _SEG_PACKAGE.items():
+        p = pkg / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text.replace("import torch.nn as nn\n", "import torch\nimport torch.nn as nn\n", 1))
+    (pkg / "__init__.py").write_text("")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        modeling = importlib.import_module("segpkg.modeling")
+        torch.manual_seed(0)
+        model = modeling.seg_tiny().eval()
+    finally:
+        sys.path.remove(str(tmp_path))
+    with torch.no_grad():
+        real = list(model(torch.randn(2, 3, 32, 32)).shape)
+    real_params = sum(p.numel() for p in model.parameters())
+
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
+
+    r = parse_source(pkg / "modeling.py", "seg_tiny", inputs=[([2, 3, 32, 32], "float32")])
+    rep = verify_graph(Design.from_dict(r.design))
+    assert (rep.cost["params"], _outputs(r.design, rep)) == (real_params, [real])
+    assert not [f for f in rep.findings if f.severity == "block"]
+    assert not r.warnings, r.warnings
+
+
+def test_a_construct_the_parser_gets_wrong_is_named_without_its_python_error(tmp_path):
+    """A use the parser does not model is warned about by its source, never as the parser's own
+    Python exception ("AttributeError: 'Unknown' object has no attribute ...")."""
+    src = tmp_path / "m.py"
+    src.write_text(_HEAD + "import some_outside_package\n"
+                   "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   "        self.conv = nn.Conv2d(3, 4, 1)\n"
+                   "    def forward(self, x):\n"
+                   "        f = self.conv(x)\n"
+                   "        g = F.interpolate(some_outside_package.features()['out'], size=(8, 8), mode='nearest')\n"
+                   "        return f, g\n")
+    r = parse_source(src, "M", inputs=[([2, 3, 8, 8], "float32")])
+    assert r.warnings
+    for w in r.warnings:
+        assert "Error" not in w.message and "object has no attribute" not in w.message, w.message

@@ -164,6 +164,8 @@ def f_embedding(it, args, kwargs):
 
 def f_interpolate(it, args, kwargs):
     x = _arg(args, kwargs, 0, "input")
+    if not isinstance(x, TensorVal):
+        return Unknown("F.interpolate of a value not known")
     given = {}
     for i, k in enumerate(("size", "scale_factor", "mode", "align_corners")):
         v = _arg(args, kwargs, i + 1, k)
