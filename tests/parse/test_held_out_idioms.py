@@ -101,6 +101,30 @@ IDIOMS = {
         "            z = x\n"
         "        return y, z\n",
         [[2, 8]]),
+    # Conv-TasNet's overlap-and-add: frames added into a fresh zeros tensor made with new_zeros(*outer, ...)
+    "overlap_and_add": (
+        "import math\n"
+        "def overlap_and_add(signal, frame_step):\n"
+        "    outer = signal.size()[:-2]\n"
+        "    frames, frame_length = signal.size()[-2:]\n"
+        "    sub = math.gcd(frame_length, frame_step)\n"
+        "    output_size = frame_step * (frames - 1) + frame_length\n"
+        "    subframes = signal.view(*outer, -1, sub)\n"
+        "    frame = torch.arange(0, output_size // sub).unfold(0, frame_length // sub, frame_step // sub)\n"
+        "    frame = signal.new_tensor(frame).long().contiguous().view(-1)\n"
+        "    result = signal.new_zeros(*outer, output_size // sub, sub)\n"
+        "    result.index_add_(-2, frame, subframes)\n"
+        "    return result.view(*outer, -1)\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(8, 8)\n"
+        "        self.other = nn.Linear(4, 4)\n"
+        "    def forward(self, x):\n"
+        "        y = overlap_and_add(self.fc(x), 4)\n"
+        "        z = torch.zeros(3, 4).index_add(0, torch.tensor([0, 2, 2]), self.other(x[0, 0, :3, :4]))\n"
+        "        return y, z\n",
+        [[2, 3, 5, 8]]),
 }
 
 
@@ -289,3 +313,19 @@ def test_a_construct_the_parser_gets_wrong_is_named_without_its_python_error(tmp
     assert r.warnings
     for w in r.warnings:
         assert "Error" not in w.message and "object has no attribute" not in w.message, w.message
+
+
+def test_values_of_the_graph_written_into_a_constant_are_named(tmp_path):
+    """scatter_ / copy_ of graph values into a fresh zeros tensor is not followed: a warning names it
+    (the result would otherwise depend on nothing, silently)."""
+    src = tmp_path / "m.py"
+    src.write_text(_HEAD + "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   "        self.fc = nn.Linear(4, 4)\n"
+                   "    def forward(self, x):\n"
+                   "        out = torch.zeros(2, 4)\n"
+                   "        out.scatter_(1, torch.tensor([[0, 1, 2, 3], [3, 2, 1, 0]]), self.fc(x))\n"
+                   "        return out\n")
+    r = parse_source(src, "M", inputs=[([2, 4], "float32")])
+    assert any(".scatter_()" in w.message and w.line == 10 for w in r.warnings), r.warnings

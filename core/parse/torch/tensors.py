@@ -822,7 +822,54 @@ _INPLACE_GRAPH = {"add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_", 
                   "hardtanh_", "fill_", "zero_", "copy_", "normal_", "uniform_", "bernoulli_"}
 
 
+def _index_add(it, t, args, kwargs):
+    """t.index_add(dim, index, source): t plus the rows of source added at the positions index names
+    along dim, written as t + onehot^T @ source over that dim (a constant [t's size, source's size]
+    matrix, as a gather is written: exact in shape and in what depends on what; the positions are
+    not recorded).  None when the sizes are not known."""
+    dim = args[0] if args else kwargs.get("dim")
+    src = args[2] if len(args) > 2 else kwargs.get("source")
+    alpha = kwargs.get("alpha", 1)
+    if not (is_int(dim) and isinstance(src, TensorVal) and t.shape is not None and src.shape is not None
+            and len(t.shape) == len(src.shape) and -len(t.shape) <= dim < len(t.shape)) or it.graph is None:
+        return None
+    d = dim % len(t.shape)
+    n_to, n_from = t.shape[d], src.shape[d]
+    if not (is_int(n_to) and is_int(n_from)):
+        return None
+    it.warn(".index_add() is written as a one-hot MatMul over its dim; the positions it adds at are not recorded")
+    onehot = TensorVal(None, [n_to, n_from], src.dtype)
+    onehot.origin = "onehot"  # already explained above
+    moved = src if d == len(src.shape) - 2 else transpose(it, src, d, -2)
+    if len(src.shape) == 1:
+        moved = unsqueeze(it, src, 1)
+    added = tensor_binop(it, ast.MatMult, onehot, moved)
+    if len(src.shape) == 1:
+        added = squeeze(it, added, 1)
+    elif d != len(src.shape) - 2:
+        added = transpose(it, added, d, -2)
+    if alpha != 1:
+        added = scale(it, added, alpha)
+    if t.is_const and t.values is not None and not any(t.values):
+        return added  # into a fresh zeros tensor: what is added is the result
+    return tensor_binop(it, ast.Add, t, added)
+
+
 def tensor_method(it, t, name, args, kwargs):
+    if name in ("index_add", "index_add_"):
+        r = _index_add(it, t, args, kwargs)
+        if r is None:
+            it.warn(f".{name}() with sizes not known is not followed; the tensor is passed through unchanged")
+            return t
+        if name.endswith("_") and isinstance(r, TensorVal):
+            t.ref, t.shape, t.dtype, t.values, t.param = r.ref, r.shape, r.dtype, r.values, r.param
+        return r
+    if t.is_const and name.endswith("_") and it.graph is not None and any(
+            isinstance(a, TensorVal) and not a.is_const for a in list(args) + list(kwargs.values())):
+        # a constant (a fresh zeros tensor) written with values of the graph: the result would depend on
+        # nothing (scatter_, copy_, masked_scatter_ ...); said, never silently cut off
+        it.warn(f"in-place .{name}() writes values of the graph into a constant tensor; not followed, so what "
+                "is built from that tensor does not depend on them")
     if name in _INPLACE_GRAPH and not t.is_const and t.param is None and it.graph is not None:
         if name in ("fill_", "zero_", "copy_", "normal_", "uniform_", "bernoulli_"):
             it.warn(f"in-place .{name}() on a tensor in forward is not followed")
@@ -995,6 +1042,8 @@ def tensor_method(it, t, name, args, kwargs):
         if name == "new_tensor":
             return make_tensor(it, args[0] if args else kwargs.get("data"), t.dtype)
         size = args[0] if args else kwargs.get("size")
+        if name != "new_full" and len(args) > 1:  # new_zeros(*outer, n, m): the sizes given one by one
+            size = list(args)
         vals_fill = {"new_zeros": 0.0, "new_ones": 1.0}.get(name)
         if name == "new_full":
             vals_fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
