@@ -329,3 +329,36 @@ def test_values_of_the_graph_written_into_a_constant_are_named(tmp_path):
                    "        return out\n")
     r = parse_source(src, "M", inputs=[([2, 4], "float32")])
     assert any(".scatter_()" in w.message and w.line == 10 for w in r.warnings), r.warnings
+
+
+@pytest.mark.parametrize("inputs", [[([2, 3, 8, 8], "float32"), ([2, 6, 6, 2], "float32")],
+                                    [(["B", 3, "H", "W"], "float32"), (["B", 6, 6, 2], "float32")]])
+def test_sizes_the_parser_cannot_know_never_make_arguments_the_op_refuses(tmp_path, inputs):
+    """After an op the parser passes through without its shape (grid_sample), sizes read off its result
+    are not known: a Reshape / Expand holds them as symbols of their own (one Reshape size as -1), an
+    interpolate to such a size (or to a symbol) is passed through, each with a warning; never a null the
+    op's schema refuses, which the verifier would block for the parser's own ignorance."""
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
+
+    src = tmp_path / "m.py"
+    src.write_text(_HEAD + "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   "        self.conv = nn.Conv2d(3, 4, 1)\n"
+                   "    def forward(self, x, grid):\n"
+                   "        z = F.grid_sample(self.conv(x), grid, align_corners=False)\n"
+                   "        h, w = z.size(2), z.size(3)\n"
+                   "        y = z.view(x.size(0), 4, h * w)\n"
+                   "        e = z[:, :1].expand(x.size(0), 4, h, w)\n"
+                   "        u = F.interpolate(z, size=(h * 2, w * 2))\n"
+                   "        v = F.interpolate(self.conv(x), size=x.shape[-2:], mode='bilinear', align_corners=False)\n"
+                   "        return y, e, u, v\n")
+    r = parse_source(src, "M", inputs=inputs)
+    rep = verify_graph(Design.from_dict(r.design))
+    assert not [f.message for f in rep.findings if f.rule == "connectivity.bad-arg"]
+    assert rep.verdict != "block", [f.message for f in rep.findings]
+    reshape = next(n for n in r.design["nodes"] if n["op"] == "Reshape")
+    assert reshape["args"]["shape"][1:] == [4, -1]
+    lines = {w.line for w in r.warnings}
+    assert {12, 13} <= lines  # the view holds its one unknown size as -1: nothing to say

@@ -10,6 +10,7 @@ from ..registry import handler_for, handles, handles_module
 from ..values import (
     ExtVal,
     InterpError,
+    Sym,
     TensorVal,
     Unknown,
     is_int,
@@ -174,7 +175,24 @@ def f_interpolate(it, args, kwargs):
     full = optable.full_args("Upsample", given)
     if x.is_const or it.graph is None:
         return TensorVal(None, optable.infer("Upsample", full, [x.shape]), x.dtype)
+    for k in ("size", "scale_factor"):
+        v = given.get(k)
+        if v is not None and not _design_size(it, v):
+            # Upsample takes numbers only: one with a size nobody can know (or a symbol) is an argument
+            # the op refuses, a block for the parser's own ignorance
+            return passthrough(it, f"F.interpolate with a {k} not known as a number when reading the source",
+                               x, keep_shape=False)
     return emit_op(it, "Upsample", jargs(it, "Upsample", given), [x], full)
+
+
+def _design_size(it, v):
+    """Whether a size / scale factor is a number in the design (an input size given on the command line
+    counts; a symbol, an unknown value does not)."""
+    if isinstance(v, (list, tuple)):
+        return bool(v) and all(_design_size(it, d) for d in v)
+    if isinstance(v, Sym):
+        return not it.symbolic and v.substitute(it.batch_env) is not None
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def f_pad(it, args, kwargs):

@@ -230,12 +230,9 @@ def expand(it, t, sizes):
                 out.append(s.single_symbol())
             else:
                 r = s.substitute(it.batch_env)
-                if r is None:
-                    it.warn("a size of Expand depends on values not known; left unknown (null)")
-                out.append(r)
+                out.append(unknown_size(it, "Expand") if r is None else r)
         else:
-            it.warn("a size of Expand is not known; left unknown (null)")
-            out.append(None)
+            out.append(unknown_size(it, "Expand"))
     internal = [(-1 if (is_int(s) and s == -1) else s) for s in sizes]
     return emit_op(it, "Expand", {"shape": out}, [t], {"shape": internal})
 
@@ -1093,4 +1090,4 @@ def _retype(t, dt):
 from .constants import _size_list, const_tensor, make_tensor  # noqa: E402
 from .dispatch import _arg  # noqa: E402
 from .names import _f32  # noqa: E402
-from .refs import ref_of, shape_arg  # noqa: E402
+from .refs import ref_of, shape_arg, unknown_size  # noqa: E402
