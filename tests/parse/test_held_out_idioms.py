@@ -125,6 +125,19 @@ IDIOMS = {
         "        z = torch.zeros(3, 4).index_add(0, torch.tensor([0, 2, 2]), self.other(x[0, 0, :3, :4]))\n"
         "        return y, z\n",
         [[2, 3, 5, 8]]),
+    # clovaai's TPS: a buffer computed with numpy's linear algebra (which the parser does not follow),
+    # repeated once per image: its rank is the number of counts, not a scalar's
+    "numpy_buffer_repeated": (
+        "import numpy as np\n"
+        "class M(nn.Module):\n"
+        "    def __init__(self, n=4):\n"
+        "        super().__init__()\n"
+        "        c = np.stack([np.linspace(-1.0, 1.0, n), np.ones(n)], axis=1)\n"
+        "        self.register_buffer('inv', torch.tensor(np.linalg.inv(c @ c.T + np.eye(n))).float())\n"
+        "        self.fc = nn.Linear(3, 3)\n"
+        "    def forward(self, x):\n"
+        "        return torch.bmm(self.inv.repeat(x.size(0), 1, 1), self.fc(x)).sum(1)\n",
+        [[2, 4, 3]]),
 }
 
 

@@ -61,6 +61,8 @@ def ref_of(it, t):
             val = t.values[0]
         elif t.origin != "onehot":
             it.warn("a constant tensor built in forward enters the graph; its values are not recorded")
+        if t.shape is None:
+            it.warn("a constant tensor whose rank is not known enters the graph as a scalar")
         nid = g.fresh("Constant")
         cargs = {"shape": shape_arg(it, t.shape or [], "Constant")}
         if val is not None:

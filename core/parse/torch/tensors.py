@@ -261,6 +261,9 @@ def repeat(it, t, reps):
     if not it.symbolic:  # a count read off the given inputs (`x.repeat(1, bs, 1)`, bs = src.shape[0])
         reps = [r.substitute(it.batch_env) if isinstance(r, Sym) and r.substitute(it.batch_env) is not None
                 else r for r in reps]
+    if t.shape is None and t.is_const and reps and all(is_int(r) or isinstance(r, Sym) for r in reps):
+        # torch takes at least as many counts as dims: the result has one dim per count, sizes not known
+        return TensorVal(None, [None] * len(reps), t.dtype)
     if t.shape is None or not all(is_int(r) for r in reps) or len(reps) < len(t.shape):
         return passthrough(it, ".repeat()", t, keep_shape=False)
     cur = t
