@@ -550,7 +550,11 @@ def call_functional(it, name, args, kwargs):
     if name == "scaled_dot_product_attention":
         return f_sdpa(it, args, kwargs)
     if name in ("normalize",):
-        return passthrough(it, "F.normalize", _first_tensor(args, kwargs))
+        x = _first_tensor(args, kwargs)
+        if not isinstance(x, TensorVal) or x.is_const:
+            return passthrough(it, "F.normalize", x)
+        return normalize(it, x, _arg(args, kwargs, 1, "p", 2.0), _arg(args, kwargs, 2, "dim", 1),
+                         _arg(args, kwargs, 3, "eps", 1e-12))
     if name == "mse_loss":
         return f_mse_loss(it, args, kwargs)
     if name in ("cross_entropy", "mse_loss", "nll_loss", "l1_loss", "binary_cross_entropy",
@@ -743,6 +747,7 @@ from .tensors import (  # noqa: E402
     concat,
     emit_op,
     flatten,
+    normalize,
     passthrough,
     permute,
     reduce_op,

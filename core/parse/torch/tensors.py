@@ -256,6 +256,118 @@ def where(it, cond, a, b):
     return emit_op(it, "Where", {}, [c, x, y])
 
 
+def _number(v):
+    """v as the finite number an op's NUM argument takes (a one-value constant tensor as its value), or None
+    when the parser does not hold it or it is not finite (the op table takes finite numbers only)."""
+    if isinstance(v, TensorVal) and v.is_const and v.values is not None and len(v.values) == 1:
+        v = v.values[0]
+    if isinstance(v, bool):
+        return int(v)
+    if not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return v
+
+
+def _int_list(it, v):
+    """An int, or a list of ints, from the interpreter's values (a size read off the given inputs resolved);
+    None when one is not known."""
+    def one(x):
+        if isinstance(x, Sym) and not it.symbolic:
+            x = x.substitute(it.batch_env)
+        return x if is_int(x) and not isinstance(x, bool) else None
+    if isinstance(v, (list, tuple)):
+        out = [one(x) for x in v]
+        return None if any(x is None for x in out) else out
+    return one(v)
+
+
+def roll(it, t, shifts, dims):
+    """torch.roll / Tensor.roll: the Roll op (Swin's cyclic shift)."""
+    s = _int_list(it, shifts)
+    d = None if dims is None else _int_list(it, dims)
+    if s is None or (dims is not None and d is None):
+        return passthrough(it, ".roll() by shifts or dims not known when reading the source", t)
+    return emit_op(it, "Roll", {"shifts": s} if d is None else {"shifts": s, "dims": d}, [t])
+
+
+def masked_fill(it, t, mask, value):
+    """Tensor.masked_fill(mask, value): the MaskedFill op, the mask an operand (a mask made in forward
+    a Constant node).  A value the op cannot take (not known, or not finite: the op table's MaskedFill
+    takes finite numbers) is passed through with a warning."""
+    v = _number(value)
+    if not isinstance(mask, TensorVal) or mask.dtype not in ("bool", "uint8"):
+        return passthrough(it, ".masked_fill() with a mask the parser does not hold as a bool tensor", t)
+    if v is None:
+        why = "not finite" if isinstance(value, float) else "not known when reading the source"
+        return passthrough(it, f".masked_fill() with a value {why} (MaskedFill takes a finite number)", t)
+    return emit_op(it, "MaskedFill", {"value": v}, [t, mask])
+
+
+def clamp(it, t, lo, hi):
+    """clamp / clip / clamp_min / clamp_max: the Clamp op.  An infinite bound on its own side bounds
+    nothing (left out); a tensor bound or one not known is passed through with a warning."""
+    args = {}
+    for k, v in (("min", lo), ("max", hi)):
+        if v is None:
+            continue
+        if isinstance(v, float) and math.isinf(v) and (v < 0) == (k == "min"):
+            continue
+        n = _number(v)
+        if n is None:
+            return passthrough(it, f".clamp() with a {k} not known when reading the source (or a tensor)", t)
+        args[k] = n
+    if not args and (lo is not None or hi is not None):
+        return t  # only infinite bounds: torch returns the values unchanged
+    return emit_op(it, "Clamp", args, [t])
+
+
+def normalize(it, t, p, dim, eps):
+    """F.normalize: the Normalize op (its defaults left out of the design)."""
+    pn, en, d = _number(p), _number(eps), _int_list(it, dim)
+    if pn is None or en is None or not is_int(d):
+        return passthrough(it, "F.normalize with p, dim or eps not known when reading the source", t)
+    args = {k: v for k, v, default in (("p", pn, 2.0), ("dim", d, 1), ("eps", en, 1e-12)) if v != default}
+    return emit_op(it, "Normalize", args, [t])
+
+
+def cumsum(it, t, dim, dtype):
+    d = _int_list(it, dim)
+    if not is_int(d) or dtype is not None:
+        return passthrough(it, ".cumsum() with a dim not known or a dtype given", t)
+    return emit_op(it, "Cumsum", {"dim": d}, [t])
+
+
+def gather(it, op, t, dim, index):
+    """Tensor.gather / index_select: the Gather / IndexSelect op, the index an operand."""
+    d = _int_list(it, dim)
+    if not is_int(d) or not isinstance(index, TensorVal) or index.dtype not in ("int64", "int32"):
+        return passthrough(it, f".{'gather' if op == 'Gather' else 'index_select'}() by a dim or an index the "
+                               "parser does not hold", t, keep_shape=False)
+    return emit_op(it, op, {"dim": d}, [t, index])
+
+
+# tensor methods the op table holds, written as its ops when a tensor of the graph takes part
+_TABLE_METHODS = {"roll", "masked_fill", "clamp", "clip", "clamp_min", "clamp_max", "cumsum", "gather",
+                  "index_select"}
+
+
+def table_method(it, t, name, args, kwargs):
+    if name == "roll":
+        return roll(it, t, _arg(args, kwargs, 0, "shifts"), _arg(args, kwargs, 1, "dims"))
+    if name == "masked_fill":
+        return masked_fill(it, t, _arg(args, kwargs, 0, "mask"), _arg(args, kwargs, 1, "value"))
+    if name in ("clamp", "clip"):
+        return clamp(it, t, _arg(args, kwargs, 0, "min"), _arg(args, kwargs, 1, "max"))
+    if name == "clamp_min":
+        return clamp(it, t, _arg(args, kwargs, 0, "min"), None)
+    if name == "clamp_max":
+        return clamp(it, t, None, _arg(args, kwargs, 0, "max"))
+    if name == "cumsum":
+        return cumsum(it, t, _arg(args, kwargs, 0, "dim"), kwargs.get("dtype"))
+    return gather(it, "Gather" if name == "gather" else "IndexSelect", t, _arg(args, kwargs, 0, "dim"),
+                  _arg(args, kwargs, 1, "index"))
+
+
 def repeat(it, t, reps):
     """x.repeat(r0, r1, ...): Unsqueeze + Expand + Reshape per repeated dim (exact)."""
     if not it.symbolic:  # a count read off the given inputs (`x.repeat(1, bs, 1)`, bs = src.shape[0])
@@ -818,7 +930,8 @@ def _f32vals(vals, fn):
 
 
 _INPLACE_GRAPH = {"add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_", "clamp_", "unsqueeze_",
-                  "squeeze_", "transpose_", "t_", "masked_fill_", "pow_", "exp_", "neg_", "abs_", "sqrt_",
+                  "squeeze_", "transpose_", "t_", "masked_fill_", "clamp_min_", "clamp_max_", "clip_", "pow_", "exp_",
+                  "neg_", "abs_", "sqrt_",
                   "hardtanh_", "fill_", "zero_", "copy_", "normal_", "uniform_", "bernoulli_"}
 
 
@@ -1014,6 +1127,8 @@ def tensor_method(it, t, name, args, kwargs):
         reps = list(args) if args else list(kwargs.get("repeats", kwargs.get("dims", ())))
         if len(reps) == 1 and isinstance(reps[0], (list, tuple)):
             reps = list(reps[0])
+        if name == "tile" and t.shape is not None and len(reps) < len(t.shape):
+            reps = [1] * (len(t.shape) - len(reps)) + reps  # torch.tile counts from the last dim
         return repeat(it, t, reps)
     if name == "repeat_interleave":
         return repeat_interleave(it, t, _arg(args, kwargs, 0, "repeats"), _arg(args, kwargs, 1, "dim"))
@@ -1052,6 +1167,9 @@ def tensor_method(it, t, name, args, kwargs):
         if t.is_const and name not in ("requires_grad_",):
             t.values = None if name not in ("zero_", "fill_") else t.values
         return t
+    if name in _TABLE_METHODS and (not t.is_const or _graph_tensors(list(args) + list(kwargs.values()), [])) \
+            and it.graph is not None:
+        return table_method(it, t, name, args, kwargs)
     if name in ("pow",) and args and is_int(args[0]) and args[0] == 2 and not t.is_const:
         return emit_op(it, "Mul", {}, [t, t])
     if t.is_const:
