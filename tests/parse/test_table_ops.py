@@ -33,7 +33,7 @@ CASES = {
     "masked_fill": ("        n = y.shape[1]\n"
                     "        mask = torch.triu(torch.ones(n, n), diagonal=1).bool()\n"
                     "        att = (y @ y.transpose(1, 2)).masked_fill(mask, -1e4)\n"
-                    "        att.masked_fill_(mask.logical_not(), 0.5)\n"
+                    "        att.masked_fill_(mask.logical_not(), -torch.finfo(att.dtype).max)\n"
                     "        return torch.masked_fill(att, mask, 0.0).softmax(-1)\n", {"MaskedFill"}, [2, 4, 8]),
     # CLIP's logit scale clamped; clamp / clip / clamp_min / clamp_max, in place too
     "clamp": ("        z = y.clamp(min=0.0).clip(-1, 1) + torch.clamp(y, max=3).clamp_min(0.1).clamp_max(2)\n"
@@ -103,3 +103,37 @@ def test_values_the_ops_cannot_take_are_passed_through_with_a_warning_never_a_re
     assert {12, 13} <= lines, r.warnings
     assert any("not finite" in w.message and w.line == 12 for w in r.warnings)
     assert _outputs(r.design, rep) == [[2, 4, 4], [2, 4, 8], [2, 4, 8]]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8"])
+def test_finfo_and_iinfo_of_a_dtype_are_torchs(tmp_path, dtype):
+    """`-torch.finfo(x.dtype).max` (an attention mask's fill value) is a number the parser holds: each
+    field of torch.finfo / torch.iinfo, read through the parser, is torch's (a layer is as wide as the
+    fields that equal torch's own, written as literals; run in torch for the truth)."""
+    info = "finfo" if dtype.startswith(("float", "bfloat")) else "iinfo"
+    real = getattr(torch, info)(getattr(torch, dtype))
+    fields = ["bits", "max", "min", "dtype"] + (["eps", "tiny", "smallest_normal", "resolution"]
+                                                if info == "finfo" else [])
+    same = " + ".join(f"int(i.{f} == {getattr(real, f)!r})" for f in fields)
+    src = tmp_path / "m.py"
+    src.write_text(_HEAD + "class M(nn.Module):\n"
+                   "    def __init__(self):\n"
+                   "        super().__init__()\n"
+                   f"        i = torch.{info}(torch.{dtype})\n"
+                   f"        self.fc = nn.Linear(2, {same})\n"
+                   "    def forward(self, x):\n"
+                   "        return self.fc(x).masked_fill(x[:, :1] > 0, torch.finfo(x.dtype).min)\n")
+    spec = importlib.util.spec_from_file_location(f"info_{dtype}", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    model = mod.M()
+    with torch.no_grad():
+        y = model(torch.ones(2, 2))  # every row filled
+    real_params = sum(p.numel() for p in model.parameters())
+    lowest = torch.finfo(torch.float32).min
+    assert real_params == 3 * len(fields) and y.min().item() == lowest
+    r = parse_source(src, "M", inputs=[([2, 2], "float32")])
+    rep = verify_graph(Design.from_dict(r.design))
+    assert rep.cost["params"] == real_params
+    assert next(n for n in r.design["nodes"] if n["op"] == "MaskedFill")["args"]["value"] == lowest
+    assert rep.verdict != "block", [f.message for f in rep.findings]

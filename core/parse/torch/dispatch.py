@@ -10,6 +10,8 @@ from ..registry import handler_for, handles, handles_module
 from ..values import (
     ExtVal,
     InterpError,
+    NTuple,
+    NTupleClass,
     Sym,
     TensorVal,
     Unknown,
@@ -697,6 +699,38 @@ def _reparam(it, what, args, kwargs):
     it.warn(f"{what} of {it.describe(m)} (name={name!r}, dim={dim!r}) is not followed; the design keeps the plain "
             "module and misses its magnitudes")
     return m
+
+
+# torch.finfo / torch.iinfo of a dtype the parser holds: facts of the formats (IEEE binary32 / binary16 /
+# binary64, bfloat16's 8-bit exponent and 7-bit mantissa), an attention mask's `-torch.finfo(x.dtype).max`
+_FLOAT_FORMATS = {"float32": (8, 23), "float16": (5, 10), "bfloat16": (8, 7), "float64": (11, 52)}
+_INT_BITS = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}
+_FINFO = NTupleClass("finfo", ["bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"])
+_IINFO = NTupleClass("iinfo", ["bits", "max", "min", "dtype"])
+
+
+@handles("torch.finfo")
+def _finfo(it, args, kwargs):
+    t = _arg(args, kwargs, 0, "type", "dtype:float32")
+    dt = t[6:] if isinstance(t, str) and t.startswith("dtype:") else None
+    if dt not in _FLOAT_FORMATS:
+        return Unknown("torch.finfo")
+    e, m = _FLOAT_FORMATS[dt]
+    bias = 2 ** (e - 1) - 1
+    big = (2 - 2.0 ** -m) * 2.0 ** bias
+    tiny = 2.0 ** (1 - bias)
+    return NTuple((1 + e + m, 2.0 ** -m, big, -big, tiny, tiny, 10.0 ** -math.floor(m * math.log10(2)), dt), _FINFO)
+
+
+@handles("torch.iinfo")
+def _iinfo(it, args, kwargs):
+    t = _arg(args, kwargs, 0, "type")
+    dt = t[6:] if isinstance(t, str) and t.startswith("dtype:") else None
+    if dt not in _INT_BITS:
+        return Unknown("torch.iinfo")
+    b = _INT_BITS[dt]
+    lo, hi = (0, 2 ** b - 1) if dt == "uint8" else (-(2 ** (b - 1)), 2 ** (b - 1) - 1)
+    return NTuple((b, hi, lo, dt), _IINFO)
 
 
 @handles("torch.autograd.Variable")
