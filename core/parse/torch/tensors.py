@@ -256,9 +256,12 @@ def where(it, cond, a, b):
     return emit_op(it, "Where", {}, [c, x, y])
 
 
-def _number(v):
-    """v as the finite number an op's NUM argument takes (a one-value constant tensor as its value), or None
-    when the parser does not hold it or it is not finite (the op table takes finite numbers only)."""
+def _number(it, v):
+    """v as the finite number an op's NUM argument takes (a one-value constant tensor as its value, a size
+    read off the given inputs as that size), or None when the parser does not hold it or it is not finite
+    (the op table takes finite numbers only)."""
+    if isinstance(v, Sym) and not it.symbolic:
+        v = v.substitute(it.batch_env)
     if isinstance(v, TensorVal) and v.is_const and v.values is not None and len(v.values) == 1:
         v = v.values[0]
     if isinstance(v, bool):
@@ -294,7 +297,7 @@ def masked_fill(it, t, mask, value):
     """Tensor.masked_fill(mask, value): the MaskedFill op, the mask an operand (a mask made in forward
     a Constant node).  A value the op cannot take (not known, or not finite: the op table's MaskedFill
     takes finite numbers) is passed through with a warning."""
-    v = _number(value)
+    v = _number(it, value)
     if not isinstance(mask, TensorVal) or mask.dtype not in ("bool", "uint8"):
         return passthrough(it, ".masked_fill() with a mask the parser does not hold as a bool tensor", t)
     if v is None:
@@ -312,7 +315,7 @@ def clamp(it, t, lo, hi):
             continue
         if isinstance(v, float) and math.isinf(v) and (v < 0) == (k == "min"):
             continue
-        n = _number(v)
+        n = _number(it, v)
         if n is None:
             return passthrough(it, f".clamp() with a {k} not known when reading the source (or a tensor)", t)
         args[k] = n
@@ -323,7 +326,7 @@ def clamp(it, t, lo, hi):
 
 def normalize(it, t, p, dim, eps):
     """F.normalize: the Normalize op (its defaults left out of the design)."""
-    pn, en, d = _number(p), _number(eps), _int_list(it, dim)
+    pn, en, d = _number(it, p), _number(it, eps), _int_list(it, dim)
     if pn is None or en is None or not is_int(d):
         return passthrough(it, "F.normalize with p, dim or eps not known when reading the source", t)
     args = {k: v for k, v, default in (("p", pn, 2.0), ("dim", d, 1), ("eps", en, 1e-12)) if v != default}
