@@ -148,6 +148,22 @@ def _is_plain(v):
     return True
 
 
+def _sizes_eq(a, b):
+    """A shape against the sizes it should have (`assert x.shape == (b, h * w, c)`), written in input
+    sizes: equal when every size is, Unknown when one cannot be told; None when these are not two
+    tuples of sizes with a symbol among them."""
+    if not (isinstance(a, tuple) and isinstance(b, tuple)) or len(a) + len(b) > MAX_WALK:
+        return None
+    if not all(is_int(x) or isinstance(x, Sym) for x in a + b) or not any(isinstance(x, Sym) for x in a + b):
+        return None
+    if len(a) != len(b):
+        return False
+    eqs = [dim_eq(x, y) for x, y in zip(a, b)]
+    if False in eqs:
+        return False
+    return Unknown("size comparison") if None in eqs else True
+
+
 def _has_unknown(v):
     stack = [v]
     n = 0
@@ -308,6 +324,22 @@ class Interp:
             self.loc = saved
         return mod.values.get(name, Unknown(f"{name} could not be evaluated"))
 
+    def module_dict(self, mod):
+        """`module.__dict__` (`resnet.__dict__[name](...)`, a builder picked by name): its top-level
+        names; one the parser cannot evaluate is unknown, warned about where it is used, not here."""
+        nwarn = len(self.warnings)
+        out = {}
+        for name in list(mod.defs):
+            try:
+                v = self.mod_lookup(mod, name)
+            except InterpError as e:
+                v = Unknown(str(e))
+            if v is not _MISSING:
+                out[name] = v
+        del self.warnings[nwarn:]
+        self._wseen = set(self.warnings)
+        return out
+
     def _safe_load(self, f):
         try:
             return self.load(f)
@@ -341,10 +373,14 @@ class Interp:
         f = self.loader.resolve(mod.path, st.module or "", st.level)
         if f:
             target = self._safe_load(f)
+            sub = self.loader.submodule_file(target, name)
+            if sub and name in target.evaluating:
+                # `from . import resnet` in a package's __init__: the submodule, which Python imports when
+                # the package does not (yet) hold the name
+                return self._safe_load(sub)
             v = self.mod_lookup(target, name)
             if v is not _MISSING:
                 return v
-            sub = self.loader.submodule_file(target, name)
             if sub:
                 return self._safe_load(sub)
             return Unknown(f"{name} not found in {self.display(f)}")
@@ -391,8 +427,9 @@ class Interp:
             if e.where is None:
                 e.where = self.where()
             raise
-        except _INTERNAL as e:  # a construct this interpreter models wrongly: say so, carry on
-            self.warn(f"statement not followed ({type(e).__name__}: {e})")
+        except _INTERNAL:  # a construct this interpreter models wrongly: say so, carry on
+            # the user is told what was not followed, not the parser's own Python error
+            self.warn(f"`{_src(st)}` is not followed: the parser does not model this use here")
             self._poison(st, fr)
 
     def _poison(self, st, fr):
@@ -469,7 +506,11 @@ class Interp:
     def s_If(self, st, fr):
         g = self.graph
         snap = g.snapshot() if g is not None else None
-        c = self.truth(self.eval(st.test, fr))
+        try:
+            c = self.truth(self.eval(st.test, fr))
+        except InterpError as e:  # a condition the parser cannot evaluate is one not known: as any such `if`
+            self.warn(str(e))
+            c = None
         if c is None and g is not None:
             g.restore(snap)  # tensor ops that only fed the condition build nothing
         if c is True:
@@ -1473,6 +1514,8 @@ class Interp:
         if t is ExtVal:
             return torchlib.ext_getattr(self, obj, name)
         if t is SourceModule:
+            if name == "__dict__":
+                return self.module_dict(obj)
             v = self.mod_lookup(obj, name)
             if v is _MISSING:
                 raise InterpError(f"module {self.display(obj.path)} has no attribute {name}")
@@ -1836,6 +1879,9 @@ class Interp:
                 return _CMP[op](d, 0)
             return Unknown("size comparison")
         if op in (ast.Eq, ast.NotEq):
+            r = _sizes_eq(a, b)
+            if r is not None:
+                return r if op is ast.Eq or isinstance(r, Unknown) else (not r)
             if _is_plain(a) or _is_plain(b):
                 if _has_unknown(a) or _has_unknown(b):
                     return Unknown("comparison")

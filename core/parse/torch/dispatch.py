@@ -10,6 +10,9 @@ from ..registry import handler_for, handles, handles_module
 from ..values import (
     ExtVal,
     InterpError,
+    NTuple,
+    NTupleClass,
+    Sym,
     TensorVal,
     Unknown,
     is_int,
@@ -164,6 +167,8 @@ def f_embedding(it, args, kwargs):
 
 def f_interpolate(it, args, kwargs):
     x = _arg(args, kwargs, 0, "input")
+    if not isinstance(x, TensorVal):
+        return Unknown("F.interpolate of a value not known")
     given = {}
     for i, k in enumerate(("size", "scale_factor", "mode", "align_corners")):
         v = _arg(args, kwargs, i + 1, k)
@@ -172,7 +177,24 @@ def f_interpolate(it, args, kwargs):
     full = optable.full_args("Upsample", given)
     if x.is_const or it.graph is None:
         return TensorVal(None, optable.infer("Upsample", full, [x.shape]), x.dtype)
+    for k in ("size", "scale_factor"):
+        v = given.get(k)
+        if v is not None and not _design_size(it, v):
+            # Upsample takes numbers only: one with a size nobody can know (or a symbol) is an argument
+            # the op refuses, a block for the parser's own ignorance
+            return passthrough(it, f"F.interpolate with a {k} not known as a number when reading the source",
+                               x, keep_shape=False)
     return emit_op(it, "Upsample", jargs(it, "Upsample", given), [x], full)
+
+
+def _design_size(it, v):
+    """Whether a size / scale factor is a number in the design (an input size given on the command line
+    counts; a symbol, an unknown value does not)."""
+    if isinstance(v, (list, tuple)):
+        return bool(v) and all(_design_size(it, d) for d in v)
+    if isinstance(v, Sym):
+        return not it.symbolic and v.substitute(it.batch_env) is not None
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
 def f_pad(it, args, kwargs):
@@ -530,7 +552,11 @@ def call_functional(it, name, args, kwargs):
     if name == "scaled_dot_product_attention":
         return f_sdpa(it, args, kwargs)
     if name in ("normalize",):
-        return passthrough(it, "F.normalize", _first_tensor(args, kwargs))
+        x = _first_tensor(args, kwargs)
+        if not isinstance(x, TensorVal) or x.is_const:
+            return passthrough(it, "F.normalize", x)
+        return normalize(it, x, _arg(args, kwargs, 1, "p", 2.0), _arg(args, kwargs, 2, "dim", 1),
+                         _arg(args, kwargs, 3, "eps", 1e-12))
     if name == "mse_loss":
         return f_mse_loss(it, args, kwargs)
     if name in ("cross_entropy", "mse_loss", "nll_loss", "l1_loss", "binary_cross_entropy",
@@ -706,6 +732,38 @@ def _reparam(it, what, args, kwargs):
     return m
 
 
+# torch.finfo / torch.iinfo of a dtype the parser holds: facts of the formats (IEEE binary32 / binary16 /
+# binary64, bfloat16's 8-bit exponent and 7-bit mantissa), an attention mask's `-torch.finfo(x.dtype).max`
+_FLOAT_FORMATS = {"float32": (8, 23), "float16": (5, 10), "bfloat16": (8, 7), "float64": (11, 52)}
+_INT_BITS = {"int64": 64, "int32": 32, "int16": 16, "int8": 8, "uint8": 8}
+_FINFO = NTupleClass("finfo", ["bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution", "dtype"])
+_IINFO = NTupleClass("iinfo", ["bits", "max", "min", "dtype"])
+
+
+@handles("torch.finfo")
+def _finfo(it, args, kwargs):
+    t = _arg(args, kwargs, 0, "type", "dtype:float32")
+    dt = t[6:] if isinstance(t, str) and t.startswith("dtype:") else None
+    if dt not in _FLOAT_FORMATS:
+        return Unknown("torch.finfo")
+    e, m = _FLOAT_FORMATS[dt]
+    bias = 2 ** (e - 1) - 1
+    big = (2 - 2.0 ** -m) * 2.0 ** bias
+    tiny = 2.0 ** (1 - bias)
+    return NTuple((1 + e + m, 2.0 ** -m, big, -big, tiny, tiny, 10.0 ** -math.floor(m * math.log10(2)), dt), _FINFO)
+
+
+@handles("torch.iinfo")
+def _iinfo(it, args, kwargs):
+    t = _arg(args, kwargs, 0, "type")
+    dt = t[6:] if isinstance(t, str) and t.startswith("dtype:") else None
+    if dt not in _INT_BITS:
+        return Unknown("torch.iinfo")
+    b = _INT_BITS[dt]
+    lo, hi = (0, 2 ** b - 1) if dt == "uint8" else (-(2 ** (b - 1)), 2 ** (b - 1) - 1)
+    return NTuple((b, hi, lo, dt), _IINFO)
+
+
 @handles("torch.autograd.Variable")
 def _h_torch_autograd_Variable(it, a, k):
     return a[0] if a else None
@@ -754,6 +812,7 @@ from .tensors import (  # noqa: E402
     concat,
     emit_op,
     flatten,
+    normalize,
     passthrough,
     permute,
     reduce_op,

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.metadata
+import itertools
 import math
+import operator
 import struct
 
 from ...ops.nn_classes import is_nn_class
@@ -84,7 +88,58 @@ def ext_getattr(it, e, name):
         return "dtype:" + _DTYPES[name]
     if p == "sys" and name == "version_info":
         return (3, 11, 0)
+    if p == "torch" and name == "__version__":
+        return torch_version()
     return ext(p + "." + name)
+
+
+class TorchVersion(str):
+    """torch.__version__: a string that compares with a version string as a version, as torch's own
+    TorchVersion does (`torch.__version__ > "1.2.0"` picks a code path by the installed torch)."""
+
+    @staticmethod
+    def _key(v):
+        out = []
+        for part in str(v).split("+")[0].split("."):
+            digits = "".join(itertools.takewhile(str.isdigit, part))
+            if not digits:
+                break
+            out.append(int(digits))
+        return tuple(out)
+
+    def _cmp(self, other, op):
+        if not isinstance(other, str):
+            return NotImplemented
+        return op(self._key(self), self._key(other))
+
+    def __eq__(self, other):
+        return self._cmp(other, operator.eq)
+
+    def __ne__(self, other):
+        return self._cmp(other, operator.ne)
+
+    def __lt__(self, other):
+        return self._cmp(other, operator.lt)
+
+    def __le__(self, other):
+        return self._cmp(other, operator.le)
+
+    def __gt__(self, other):
+        return self._cmp(other, operator.gt)
+
+    def __ge__(self, other):
+        return self._cmp(other, operator.ge)
+
+    __hash__ = str.__hash__
+
+
+@functools.lru_cache(maxsize=1)
+def torch_version():
+    """The installed torch's version, read from its package metadata (torch is not imported)."""
+    try:
+        return TorchVersion(importlib.metadata.version("torch"))
+    except importlib.metadata.PackageNotFoundError:
+        return TorchVersion("2.0.0")
 
 
 def torch_class_attr(it, cls, name):

@@ -57,7 +57,8 @@ def _table_arg(v):
     if isinstance(v, Sym):
         return v.expr
     if isinstance(v, (list, tuple)):
-        return type(v)(_table_arg(x) for x in v)
+        # a design is JSON: the op table's rules take a size given as a tuple as the list it becomes
+        return [_table_arg(x) for x in v]
     return v
 
 

@@ -61,6 +61,8 @@ def ref_of(it, t):
             val = t.values[0]
         elif t.origin != "onehot":
             it.warn("a constant tensor built in forward enters the graph; its values are not recorded")
+        if t.shape is None:
+            it.warn("a constant tensor whose rank is not known enters the graph as a scalar")
         nid = g.fresh("Constant")
         cargs = {"shape": shape_arg(it, t.shape or [], "Constant")}
         if val is not None:
@@ -140,17 +142,36 @@ def shape_arg(it, dims, op, minus1=False, src=None):
             continue
         pending.append(i)
         out.append(d)
+    if minus1 and sum(1 for i in pending if _resolved_size(it, out[i]) is None) == 1:
+        # the one size nobody can know is the one torch infers: the others are the sizes given
+        pending.sort(key=lambda i: _resolved_size(it, out[i]) is not None)
     for _n, i in enumerate(pending):
         d = out[i]
         if minus1 and not used_m1:
             out[i] = -1
             used_m1 = True
             continue
-        if isinstance(d, Sym) and not it.symbolic:
-            r = d.substitute(it.batch_env)
-            if r is not None:
-                out[i] = r
-                continue
-        it.warn(f"a size of {op} depends on values not known when reading the source; left unknown (null)")
-        out[i] = None
+        r = _resolved_size(it, d)
+        if r is not None:
+            out[i] = r
+            continue
+        out[i] = unknown_size(it, op)
     return out
+
+
+def _resolved_size(it, d):
+    return d.substitute(it.batch_env) if isinstance(d, Sym) and not it.symbolic else None
+
+
+def unknown_size(it, op):
+    """A size of a Reshape / Expand the parser cannot know: a symbol of its own (`unknown_1`), which the
+    verifier holds as a size not known; a null there is an argument the op refuses, a block for a defect
+    that is the parser's, not the code's.  A Constant's shape may hold null."""
+    if op not in ("Reshape", "Expand"):
+        it.warn(f"a size of {op} depends on values not known when reading the source; left unknown (null)")
+        return None
+    it.unknown_sizes = getattr(it, "unknown_sizes", 0) + 1
+    name = f"unknown_{it.unknown_sizes}"
+    it.warn(f"a size of {op} depends on values not known when reading the source; written as the symbol "
+            f"{name!r}")
+    return name

@@ -230,12 +230,9 @@ def expand(it, t, sizes):
                 out.append(s.single_symbol())
             else:
                 r = s.substitute(it.batch_env)
-                if r is None:
-                    it.warn("a size of Expand depends on values not known; left unknown (null)")
-                out.append(r)
+                out.append(unknown_size(it, "Expand") if r is None else r)
         else:
-            it.warn("a size of Expand is not known; left unknown (null)")
-            out.append(None)
+            out.append(unknown_size(it, "Expand"))
     internal = [(-1 if (is_int(s) and s == -1) else s) for s in sizes]
     return emit_op(it, "Expand", {"shape": out}, [t], {"shape": internal})
 
@@ -259,11 +256,129 @@ def where(it, cond, a, b):
     return emit_op(it, "Where", {}, [c, x, y])
 
 
+def _number(it, v):
+    """v as the finite number an op's NUM argument takes (a one-value constant tensor as its value, a size
+    read off the given inputs as that size), or None when the parser does not hold it or it is not finite
+    (the op table takes finite numbers only)."""
+    if isinstance(v, Sym) and not it.symbolic:
+        v = v.substitute(it.batch_env)
+    if isinstance(v, TensorVal) and v.is_const and v.values is not None and len(v.values) == 1:
+        v = v.values[0]
+    if isinstance(v, bool):
+        return int(v)
+    if not isinstance(v, (int, float)) or not math.isfinite(v):
+        return None
+    return v
+
+
+def _int_list(it, v):
+    """An int, or a list of ints, from the interpreter's values (a size read off the given inputs resolved);
+    None when one is not known."""
+    def one(x):
+        if isinstance(x, Sym) and not it.symbolic:
+            x = x.substitute(it.batch_env)
+        return x if is_int(x) and not isinstance(x, bool) else None
+    if isinstance(v, (list, tuple)):
+        out = [one(x) for x in v]
+        return None if any(x is None for x in out) else out
+    return one(v)
+
+
+def roll(it, t, shifts, dims):
+    """torch.roll / Tensor.roll: the Roll op (Swin's cyclic shift)."""
+    s = _int_list(it, shifts)
+    d = None if dims is None else _int_list(it, dims)
+    if s is None or (dims is not None and d is None):
+        return passthrough(it, ".roll() by shifts or dims not known when reading the source", t)
+    return emit_op(it, "Roll", {"shifts": s} if d is None else {"shifts": s, "dims": d}, [t])
+
+
+def masked_fill(it, t, mask, value):
+    """Tensor.masked_fill(mask, value): the MaskedFill op, the mask an operand (a mask made in forward
+    a Constant node).  A value the op cannot take (not known, or not finite: the op table's MaskedFill
+    takes finite numbers) is passed through with a warning."""
+    v = _number(it, value)
+    if not isinstance(mask, TensorVal) or mask.dtype not in ("bool", "uint8"):
+        return passthrough(it, ".masked_fill() with a mask the parser does not hold as a bool tensor", t)
+    if v is None:
+        why = "not finite" if isinstance(value, float) else "not known when reading the source"
+        return passthrough(it, f".masked_fill() with a value {why} (MaskedFill takes a finite number)", t)
+    return emit_op(it, "MaskedFill", {"value": v}, [t, mask])
+
+
+def clamp(it, t, lo, hi):
+    """clamp / clip / clamp_min / clamp_max: the Clamp op.  An infinite bound on its own side bounds
+    nothing (left out); a tensor bound or one not known is passed through with a warning."""
+    args = {}
+    for k, v in (("min", lo), ("max", hi)):
+        if v is None:
+            continue
+        if isinstance(v, float) and math.isinf(v) and (v < 0) == (k == "min"):
+            continue
+        n = _number(it, v)
+        if n is None:
+            return passthrough(it, f".clamp() with a {k} not known when reading the source (or a tensor)", t)
+        args[k] = n
+    if not args and (lo is not None or hi is not None):
+        return t  # only infinite bounds: torch returns the values unchanged
+    return emit_op(it, "Clamp", args, [t])
+
+
+def normalize(it, t, p, dim, eps):
+    """F.normalize: the Normalize op (its defaults left out of the design)."""
+    pn, en, d = _number(it, p), _number(it, eps), _int_list(it, dim)
+    if pn is None or en is None or not is_int(d):
+        return passthrough(it, "F.normalize with p, dim or eps not known when reading the source", t)
+    args = {k: v for k, v, default in (("p", pn, 2.0), ("dim", d, 1), ("eps", en, 1e-12)) if v != default}
+    return emit_op(it, "Normalize", args, [t])
+
+
+def cumsum(it, t, dim, dtype):
+    d = _int_list(it, dim)
+    if not is_int(d) or dtype is not None:
+        return passthrough(it, ".cumsum() with a dim not known or a dtype given", t)
+    return emit_op(it, "Cumsum", {"dim": d}, [t])
+
+
+def gather(it, op, t, dim, index):
+    """Tensor.gather / index_select: the Gather / IndexSelect op, the index an operand."""
+    d = _int_list(it, dim)
+    if not is_int(d) or not isinstance(index, TensorVal) or index.dtype not in ("int64", "int32"):
+        return passthrough(it, f".{'gather' if op == 'Gather' else 'index_select'}() by a dim or an index the "
+                               "parser does not hold", t, keep_shape=False)
+    return emit_op(it, op, {"dim": d}, [t, index])
+
+
+# tensor methods the op table holds, written as its ops when a tensor of the graph takes part
+_TABLE_METHODS = {"roll", "masked_fill", "clamp", "clip", "clamp_min", "clamp_max", "cumsum", "gather",
+                  "index_select"}
+
+
+def table_method(it, t, name, args, kwargs):
+    if name == "roll":
+        return roll(it, t, _arg(args, kwargs, 0, "shifts"), _arg(args, kwargs, 1, "dims"))
+    if name == "masked_fill":
+        return masked_fill(it, t, _arg(args, kwargs, 0, "mask"), _arg(args, kwargs, 1, "value"))
+    if name in ("clamp", "clip"):
+        return clamp(it, t, _arg(args, kwargs, 0, "min"), _arg(args, kwargs, 1, "max"))
+    if name == "clamp_min":
+        return clamp(it, t, _arg(args, kwargs, 0, "min"), None)
+    if name == "clamp_max":
+        return clamp(it, t, None, _arg(args, kwargs, 0, "max"))
+    if name == "cumsum":
+        return cumsum(it, t, _arg(args, kwargs, 0, "dim"), kwargs.get("dtype"))
+    return gather(it, "Gather" if name == "gather" else "IndexSelect", t, _arg(args, kwargs, 0, "dim"),
+                  _arg(args, kwargs, 1, "index"))
+
+
 def repeat(it, t, reps):
     """x.repeat(r0, r1, ...): Unsqueeze + Expand + Reshape per repeated dim (exact)."""
     if not it.symbolic:  # a count read off the given inputs (`x.repeat(1, bs, 1)`, bs = src.shape[0])
         reps = [r.substitute(it.batch_env) if isinstance(r, Sym) and r.substitute(it.batch_env) is not None
                 else r for r in reps]
+    if t.shape is None and t.is_const and reps and all(is_int(r) or isinstance(r, Sym) for r in reps):
+        # torch takes at least as many counts as dims: the result has one dim per count, sizes not known
+        return TensorVal(None, [None] * len(reps), t.dtype)
     if t.shape is None or not all(is_int(r) for r in reps) or len(reps) < len(t.shape):
         return passthrough(it, ".repeat()", t, keep_shape=False)
     cur = t
@@ -556,6 +671,8 @@ def tensor_getitem(it, t, idx):
     if isinstance(idx, TensorVal) and idx.is_const and idx.dtype.startswith("int") and idx.shape is not None \
             and t.shape and not t.is_const and it.graph is not None:
         return _gather_rows(it, t, idx)
+    if len(items) >= 2 and _const_index_tensors(t, items) and it.graph is not None:
+        return _gather_rows_by(it, t, items)
     lists = [i for i, x in enumerate(items) if isinstance(x, list)]
     if len(lists) == 1 and Ellipsis not in items and all(is_int(v) for v in items[lists[0]]) and \
             items[lists[0]] and not any(isinstance(x, TensorVal) for x in items):
@@ -697,6 +814,31 @@ def _gather_columns(it, t, idx):
     return y
 
 
+def _const_index_tensors(t, items):
+    """t[i0, i1, ...] with constant integer index tensors over its leading dims (the rest whole):
+    Swin's relative position bias `table[rel[:, :, 0], rel[:, :, 1]]`."""
+    k = 0
+    while k < len(items) and isinstance(items[k], TensorVal):
+        k += 1
+    return (k >= 2 and not t.is_const and t.shape is not None and len(t.shape) >= k
+            and all(x.is_const and x.dtype.startswith("int") and x.shape is not None for x in items[:k])
+            and all(isinstance(x, slice) and x == slice(None) for x in items[k:]))
+
+
+def _gather_rows_by(it, t, items):
+    """Several index tensors pick one element of the leading dims each: the same rows of t with those
+    dims flattened into one, picked by one index of the indices' broadcast shape (the values not kept)."""
+    k = sum(1 for x in items if isinstance(x, TensorVal))
+    shape = items[0].shape
+    for x in items[1:k]:
+        shape = optable.broadcast(shape, x.shape)
+    rows = prod(t.shape[:k])
+    if shape is None or not is_int(rows):
+        return passthrough(it, "indexing with several index tensors", t, keep_shape=False)
+    flat = reshape(it, t, [rows] + list(t.shape[k:]))
+    return _gather_rows(it, flat, TensorVal(None, shape, "int64"))
+
+
 def _index_one(it, t, d, x):
     if isinstance(x, Sym):
         raise InterpError("index depends on an input size")
@@ -819,8 +961,42 @@ def _f32vals(vals, fn):
 
 
 _INPLACE_GRAPH = {"add_", "sub_", "mul_", "div_", "relu_", "sigmoid_", "tanh_", "clamp_", "unsqueeze_",
-                  "squeeze_", "transpose_", "t_", "masked_fill_", "pow_", "exp_", "neg_", "abs_", "sqrt_",
+                  "squeeze_", "transpose_", "t_", "masked_fill_", "clamp_min_", "clamp_max_", "clip_", "pow_", "exp_",
+                  "neg_", "abs_", "sqrt_",
                   "hardtanh_", "fill_", "zero_", "copy_", "normal_", "uniform_", "bernoulli_"}
+
+
+def _index_add(it, t, args, kwargs):
+    """t.index_add(dim, index, source): t plus the rows of source added at the positions index names
+    along dim, written as t + onehot^T @ source over that dim (a constant [t's size, source's size]
+    matrix, as a gather is written: exact in shape and in what depends on what; the positions are
+    not recorded).  None when the sizes are not known."""
+    dim = args[0] if args else kwargs.get("dim")
+    src = args[2] if len(args) > 2 else kwargs.get("source")
+    alpha = kwargs.get("alpha", 1)
+    if not (is_int(dim) and isinstance(src, TensorVal) and t.shape is not None and src.shape is not None
+            and len(t.shape) == len(src.shape) and -len(t.shape) <= dim < len(t.shape)) or it.graph is None:
+        return None
+    d = dim % len(t.shape)
+    n_to, n_from = t.shape[d], src.shape[d]
+    if not (is_int(n_to) and is_int(n_from)):
+        return None
+    it.warn(".index_add() is written as a one-hot MatMul over its dim; the positions it adds at are not recorded")
+    onehot = TensorVal(None, [n_to, n_from], src.dtype)
+    onehot.origin = "onehot"  # already explained above
+    moved = src if d == len(src.shape) - 2 else transpose(it, src, d, -2)
+    if len(src.shape) == 1:
+        moved = unsqueeze(it, src, 1)
+    added = tensor_binop(it, ast.MatMult, onehot, moved)
+    if len(src.shape) == 1:
+        added = squeeze(it, added, 1)
+    elif d != len(src.shape) - 2:
+        added = transpose(it, added, d, -2)
+    if alpha != 1:
+        added = scale(it, added, alpha)
+    if t.is_const and t.values is not None and not any(t.values):
+        return added  # into a fresh zeros tensor: what is added is the result
+    return tensor_binop(it, ast.Add, t, added)
 
 
 def tensor_method(it, t, name, args, kwargs):
@@ -829,6 +1005,20 @@ def tensor_method(it, t, name, args, kwargs):
         a = args[0] if args else kwargs.get("mat1", kwargs.get("batch1"))
         b = args[1] if len(args) > 1 else kwargs.get("mat2", kwargs.get("batch2"))
         return add_product(it, t, a, b, kwargs.get("beta", 1), kwargs.get("alpha", 1))
+    if name in ("index_add", "index_add_"):
+        r = _index_add(it, t, args, kwargs)
+        if r is None:
+            it.warn(f".{name}() with sizes not known is not followed; the tensor is passed through unchanged")
+            return t
+        if name.endswith("_") and isinstance(r, TensorVal):
+            t.ref, t.shape, t.dtype, t.values, t.param = r.ref, r.shape, r.dtype, r.values, r.param
+        return r
+    if t.is_const and name.endswith("_") and it.graph is not None and any(
+            isinstance(a, TensorVal) and not a.is_const for a in list(args) + list(kwargs.values())):
+        # a constant (a fresh zeros tensor) written with values of the graph: the result would depend on
+        # nothing (scatter_, copy_, masked_scatter_ ...); said, never silently cut off
+        it.warn(f"in-place .{name}() writes values of the graph into a constant tensor; not followed, so what "
+                "is built from that tensor does not depend on them")
     if name in _INPLACE_GRAPH and not t.is_const and t.param is None and it.graph is not None:
         if name in ("fill_", "zero_", "copy_", "normal_", "uniform_", "bernoulli_"):
             it.warn(f"in-place .{name}() on a tensor in forward is not followed")
@@ -837,6 +1027,9 @@ def tensor_method(it, t, name, args, kwargs):
         if isinstance(r, TensorVal) and r.ref is not None:
             t.ref, t.shape, t.dtype = r.ref, r.shape, r.dtype
         return t
+    if name in ("outer", "ger") and len(args) == 1 and isinstance(args[0], TensorVal):
+        from .dispatch import f_einsum  # torch.outer(a, b) is einsum('i,j->ij', a, b)
+        return f_einsum(it, ["i,j->ij", t, args[0]], {})
     if name in _IDENTITY_METHODS:
         if name in ("float", "half", "double", "bfloat16"):
             dt = {"float": "float32", "half": "float16", "double": "float64", "bfloat16": "bfloat16"}[name]
@@ -970,6 +1163,8 @@ def tensor_method(it, t, name, args, kwargs):
         reps = list(args) if args else list(kwargs.get("repeats", kwargs.get("dims", ())))
         if len(reps) == 1 and isinstance(reps[0], (list, tuple)):
             reps = list(reps[0])
+        if name == "tile" and t.shape is not None and len(reps) < len(t.shape):
+            reps = [1] * (len(t.shape) - len(reps)) + reps  # torch.tile counts from the last dim
         return repeat(it, t, reps)
     if name == "repeat_interleave":
         return repeat_interleave(it, t, _arg(args, kwargs, 0, "repeats"), _arg(args, kwargs, 1, "dim"))
@@ -998,6 +1193,8 @@ def tensor_method(it, t, name, args, kwargs):
         if name == "new_tensor":
             return make_tensor(it, args[0] if args else kwargs.get("data"), t.dtype)
         size = args[0] if args else kwargs.get("size")
+        if name != "new_full" and len(args) > 1:  # new_zeros(*outer, n, m): the sizes given one by one
+            size = list(args)
         vals_fill = {"new_zeros": 0.0, "new_ones": 1.0}.get(name)
         if name == "new_full":
             vals_fill = args[1] if len(args) > 1 else kwargs.get("fill_value")
@@ -1006,6 +1203,9 @@ def tensor_method(it, t, name, args, kwargs):
         if t.is_const and name not in ("requires_grad_",):
             t.values = None if name not in ("zero_", "fill_") else t.values
         return t
+    if name in _TABLE_METHODS and (not t.is_const or _graph_tensors(list(args) + list(kwargs.values()), [])) \
+            and it.graph is not None:
+        return table_method(it, t, name, args, kwargs)
     if name in ("pow",) and args and is_int(args[0]) and args[0] == 2 and not t.is_const:
         return emit_op(it, "Mul", {}, [t, t])
     if t.is_const:
@@ -1047,4 +1247,4 @@ def _retype(t, dt):
 from .constants import _size_list, const_tensor, make_tensor  # noqa: E402
 from .dispatch import _arg  # noqa: E402
 from .names import _f32  # noqa: E402
-from .refs import ref_of, shape_arg  # noqa: E402
+from .refs import ref_of, shape_arg, unknown_size  # noqa: E402
