@@ -47,10 +47,11 @@ def _stamp(folder):
     return tuple(stamp), names
 
 
-def model_files(folder):
-    """{registered model name: file} for the models folder (cached while its files are unchanged)."""
+def _scan(folder, cache, needle, collect):
+    """{key: value} that `collect(path, data)` yields over the folder's files holding `needle`, cached
+    while the folder's files are unchanged (timm's registries are filled by every model file at import)."""
     stamp, names = _stamp(folder)
-    hit = _INDEX.get(folder)
+    hit = cache.get(folder)
     if hit is not None and hit[0] == stamp:
         return hit[1]
     found = {}
@@ -61,12 +62,17 @@ def model_files(folder):
                 data = f.read()
         except OSError:
             continue
-        if b"register_model" not in data:
-            continue
-        for m in _DEF.finditer(data):
-            found.setdefault(m.group(1).decode(), p)
-    _INDEX[folder] = (stamp, found)
+        if needle in data:
+            for key, value in collect(p, data):
+                found.setdefault(key, value)
+    cache[folder] = (stamp, found)
     return found
+
+
+def model_files(folder):
+    """{registered model name: file} for the models folder."""
+    return _scan(folder, _INDEX, b"register_model",
+                 lambda p, data: ((m.group(1).decode(), p) for m in _DEF.finditer(data)))
 
 
 def _name(v, what):
@@ -186,23 +192,9 @@ _BLOCKS: dict[str, tuple] = {}
 
 def block_registrations(folder):
     """{block type: (file, class name)} registered by module-level `register_block` calls."""
-    stamp, names = _stamp(folder)
-    hit = _BLOCKS.get(folder)
-    if hit is not None and hit[0] == stamp:
-        return hit[1]
-    found = {}
-    for n in names:
-        p = os.path.join(folder, n)
-        try:
-            with open(p, "rb") as f:
-                data = f.read()
-        except OSError:
-            continue
-        if b"register_block(" in data:
-            for m in _REGISTER_BLOCK.finditer(data):
-                found.setdefault(m.group(1).decode(), (p, m.group(2).decode()))
-    _BLOCKS[folder] = (stamp, found)
-    return found
+    return _scan(folder, _BLOCKS, b"register_block(",
+                 lambda p, data: ((m.group(1).decode(), (p, m.group(2).decode()))
+                                  for m in _REGISTER_BLOCK.finditer(data)))
 
 
 class _BlockRegistry(dict):
