@@ -89,8 +89,8 @@ def _chunk(ctx: InferCtx):
     if d is None or not x.shape:
         return [UNKNOWN] if d is None else ctx.fail("shape.rank", f"Chunk {ctx.node.id!r}: a 0-D tensor")
     size = x.shape[d]
-    if not D.is_const(size) and ctx.declared:
-        size = D.substitute(size, ctx.declared)
+    if not D.is_const(size) and ctx.declared and D.is_const(at := D.substitute(size, ctx.declared)):
+        size = at  # (a size with a symbol the design does not declare stays symbolic, not unknown)
     if not D.is_const(size):
         return symbolic_pieces(ctx, x, d, D.floordiv(D.add(size, n - 1), n), f"dim {d}")
     step = -(-size // n) if size else 0

@@ -408,9 +408,30 @@ def _slice_infer(ctx: InferCtx):
         pass
     elif start is not None and start < 0 and end is None and step == 1:
         n = -start
+    elif (span := _slice_len_range(start, end, step)) is not None:
+        # torch clamps constant bounds to the size, so the length lies in a range whatever the size is
+        # (x[:, 6:8] of a T is 0..2 long): a constant when the range is one value, else a size of its own
+        # whose range is known, so what meets it is judged there ("runs only when n2.size1 = 2", or a
+        # block when no length in the range fits)
+        n = span[0] if span[0] == span[1] else _null_size(ctx.node.id, d)
+        if span[0] != span[1]:
+            ctx.bounds[n] = (span[0], span[1], f"the length of {ctx.node.op} {ctx.node.id!r}'s "
+                                               f"[{'' if start is None else start}:{'' if end is None else end}"
+                                               f"{'' if step == 1 else f':{step}'}] of a size {D.fmt(size)}")
     s = list(x.shape)
     s[d] = n
     return [TensorType(tuple(s), x.dtype)]
+
+
+def _slice_len_range(start, end, step):
+    """(least, most) length of a constant slice over every size >= 1, or None when the length grows with
+    the size (an open end from a non-negative start, or a negative end after one: x[1:-1])."""
+    first = 0 if start is None else start
+    if step <= 0 or (end is None and first >= 0) or (end is not None and end < 0 <= first):
+        return None
+    past = abs(first) + abs(end or 0) + 2 * step + 2  # beyond this both bounds are clamped the same way
+    lengths = [len(range(*slice(start, end, step).indices(v))) for v in range(1, past + 1)]
+    return min(lengths), max(lengths)
 
 
 def _slice_len_at_declared(size, start, end, step, declared):
