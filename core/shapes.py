@@ -33,6 +33,7 @@ class Inference:
     track_grad: bool = False  # training mode with a Chunk/Split: what needs gradients is followed
     aranges: dict = field(default_factory=dict)  # id -> True: exactly arange(range); False: values from one
     order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
+    overwritten: set = field(default_factory=set)  # ids whose values an in-place op rewrites (no range kept)
     negative: dict = field(default_factory=dict)  # id -> a negative value its integer values hold (a pad's fill)
     bounds: dict = field(default_factory=dict)  # symbol -> (least, most, what): sizes known to lie in a range
 
@@ -58,6 +59,9 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
     inf.vocab[None] = None  # never empty: ranges are followed from Arange too
+    inf.overwritten = _overwritten(inf.order, nodes, inf.max_ref)
+    for ref in inf.overwritten:
+        inf.vocab.pop(ref, None)
     inf.track_grad = train.get("mode", "train") != "eval" if type(train) is dict else True
     inf.track_grad = inf.track_grad and any(n.op in SPLIT_VIEWS for n in inf.order)
     for node in inf.order:
@@ -226,6 +230,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             _arithmetic_range(node, inf)
         elif node.inputs and node.inputs[0] in inf.vocab:
             _follow_range(node, args, inf.vocab[node.inputs[0]], inf, mode)
+        if node.id in inf.overwritten:
+            inf.vocab.pop(node.id, None)
     if inf.negative or node.op in PADS_WITH_FILL or node.op.startswith("ConstantPad"):
         _follow_negative(node, args, in_types, inf, mode, ctx)
     try:
@@ -393,12 +399,37 @@ def _follow_negative(node, args: dict, in_types: list, inf: Inference, mode: str
     elif node.inputs and node.inputs[0] in inf.negative and \
             (node.op in WHOLE_VIEWS or (mode == "eval" and node.op in EVAL_IDENTITIES)):
         inf.negative[node.id] = inf.negative[node.inputs[0]]
+    if node.id in inf.overwritten:  # an in-place op may clamp the fill away
+        inf.negative.pop(node.id, None)
     k = NEGATIVE_REFUSERS.get(node.op)
     if k is not None and len(node.inputs) > k and node.inputs[k] in inf.negative:
         ctx.violations.append(Violation(
             "shape.index-range", f"{node.op} {node.id!r} reads {node.inputs[k]!r} as positions, and it holds "
                                  f"{inf.negative[node.inputs[k]]} (a pad's fill); {node.op} refuses a negative index",
             [node.id]))
+
+
+def _overwritten(order: list, nodes: dict, max_ref: dict) -> set:
+    """The tensors an in-place op (inplace=true) rewrites: its operand, what that operand is a view of, and
+    the views of them (measured: Hardtanh(inplace) on ids clamps the design input itself, so a later read
+    of the input sees -1..1, not its vocab_size). Their values are not followed."""
+    writes = [n.inputs[0] for n in order if n.inputs and n.args.get("inplace") is True]
+    if not writes:
+        return set()
+    hit = set()
+    for ref in writes:
+        while ref not in hit:
+            hit.add(ref)
+            owner = nodes.get(parse_ref(ref)[0])
+            if owner is None or owner.op not in VALUE_VIEWS or not owner.inputs:
+                break
+            ref = owner.inputs[0]
+    for n in order:  # topological: a view of a view is reached after its source
+        if n.inputs and (n.op in VALUE_VIEWS or n.op in VALUE_PIECES or n.args.get("inplace") is True) and \
+                n.inputs[0] in hit:
+            hit.add(n.id)
+            hit.update(f"{n.id}:{k}" for k in range(max_ref.get(n.id, 0) + 1))
+    return hit
 
 
 def _arithmetic_range(node, inf: Inference) -> None:

@@ -416,6 +416,20 @@ FOUND = {
     "negative-fill-into-embedding": _g([([2, 4], "int64")],
                                        [("Pad", {"pad": [0, 1], "value": -2.0}, ["x0"]), ("Flatten", {}, ["n0"]),
                                         ("Embedding", {"num_embeddings": 5, "embedding_dim": 2}, ["n1"])]),
+    # an in-place op rewrites its operand: a later read of it does not hold the declared ids (gen-28737)
+    "ids-clamped-in-place-before-indexing": _ids(_g([([7, 4], "int64")], [("Hardtanh", {"inplace": True}, ["x0"]),
+                                                                          ("Index", {}, ["n0", "x0"])]), 16),
+    "negative-fill-clamped-in-place": _g([([2, 4], "int64")],
+                                         [("Sub", {}, ["x0", "x0"]),
+                                          ("ConstantPad1d", {"padding": 1, "value": -1.0}, ["n0"]),
+                                          ("ReLU", {"inplace": True}, ["n1"]),
+                                          ("Gather", {"dim": 1}, ["n2", "n1"])]),
+    # a Constant's null size runs as 1: whether Squeeze drops it is unknown (gen-29491)
+    "squeeze-of-a-null-size": _g([], [("Constant", {"shape": [4, None], "value": -0.5}, []), ("Squeeze", {}, ["n0"]),
+                                      ("Repeat", {"pattern": "(a0 p) -> p a0", "p": 1}, ["n1"])]),
+    # circular padding copies bools; reflection and replication have no bool kernel (gen-29826)
+    "circular-pad-of-bools": _one("Pad", {"pad": [11, 4], "mode": "circular"}, ([4, 16, 11], "bool")),
+    "reflect-pad-of-bools": _one("Pad", {"pad": [1, 1], "mode": "reflect"}, ([4, 16, 11], "bool")),
     "negative-fill-into-indexing": _g([([4], "int64"), ([3, 5], "float32")],
                                       [("Sub", {}, ["x0", "x0"]),
                                        ("ConstantPad1d", {"padding": 1, "value": -1.0}, ["n0"]),

@@ -311,6 +311,8 @@ def _squeeze_infer(ctx: InferCtx):
     dim = ctx.args["dim"]
     if dim is None:
         sizes = [D.substitute(d, ctx.declared) if ctx.declared and D.is_sym(d) else d for d in x.shape]
+        if any(_maybe_one(ctx, d) for d in x.shape):
+            return _squeeze_unknown(ctx, x, [d for d in x.shape if _maybe_one(ctx, d)])
         return [TensorType(tuple(d for d, v in zip(x.shape, sizes) if v != 1), x.dtype)]
     literal = dim if isinstance(dim, list) else [dim]
     if len(set(literal)) != len(literal):
@@ -327,8 +329,26 @@ def _squeeze_infer(ctx: InferCtx):
         return [x]
     # a symbol the design declares as 1 (seq_len: 1) is squeezed like a 1
     sizes = [D.substitute(d, ctx.declared) if ctx.declared and D.is_sym(d) else d for d in x.shape]
+    if any(_maybe_one(ctx, x.shape[i]) for i in dims):
+        return _squeeze_unknown(ctx, x, [x.shape[i] for i in dims if _maybe_one(ctx, x.shape[i])])
     return [TensorType(tuple(s for i, (s, v) in enumerate(zip(x.shape, sizes)) if not (i in dims and v == 1)),
                        x.dtype)]
+
+
+def _maybe_one(ctx: InferCtx, size) -> bool:
+    """A size of its own (a Constant's null size, run as 1; a constant slice of a symbolic size) that may
+    be 1: whether Squeeze drops it is not known. A named symbol (B, T) the design leaves undeclared is
+    taken as more than 1, as its runs take it."""
+    if not (isinstance(size, str) and re.fullmatch(r"[A-Za-z_][A-Za-z_0-9.]*\.size\d+", size)):
+        return False
+    least, most = ctx.bounds[size][:2] if size in ctx.bounds else (1, 1)
+    return least <= 1 <= most
+
+
+def _squeeze_unknown(ctx: InferCtx, x: TensorType, which: list) -> list:
+    ctx.warn("shape.unknown-dim", f"Squeeze {ctx.node.id!r} drops {', '.join(map(D.fmt, which))} only where it is "
+                                  "1, which the verifier cannot tell; the sizes after it are unknown")
+    return [TensorType(None, x.dtype)]
 
 
 def _unsqueeze_infer(ctx: InferCtx):
