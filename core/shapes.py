@@ -234,6 +234,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             inf.vocab.pop(node.id, None)
     if inf.negative or node.op in PADS_WITH_FILL or node.op.startswith("ConstantPad"):
         _follow_negative(node, args, in_types, inf, mode, ctx)
+    if node.op in INDEX_READERS and len(node.inputs) > INDEX_READERS[node.op]:
+        _unknown_index(node, in_types, nodes, inf, ctx)
     try:
         outs = spec.infer(ctx)
         bad = _bad_results(outs, in_types[0].shape if in_types else None)
@@ -382,6 +384,24 @@ WHOLE_VIEWS = VALUE_VIEWS - {"Slice", "Select", "Index"}
 # ops that read every value of one operand as a position and refuse a negative one (measured: gather,
 # index_select and the embedding lookups do not wrap -1 as tensor indexing does): operand index
 NEGATIVE_REFUSERS = {"Gather": 1, "IndexSelect": 1, "Embedding": 0, "EmbeddingBag": 0}
+
+
+INDEX_READERS = {**NEGATIVE_REFUSERS, "Index": 1}
+
+
+def _unknown_index(node, in_types: list, nodes: dict, inf: Inference, ctx: InferCtx) -> None:
+    """Positions computed by an op whose values are not followed (no range, not a pad's negative fill):
+    whether they fit is unknown, and an unknown never blocks; it is said, with what computed them."""
+    k = INDEX_READERS[node.op]
+    ref = node.inputs[k]
+    t = in_types[k] if len(in_types) > k else None
+    producer = nodes.get(parse_ref(ref)[0])
+    if producer is None or ref in inf.vocab or ref in inf.negative or t is None or not t.is_int or \
+            t.dtype in ("bool", "uint8"):
+        return
+    ctx.warn("shape.unknown-index", f"{node.op} {node.id!r} reads positions computed by {producer.op} "
+                                    f"{producer.id!r}, whose values the verifier does not follow; it runs only if "
+                                    "they all lie within the indexed size")
 
 
 def _follow_negative(node, args: dict, in_types: list, inf: Inference, mode: str, ctx: InferCtx) -> None:
