@@ -34,6 +34,7 @@ class Inference:
     aranges: dict = field(default_factory=dict)  # id -> True: exactly arange(range); False: values from one
     order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
     overwritten: set = field(default_factory=set)  # ids whose values an in-place op rewrites (no range kept)
+    rewritten: set = field(default_factory=set)  # the same, counting the in-place ops that keep non-negative ids
     negative: dict = field(default_factory=dict)  # id -> a negative value its integer values hold (a pad's fill)
     bounds: dict = field(default_factory=dict)  # symbol -> (least, most, what): sizes known to lie in a range
 
@@ -59,9 +60,10 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
     inf.vocab[None] = None  # never empty: ranges are followed from Arange too
-    inf.overwritten = _overwritten(inf.order, nodes, inf.max_ref)
+    inf.overwritten = _overwritten(inf.order, nodes, inf.max_ref, mode_of(train))
     for ref in inf.overwritten:
         inf.vocab.pop(ref, None)
+    inf.rewritten = _overwritten(inf.order, nodes, inf.max_ref, None)
     inf.track_grad = train.get("mode", "train") != "eval" if type(train) is dict else True
     inf.track_grad = inf.track_grad and any(n.op in SPLIT_VIEWS for n in inf.order)
     for node in inf.order:
@@ -419,7 +421,7 @@ def _follow_negative(node, args: dict, in_types: list, inf: Inference, mode: str
     elif node.inputs and node.inputs[0] in inf.negative and \
             (node.op in WHOLE_VIEWS or (mode == "eval" and node.op in EVAL_IDENTITIES)):
         inf.negative[node.id] = inf.negative[node.inputs[0]]
-    if node.id in inf.overwritten:  # an in-place op may clamp the fill away
+    if node.id in inf.rewritten:  # an in-place op may clamp the fill away
         inf.negative.pop(node.id, None)
     k = NEGATIVE_REFUSERS.get(node.op)
     if k is not None and len(node.inputs) > k and node.inputs[k] in inf.negative:
@@ -429,11 +431,27 @@ def _follow_negative(node, args: dict, in_types: list, inf: Inference, mode: str
             [node.id]))
 
 
-def _overwritten(order: list, nodes: dict, max_ref: dict) -> set:
+def mode_of(train) -> str:
+    return train.get("mode", "train") if type(train) is dict else "train"
+
+
+def _keeps_ids(node, mode: str | None) -> bool:
+    """An in-place op that leaves non-negative ids as they are (measured on int64: ReLU, a Threshold below
+    0, dropout in eval mode; Hardtanh clamps them)."""
+    if mode is None:
+        return False
+    if node.op == "ReLU" or (mode == "eval" and node.op in EVAL_IDENTITIES):
+        return True
+    t = node.args.get("threshold")
+    return node.op == "Threshold" and isinstance(t, (int, float)) and t < 0
+
+
+def _overwritten(order: list, nodes: dict, max_ref: dict, mode: str | None) -> set:
     """The tensors an in-place op (inplace=true) rewrites: its operand, what that operand is a view of, and
     the views of them (measured: Hardtanh(inplace) on ids clamps the design input itself, so a later read
-    of the input sees -1..1, not its vocab_size). Their values are not followed."""
-    writes = [n.inputs[0] for n in order if n.inputs and n.args.get("inplace") is True]
+    of the input sees -1..1, not its vocab_size). Their values are not followed. `mode`: the design's mode,
+    where the ops that keep non-negative ids are not counted (None: every in-place op counts)."""
+    writes = [n.inputs[0] for n in order if n.inputs and n.args.get("inplace") is True and not _keeps_ids(n, mode)]
     if not writes:
         return set()
     hit = set()

@@ -419,6 +419,18 @@ FOUND = {
     # an in-place op rewrites its operand: a later read of it does not hold the declared ids (gen-28737)
     "ids-clamped-in-place-before-indexing": _ids(_g([([7, 4], "int64")], [("Hardtanh", {"inplace": True}, ["x0"]),
                                                                           ("Index", {}, ["n0", "x0"])]), 16),
+    "ids-kept-by-an-in-place-threshold": _ids(_g([(["B", 12, 7, 3], "int64")],
+                                                  [("ZeroPad2d", {"padding": 3}, ["x0"]),
+                                                   ("Threshold", {"threshold": -1.214, "value": -0.807,
+                                                                  "inplace": True}, ["n0"]),
+                                                   ("Embedding", {"num_embeddings": 12, "embedding_dim": 9},
+                                                    ["n0"])]), 16),
+    # reflection: a side that pads must be smaller than the size, a side that trims is limited by the result
+    # alone (gen-87548)
+    "reflection-trims-as-much-as-the-size": _one("ReflectionPad1d", {"padding": [1, -2]}, ([1, 3, 2], "float32")),
+    "reflection-pads-as-much-as-the-size": _one("ReflectionPad1d", {"padding": [2, -1]}, ([1, 3, 2], "float32")),
+    "reflection-trims-a-symbol": _g([([1, "T"], "float32")], [("ReflectionPad1d", {"padding": [2, -9]}, ["x0"])],
+                                    seq_len=10),
     "negative-fill-clamped-in-place": _g([([2, 4], "int64")],
                                          [("Sub", {}, ["x0", "x0"]),
                                           ("ConstantPad1d", {"padding": 1, "value": -1.0}, ["n0"]),

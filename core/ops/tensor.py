@@ -635,17 +635,18 @@ def _pad_infer(n: int, mode: str):
             dim = len(s) - 1 - i
             left, right = pads[2 * i], pads[2 * i + 1]
             size = s[dim]
-            if mode == "reflect" and D.is_const(size) and (left >= size or right >= size or -left >= size
-                                                           or -right >= size):
+            # measured: only a side that pads must be smaller than the size; a trimming side is limited by
+            # the result's size alone (ReflectionPad1d((1, -2)) of 2 gives 1)
+            if mode == "reflect" and D.is_const(size) and (left >= size or right >= size):
                 return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: reflection padding ({left}, "
                                                   f"{right}) must be smaller than the size {size} of dim {dim}")
             if mode == "circular" and D.is_const(size) and (left > size or right > size):
                 return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: circular padding ({left}, "
                                                   f"{right}) may wrap at most once around size {size}")
             if mode == "reflect" and not D.is_const(size):
-                # each side must be smaller than the size: |p| + 1 <= size, a condition on the symbol
-                for p in {abs(left), abs(right)} - {0}:
-                    if not ctx.require_equal(p + 1, size, "shape.pad-size",
+                # each side that pads must be smaller than the size: p + 1 <= size, a condition on the symbol
+                for p in sorted({left, right}):
+                    if p > 0 and not ctx.require_equal(p + 1, size, "shape.pad-size",
                                              f"{ctx.node.op} {ctx.node.id!r}: reflection padding {p} against size "
                                              f"{size} of dim {dim}", kind="le"):
                         return [UNKNOWN]
