@@ -431,6 +431,18 @@ FOUND = {
     "reflection-pads-as-much-as-the-size": _one("ReflectionPad1d", {"padding": [2, -1]}, ([1, 3, 2], "float32")),
     "reflection-trims-a-symbol": _g([([1, "T"], "float32")], [("ReflectionPad1d", {"padding": [2, -9]}, ["x0"])],
                                     seq_len=10),
+    # a window against a symbolic size states its condition, or blocks on a declared size it does not fit
+    # (gen-85768, gen-84324)
+    "unfold-window-past-declared-t": _g([([3, 4, 1, "T"], "float32")], [("Unfold", {"kernel_size": [1, 3]}, ["x0"])],
+                                        seq_len=2),
+    "unfold-window-within-declared-t": _g([([3, 4, 1, "T"], "float32")],
+                                          [("Unfold", {"kernel_size": [1, 3]}, ["x0"])], seq_len=3),
+    "fractional2d-output-past-declared-t": _g([([1, "T", 13], "float32")],
+                                              [("FractionalMaxPool2d", {"kernel_size": 1, "output_size": [9, 1]},
+                                                ["x0"])], seq_len=7),
+    "fractional2d-output-within-declared-t": _g([([1, "T", 13], "float32")],
+                                                [("FractionalMaxPool2d", {"kernel_size": 1, "output_size": [9, 1]},
+                                                  ["x0"])], seq_len=9),
     "negative-fill-clamped-in-place": _g([([2, 4], "int64")],
                                          [("Sub", {}, ["x0", "x0"]),
                                           ("ConstantPad1d", {"padding": 1, "value": -1.0}, ["n0"]),
@@ -470,6 +482,9 @@ CONDITIONAL = {
                                            [("Chunk", {"chunks": 7}, ["x0"]), ("Clamp", {"max": 0.976}, ["n0:1"]),
                                             ("Split", {"split_size_or_sections": [1, 1, 1]}, ["n1"])],
                                            seq_len=None),
+    "unfold-window-against-undeclared-b": _g([(["B", 4, 1, 3], "float64")],
+                                             [("Transpose", {"dim0": 0, "dim1": 3}, ["x0"]),
+                                              ("Unfold", {"kernel_size": [1, 3]}, ["n0"])], seq_len=None),
     "einsum-diagonal-undeclared-t": _g([([1, "T"], "float64")], [("Einsum", {"equation": "jj->j"}, ["x0"])],
                                        seq_len=None),
 }
