@@ -443,6 +443,11 @@ FOUND = {
     "fractional2d-output-within-declared-t": _g([([1, "T", 13], "float32")],
                                                 [("FractionalMaxPool2d", {"kernel_size": 1, "output_size": [9, 1]},
                                                   ["x0"])], seq_len=9),
+    # only the 1-D reflection and replication layers refuse an empty result
+    "reflection2d-trims-to-width-0": _one("ReflectionPad2d", {"padding": [-1, -1, 0, 0]}, ([1, 1, 5, 2], "float32")),
+    "replication3d-trims-to-depth-0": _one("ReplicationPad3d", {"padding": [0, 0, 0, 0, -1, -1]},
+                                           ([1, 1, 2, 3, 5], "float32")),
+    "replication1d-trims-to-width-0": _one("ReplicationPad1d", {"padding": [-1, -1]}, ([1, 3, 2], "float32")),
     "negative-fill-clamped-in-place": _g([([2, 4], "int64")],
                                          [("Sub", {}, ["x0", "x0"]),
                                           ("ConstantPad1d", {"padding": 1, "value": -1.0}, ["n0"]),

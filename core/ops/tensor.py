@@ -668,12 +668,13 @@ def _pad_infer(n: int, mode: str):
                                          f"{trim} of size {size} of dim {dim}", kind="le"):
                     return [UNKNOWN]
             s[dim] = D.add(size, left + right)
-            # reflection and replication refuse an empty result ("input is too small"); the others give one
-            if mode in ("reflect", "replicate") and D.is_const(s[dim]) and s[dim] == 0:
+            # 1-D reflection and replication refuse an empty result ("input is too small"); measured, the 2-D
+            # and 3-D layers and the other modes give one
+            if mode in ("reflect", "replicate") and n == 1 and D.is_const(s[dim]) and s[dim] == 0:
                 return ctx.fail("shape.spatial-collapse",
                                 f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size 0 of dim {dim}")
             if mode in ("reflect", "replicate") and left + right < 0 and not D.is_const(size):
-                if not ctx.require_equal(1 - (left + right), size, "shape.spatial-collapse",
+                if not ctx.require_equal((1 if n == 1 else 0) - (left + right), size, "shape.spatial-collapse",
                                          f"{ctx.node.op} {ctx.node.id!r}: negative padding {left + right} of size "
                                          f"{size} of dim {dim}", kind="le"):
                     return [UNKNOWN]
