@@ -601,17 +601,20 @@ def always(cond: Condition) -> bool:
     return all(c >= 0 for mono, c in rest if mono) and sum(c for _, c in rest) >= 0
 
 
-def satisfiable(cond: Condition, fixed: dict | None = None) -> bool:
+def satisfiable(cond: Condition, fixed: dict | None = None, bounds: dict | None = None) -> bool:
     """Whether some positive sizes of its free symbols satisfy the condition (searched over the sizes
-    that could: 1..64 and the constants it names, their multiples and fractions)."""
+    that could: 1..64 and the constants it names, their multiples and fractions). `bounds`: symbol ->
+    (least, most) for a symbol whose sizes are known to lie in a range (a constant slice of a symbolic
+    size); only those sizes are tried for it."""
     fixed = fixed or {}
+    bounds = bounds or {}
     syms = [s for s in dict.fromkeys(symbols_of(cond.lhs) + symbols_of(cond.rhs)) if s not in fixed]
     if not syms:
         return holds(cond, fixed) is not False
     values = sorted(set(range(1, 65)) | set(_candidates(cond)))
     if len(syms) == 1:
         env = dict(fixed)
-        for v in values:
+        for v in (range(bounds[syms[0]][0], bounds[syms[0]][1] + 1) if syms[0] in bounds else values):
             env[syms[0]] = v
             if holds(cond, env) is not False:
                 return True
@@ -619,7 +622,8 @@ def satisfiable(cond: Condition, fixed: dict | None = None) -> bool:
     small = [v for v in values if v <= 16] + [v for v in values if v > 16][:24]
     import itertools
 
-    for combo in itertools.islice(itertools.product(small, repeat=len(syms)), 20000):
+    domains = [range(bounds[s][0], bounds[s][1] + 1) if s in bounds else small for s in syms]
+    for combo in itertools.islice(itertools.product(*domains), 20000):
         env = dict(fixed)
         env.update(zip(syms, combo))
         if holds(cond, env) is not False:

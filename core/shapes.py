@@ -33,6 +33,10 @@ class Inference:
     track_grad: bool = False  # training mode with a Chunk/Split: what needs gradients is followed
     aranges: dict = field(default_factory=dict)  # id -> True: exactly arange(range); False: values from one
     order: list = field(default_factory=list)  # the nodes in the order they were inferred (topological)
+    overwritten: set = field(default_factory=set)  # ids whose values an in-place op rewrites (no range kept)
+    rewritten: set = field(default_factory=set)  # the same, counting the in-place ops that keep non-negative ids
+    negative: dict = field(default_factory=dict)  # id -> a negative value its integer values hold (a pad's fill)
+    bounds: dict = field(default_factory=dict)  # symbol -> (least, most, what): sizes known to lie in a range
 
     def type_of(self, ref: str) -> TensorType:
         rid, idx = parse_ref(ref)
@@ -56,6 +60,10 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
     inf.vocab[None] = None  # never empty: ranges are followed from Arange too
+    inf.overwritten = _overwritten(inf.order, nodes, inf.max_ref, mode_of(train))
+    for ref in inf.overwritten:
+        inf.vocab.pop(ref, None)
+    inf.rewritten = _overwritten(inf.order, nodes, inf.max_ref, None)
     inf.track_grad = train.get("mode", "train") != "eval" if type(train) is dict else True
     inf.track_grad = inf.track_grad and any(n.op in SPLIT_VIEWS for n in inf.order)
     for node in inf.order:
@@ -190,6 +198,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
                  "; cast them to float32 (its weights' dtype) or to a dtype it takes"))
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
+    ctx.bounds = inf.bounds
     ctx.dtype_ok = data is not None and supported(row, data, mode) is True
     if inf.max_ref:
         ctx.max_result = inf.max_ref.get(node.id, 0)
@@ -218,8 +227,17 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
                 inf.vocab[node.id] = max(ranges)
                 if any(r in inf.aranges for r in node.inputs):
                     inf.aranges[node.id] = False
+        elif node.op in ("Add", "Mul") and len(node.inputs) == 2 and \
+                all(type(inf.vocab.get(r)) is int for r in node.inputs):
+            _arithmetic_range(node, inf)
         elif node.inputs and node.inputs[0] in inf.vocab:
             _follow_range(node, args, inf.vocab[node.inputs[0]], inf, mode)
+        if node.id in inf.overwritten:
+            inf.vocab.pop(node.id, None)
+    if inf.negative or node.op in PADS_WITH_FILL or node.op.startswith("ConstantPad"):
+        _follow_negative(node, args, in_types, inf, mode, ctx)
+    if node.op in INDEX_READERS and len(node.inputs) > INDEX_READERS[node.op]:
+        _unknown_index(node, in_types, nodes, inf, ctx)
     try:
         outs = spec.infer(ctx)
         bad = _bad_results(outs, in_types[0].shape if in_types else None)
@@ -339,6 +357,8 @@ def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
                                                      (mode == "eval" and node.op in EVAL_IDENTITIES))
     if node.op in VALUE_VIEWS or node.op in RANGE_KEEPERS or (mode == "eval" and node.op in EVAL_IDENTITIES):
         inf.vocab[node.id] = ids
+    elif node.op == "Reduce" and (args.get("reduction") in ("max", "sum") or _reduces_nothing(args)):
+        inf.vocab[node.id] = ids  # the largest id, or a sum of non-negative ids, or the ids rearranged
     elif _pads_only(node.op, args):  # padding copies the ids and adds its fill (0, or int(value))
         fill = int(args.get("value") or 0)
         if type(ids) is int and fill >= 0:
@@ -358,6 +378,116 @@ def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
         inf.vocab[node.id] = ids
         for k in range(inf.max_ref.get(node.id, 0) + 1):
             inf.vocab[f"{node.id}:{k}"] = ids
+
+
+PADS_WITH_FILL = {"Pad"}  # and the ConstantPad*d layers
+# ops whose result holds every value of their first operand (no pick that could drop one)
+WHOLE_VIEWS = VALUE_VIEWS - {"Slice", "Select", "Index"}
+# ops that read every value of one operand as a position and refuse a negative one (measured: gather,
+# index_select and the embedding lookups do not wrap -1 as tensor indexing does): operand index
+NEGATIVE_REFUSERS = {"Gather": 1, "IndexSelect": 1, "Embedding": 0, "EmbeddingBag": 0}
+
+
+INDEX_READERS = {**NEGATIVE_REFUSERS, "Index": 1}
+
+
+def _unknown_index(node, in_types: list, nodes: dict, inf: Inference, ctx: InferCtx) -> None:
+    """Positions computed by an op whose values are not followed (no range, not a pad's negative fill):
+    whether they fit is unknown, and an unknown never blocks; it is said, with what computed them."""
+    k = INDEX_READERS[node.op]
+    ref = node.inputs[k]
+    t = in_types[k] if len(in_types) > k else None
+    producer = nodes.get(parse_ref(ref)[0])
+    if producer is None or ref in inf.vocab or ref in inf.negative or t is None or not t.is_int or \
+            t.dtype in ("bool", "uint8"):
+        return
+    ctx.warn("shape.unknown-index", f"{node.op} {node.id!r} reads positions computed by {producer.op} "
+                                    f"{producer.id!r}, whose values the verifier does not follow; it runs only if "
+                                    "they all lie within the indexed size")
+
+
+def _follow_negative(node, args: dict, in_types: list, inf: Inference, mode: str, ctx: InferCtx) -> None:
+    """Integer values that hold a negative number: a constant pad that adds a negative fill (torch
+    truncates -1.24 to -1 for an integer tensor), through the ops that keep every value; an op that
+    reads them as positions fails on it."""
+    fill = args.get("value") or 0
+    x = in_types[0] if in_types else None
+    pad = args.get("pad", args.get("padding"))
+    if (node.op.startswith("ConstantPad") or (node.op == "Pad" and args.get("mode", "constant") == "constant")) \
+            and _pads_only(node.op, args) and any(p > 0 for p in (pad if isinstance(pad, list) else [pad])) \
+            and isinstance(fill, (int, float)) and int(fill) < 0 and x is not None and x.is_int \
+            and x.dtype not in ("bool", "uint8"):
+        inf.negative[node.id] = int(fill)
+    elif node.inputs and node.inputs[0] in inf.negative and \
+            (node.op in WHOLE_VIEWS or (mode == "eval" and node.op in EVAL_IDENTITIES)):
+        inf.negative[node.id] = inf.negative[node.inputs[0]]
+    if node.id in inf.rewritten:  # an in-place op may clamp the fill away
+        inf.negative.pop(node.id, None)
+    k = NEGATIVE_REFUSERS.get(node.op)
+    if k is not None and len(node.inputs) > k and node.inputs[k] in inf.negative:
+        ctx.violations.append(Violation(
+            "shape.index-range", f"{node.op} {node.id!r} reads {node.inputs[k]!r} as positions, and it holds "
+                                 f"{inf.negative[node.inputs[k]]} (a pad's fill); {node.op} refuses a negative index",
+            [node.id]))
+
+
+def mode_of(train) -> str:
+    return train.get("mode", "train") if type(train) is dict else "train"
+
+
+def _keeps_ids(node, mode: str | None) -> bool:
+    """An in-place op that leaves non-negative ids as they are (measured on int64: ReLU, a Threshold below
+    0, dropout in eval mode; Hardtanh clamps them)."""
+    if mode is None:
+        return False
+    if node.op == "ReLU" or (mode == "eval" and node.op in EVAL_IDENTITIES):
+        return True
+    t = node.args.get("threshold")
+    return node.op == "Threshold" and isinstance(t, (int, float)) and t < 0
+
+
+def _overwritten(order: list, nodes: dict, max_ref: dict, mode: str | None) -> set:
+    """The tensors an in-place op (inplace=true) rewrites: its operand, what that operand is a view of, and
+    the views of them (measured: Hardtanh(inplace) on ids clamps the design input itself, so a later read
+    of the input sees -1..1, not its vocab_size). Their values are not followed. `mode`: the design's mode,
+    where the ops that keep non-negative ids are not counted (None: every in-place op counts)."""
+    writes = [n.inputs[0] for n in order if n.inputs and n.args.get("inplace") is True and not _keeps_ids(n, mode)]
+    if not writes:
+        return set()
+    hit = set()
+    for ref in writes:
+        while ref not in hit:
+            hit.add(ref)
+            owner = nodes.get(parse_ref(ref)[0])
+            if owner is None or owner.op not in VALUE_VIEWS or not owner.inputs:
+                break
+            ref = owner.inputs[0]
+    for n in order:  # topological: a view of a view is reached after its source
+        if n.inputs and (n.op in VALUE_VIEWS or n.op in VALUE_PIECES or n.args.get("inplace") is True) and \
+                n.inputs[0] in hit:
+            hit.add(n.id)
+            hit.update(f"{n.id}:{k}" for k in range(max_ref.get(n.id, 0) + 1))
+    return hit
+
+
+def _arithmetic_range(node, inf: Inference) -> None:
+    """Ids are never negative, so a sum of two id tensors reaches at least the larger range's last id, and
+    a tensor added to or multiplied by itself (measured: x + x, x * x) doubles or squares its largest id."""
+    a, b = (inf.vocab[r] for r in node.inputs)
+    if node.inputs[0] == node.inputs[1] and a >= 1 and node.args.get("alpha", 1) == 1:
+        top = a - 1
+        inf.vocab[node.id] = (2 * top if node.op == "Add" else top * top) + 1
+    elif node.op == "Add" and node.args.get("alpha", 1) == 1:
+        inf.vocab[node.id] = max(a, b)
+
+
+def _reduces_nothing(args: dict) -> bool:
+    """An einops Reduce whose result keeps every input axis (`(a0 p) -> p a0`): it only rearranges."""
+    pattern = args.get("pattern")
+    if not isinstance(pattern, str) or pattern.count("->") != 1:
+        return False
+    left, right = (set(side.replace("(", " ").replace(")", " ").split()) for side in pattern.split("->"))
+    return left <= right
 
 
 def _pads_only(op: str, args: dict) -> bool:
@@ -458,6 +588,8 @@ def _memo_key(node: Node, inf: Inference):
     types = inf.types
     in_types = []
     for ref in node.inputs:
+        if ref in inf.vocab or ref in inf.negative:  # the values it reads are followed: no repeat of another's
+            return None
         rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
         results = types.get(rid)
         if results is None or idx >= len(results):

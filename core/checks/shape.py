@@ -95,6 +95,13 @@ declare("shape.index-range", B, "shape", "Index out of range",
         condition="Select picks an index beyond the size of its dimension.",
         why="torch raises an IndexError.",
         fix="Select an index below the size, e.g. 0 for a class token.")
+declare("shape.unknown-index", W, "shape", "Index values the verifier does not follow",
+        condition="Gather, IndexSelect, Index or an embedding lookup reads positions computed by an op whose values "
+                  "the verifier does not follow (a sum of bools, a product, a difference, an argmax).",
+        why="torch raises 'index out of range' when one of them falls outside the indexed size; an unknown never "
+            "blocks, so the crash can hide here.",
+        fix="Make sure the computed positions lie in 0..size - 1 (clamp them, or take them from an Arange or ids "
+            "with a declared vocab_size).")
 declare("shape.expand", B, "shape", "Expand of a non-singleton dimension",
         condition="Expand to a size that differs from a dimension that is not 1.",
         why="torch raises 'The expanded size of the tensor must match the existing size'.",

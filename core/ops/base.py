@@ -232,7 +232,7 @@ class InferCtx:
     """What a shape rule sees: the node, its resolved args and operand types."""
 
     __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train", "declared", "value_ranges",
-                 "dtype_ok", "max_result", "leaf_operands")
+                 "dtype_ok", "max_result", "leaf_operands", "bounds")
 
     def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None):
         self.node = node
@@ -246,6 +246,9 @@ class InferCtx:
         self.dtype_ok = False  # torch's kernels were measured to take the data operands' dtype (dtype_support)
         self.max_result = 0  # the highest result index (`id:N`) the design reads of this node
         self.leaf_operands: set = set()  # operand indices that are a Parameter (or a view of one): autograd leaves
+        # symbol -> (least, most, what it is): a size known only to lie in a range (a constant slice of a
+        # symbolic size); shared by the design's nodes, so a condition on it elsewhere is judged in its range
+        self.bounds: dict = {}
 
     @property
     def x(self) -> TensorType:
@@ -283,10 +286,12 @@ class InferCtx:
                               D.symbols_of(c.lhs) + D.symbols_of(c.rhs))
             return self.require(False, rule, lambda: f"{message() if callable(message) else message}; it runs only "
                                                      f"when {c.text()}, and the design declares {sizes}")
-        if declared is None and not D.satisfiable(c, self.declared):
+        ranged = [s for s in D.symbols_of(c.lhs) + D.symbols_of(c.rhs) if s in self.bounds]
+        within = "".join(f"; {s} is {self.bounds[s][2]}, {self.bounds[s][0]}..{self.bounds[s][1]}" for s in ranged)
+        if declared is None and not D.satisfiable(c, self.declared, self.bounds):
             return self.require(False, rule, lambda: f"{message() if callable(message) else message}; it runs only "
-                                                     f"when {c.text()}, which no size satisfies")
-        why = message() if callable(message) else message
+                                                     f"when {c.text()}, which no size satisfies{within}")
+        why = (message() if callable(message) else message) + within
         self.violations.append(Violation(
             "shape.symbol-condition",
             f"{label} runs only when {c.text()}" + (" (the declared sizes satisfy it)" if declared else "") +

@@ -89,8 +89,8 @@ def _chunk(ctx: InferCtx):
     if d is None or not x.shape:
         return [UNKNOWN] if d is None else ctx.fail("shape.rank", f"Chunk {ctx.node.id!r}: a 0-D tensor")
     size = x.shape[d]
-    if not D.is_const(size) and ctx.declared:
-        size = D.substitute(size, ctx.declared)
+    if not D.is_const(size) and ctx.declared and D.is_const(at := D.substitute(size, ctx.declared)):
+        size = at  # (a size with a symbol the design does not declare stays symbolic, not unknown)
     if not D.is_const(size):
         return symbolic_pieces(ctx, x, d, D.floordiv(D.add(size, n - 1), n), f"dim {d}")
     step = -(-size // n) if size else 0
@@ -129,7 +129,7 @@ def _pad(ctx: InferCtx):
     k = len(pad) // 2
     if k > len(x.shape):
         return ctx.fail("shape.rank", f"Pad {ctx.node.id!r}: {len(pad)} pad values for a {len(x.shape)}-D input")
-    if mode != "constant" and x.dtype == "bool":
+    if mode in ("reflect", "replicate") and x.dtype == "bool":  # measured: circular copies bools
         return ctx.fail("dtype.int-into-float", f"Pad {ctx.node.id!r}: mode {mode!r} does not take bool values")
     if mode != "constant":
         if k not in _PAD_RANKS or len(x.shape) not in _PAD_RANKS[k]:

@@ -38,7 +38,8 @@ def _values_below(ctx: InferCtx, operand: int, size) -> None:
         return
     ctx.require_equal(vocab, size, "shape.index-range",
                       lambda: f"{ctx.node.op} {ctx.node.id!r}: its index carries values up to {vocab} - 1 "
-                              f"(a declared vocab_size or an Arange's end) but the indexed dim has size {size}",
+                              f"(a declared vocab_size or an Arange's end, through the ops before it) but the "
+                              f"indexed dim has size {size}",
                       kind="le")
 
 

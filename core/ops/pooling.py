@@ -194,6 +194,11 @@ def _fractional_infer(n: int):
                 return ctx.fail("shape.kernel-too-large",
                                 f"{ctx.node.op} {ctx.node.id!r}: output size {o} with a window of {k[i]} needs an "
                                 f"input of at least {need} at spatial dim {i}, got {size}")
+            if not D.is_const(size) and need is not None and not ctx.require_equal(
+                    need, size, "shape.kernel-too-large",
+                    f"{ctx.node.op} {ctx.node.id!r}: output size {o} with a window of {k[i]} needs an input of at "
+                    f"least {need} at spatial dim {i}, got {D.fmt(size)}", kind="le"):
+                return [UNKNOWN] * (2 if a.get("return_indices") else 1)
             out.append(o)
         return _with_indices(ctx, TensorType(x.shape[:-n] + tuple(out), x.dtype))
 

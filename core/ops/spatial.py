@@ -90,6 +90,11 @@ def _unfold(ctx: InferCtx):
             return ctx.fail("shape.kernel-too-large",
                             f"Unfold {ctx.node.id!r}: a {k[i]} window (dilation {d[i]}) does not fit size {size} "
                             f"padded by {p[i]} at spatial dim {i}")
+        if not D.is_const(size) and not ctx.require_equal(
+                d[i] * (k[i] - 1) + 1 - 2 * p[i], size, "shape.kernel-too-large",
+                f"Unfold {ctx.node.id!r}: a {k[i]} window (dilation {d[i]}) against size {D.fmt(size)} padded by "
+                f"{p[i]} at spatial dim {i}", kind="le"):
+            return [UNKNOWN]
         blocks = D.mul(blocks, n)
     c = x.shape[-3]
     return [TensorType(x.shape[:-3] + (D.mul(c, k[0] * k[1]), blocks), x.dtype)]

@@ -311,6 +311,8 @@ def _squeeze_infer(ctx: InferCtx):
     dim = ctx.args["dim"]
     if dim is None:
         sizes = [D.substitute(d, ctx.declared) if ctx.declared and D.is_sym(d) else d for d in x.shape]
+        if any(_maybe_one(ctx, d) for d in x.shape):
+            return _squeeze_unknown(ctx, x, [d for d in x.shape if _maybe_one(ctx, d)])
         return [TensorType(tuple(d for d, v in zip(x.shape, sizes) if v != 1), x.dtype)]
     literal = dim if isinstance(dim, list) else [dim]
     if len(set(literal)) != len(literal):
@@ -327,8 +329,26 @@ def _squeeze_infer(ctx: InferCtx):
         return [x]
     # a symbol the design declares as 1 (seq_len: 1) is squeezed like a 1
     sizes = [D.substitute(d, ctx.declared) if ctx.declared and D.is_sym(d) else d for d in x.shape]
+    if any(_maybe_one(ctx, x.shape[i]) for i in dims):
+        return _squeeze_unknown(ctx, x, [x.shape[i] for i in dims if _maybe_one(ctx, x.shape[i])])
     return [TensorType(tuple(s for i, (s, v) in enumerate(zip(x.shape, sizes)) if not (i in dims and v == 1)),
                        x.dtype)]
+
+
+def _maybe_one(ctx: InferCtx, size) -> bool:
+    """A size of its own (a Constant's null size, run as 1; a constant slice of a symbolic size) that may
+    be 1: whether Squeeze drops it is not known. A named symbol (B, T) the design leaves undeclared is
+    taken as more than 1, as its runs take it."""
+    if not (isinstance(size, str) and re.fullmatch(r"[A-Za-z_][A-Za-z_0-9.]*\.size\d+", size)):
+        return False
+    least, most = ctx.bounds[size][:2] if size in ctx.bounds else (1, 1)
+    return least <= 1 <= most
+
+
+def _squeeze_unknown(ctx: InferCtx, x: TensorType, which: list) -> list:
+    ctx.warn("shape.unknown-dim", f"Squeeze {ctx.node.id!r} drops {', '.join(map(D.fmt, which))} only where it is "
+                                  "1, which the verifier cannot tell; the sizes after it are unknown")
+    return [TensorType(None, x.dtype)]
 
 
 def _unsqueeze_infer(ctx: InferCtx):
@@ -408,9 +428,30 @@ def _slice_infer(ctx: InferCtx):
         pass
     elif start is not None and start < 0 and end is None and step == 1:
         n = -start
+    elif (span := _slice_len_range(start, end, step)) is not None:
+        # torch clamps constant bounds to the size, so the length lies in a range whatever the size is
+        # (x[:, 6:8] of a T is 0..2 long): a constant when the range is one value, else a size of its own
+        # whose range is known, so what meets it is judged there ("runs only when n2.size1 = 2", or a
+        # block when no length in the range fits)
+        n = span[0] if span[0] == span[1] else _null_size(ctx.node.id, d)
+        if span[0] != span[1]:
+            ctx.bounds[n] = (span[0], span[1], f"the length of {ctx.node.op} {ctx.node.id!r}'s "
+                                               f"[{'' if start is None else start}:{'' if end is None else end}"
+                                               f"{'' if step == 1 else f':{step}'}] of a size {D.fmt(size)}")
     s = list(x.shape)
     s[d] = n
     return [TensorType(tuple(s), x.dtype)]
+
+
+def _slice_len_range(start, end, step):
+    """(least, most) length of a constant slice over every size >= 1, or None when the length grows with
+    the size (an open end from a non-negative start, or a negative end after one: x[1:-1])."""
+    first = 0 if start is None else start
+    if step <= 0 or (end is None and first >= 0) or (end is not None and end < 0 <= first):
+        return None
+    past = abs(first) + abs(end or 0) + 2 * step + 2  # beyond this both bounds are clamped the same way
+    lengths = [len(range(*slice(start, end, step).indices(v))) for v in range(1, past + 1)]
+    return min(lengths), max(lengths)
 
 
 def _slice_len_at_declared(size, start, end, step, declared):
@@ -594,17 +635,18 @@ def _pad_infer(n: int, mode: str):
             dim = len(s) - 1 - i
             left, right = pads[2 * i], pads[2 * i + 1]
             size = s[dim]
-            if mode == "reflect" and D.is_const(size) and (left >= size or right >= size or -left >= size
-                                                           or -right >= size):
+            # measured: only a side that pads must be smaller than the size; a trimming side is limited by
+            # the result's size alone (ReflectionPad1d((1, -2)) of 2 gives 1)
+            if mode == "reflect" and D.is_const(size) and (left >= size or right >= size):
                 return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: reflection padding ({left}, "
                                                   f"{right}) must be smaller than the size {size} of dim {dim}")
             if mode == "circular" and D.is_const(size) and (left > size or right > size):
                 return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: circular padding ({left}, "
                                                   f"{right}) may wrap at most once around size {size}")
             if mode == "reflect" and not D.is_const(size):
-                # each side must be smaller than the size: |p| + 1 <= size, a condition on the symbol
-                for p in {abs(left), abs(right)} - {0}:
-                    if not ctx.require_equal(p + 1, size, "shape.pad-size",
+                # each side that pads must be smaller than the size: p + 1 <= size, a condition on the symbol
+                for p in sorted({left, right}):
+                    if p > 0 and not ctx.require_equal(p + 1, size, "shape.pad-size",
                                              f"{ctx.node.op} {ctx.node.id!r}: reflection padding {p} against size "
                                              f"{size} of dim {dim}", kind="le"):
                         return [UNKNOWN]
@@ -626,12 +668,13 @@ def _pad_infer(n: int, mode: str):
                                          f"{trim} of size {size} of dim {dim}", kind="le"):
                     return [UNKNOWN]
             s[dim] = D.add(size, left + right)
-            # reflection and replication refuse an empty result ("input is too small"); the others give one
-            if mode in ("reflect", "replicate") and D.is_const(s[dim]) and s[dim] == 0:
+            # 1-D reflection and replication refuse an empty result ("input is too small"); measured, the 2-D
+            # and 3-D layers and the other modes give one
+            if mode in ("reflect", "replicate") and n == 1 and D.is_const(s[dim]) and s[dim] == 0:
                 return ctx.fail("shape.spatial-collapse",
                                 f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size 0 of dim {dim}")
             if mode in ("reflect", "replicate") and left + right < 0 and not D.is_const(size):
-                if not ctx.require_equal(1 - (left + right), size, "shape.spatial-collapse",
+                if not ctx.require_equal((1 if n == 1 else 0) - (left + right), size, "shape.spatial-collapse",
                                          f"{ctx.node.op} {ctx.node.id!r}: negative padding {left + right} of size "
                                          f"{size} of dim {dim}", kind="le"):
                     return [UNKNOWN]

@@ -275,6 +275,15 @@ def _():
     return d(4), d(3)
 
 
+@fixture("shape.unknown-index")
+def _():
+    ids = {**X(2, 4, dtype="int64", id="i"), "vocab_size": 4}
+    # fire: positions computed by a Sub (zeros here, so it runs); clean: ids with a declared range
+    fire = G([N("z", "Sub", ["i", "i"]), N("g", "Gather", ["x", "z"], dim=1)], ["g"], inputs=[X(2, 4), ids])
+    clean = G([N("g", "Gather", ["x", "i"], dim=1)], ["g"], inputs=[X(2, 4), ids])
+    return fire, clean
+
+
 @fixture("shape.kernel-too-large")
 def _():
     return cnn(k=9, pad=0), cnn()
