@@ -465,6 +465,19 @@ FOUND = {
                                        ("Index", {}, ["x1", "n1"])]),
     "sum-same-dim-twice": _one("Sum", {"dim": [-1, 1]}, ([3, 4], "float32")),
     "amax-two-dims": _one("Amax", {"dim": [0, -1]}, ([3, 4], "float32")),
+    # training-mode dropout with p = 0 returns its input and with p = 1 multiplies by zeros, in any dtype
+    # (gen-94361, the fresh 90,000 range's false block); 0 < p < 1 rescales and refuses integers
+    "dropout-p1-int-train": _one("Dropout", {"p": 1}, ([3, 4], "int64")),
+    "dropout-p0-bool-train": _one("AlphaDropout", {"p": 0}, ([3, 4], "bool")),
+    "dropout-p-half-int-train": _one("Dropout2d", {"p": 0.5}, ([2, 3, 4], "int64")),
+    # every matmul kernel needs one dtype, nothing promotes (gen-97597: an InstanceNorm keeps bfloat16, then
+    # meets a float32 operand)
+    "matmul-bf16-by-f32": _g([([3, 7], "bfloat16"), ([7, 3], "float32")],
+                             [("InstanceNorm1d", {"num_features": 6, "eps": 0.5}, ["x0"]),
+                              ("MatMul", {}, ["n0", "x1"])]),
+    "matmul-f64-by-f32-batched": _g([([4, 2, 3], "float64"), ([3, 2], "float32")], [("MatMul", {}, ["x0", "x1"])]),
+    "matmul-int32-by-int64": _g([([3], "int32"), ([3, 2], "int64")], [("MatMul", {}, ["x0", "x1"])]),
+    "matmul-f16-by-f16": _g([([2, 3], "float16"), ([3, 2], "float16")], [("MatMul", {}, ["x0", "x1"])]),
 }
 
 

@@ -57,6 +57,11 @@ def _dropout_ranks(op: str):
     return ranks.get(op)
 
 
+def _rescales(p) -> bool:
+    """Whether training-mode dropout with this p rescales (0 < p < 1); any value not a number counts as one."""
+    return not (type(p) in (int, float) and p in (0, 1))
+
+
 def _dropout(ctx: InferCtx):
     # training-mode dropout scales by 1/(1-p): torch cannot write that back into integers; eval passes anything
     x, p = ctx.x, ctx.args.get("p", 0.5)
@@ -66,7 +71,8 @@ def _dropout(ctx: InferCtx):
     if ranks and x.shape is not None and not ctx.need_rank(x, ranks):
         return [TensorType(None, x.dtype)]
     if _mode(ctx) != "eval":
-        ctx.require(not (x.is_int and p), "dtype.int-into-float",
+        # measured: p = 0 returns its input and p = 1 multiplies by zeros, both in the input's dtype
+        ctx.require(not (x.is_int and _rescales(p)), "dtype.int-into-float",
                     lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; dropout rescales "
                     "them in training and needs floats — cast first, or embed token ids")
     return [x]
@@ -232,6 +238,8 @@ OPS = [
 ]
 for _name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"):
     OPS.append(OpSpec(_name, "activation", (Arg("p", 0.5, PROB), INPLACE), _dropout, tb.module(_name),
-                      rules=("dtype.int-into-float", "shape.rank")))
+                      rules=("dtype.int-into-float", "shape.rank"),
+                      # the dtype table was measured at p = 0.5; p = 0 and p = 1 never rescale (see _dropout)
+                      measured_for=lambda a: _rescales(a.get("p", 0.5))))
 
 SATURATING = {op.name for op in OPS if op.doc == "saturating"}

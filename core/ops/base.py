@@ -202,6 +202,11 @@ _INT_RANK = {"uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4}
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
 
 
+def canonical_dtype(d: str) -> str:
+    """The dtype's torch name (`float` is float32, `long` int64, `int` int32)."""
+    return _CANON.get(d, d)
+
+
 def promote(a: str, b: str) -> str:
     """The dtype torch gives an element-wise op of two dimensioned tensors of dtypes a and b
     (torch.promote_types; uint8 with int8 and float16 with bfloat16 meet one step up)."""

@@ -28,6 +28,7 @@ from .base import (
     Optional,
     TensorType,
     broadcast,
+    canonical_dtype,
     promote,
     symbolic_pieces,
 )
@@ -89,6 +90,11 @@ def _matmul_infer(ctx: InferCtx):
                 f"MatMul {ctx.node.id!r} mixes integer and float operands; cast one side")
     if a.shape is None or b.shape is None:
         return [TensorType(None, _dtype_join([a, b]))]
+    # measured: every matmul kernel (dot, mv, mm, bmm) needs one dtype; nothing promotes (float32 @ float64 fails)
+    da, db = canonical_dtype(a.dtype), canonical_dtype(b.dtype)
+    ctx.require(da == db or a.is_int != b.is_int, "dtype.mixed",
+                lambda: f"MatMul {ctx.node.id!r} multiplies {da} by {db}; torch's matmul needs one dtype — "
+                "cast one side")
     if len(a.shape) == 0 or len(b.shape) == 0:
         return ctx.fail("shape.rank", f"MatMul {ctx.node.id!r}: operands must be at least 1-D")
     sa = a.shape if len(a.shape) > 1 else (1,) + a.shape
@@ -543,7 +549,7 @@ OPS = [
     for name in ("Add", "Sub", "Mul", "Div")
 ] + [
     OpSpec("MatMul", "tensor", (), _matmul_infer, tb.custom("MatMul"), arity=(2, 2), flops=_matmul_flops,
-           rules=("shape.matmul-inner", "shape.broadcast", "shape.rank")),
+           rules=("shape.matmul-inner", "shape.broadcast", "shape.rank", "dtype.mixed")),
     OpSpec("Concat", "tensor", (Arg("dim", 0, INT),), _concat_infer(False), tb.custom("Concat"), arity=(1, None),
            accepts="any", rules=("shape.concat-sizes", "shape.dim-range")),
     OpSpec("Stack", "tensor", (Arg("dim", 0, INT),), _concat_infer(True), tb.custom("Stack"), arity=(1, None),
