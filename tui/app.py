@@ -115,6 +115,7 @@ class CuratorApp(App[int]):
         self._quit_question = None  # the "runs are still going" question, while it is open
         self._note_question = None  # the "a note is typed and not saved" question, while it is open
         self._drop_notes = False  # the curator chose to quit without the unsaved note
+        self.last_design_shown: tuple | None = None  # (queue model, design id) of the design screen's last
         self._versions: dict[str, int] = {}  # design id -> writes submitted (stale prefetch guard)
         self._progress_timer = None
         self._started = False
@@ -708,7 +709,10 @@ class CuratorApp(App[int]):
     def _quit_when_settled(self, message: str | None) -> None:
         self._quitting = True
         if message:
-            self.notify(message)
+            # stays up until the app quits: the screen otherwise gives no sign that a quit is pending
+            n = len([h for h in self.runs.active() if h.result is None])
+            self.notify(f"{message} The app quits by itself when {'they end' if n != 1 else 'it ends'} "
+                        "(X shows the runs).", title="quitting", timeout=24 * 3600)
         if self.writes.pending:
             self.notify(f"saving {self.writes.pending} step(s) before quitting…")
 

@@ -217,3 +217,80 @@ async def test_a_crash_confirms_only_a_blocking_finding_at_its_node(store_path):
         await settle(pilot)
         detail = str(screen.query_one("#finding-detail").render())
         assert "not what this warning predicts" in detail
+
+
+async def test_the_title_of_a_design_archived_from_outside_claims_no_queue_position(store_path):
+    """After an archive from outside the title no longer claims a queue position."""
+    from archcurator.store.designs import archive_designs
+
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await _open(pilot, "d-001")
+        await pilot.press("right_square_bracket", "right_square_bracket")
+        await settle(pilot)
+        screen = app.screen
+        assert screen.view.id == "d-003"
+        assert screen.sub_title.startswith("3/")
+        archive_designs(store_path, ["d-003"], "bob")
+        assert await _until(pilot, lambda: "d-003" not in app.main_queue.ids)
+        await settle(pilot)
+        assert "not in the queue" in screen.sub_title, screen.sub_title
+        await pilot.press("right_square_bracket")  # ] goes to the design that now follows
+        await settle(pilot)
+        assert screen.view.id == "d-004" and screen.sub_title.startswith("3/")
+
+
+async def test_back_in_the_queue_the_cursor_is_on_the_design_last_worked_on(store_path):
+    from archcurator.tui.screens.queue import QueueScreen
+    from archcurator.tui.widgets.queue_list import QueueList
+
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await _open(pilot, "d-001")
+        await pilot.press("r", "r")  # d-001 done: on to d-002 by itself
+        await settle(pilot)
+        await pilot.press("right_square_bracket")
+        await settle(pilot)
+        assert app.screen.view.id == "d-003"
+        await pilot.press("escape")
+        await settle(pilot)
+        assert isinstance(app.screen, QueueScreen)
+        assert app.screen.query_one(QueueList).current_id == "d-003"
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.screen.view.id == "d-003"
+
+
+async def test_the_reports_screen_opens_with_its_table_taking_keys(store_path):
+    from archcurator.tui.screens.reports import ReportsScreen
+
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        assert isinstance(app.screen, ReportsScreen)
+        assert app.screen.focused is app.screen.query_one("#refusal-table")
+        await pilot.press("enter")  # the first row: the queue filtered to it
+        await settle(pilot)
+        assert app.main_queue.filters.get("author")
+
+
+async def test_kb_empty_filter_says_the_filter_matched_nothing(tmp_path):
+    from storefix import make_kb, make_store
+
+    from archcurator.tui.screens.kb import KnowledgeBaseScreen
+
+    path = make_kb(make_store(tmp_path / "kb.duckdb"))
+    app = make_app(path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("K")
+        await settle(pilot)
+        assert isinstance(app.screen, KnowledgeBaseScreen)
+        await pilot.press("slash", *"zzzqqq")
+        await settle(pilot)
+        detail = str(app.screen.query_one("#kb-detail").render())
+        assert "matches the filter" in detail and "seeded" not in detail

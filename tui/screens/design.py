@@ -228,9 +228,9 @@ class DesignScreen(Screen):
                 if current is not None and current[0] == "finding":
                     lost = finding_label(current[1])
         self.view = view
+        self.app.last_design_shown = (self.model, view.id)  # the queue's cursor follows it (on return)
         self._ids_read = self.model.ids  # the queue as it was when this design was shown (see _resync_index)
-        pos = f"{self.index + 1:,}/{len(self.model):,} · " if self.index is not None else ""
-        self.sub_title = visible(f"{pos}{view.id}")
+        self._show_title()
         live = self._live_runs(view.id)
         self.query_one(DesignSummary).show(view, live)
         kept = self.findings.show(view, self.app.curator, keep, self._run_marks(view))
@@ -247,6 +247,28 @@ class DesignScreen(Screen):
         self.graph.show(view, focus)
         self.shown_id = view.id
         self.call_after_refresh(self._mark_shown, view.id)
+
+    def _show_title(self) -> None:
+        """Queue position and id; a design no longer in the queue (archived from outside) says so."""
+        view = self.view
+        if view is None:
+            return
+        ids = self.model.ids
+        if self.index is None:
+            pos = ""
+        elif 0 <= self.index < len(ids) and ids[self.index] == view.id:
+            pos = f"{self.index + 1:,}/{len(ids):,} · "
+        elif self.model.index_of(view.id) is None:
+            pos = "not in the queue now (archived or filtered out) · "
+        else:
+            self._resync_index()
+            pos = f"{self.index + 1:,}/{len(ids):,} · "
+        self.sub_title = visible(f"{pos}{view.id}")
+
+    def queue_changed(self, model) -> None:
+        """The queue was read again (an import or archive from outside, F5): the title's position follows."""
+        if model is self.model:
+            self._show_title()
 
     def _mark_shown(self, design_id: str) -> None:
         if self.shown_id == design_id:
