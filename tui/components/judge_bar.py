@@ -105,10 +105,12 @@ class JudgeBar(Vertical):
         self.note_label = label
         self._attached = visible(note or "")
         field.value = self._attached
+        # the finding first: the field shows one line, and a long rule@nodes after "note for your verdict
+        # on" wrapped whole onto a second, unseen line
         if judged:
-            field.placeholder = f"note on your verdict on {label} (n, enter saves it)"
+            field.placeholder = f"note: {label} · on your verdict (n; enter saves it)"
         else:
-            field.placeholder = f"note for your verdict on {label} (n, then r / f / u)"
+            field.placeholder = f"note: {label} · goes with your verdict (n, then r / f / u)"
         return dropped
 
     def take_note(self) -> str | None:
