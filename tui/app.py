@@ -113,6 +113,9 @@ class CuratorApp(App[int]):
         self.progress: dict | None = None
         self._quitting = False
         self._quit_question = None  # the "runs are still going" question, while it is open
+        self._note_question = None  # the "a note is typed and not saved" question, while it is open
+        self._drop_notes = False  # the curator chose to quit without the unsaved note
+        self.last_design_shown: tuple | None = None  # (queue model, design id) of the design screen's last
         self._versions: dict[str, int] = {}  # design id -> writes submitted (stale prefetch guard)
         self._progress_timer = None
         self._started = False
@@ -652,6 +655,8 @@ class CuratorApp(App[int]):
         if self._quitting:
             self.notify("quitting as soon as everything is stored…")
             return
+        if not self._quit_with_unsaved_note():
+            return
         live = [h for h in self.runs.active() if h.result is None]
         if live:
             from .screens.modals import ChoiceScreen
@@ -675,10 +680,39 @@ class CuratorApp(App[int]):
             return
         self._quit_when_settled(None)
 
+    def _quit_with_unsaved_note(self) -> bool:
+        """A note typed and not saved: ask before quitting drops it. True: go on quitting."""
+        from .screens.design import DesignScreen
+        from .screens.modals import ChoiceScreen
+
+        notes = [(s.judge_bar.note_label, s.judge_bar.unsaved) for s in self.screen_stack
+                 if isinstance(s, DesignScreen) and s.is_mounted and s.judge_bar.unsaved]
+        if not notes or self._drop_notes:
+            return True
+        if isinstance(self.screen, ChoiceScreen) and self.screen is self._note_question:
+            return False
+        label, text = notes[0]
+        shown = text if len(text) <= 60 else text[:59] + "…"
+
+        def chosen(value) -> None:
+            if value == "quit":
+                self._drop_notes = True
+                self.call_later(self.run_action, "quit")
+
+        self._note_question = ChoiceScreen(
+            f"A note for {label} is typed and not saved: {shown}",
+            [("stay", "don't quit (r / f / u saves it with a verdict; enter saves it on a judged finding)"),
+             ("quit", "quit without it")], filter=False)
+        self.push_screen(self._note_question, chosen)
+        return False
+
     def _quit_when_settled(self, message: str | None) -> None:
         self._quitting = True
         if message:
-            self.notify(message)
+            # stays up until the app quits: the screen otherwise gives no sign that a quit is pending
+            n = len([h for h in self.runs.active() if h.result is None])
+            self.notify(f"{message} The app quits by itself when {'they end' if n != 1 else 'it ends'} "
+                        "(X shows the runs).", title="quitting", timeout=24 * 3600)
         if self.writes.pending:
             self.notify(f"saving {self.writes.pending} step(s) before quitting…")
 

@@ -18,6 +18,7 @@ from ..sanitise import visible, visible_lines
 from ..widgets.design_model import catalogue_entry
 from ..widgets.text_pane import TextPane
 from .findings import VERDICT_LABEL, VERDICT_STYLE
+from .judge_bar import clip
 from .run_outcome import outcome_text, relation
 from .summary import big_number, money
 
@@ -145,6 +146,10 @@ class DesignTabs(Vertical):
                 t.append("\n")
                 t.append_text(outcome_text(r, view.data.get("findings") or [], view.data.get("verdict")))
                 t.append(f" (run {r.get('id')})\n", style="dim")
+            elif f["key"] in rel.warns:
+                t.append(f"\nrun {r.get('id')}: {visible(r.get('exception') or 'a crash')} at node "
+                         f"{visible(rel.node)} — not what this warning predicts (a warning says waste, "
+                         "not a crash)\n", style="dim")
         if view is not None and f["key"] in (view.data.get("flags") or {}) and not f.get("verdict"):
             t.append("\n⚑ flagged for later (l clears it; a verdict too)\n", style="magenta")
         judgments = f.get("judgments") or {}
@@ -155,7 +160,7 @@ class DesignTabs(Vertical):
                 t.append(f"{visible(who)}: ", style="bold" if who == self.curator else "")
                 t.append(VERDICT_LABEL.get(v, visible(v)), style=VERDICT_STYLE.get(v, ""))
                 if j.get("note"):
-                    t.append(f" — {visible_lines(j['note'])}", style="italic")
+                    t.append(f" — {visible_lines(clip(j['note'], 600))}", style="italic")
                 t.append("\n")
         if spec is not None:
             for label, text in (("Condition", spec.condition), ("Why it costs", spec.why), ("Fix", spec.fix)):
@@ -306,7 +311,7 @@ class DesignTabs(Vertical):
         for s in steps:
             t = Text()
             t.append(f"{str(s.get('at') or '')[11:16]} ", style="dim")
-            t.append(visible(s["summary"]), style="dim strike" if s.get("undone") else "")
+            t.append(visible(clip(s["summary"], 200)), style="dim strike" if s.get("undone") else "")
             designs = s.get("designs") or []
             options.append(Option(t, id=f"step{s['step']}:{designs[0] if designs else ''}"))
         if not options:

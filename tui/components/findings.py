@@ -16,6 +16,19 @@ VERDICT_STYLE = {"real": "bold red", "false_alarm": "bold green", "unsure": "bol
 RUN_MARK = {"agrees": ("⚙ run agrees", "green"), "refutes": ("⚙ run refutes", "bold yellow")}
 
 
+def finding_label(f: dict) -> str:
+    """A finding as the curator reads it: its key, rule@nodes (no trailing @ when it names no node)."""
+    return str(f.get("key") or f.get("rule") or "").rstrip("@")
+
+
+def item_key(item: tuple[str, dict] | None):
+    """What identifies a highlighted line across a re-read: a finding's key, a missed defect's id."""
+    if item is None:
+        return None
+    kind, obj = item
+    return obj.get("key") if kind == "finding" else ("missed", obj.get("id"))
+
+
 def finding_prompt(f: dict, curator: str, flagged: bool = False, run_kind: str | None = None) -> Text:
     t = Text()
     if f.get("stale"):
@@ -72,8 +85,9 @@ class FindingsList(OptionList):
         self.curator = ""
         self.run_marks: dict = {}  # finding key -> relation kind of the latest run
 
-    def show(self, view, curator: str, keep_key: str | None = None, run_marks: dict | None = None) -> None:
-        """Fill the list; highlight `keep_key`'s finding, else the first one still to judge."""
+    def show(self, view, curator: str, keep_key=None, run_marks: dict | None = None) -> bool:
+        """Fill the list; highlight `keep_key`'s line (see `item_key`), else the first finding still to
+        judge. Returns whether `keep_key` was found."""
         self.view, self.curator = view, curator
         self.run_marks = run_marks or {}
         findings = view.findings if view is not None else []
@@ -97,16 +111,17 @@ class FindingsList(OptionList):
             self.set_options(options)  # one refill (clear_options then add_options drew an empty list first)
         if not self.items:
             self.highlighted = None
-            return
+            return False
         target = None
         if keep_key is not None:
-            target = next((i for i, (k, f) in enumerate(self.items) if k == "finding" and f["key"] == keep_key),
-                          None)
+            target = next((i for i, item in enumerate(self.items) if item_key(item) == keep_key), None)
+        kept = target is not None
         if target is None:
             target = next((i for i, (k, f) in enumerate(self.items)
                            if k == "finding" and not f.get("stale") and not f.get("verdict")
                            and f["key"] not in flags), 0)
         self.highlighted = target + (0 if findings else 1)
+        return kept
 
     def _same_options(self, options: list[Option]) -> bool:
         """Whether `options` draw what the list shows (the next design without findings, say)."""

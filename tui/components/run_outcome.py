@@ -2,14 +2,15 @@
 
 A forward run that fails names the node whose module raised (the child
 reports `metrics.failed_node`); a blocking finding on that node is
-confirmed by it. A design that ran fine refutes its blocking findings (the
+confirmed by it. A warn finding on that node is not: a warning predicts
+waste, never a crash (`Relation.warns` names them, to say so). A design that ran fine refutes its blocking findings (the
 verifier said it would not run). A failure at a node no finding names
 points at a missed defect. A timeout, a kill or a cancel says nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.text import Text
 
@@ -22,6 +23,7 @@ class Relation:
     rules: list[str]  # the findings' rules it is about
     keys: list[str]  # their keys
     node: str | None  # where the run failed
+    warns: list[str] = field(default_factory=list)  # warn findings' keys at the failing node (not confirmed)
 
     def describe(self) -> str:
         rules = ", ".join(self.rules)
@@ -30,6 +32,8 @@ class Relation:
         if self.kind == "refutes":
             return f"refutes {rules} (it ran)"
         if self.kind == "missed":
+            if self.warns:
+                return "no blocking finding names this node: a missed defect? (a warning there predicts no crash)"
             return "no finding names this node: a missed defect?"
         if self.kind == "unrelated":
             return f"not where the findings are ({rules})"
@@ -54,12 +58,13 @@ def relation(run: dict, findings: list[dict]) -> Relation:
     if status != "failed":
         return Relation("none", [], [], node)
     if node is not None:
-        here = [f for f in live if node in (f.get("nodes") or [])]
+        here = [f for f in blocks if node in (f.get("nodes") or [])]
+        warns = [f["key"] for f in live if f.get("severity") != "block" and node in (f.get("nodes") or [])]
         if here:
-            return Relation("agrees", sorted({f["rule"] for f in here}), [f["key"] for f in here], node)
+            return Relation("agrees", sorted({f["rule"] for f in here}), [f["key"] for f in here], node, warns)
         if blocks:
-            return Relation("unrelated", sorted({f["rule"] for f in blocks}), [], node)
-        return Relation("missed", [], [], node)
+            return Relation("unrelated", sorted({f["rule"] for f in blocks}), [], node, warns)
+        return Relation("missed", [], [], node, warns)
     if blocks:  # failed before any node ran (a build error): the blocking findings said so
         return Relation("agrees", sorted({f["rule"] for f in blocks}), [f["key"] for f in blocks], None)
     return Relation("missed", [], [], None)

@@ -26,9 +26,9 @@ from textual.screen import Screen
 from textual.widgets import Input, OptionList
 
 from ..components.detail import DesignTabs
-from ..components.findings import VERDICT_LABEL, FindingsList
+from ..components.findings import VERDICT_LABEL, FindingsList, finding_label, item_key
 from ..components.graph_pane import GraphPane
-from ..components.judge_bar import JudgeBar
+from ..components.judge_bar import JudgeBar, clip
 from ..components.run_outcome import relation
 from ..components.summary import DesignSummary
 from ..sanitise import visible
@@ -102,8 +102,10 @@ class DesignScreen(Screen):
         self.shown_id: str | None = None
         self.shown_at: float = 0.0
         self.shown_cpu: float = 0.0  # UI thread CPU time at that moment (benchmarks)
-        self._keep_key: str | None = None
+        self._keep_key = None
         self._last_item: tuple = ()
+        self._lost: str | None = None  # a re-read lost the highlighted finding: judging waits for a move
+        self._opening: str | None = None  # another design is being opened: judging keys wait for it
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -157,6 +159,8 @@ class DesignScreen(Screen):
         if view is not None:
             self._display(view)
             return
+        if self.view is not None and self.view.id != design_id:
+            self._opening = design_id
         self.graph.title(f"loading {design_id}…")
         self.app.load_design(self, design_id, self.request)
 
@@ -166,6 +170,7 @@ class DesignScreen(Screen):
             self.app.cache_view(message.view)
             return
         if message.view is None:
+            self._opening = None
             self.graph.title(f"{message.design_id}: not in the store")
             return
         self.app.cache_view(message.view)
@@ -173,15 +178,15 @@ class DesignScreen(Screen):
 
     def reload_if_showing(self, design_id: str) -> None:
         if self.view is not None and self.view.id == design_id:
-            cur = self.findings.current_finding()
-            self._keep_key = cur["key"] if cur is not None else None
-            self.show(design_id, self.index)
+            self.show(design_id, self.index)  # the highlight stays on its finding (see _display_inner)
 
     def refresh_data(self) -> None:
         if self.view is not None:
             self.show(self.view.id, self.index)
 
     def worker_failed(self, group: str, text: str) -> None:
+        if group in ("design", "next"):
+            self._opening = None  # nothing is coming: the design on screen is the one judged
         if group == "design" and self.view is None:
             self.graph.title(f"could not load {self.design_id}: {text}")
 
@@ -209,22 +214,61 @@ class DesignScreen(Screen):
             self._display_inner(view)
 
     def _display_inner(self, view: DesignView) -> None:
-        if self.view is not None and self.view.id == view.id:
+        self._opening = None  # the design asked for is on screen: judging keys act on it again
+        same = self.view is not None and self.view.id == view.id
+        keep, self._keep_key = self._keep_key, None
+        lost = None
+        if same:
             self._resync_index()  # the same design read again: the queue may have been re-read meanwhile
+            if keep is None:
+                # a re-read (F5, an import or archive from outside, a write coming back): the highlight
+                # stays on its finding by key, never by position
+                current = self.findings.current()
+                keep = item_key(current)
+                if current is not None and current[0] == "finding":
+                    lost = finding_label(current[1])
         self.view = view
+        self.app.last_design_shown = (self.model, view.id)  # the queue's cursor follows it (on return)
         self._ids_read = self.model.ids  # the queue as it was when this design was shown (see _resync_index)
-        pos = f"{self.index + 1:,}/{len(self.model):,} · " if self.index is not None else ""
-        self.sub_title = visible(f"{pos}{view.id}")
+        self._show_title()
         live = self._live_runs(view.id)
         self.query_one(DesignSummary).show(view, live)
-        keep, self._keep_key = self._keep_key, None
-        self.findings.show(view, self.app.curator, keep, self._run_marks(view))
+        kept = self.findings.show(view, self.app.curator, keep, self._run_marks(view))
+        if lost is not None and not kept:
+            # the finding being judged is gone (re-verified, archived): say so; the next judging key
+            # is refused until the highlight is moved, so no verdict lands on another finding unseen
+            self._lost = lost
+            self.findings.focus()
+            self.notify(f"{self._lost} is no longer on {view.id}: nothing was judged; the highlight moved — "
+                        "check it before judging", severity="warning", timeout=8)
         self.tabs.show(view, self.app.curator, live)
         focus = self._item_changed(draw_graph=False)
         self._update_judging()
         self.graph.show(view, focus)
         self.shown_id = view.id
         self.call_after_refresh(self._mark_shown, view.id)
+
+    def _show_title(self) -> None:
+        """Queue position and id; a design no longer in the queue (archived from outside) says so."""
+        view = self.view
+        if view is None:
+            return
+        ids = self.model.ids
+        if self.index is None:
+            pos = ""
+        elif 0 <= self.index < len(ids) and ids[self.index] == view.id:
+            pos = f"{self.index + 1:,}/{len(ids):,} · "
+        elif self.model.index_of(view.id) is None:
+            pos = "not in the queue now (archived or filtered out) · "
+        else:
+            self._resync_index()
+            pos = f"{self.index + 1:,}/{len(ids):,} · "
+        self.sub_title = visible(f"{pos}{view.id}")
+
+    def queue_changed(self, model) -> None:
+        """The queue was read again (an import or archive from outside, F5): the title's position follows."""
+        if model is self.model:
+            self._show_title()
 
     def _mark_shown(self, design_id: str) -> None:
         if self.shown_id == design_id:
@@ -238,6 +282,7 @@ class DesignScreen(Screen):
         if message.option_list.id == "findings" and self.view is not None:
             message.stop()
             if self._item_key() != self._last_item:
+                self._lost = None  # the curator moved the highlight: judging is theirs again
                 self._item_changed()
 
     def _item_key(self) -> tuple:
@@ -261,17 +306,27 @@ class DesignScreen(Screen):
             kind, obj = item
             focus = tuple(obj.get("nodes") or ())
             if kind == "missed":
-                self.judge_bar.attach_note(("missed", obj.get("id")), None, False, "this missed defect")
+                self._attach_note(("missed", obj.get("id")), None, False, "this missed defect")
                 if draw_graph:
                     self.graph.set_focus(focus)
                 return focus
-            key, label = obj["key"], visible(obj["rule"])
+            key, label = obj["key"], visible(finding_label(obj))
             mine = (obj.get("judgments") or {}).get(self.app.curator)
         if draw_graph:
             self.graph.set_focus(focus)
-        if self.judge_bar.note_key != key or not self.judge_bar.note_field.has_focus:
-            self.judge_bar.attach_note(key, (mine or {}).get("note"), bool(mine), label)
+        self._attach_note(key, (mine or {}).get("note"), bool(mine), label)
         return focus
+
+    def _attach_note(self, key, note: str | None, judged: bool, label: str) -> None:
+        """The note field follows the highlight. The same finding shown again (a re-read of the store)
+        keeps what is being typed; leaving a finding with a note typed and not saved says so."""
+        bar = self.judge_bar
+        if bar.note_key == key and bar.unsaved is not None:
+            return
+        what = bar.note_label
+        dropped = bar.attach_note(key, note, judged, label)
+        if dropped:
+            self.notify(f"note not saved (it was for {what}): {clip(dropped, 80)}", severity="warning", timeout=6)
 
     def _update_judging(self) -> None:
         view = self.view
@@ -297,6 +352,19 @@ class DesignScreen(Screen):
     def _judgeable(self) -> bool:
         view = self.view
         if view is None:
+            return False
+        if self._opening is not None:
+            # a key pressed in a burst after the verdict that finished a design, or after ] : the design
+            # on screen is on its way out, and the next is not drawn yet. Dropped, not queued: a verdict
+            # is only ever given on a finding the curator has seen.
+            self.app.bell()
+            self.notify(f"opening {self._opening}… that key was not applied", severity="warning", timeout=3)
+            return False
+        if self._lost is not None:
+            self.app.bell()
+            self.notify(f"{self._lost} is gone: the highlight is on another finding now — move it (or press "
+                        "the key again) to judge", severity="warning", timeout=6)
+            self._lost = None
             return False
         if view.data.get("error") is not None:
             self.notify("an ungenerated design has nothing to judge", severity="warning")
@@ -369,12 +437,14 @@ class DesignScreen(Screen):
         if start >= len(self.model.ids):
             self.notify("that was the last design in the queue")
             return
+        self._opening = "the next design to judge"
         self.app.find_next(self, self.model.ids[start:], start, self.next_request)
 
     def on_next_found(self, message: NextFound) -> None:
         message.stop()
         if message.request != self.next_request:
             return
+        self._opening = None
         if message.index is None:
             self.notify("nothing left to judge in this queue ✓")
             return
@@ -451,8 +521,9 @@ class DesignScreen(Screen):
         f = item[1] if item is not None else None
         holder = (f.get("judgments") if f is not None else view.data.get("design_judgments")) or {}
         mine = holder.get(self.app.curator)
-        what = visible(f["rule"]) if f is not None else "the design"
+        what = visible(finding_label(f)) if f is not None else "the design"
         if mine is not None:
+            self.judge_bar.mark_saved()
             if (mine.get("note") or None) != text:
                 self.app.save_note(view, f, text)
                 if f is not None:

@@ -218,7 +218,14 @@ class KnowledgeBaseScreen(Screen):
         pid = self.current_id()
         detail = self.query_one("#kb-detail", Static)
         if pid is None:
-            detail.update(Text("no propositions — the demo knowledge base is seeded on a new store", style="dim"))
+            words = getattr(self, "_filter_words", ())
+            if words:
+                why = f"no proposition matches the filter “{visible(' '.join(words))}” (/ edits it)"
+            elif self.status == "live":
+                why = "no live propositions (s shows retired ones too; n adds one)"
+            else:
+                why = "no propositions in this store's knowledge base yet (n adds one)"
+            detail.update(Text(why, style="dim"))
             return
         p = self.props[pid]
         t = Text()

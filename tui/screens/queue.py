@@ -124,6 +124,10 @@ class QueueScreen(Screen):
             if index is not None:
                 ql.move_to(index, center=True)
         self._show_status()
+        for screen in self.app.screen_stack:
+            handler = getattr(screen, "queue_changed", None)
+            if handler is not None:
+                handler(self.model)
         if self.main:
             self.call_after_refresh(self.app.first_page_shown)
 
@@ -168,6 +172,19 @@ class QueueScreen(Screen):
     def on_resize(self) -> None:
         if self.is_mounted:
             self._show_header()
+
+    def on_screen_resume(self) -> None:
+        """Back from a design: the cursor stands on the design last worked on (], N and the auto-advance
+        moved on from the one opened), so enter reopens that one."""
+        shown = getattr(self.app, "last_design_shown", None)
+        if shown is None or self.pick:
+            return
+        model, design_id = shown
+        if model is not self.model:
+            return
+        index = self.model.index_of(design_id)
+        if index is not None:
+            self.query_one(QueueList).move_to(index, center=True)
 
     # ---- opening -------------------------------------------------------------------
     def on_queue_list_selected(self, message: QueueList.Selected) -> None:

@@ -10,8 +10,8 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
-from textual.widgets import DataTable, Static, TabbedContent, TabPane
+from textual.screen import ModalScreen, Screen
+from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
 
 from ..sanitise import plain, visible
 from ..widgets.footer import AppFooter
@@ -156,6 +156,23 @@ class ReportsScreen(Screen):
                           Text(_pct(r.get("precisionLower")), justify="right"),
                           Text(str(r.get("missed", 0)), justify="right"),
                           Text(_pct(r.get("recall")), justify="right"))
+        self._focus_table()
+
+    def _focus_table(self) -> None:
+        """The open tab's table takes the keys (down / enter open a row) without a Tab first."""
+        if isinstance(self.focused, DataTable) or isinstance(self.app.screen, ModalScreen):
+            return
+        active = self.query_one("#report-tabs", TabbedContent).active
+        table = {"tab-refusals": "#refusal-table", "tab-rules": "#rules-table"}.get(active)
+        if table is not None:
+            self.query_one(table, DataTable).focus()
+
+    def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
+        if message.tabbed_content.id == "report-tabs":
+            active = message.pane.id
+            table = {"tab-refusals": "#refusal-table", "tab-rules": "#rules-table"}.get(active)
+            if table is not None and not isinstance(self.focused, Tabs):
+                self.query_one(table, DataTable).focus()
 
     # ---- a row opens the queue filtered to it --------------------------------------------------------
     def on_data_table_row_selected(self, message: DataTable.RowSelected) -> None:
