@@ -103,8 +103,19 @@ def ray_head():
         print(f"SKIP the Ray test: {why}", file=sys.stderr)
         pytest.skip(why)
     tmp = tempfile.mkdtemp(prefix="rt", dir="/tmp")  # short: ray's unix sockets live under it
-    gcs, dash = _free_port(), _free_port()
     workers = _free_range(40)
+    taken = set(range(workers, workers + 40))
+
+    def port() -> int:
+        # each of the head's ports distinct and outside the worker range: ray refuses a clash at start
+        # (two draws of a free port, or one inside the range, failed a full run once)
+        while True:
+            p = _free_port()
+            if p not in taken:
+                taken.add(p)
+                return p
+
+    gcs, dash = port(), port()
     env = {k: v for k, v in os.environ.items() if k not in ("RAY_ADDRESS", "RAY_API_SERVER_ADDRESS")}
     env.update({"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0",
                 "PATH": f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"})
@@ -112,10 +123,10 @@ def ray_head():
            f"--dashboard-port={dash}", "--dashboard-host=127.0.0.1", "--include-dashboard=true",
            "--num-cpus=1", "--num-gpus=0", f"--temp-dir={tmp}", "--object-store-memory=100000000",
            "--disable-usage-stats",
-           f"--node-manager-port={_free_port()}", f"--object-manager-port={_free_port()}",
-           f"--ray-client-server-port={_free_port()}", f"--metrics-export-port={_free_port()}",
-           f"--dashboard-agent-listen-port={_free_port()}",
-           f"--dashboard-agent-grpc-port={_free_port()}", f"--runtime-env-agent-port={_free_port()}",
+           f"--node-manager-port={port()}", f"--object-manager-port={port()}",
+           f"--ray-client-server-port={port()}", f"--metrics-export-port={port()}",
+           f"--dashboard-agent-listen-port={port()}",
+           f"--dashboard-agent-grpc-port={port()}", f"--runtime-env-agent-port={port()}",
            f"--min-worker-port={workers}", f"--max-worker-port={workers + 39}"]
     log = open(Path(tmp) / "head.log", "w")
     t0 = time.monotonic()
