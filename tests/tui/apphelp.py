@@ -27,3 +27,22 @@ async def settle(pilot, rounds: int = 40) -> None:
             await pilot.pause()
             return
     raise AssertionError("the app did not settle")
+
+
+def current_verdicts(path, curator: str = "ada") -> dict:
+    """{(design id, finding key): (verdict, note)} as the store's current-judgment view has them."""
+    from archcurator.store.connection import connect
+
+    with connect(path) as con:
+        return {(d, k): (v, n) for d, k, v, n in con.execute(
+            "SELECT design_id, finding_key, verdict, note FROM current_judgments WHERE curator = ?",
+            [curator]).fetchall()}
+
+
+async def open_design(pilot, design_id: str) -> None:
+    """Jump the queue to the design and open it."""
+    app = pilot.app
+    app.screen.jump_to(design_id)
+    await pilot.press("enter")
+    await settle(pilot)
+    assert app.screen.view.id == design_id

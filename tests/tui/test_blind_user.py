@@ -11,29 +11,12 @@ from __future__ import annotations
 import asyncio
 import threading
 
-from apphelp import make_app, settle
+from apphelp import current_verdicts, make_app, open_design, settle
 from textual import events
 
 BLOCK = "shape.flatten-linear-width@fc"
 DEAD = "connectivity.dead-node@aux_head"
 NOTE_MAX = 2000  # the cap the app announces ("cut to 2,000 characters")
-
-
-def _current(path, curator="ada"):
-    from archcurator.store.connection import connect
-
-    with connect(path) as con:
-        return {(d, k): (v, n) for d, k, v, n in con.execute(
-            "SELECT design_id, finding_key, verdict, note FROM current_judgments WHERE curator = ?",
-            [curator]).fetchall()}
-
-
-async def _open(pilot, design_id: str) -> None:
-    app = pilot.app
-    app.screen.jump_to(design_id)
-    await pilot.press("enter")
-    await settle(pilot)
-    assert app.screen.view.id == design_id
 
 
 async def _until(pilot, test, seconds: float = 8.0) -> bool:
@@ -55,7 +38,7 @@ async def test_a_reread_of_the_store_keeps_the_highlighted_finding_and_the_note_
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         screen = app.screen
         await pilot.press("down", "n", *"typed before")
         await settle(pilot)
@@ -77,7 +60,7 @@ async def test_a_reread_of_the_store_keeps_the_highlighted_finding_and_the_note_
         assert screen.judge_bar.note_field.value == "typed before and after"
         await pilot.press("f")
         await settle(pilot)
-        stored = _current(store_path)
+        stored = current_verdicts(store_path)
         assert stored[("d-001", DEAD)] == ("false_alarm", "typed before and after")
         assert ("d-001", BLOCK) not in stored
 
@@ -88,7 +71,7 @@ async def test_a_finding_gone_after_a_reread_is_said_and_nothing_is_judged(store
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         screen = app.screen
         await pilot.press("down")
         await settle(pilot)
@@ -100,17 +83,17 @@ async def test_a_finding_gone_after_a_reread_is_said_and_nothing_is_judged(store
         assert any("no longer on d-001" in m for m in _messages(app))
         await pilot.press("r")  # meant for the dead node: refused, not put on the width finding
         await settle(pilot)
-        assert ("d-001", BLOCK) not in _current(store_path)
+        assert ("d-001", BLOCK) not in current_verdicts(store_path)
         await pilot.press("r")  # seen, and pressed again: judged
         await settle(pilot)
-        assert _current(store_path)[("d-001", BLOCK)][0] == "real"
+        assert current_verdicts(store_path)[("d-001", BLOCK)][0] == "real"
 
 
 async def test_keys_in_a_burst_after_the_last_verdict_do_not_rejudge_the_finished_design(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         # the read of the next design to judge is held until the burst is in (the 22 ms of the report)
         release = threading.Event()
         first_unfinished = app.store.first_unfinished
@@ -126,7 +109,7 @@ async def test_keys_in_a_burst_after_the_last_verdict_do_not_rejudge_the_finishe
         release.set()
         await settle(pilot)
         assert app.screen.view.id == "d-002"
-        stored = _current(store_path)
+        stored = current_verdicts(store_path)
         assert stored[("d-001", BLOCK)][0] == "real"
         assert stored[("d-001", DEAD)][0] == "false_alarm", "u re-judged the finished design"
         assert ("d-002", "connectivity.dead-node@probe") not in stored
@@ -137,7 +120,7 @@ async def test_editing_a_note_appends_pasting_keeps_lines_and_notes_are_capped(s
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         screen = app.screen
         await pilot.press("n", *"first", "escape", "r")
         await settle(pilot)
@@ -145,7 +128,7 @@ async def test_editing_a_note_appends_pasting_keeps_lines_and_notes_are_capped(s
         await settle(pilot)
         await pilot.press("n", *" EDITED", "enter")
         await settle(pilot)
-        assert _current(store_path)[("d-001", BLOCK)] == ("real", "first EDITED")
+        assert current_verdicts(store_path)[("d-001", BLOCK)] == ("real", "first EDITED")
         field = screen.judge_bar.note_field
         await pilot.press("n")
         field.post_message(events.Paste(" line1\nline2\r\nline3"))
@@ -160,7 +143,7 @@ async def test_editing_a_note_appends_pasting_keeps_lines_and_notes_are_capped(s
         assert len(field.value) == NOTE_MAX
         await pilot.press("enter")
         await settle(pilot)
-        assert len(_current(store_path)[("d-001", BLOCK)][1]) == NOTE_MAX
+        assert len(current_verdicts(store_path)[("d-001", BLOCK)][1]) == NOTE_MAX
         # the Recent tab shows a long note cut, on one line
         from archcurator.tui.components.detail import DesignTabs
 
@@ -176,7 +159,7 @@ async def test_an_unsaved_note_is_named_on_leaving_and_quit_asks(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         await pilot.press("n", *"left behind", "escape", "right_square_bracket")
         await settle(pilot)
         assert app.screen.view.id == "d-002"
@@ -207,7 +190,7 @@ async def test_a_crash_confirms_only_a_blocking_finding_at_its_node(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         screen = app.screen
         prompts = [str(screen.findings.get_option_at_index(i).prompt) for i in range(2)]
         assert not any("run agrees" in p for p in prompts), prompts
@@ -226,7 +209,7 @@ async def test_the_title_of_a_design_archived_from_outside_claims_no_queue_posit
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         await pilot.press("right_square_bracket", "right_square_bracket")
         await settle(pilot)
         screen = app.screen
@@ -248,7 +231,7 @@ async def test_back_in_the_queue_the_cursor_is_on_the_design_last_worked_on(stor
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         await pilot.press("r", "r")  # d-001 done: on to d-002 by itself
         await settle(pilot)
         await pilot.press("right_square_bracket")

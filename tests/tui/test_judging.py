@@ -6,25 +6,7 @@ the answer key of a generated design never shown; the palette opens on the first
 
 from __future__ import annotations
 
-from apphelp import make_app, settle
-
-
-def _current(path, curator="ada"):
-    from archcurator.store.connection import connect
-
-    with connect(path) as con:
-        return {(d, k): (v, n) for d, k, v, n in con.execute(
-            "SELECT design_id, finding_key, verdict, note FROM current_judgments WHERE curator = ?",
-            [curator]).fetchall()}
-
-
-async def _open(pilot, design_id: str) -> None:
-    app = pilot.app
-    app.screen.jump_to(design_id)
-    await pilot.press("enter")
-    await settle(pilot)
-    assert app.screen.view.id == design_id
-
+from apphelp import current_verdicts, make_app, open_design, settle
 
 BLOCK = "shape.flatten-linear-width@fc"
 DEAD = "connectivity.dead-node@aux_head"
@@ -34,7 +16,7 @@ async def test_note_stays_with_its_finding(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         screen = app.screen
         assert screen.findings.current_finding()["key"] == BLOCK
         await pilot.press("n", *"about the width", "enter")  # a note for the width finding…
@@ -44,14 +26,14 @@ async def test_note_stays_with_its_finding(store_path):
         assert screen.judge_bar.note_field.value == ""
         await pilot.press("f")
         await settle(pilot)
-        assert _current(store_path)[("d-001", DEAD)] == ("false_alarm", None)
+        assert current_verdicts(store_path)[("d-001", DEAD)] == ("false_alarm", None)
         # the original bug: a note typed on one design, `]`, a verdict on the next
         await pilot.press("n", *"meant for d-001", "enter", "right_square_bracket")
         await settle(pilot)
         assert screen.view.id == "d-002"
         await pilot.press("r")
         await settle(pilot)
-        assert _current(store_path)[("d-002", "connectivity.dead-node@probe")] == ("real", None)
+        assert current_verdicts(store_path)[("d-002", "connectivity.dead-node@probe")] == ("real", None)
         assert screen.view.id == "d-003"  # d-002 done: on to the next design to judge
         # a note added to a finding already judged, without judging it again
         await pilot.press("left_square_bracket", "left_square_bracket")
@@ -61,8 +43,8 @@ async def test_note_stays_with_its_finding(store_path):
         await settle(pilot)
         await pilot.press("n", *"dead on purpose: a probe", "enter")
         await settle(pilot)
-        assert _current(store_path)[("d-001", DEAD)] == ("false_alarm", "dead on purpose: a probe")
-        assert ("d-001", BLOCK) not in _current(store_path)
+        assert current_verdicts(store_path)[("d-001", DEAD)] == ("false_alarm", "dead on purpose: a probe")
+        assert ("d-001", BLOCK) not in current_verdicts(store_path)
         assert screen.view.id == "d-001"
 
 
@@ -70,7 +52,7 @@ async def test_rejudging_a_finished_design_stays_on_it(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         await pilot.press("r", "r")  # both findings: the design is done, the next one to judge opens
         await settle(pilot)
         assert app.screen.view.id == "d-002"
@@ -83,14 +65,14 @@ async def test_rejudging_a_finished_design_stays_on_it(store_path):
         await settle(pilot)
         assert screen.view.id == "d-001"
         assert screen.findings.current_finding()["key"] == DEAD
-        assert _current(store_path)[("d-001", DEAD)][0] == "false_alarm"
+        assert current_verdicts(store_path)[("d-001", DEAD)][0] == "false_alarm"
 
 
 async def test_flag_for_later_is_passed_by_and_shown_in_the_queue(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         await pilot.press("l")  # the width finding: later; on to the dead node
         await settle(pilot)
         screen = app.screen
@@ -131,7 +113,7 @@ async def test_bulk_verdict_in_a_filter_and_its_undo_after_a_restart(store_path)
         dialog.query_one("#choices").highlighted = index
         await pilot.press("enter")
         await settle(pilot)
-        judged = _current(store_path)
+        judged = current_verdicts(store_path)
         assert {k for k, (v, _n) in judged.items() if v == "false_alarm"} == {
             ("d-001", DEAD), ("d-002", "connectivity.dead-node@probe"),
             ("d-008", "connectivity.dead-node@probe_a,probe_b")}
@@ -145,7 +127,7 @@ async def test_bulk_verdict_in_a_filter_and_its_undo_after_a_restart(store_path)
         await settle(pilot)
         await pilot.press("z")  # one undo takes the whole bulk verdict back, after the restart
         await settle(pilot)
-        assert _current(store_path) == {}
+        assert current_verdicts(store_path) == {}
         assert any("undone: false alarm on 3 findings of connectivity.dead-node (3 designs)" in n.message
                    for n in app2._notifications)
 
@@ -154,7 +136,7 @@ async def test_undo_after_a_restart_reopens_what_it_undid(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-006")
+        await open_design(pilot, "d-006")
         await pilot.press("u")
         await settle(pilot)
     app2 = make_app(store_path)
@@ -165,7 +147,7 @@ async def test_undo_after_a_restart_reopens_what_it_undid(store_path):
         await pilot.press("z")
         await settle(pilot)
         assert app2.screen.view.id == "d-006"
-        assert _current(store_path) == {}
+        assert current_verdicts(store_path) == {}
 
 
 async def test_missed_defect_goes_on_the_nodes_picked_and_is_shown_and_retractable(store_path):
@@ -174,7 +156,7 @@ async def test_missed_defect_goes_on_the_nodes_picked_and_is_shown_and_retractab
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot)
-        await _open(pilot, "d-001")  # the width finding (on fc) is highlighted
+        await open_design(pilot, "d-001")  # the width finding (on fc) is highlighted
         await pilot.press("m")
         await settle(pilot)
         # the node typed is the one saved, not the highlighted finding's
@@ -244,7 +226,7 @@ async def test_palette_opens_on_the_queue_and_the_pick_screen(store_path):
         assert app.is_running and app._exception is None
         await pilot.press("escape", "escape")
         await settle(pilot)
-        await _open(pilot, "d-001")
+        await open_design(pilot, "d-001")
         await pilot.press("D")
         await settle(pilot)
         dialog = app.screen
