@@ -478,6 +478,18 @@ FOUND = {
     "matmul-f64-by-f32-batched": _g([([4, 2, 3], "float64"), ([3, 2], "float32")], [("MatMul", {}, ["x0", "x1"])]),
     "matmul-int32-by-int64": _g([([3], "int32"), ([3, 2], "int64")], [("MatMul", {}, ["x0", "x1"])]),
     "matmul-f16-by-f16": _g([([2, 3], "float16"), ([3, 2], "float16")], [("MatMul", {}, ["x0", "x1"])]),
+    # the fresh 100,000 range: a convolution with no output channels fails in forward (gen-100099; the
+    # transposed one in the CPU's kernel, gen-80938), and group_norm wants more than one value per group
+    # in eval mode too (gen-109133)
+    "conv1d-no-out-channels": _one("Conv1d", {"in_channels": 5, "out_channels": 0, "kernel_size": 1},
+                                   ([2, 5, 8], "float32")),
+    "convtranspose2d-no-out-channels": _one("ConvTranspose2d", {"in_channels": 3, "out_channels": 0,
+                                                                "kernel_size": 1}, ([2, 3, 4, 4], "float32")),
+    "groupnorm-one-value-per-group-eval": _one("GroupNorm", {"num_groups": 2, "num_channels": 2},
+                                               ([1, 2, 1], "float32"), mode="eval"),
+    "groupnorm-one-value-per-group-train": _one("GroupNorm", {"num_groups": 4, "num_channels": 4},
+                                                ([1, 4], "float32")),
+    "groupnorm-two-values-per-group": _one("GroupNorm", {"num_groups": 1, "num_channels": 2}, ([1, 2, 1], "float32")),
 }
 
 

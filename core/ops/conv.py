@@ -43,6 +43,11 @@ def _check_common(ctx: InferCtx, n: int, op: str):
                 lambda: f"{op} {ctx.node.id!r}: in_channels={a['in_channels']} is not divisible by groups={g}")
     ctx.require(a["out_channels"] % g == 0, "shape.conv-groups",
                 lambda: f"{op} {ctx.node.id!r}: out_channels={a['out_channels']} is not divisible by groups={g}")
+    # measured: the constructor takes 0 output channels, the forward refuses the empty weight (the convolutions'
+    # 'expected weight to be at least groups at dimension 0'; the transposed ones in the CPU's oneDNN kernel)
+    ctx.require(a["out_channels"] != 0, "shape.conv-groups",
+                lambda: f"{op} {ctx.node.id!r}: out_channels=0 gives a weight with no output channels, which "
+                        "torch's forward refuses; give it at least one per group")
     if x.shape is None:
         return None
     if not ctx.need_rank(x, (n + 1, n + 2)):

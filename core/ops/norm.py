@@ -139,6 +139,15 @@ def _gn_infer(ctx: InferCtx):
         ctx.require(False, "shape.groupnorm-divisibility",
                     lambda: f"GroupNorm {ctx.node.id!r}: its input's {ch} channels are not divisible by "
                             f"num_groups={a['num_groups']}")
+    # measured: group_norm needs more than one value per group, in eval mode too (N * C/G * spatial sizes)
+    if D.is_const(ch) and ch % a["num_groups"] == 0:
+        count = D.prod((x.shape[0], ch // a["num_groups"]) + tuple(x.shape[2:]))
+        if not D.is_const(count):
+            count = D.substitute(count, ctx.declared) if ctx.declared else None
+        ctx.require(not (D.is_const(count) and count == 1), "shape.single-value-statistics",
+                    lambda: f"GroupNorm {ctx.node.id!r} normalises one value per group ({D.fmt_shape(x.shape)} in "
+                            f"{a['num_groups']} groups); torch raises 'Expected more than 1 value', in eval mode "
+                            "too — use fewer groups, a larger batch or a larger map")
     if a["affine"]:
         ctx.require_equal(ch, a["num_channels"], "shape.norm-features",
                 f"GroupNorm {ctx.node.id!r} expects num_channels={a['num_channels']} but its input "
@@ -226,7 +235,7 @@ OPS = [
            _gn_infer, tb.module("GroupNorm"),
            param_shapes=_affine_shapes("num_channels"),
            rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float",
-                  "connectivity.bad-arg"),
+                  "connectivity.bad-arg", "shape.single-value-statistics"),
            dtype_key=lambda a: "GroupNorm" if a["affine"] else "GroupNorm[no affine]"),
     OpSpec("SyncBatchNorm", "norm", _BN_ARGS + (Arg("process_group", None),),
            _bn_infer((2, 3, 4, 5, 6, 7, 8)), tb.module("SyncBatchNorm"), param_shapes=_bn_shapes, running_stats=True,
