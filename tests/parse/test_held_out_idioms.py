@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from parsehelp import output_shapes
 
 from archcurator.core.parse import parse_source
 
@@ -150,15 +151,6 @@ def _load(tmp_path, name, text):
     return src, mod
 
 
-def _outputs(d, rep):
-    ours = []
-    for ref in d["outputs"]:
-        node, _, k = ref.partition(":")
-        t = rep.types[node][int(k or 0)]
-        ours.append(None if t.shape is None else list(t.shape))
-    return ours
-
-
 @pytest.mark.parametrize("name", sorted(IDIOMS))
 def test_held_out_idioms_count_and_shape_as_torch(tmp_path, name):
     from archcurator.core.graph import Design
@@ -176,7 +168,7 @@ def test_held_out_idioms_count_and_shape_as_torch(tmp_path, name):
     inputs = [(s[:-1], "int64") if s[-1] == "int64" else (s, "float32") for s in specs]
     d = parse_source(src, "M", inputs=inputs).design
     rep = verify_graph(Design.from_dict(d))
-    assert (rep.cost["params"], _outputs(d, rep)) == (real_params, real)
+    assert (rep.cost["params"], output_shapes(d, rep)) == (real_params, real)
     assert not [f for f in rep.findings if f.severity == "block"], [f.message for f in rep.findings]
 
 
@@ -304,7 +296,7 @@ def test_a_backbone_taken_apart_by_named_children_is_built_and_run(tmp_path):
 
     r = parse_source(pkg / "modeling.py", "seg_tiny", inputs=[([2, 3, 32, 32], "float32")])
     rep = verify_graph(Design.from_dict(r.design))
-    assert (rep.cost["params"], _outputs(r.design, rep)) == (real_params, [real])
+    assert (rep.cost["params"], output_shapes(r.design, rep)) == (real_params, [real])
     assert not [f for f in rep.findings if f.severity == "block"]
     assert not r.warnings, r.warnings
 

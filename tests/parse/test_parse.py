@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from parsehelp import output_shapes
 
 from archcurator.core.parse import ParseFailure, design_params, discover_modules, parse_source
 
@@ -642,11 +643,7 @@ def test_real_world_idioms_count_and_shape_as_torch(tmp_path, name):
     inputs = [(s[:-1], "int64") if s[-1] == "int64" else (s, "float32") for s in specs]
     d = parse_source(src, "M", inputs=inputs).design
     rep = verify_graph(Design.from_dict(d))
-    ours = []
-    for ref in d["outputs"]:
-        node, _, k = ref.partition(":")
-        ours.append(list(rep.types[node][int(k or 0)].shape))
-    assert (rep.cost["params"], ours) == (real_params, real)
+    assert (rep.cost["params"], output_shapes(d, rep)) == (real_params, real)
     assert not [f for f in rep.findings if f.severity == "block"]
 
 

@@ -10,6 +10,7 @@ import importlib.util
 
 import pytest
 import torch
+from parsehelp import output_shapes
 
 from archcurator.core.graph import Design
 from archcurator.core.parse import parse_source
@@ -51,15 +52,6 @@ CASES = {
 }
 
 
-def _outputs(d, rep):
-    ours = []
-    for ref in d["outputs"]:
-        node, _, k = ref.partition(":")
-        t = rep.types[node][int(k or 0)]
-        ours.append(None if t.shape is None else list(t.shape))
-    return ours
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_ops_of_the_table_are_written_as_them_not_passed_through(tmp_path, name):
     body, ops, shape = CASES[name]
@@ -77,7 +69,7 @@ def test_ops_of_the_table_are_written_as_them_not_passed_through(tmp_path, name)
 
     r = parse_source(src, "M", inputs=[(shape, "float32")])
     rep = verify_graph(Design.from_dict(r.design))
-    assert (rep.cost["params"], _outputs(r.design, rep)) == (real_params, real)
+    assert (rep.cost["params"], output_shapes(r.design, rep)) == (real_params, real)
     assert not [f for f in rep.findings if f.severity == "block"], [f.message for f in rep.findings]
     assert ops <= {n["op"] for n in r.design["nodes"]}
     assert not [w.message for w in r.warnings if "passed through" in w.message]
@@ -102,7 +94,7 @@ def test_values_the_ops_cannot_take_are_passed_through_with_a_warning_never_a_re
     lines = {w.line for w in r.warnings if "passed through" in w.message}
     assert {12, 13} <= lines, r.warnings
     assert any("not finite" in w.message and w.line == 12 for w in r.warnings)
-    assert _outputs(r.design, rep) == [[2, 4, 4], [2, 4, 8], [2, 4, 8]]
+    assert output_shapes(r.design, rep) == [[2, 4, 4], [2, 4, 8], [2, 4, 8]]
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64", "int64", "int32", "int8", "uint8"])

@@ -3,6 +3,7 @@ conftest` would find whichever came first when the whole suite runs)."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,3 +47,13 @@ async def open_design(pilot, design_id: str) -> None:
     await pilot.press("enter")
     await settle(pilot)
     assert app.screen.view.id == design_id
+
+
+async def wait_until(pilot, test, seconds: float = 8.0) -> bool:
+    """Settle and poll `test` until it holds or the seconds pass; its last answer."""
+    for _ in range(int(seconds / 0.1)):
+        await settle(pilot)
+        if test():
+            return True
+        await asyncio.sleep(0.1)
+    return test()

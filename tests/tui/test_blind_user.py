@@ -8,24 +8,14 @@ crash at a node was shown as confirming a warning on that node."""
 
 from __future__ import annotations
 
-import asyncio
 import threading
 
-from apphelp import current_verdicts, make_app, open_design, settle
+from apphelp import current_verdicts, make_app, open_design, settle, wait_until
 from textual import events
 
 BLOCK = "shape.flatten-linear-width@fc"
 DEAD = "connectivity.dead-node@aux_head"
 NOTE_MAX = 2000  # the cap the app announces ("cut to 2,000 characters")
-
-
-async def _until(pilot, test, seconds: float = 8.0) -> bool:
-    for _ in range(int(seconds / 0.1)):
-        await settle(pilot)
-        if test():
-            return True
-        await asyncio.sleep(0.1)
-    return test()
 
 
 def _messages(app) -> list[str]:
@@ -45,7 +35,7 @@ async def test_a_reread_of_the_store_keeps_the_highlighted_finding_and_the_note_
         assert screen.findings.current_finding()["key"] == DEAD
         # another process archives a design: the app re-reads its lists and the design shown
         assert cli(["archive", "d-004", "--db", str(store_path)]) == 0
-        assert await _until(pilot, lambda: "d-004" not in app.main_queue.ids)
+        assert await wait_until(pilot, lambda: "d-004" not in app.main_queue.ids)
         await settle(pilot)
         assert any("outside" in m for m in _messages(app))
         assert screen.findings.current_finding()["key"] == DEAD, "the highlight jumped to another finding"
@@ -175,7 +165,7 @@ async def test_an_unsaved_note_is_named_on_leaving_and_quit_asks(store_path):
         screen = app.screen
         screen.query_one("#choices").highlighted = next(i for i, (v, _) in enumerate(screen.choices) if v == "quit")
         await pilot.press("enter")
-        assert await _until(pilot, lambda: not app.is_running, 5)
+        assert await wait_until(pilot, lambda: not app.is_running, 5)
     assert app.return_code == 0
 
 
@@ -216,7 +206,7 @@ async def test_the_title_of_a_design_archived_from_outside_claims_no_queue_posit
         assert screen.view.id == "d-003"
         assert screen.sub_title.startswith("3/")
         archive_designs(store_path, ["d-003"], "bob")
-        assert await _until(pilot, lambda: "d-003" not in app.main_queue.ids)
+        assert await wait_until(pilot, lambda: "d-003" not in app.main_queue.ids)
         await settle(pilot)
         assert "not in the queue" in screen.sub_title, screen.sub_title
         await pilot.press("right_square_bracket")  # ] goes to the design that now follows

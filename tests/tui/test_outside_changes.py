@@ -3,24 +3,13 @@ archived or restored with `archcurator archive`, or imported, leave or enter the
 
 from __future__ import annotations
 
-import asyncio
-
-from apphelp import make_app, settle
+from apphelp import make_app, settle, wait_until
 
 
 def _cli(*argv) -> int:
     from archcurator.tui.cli import main
 
     return main(list(argv))
-
-
-async def _until(pilot, test, seconds: float = 8.0) -> bool:
-    for _ in range(int(seconds / 0.1)):
-        await settle(pilot)
-        if test():
-            return True
-        await asyncio.sleep(0.1)
-    return test()
 
 
 async def test_archive_and_restore_from_the_command_line_reach_the_open_queue(store_path):
@@ -34,13 +23,13 @@ async def test_archive_and_restore_from_the_command_line_reach_the_open_queue(st
         await pilot.press("enter", "r")
         await settle(pilot)
         assert _cli("archive", "d-002", "--db", str(store_path)) == 0
-        assert await _until(pilot, lambda: "d-002" not in model.ids), "the queue still lists an archived design"
+        assert await wait_until(pilot, lambda: "d-002" not in model.ids), "the queue still lists an archived design"
         assert len(model.ids) == len(before) - 1
         assert any("outside" in n.message for n in app._notifications)
         await pilot.press("escape")
         await settle(pilot)
         assert _cli("archive", "d-002", "--restore", "--db", str(store_path)) == 0
-        assert await _until(pilot, lambda: "d-002" in model.ids), "the queue does not list a restored design"
+        assert await wait_until(pilot, lambda: "d-002" in model.ids), "the queue does not list a restored design"
         assert list(model.ids) == before
         assert app.is_running and app._exception is None
 
@@ -59,7 +48,7 @@ async def test_the_app_regaining_focus_reads_the_store_again(store_path):
         await settle(pilot)
         assert "d-003" in app.main_queue.ids
         app.post_message(events.AppFocus())
-        assert await _until(pilot, lambda: "d-003" not in app.main_queue.ids, 4.0)
+        assert await wait_until(pilot, lambda: "d-003" not in app.main_queue.ids, 4.0)
 
 
 async def test_next_design_after_the_one_shown_is_archived_from_outside(store_path):
@@ -76,7 +65,7 @@ async def test_next_design_after_the_one_shown_is_archived_from_outside(store_pa
         await settle(pilot)
         assert app.screen.view.id == ids[1]
         archive_designs(store_path, [ids[0], ids[1]], "bob")  # the design shown and the one before it
-        assert await _until(pilot, lambda: ids[0] not in app.main_queue.ids)
+        assert await wait_until(pilot, lambda: ids[0] not in app.main_queue.ids)
         await pilot.press("right_square_bracket")
         await settle(pilot)
         assert app.screen.view.id == ids[2]
