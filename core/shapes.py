@@ -37,6 +37,9 @@ class Inference:
     rewritten: set = field(default_factory=set)  # the same, counting the in-place ops that keep non-negative ids
     negative: dict = field(default_factory=dict)  # id -> a negative value its integer values hold (a pad's fill)
     bounds: dict = field(default_factory=dict)  # symbol -> (least, most, what): sizes known to lie in a range
+    # id -> how far its values may reach (exclusive) when that is past the range they surely reach (a max
+    # pool's indices: where the maxima fall depends on the values)
+    reach: dict = field(default_factory=dict)
 
     def type_of(self, ref: str) -> TensorType:
         rid, idx = parse_ref(ref)
@@ -218,6 +221,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         return
     if inf.vocab:
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
+        if inf.reach:
+            ctx.value_reach = {i: inf.reach[r] for i, r in enumerate(node.inputs) if r in inf.reach}
         if node.op == "Arange":
             inf.vocab[node.id] = args.get("end")
             inf.aranges[node.id] = True
@@ -234,6 +239,9 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             _follow_range(node, args, inf.vocab[node.inputs[0]], inf, mode)
         if node.id in inf.overwritten:
             inf.vocab.pop(node.id, None)
+        elif inf.reach and node.inputs and node.inputs[0] in inf.reach and node.id in inf.vocab and \
+                inf.vocab[node.id] == inf.vocab.get(node.inputs[0]):
+            inf.reach[node.id] = inf.reach[node.inputs[0]]  # an op that kept the sure range keeps the reach
     if inf.negative or node.op in PADS_WITH_FILL or node.op.startswith("ConstantPad"):
         _follow_negative(node, args, in_types, inf, mode, ctx)
     if node.op in INDEX_READERS and len(node.inputs) > INDEX_READERS[node.op]:
@@ -535,18 +543,25 @@ def _pool_index_range(node, args: dict, x: TensorType, outs: list, inf: Inferenc
     if not all(D.is_const(v) and v > 0 for v in tuple(sizes) + tuple(outs_n)):
         return
     flat = 0
+    last = 0  # the flat position of the last window's far corner: how far the indices may reach
     for d, (size, o) in enumerate(zip(sizes, outs_n)):
         if node.op.startswith("Adaptive"):
             start = (o - 1) * size // o
+            end = -(-o * size // o) - 1
         else:
             k = _pick(args.get("kernel_size"), d, n)
             st = _pick(args.get("stride") or args.get("kernel_size"), d, n)
             pad = _pick(args.get("padding") or 0, d, n)
-            if None in (k, st, pad):
+            dil = _pick(args.get("dilation") or 1, d, n)
+            if None in (k, st, pad, dil):
                 return
             start = (o - 1) * st - pad
+            end = start + (k - 1) * dil
         flat = flat * size + min(max(start, 0), size - 1)
+        last = last * size + min(max(end, 0), size - 1)
     inf.vocab[f"{node.id}:1"] = flat + 1
+    if last > flat:
+        inf.reach[f"{node.id}:1"] = last + 1
 
 
 def _pick(v, d: int, n: int):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import gc
 
 from .checks import GRAPH_CHECKS, NODE_CHECKS, CheckCtx
+from .checks.shape import UNKNOWN_DIM, faults_upstream
 from .cost import compute_cost
 from .graph import Design, _kahn, wiring
 from .report import Finding, Report
@@ -45,6 +46,10 @@ def _verify(design: Design, with_cost: bool) -> Report:
     cost = compute_cost(design, inf) if with_cost else {}
     ctx = _check_ctx(design, inf, cost, wired)
     ctx.faulty = {n for f in findings if f.severity == "block" for n in f.nodes}
+    if ctx.faulty and any(f.rule == UNKNOWN_DIM for f in findings):
+        # a size lost at a fault that is already refused needs no warn of its own
+        upstream = faults_upstream(ctx)
+        findings = [f for f in findings if f.rule != UNKNOWN_DIM or not upstream.get(f.nodes[0], True)]
     try:
         findings.extend(_checks(design, ctx, guarded=False))
     except Exception:  # noqa: BLE001 - again, one check at a time, to keep what the others say

@@ -4,12 +4,16 @@ bench/differential.py runs 10,000 of them."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import pytest
 
 from archcurator.core import dims as D
 from archcurator.core.graph import Design
 from archcurator.core.ground.child import observe_eager
-from archcurator.core.ground.differential import run_differential, summarize_differential
+from archcurator.core.ground.differential import DiffResult, run_differential, summarize_differential, verify_result
 from archcurator.core.ground.generate import generate
 from archcurator.core.verify import verify_graph
 
@@ -517,7 +521,38 @@ CONDITIONAL = {
                                               ("Unfold", {"kernel_size": [1, 3]}, ["n0"])], seq_len=None),
     "einsum-diagonal-undeclared-t": _g([([1, "T"], "float64")], [("Einsum", {"equation": "jj->j"}, ["x0"])],
                                        seq_len=None),
+    # F.pad's reflection against a size the design does not declare (gen-113463: it said nothing; the
+    # padding layers stated it)
+    "functional-reflect-pad-undeclared-t": _g([([16, "T"], "float32")],
+                                              [("Pad", {"pad": [8, 8], "mode": "reflect"}, ["x0"])], seq_len=None),
 }
+
+
+# Crashes whose sizes or positions depend on the values (a count of selected elements, where a maximum
+# falls): never passed silently, a shape.unknown-dim or shape.unknown-index warn names what went unchecked.
+UNFOLLOWED = {
+    # a max pool's indices may reach the last window's far corner: the flat positions of an adaptive pool to
+    # 1x1 over 2x12 reach 23, Gather's dim has 8 (gen-110819)
+    "gather-of-adaptive-max-pool-indices": _g([([12, 2, 12], "float64"), ([12, 2, 8], "float64")],
+                                              [("AdaptiveMaxPool2d", {"output_size": 1, "return_indices": True},
+                                                ["x0"]),
+                                               ("Gather", {"dim": 2}, ["x1", "n0:1"])]),
+    # a uint8 index is a mask: how many it selects depends on the ids (gen-118451)
+    "unflatten-of-a-mask-selection": _g([([1, 8, 2, 6], "uint8")],
+                                        [("Index", {}, ["x0", "x0"]), ("Unflatten", {"dim": -1,
+                                                                                    "unflattened_size": [88, 4]},
+                                                                      ["n0"])]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(UNFOLLOWED))
+def test_crashes_at_unfollowed_sizes_are_warned(name):
+    graph = UNFOLLOWED[name]
+    seen = observe_eager(graph)
+    report = verify_graph(Design.from_dict(graph))
+    assert seen["status"] != "ok", seen
+    assert report.verdict == "warn", [(f.rule, f.message) for f in report.findings]
+    assert any(f.rule in ("shape.unknown-dim", "shape.unknown-index") for f in report.findings)
 
 
 @pytest.mark.parametrize("name", sorted(CONDITIONAL))
@@ -537,3 +572,25 @@ def test_found_disagreements_now_agree_with_torch(name):
     report = verify_graph(Design.from_dict(graph))
     blocks = [f"{f.rule}: {f.message}" for f in report.findings if f.severity == "block"]
     assert (report.verdict == "block") == (seen["status"] != "ok"), (seen, blocks)
+
+
+def test_an_allocation_past_the_childs_memory_limit_is_killed_not_failed():
+    """A design that needs more memory than the child may take is a resource outcome (SPEC's `killed`),
+    kept out of the agreement; the same design under the limit runs."""
+    graph = _g([([2, 1024], "float32")], [("Repeat", {"pattern": "b d -> b (r d)", "r": 65536}, ["x0"])])
+    script = ("import json, sys, torch\n"
+              "from archcurator.core.ground.child import _arm_memory_limit, observe_eager\n"
+              "_arm_memory_limit(int(sys.argv[1]), torch)\n"
+              "print(json.dumps(observe_eager(json.loads(sys.argv[2]))))\n")
+    seen = {}
+    for mb in (128, 4096):
+        proc = subprocess.run([sys.executable, "-c", script, str(mb), json.dumps(graph)], capture_output=True,
+                              text=True, timeout=120)
+        seen[mb] = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen[128]["status"] == "killed" and "memory limit of 128 MB" in seen[128]["message"], seen[128]
+    assert seen[4096]["status"] == "ok", seen[4096]
+    r = DiffResult("mem", graph, seen[128]["status"], seen[128]["exception"], seen[128]["origin"], None,
+                   seen[128]["message"])
+    verify_result(r)
+    s = summarize_differential([r])
+    assert s["judged"] == 0 and s["resource_limited"][0]["case"] == "mem"

@@ -284,13 +284,16 @@ def _silent_broadcast(node, ctx):
                f"dim(s) {grown}")
 
 
+UNKNOWN_DIM = "shape.unknown-dim"
+
+
 def _fault_upstream(node, ctx) -> bool:
     """Whether the node or an ancestor carries a block finding (a failed requirement,
     a dangling read, a cycle), which already explains a lost size."""
-    return _faults_upstream(ctx).get(node.id, True)
+    return faults_upstream(ctx).get(node.id, True)
 
 
-def _faults_upstream(ctx) -> dict:
+def faults_upstream(ctx) -> dict:
     """node id -> whether it or an ancestor carries a block finding, for every node, in one pass in
     topological order (a walk over the ancestors of each node asking was quadratic). The nodes
     Kahn's walk could not order come last and read operands not yet answered: they sit on a cycle
@@ -316,7 +319,16 @@ def _faults_upstream(ctx) -> dict:
     return answer
 
 
-@node_check("shape.unknown-dim", W, "shape", "A size could not be followed",
+def _warned_unknown(ctx) -> set:
+    """The nodes whose shape rule warned of a size it could not check."""
+    answer = ctx.memo.get("warned_unknown")
+    if answer is None:
+        answer = {n for v in ctx.inf.violations if v.rule == UNKNOWN_DIM for n in v.nodes}
+        ctx.memo["warned_unknown"] = answer
+    return answer
+
+
+@node_check(UNKNOWN_DIM, W, "shape", "A size could not be followed",
             ops=("Linear", "Conv1d", "Conv2d", "Conv3d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
                  "MultiheadAttention", "LSTM", "GRU", "RNN", "TransformerEncoderLayer", "Embedding"),
             condition="A layer whose requirement reads a size that is unknown (null, or lost upstream).",
@@ -330,6 +342,8 @@ def _unknown_dim(node, ctx):
         return
     if _fault_upstream(node, ctx):
         return  # the size was lost at a fault that is already reported
+    if node.id in _warned_unknown(ctx):
+        return  # the op's own rule already said which requirement went unchecked
     if t.shape is None:
         yield f"{node.op} {node.id!r}: the rank and sizes of its input are unknown; its requirements were not checked"
     elif t.shape and t.shape[-1] is None and node.op in ("Linear", "LayerNorm", "MultiheadAttention", "LSTM",

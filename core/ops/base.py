@@ -237,7 +237,7 @@ class InferCtx:
     """What a shape rule sees: the node, its resolved args and operand types."""
 
     __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train", "declared", "value_ranges",
-                 "dtype_ok", "max_result", "leaf_operands", "bounds")
+                 "dtype_ok", "max_result", "leaf_operands", "bounds", "value_reach")
 
     def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None):
         self.node = node
@@ -248,6 +248,7 @@ class InferCtx:
         self.design_train = design_train or {}
         self.declared = declared or {}  # symbol -> the size the design declares for it (train block)
         self.value_ranges: dict = {}  # operand index -> its ids' declared range (a design input's vocab_size)
+        self.value_reach: dict = {}  # operand index -> how far its values may reach past that range (exclusive)
         self.dtype_ok = False  # torch's kernels were measured to take the data operands' dtype (dtype_support)
         self.max_result = 0  # the highest result index (`id:N`) the design reads of this node
         self.leaf_operands: set = set()  # operand indices that are a Parameter (or a view of one): autograd leaves
@@ -275,6 +276,9 @@ class InferCtx:
         symbol's size: a block when the design's declared sizes violate it or no size satisfies it,
         else a warn that states it ("runs only when T = 768"). Returns False when it blocked."""
         c = D.condition(kind, a, b)
+        if c is None and (a is None or b is None):
+            self.unknown_size(message)
+            return True
         if c is None or c is True:
             return True
         if c is False:
@@ -302,6 +306,17 @@ class InferCtx:
             f"{label} runs only when {c.text()}" + (" (the declared sizes satisfy it)" if declared else "") +
             f": {why}", [self.node.id], "warn"))
         return True
+
+    def unknown_size(self, message) -> None:
+        """A requirement that reads a size the verifier lost (null, a count that depends on values): an
+        unknown never blocks, it warns once per node with what went unchecked."""
+        if any(v.rule == "shape.unknown-dim" for v in self.violations):
+            return
+        label = f"{self.node.op} {self.node.id!r}"
+        text = (message() if callable(message) else message).removeprefix(label + ": ").replace("None", "unknown")
+        self.violations.append(Violation(
+            "shape.unknown-dim", f"{label}: a size it reads is unknown, so this was not checked ({text})",
+            [self.node.id], "warn"))
 
     def warn(self, rule: str, message: str) -> None:
         self.violations.append(Violation(rule, message, [self.node.id], "warn"))

@@ -117,6 +117,69 @@ def _tile(ctx: InferCtx):
 _PAD_RANKS = {1: (2, 3), 2: (3, 4), 3: (4, 5)}
 
 
+def _blocked(ctx: InferCtx, rule: str, message: str) -> None:
+    ctx.fail(rule, message)
+    return None
+
+
+def pad_sizes(ctx: InferCtx, s: list, pads: list, n: int, mode: str) -> list | None:
+    """The sizes after padding the last `n` dims of sizes `s` by `pads` (torch's order: last dim first,
+    (left, right)) in `mode`, with each mode's limits (measured): reflection pads must be smaller than the
+    size, circular ones wrap at most once, negative sides trim first. None when it blocked."""
+    # torch's order: last dim first (left, right), then the one before it
+    for i in range(n):
+        dim = len(s) - 1 - i
+        left, right = pads[2 * i], pads[2 * i + 1]
+        size = s[dim]
+        # measured: only a side that pads must be smaller than the size; a trimming side is limited by
+        # the result's size alone (ReflectionPad1d((1, -2)) of 2 gives 1)
+        if mode == "reflect" and D.is_const(size) and (left >= size or right >= size):
+            return _blocked(ctx, "shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: reflection padding ({left}, "
+                                              f"{right}) must be smaller than the size {size} of dim {dim}")
+        if mode == "circular" and D.is_const(size) and (left > size or right > size):
+            return _blocked(ctx, "shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: circular padding ({left}, "
+                                              f"{right}) may wrap at most once around size {size}")
+        if mode == "reflect" and not D.is_const(size):
+            # each side that pads must be smaller than the size: p + 1 <= size, a condition on the symbol
+            for p in sorted({left, right}):
+                if p > 0 and not ctx.require_equal(p + 1, size, "shape.pad-size",
+                                         f"{ctx.node.op} {ctx.node.id!r}: reflection padding {p} against size "
+                                         f"{size} of dim {dim}", kind="le"):
+                    return None
+        if mode == "circular" and not D.is_const(size):
+            for p in (left, right):
+                if not ctx.require_equal(p, size, "shape.pad-size",
+                                         f"{ctx.node.op} {ctx.node.id!r}: circular padding {p} against size "
+                                         f"{size} of dim {dim}", kind="le"):
+                    return None
+        # constant and circular padding narrow away the negative sides first, then pad
+        if mode in ("constant", "circular") and D.is_const(size) and size + min(left, 0) + min(right, 0) < 0:
+            return _blocked(ctx, "shape.spatial-collapse",
+                            f"{ctx.node.op} {ctx.node.id!r}: negative padding ({left}, {right}) trims more "
+                            f"than the size {size} of dim {dim}")
+        trim = -(min(left, 0) + min(right, 0))
+        if mode in ("constant", "circular") and trim and not D.is_const(size):
+            if not ctx.require_equal(trim, size, "shape.spatial-collapse",
+                                     f"{ctx.node.op} {ctx.node.id!r}: negative padding ({left}, {right}) trims "
+                                     f"{trim} of size {size} of dim {dim}", kind="le"):
+                return None
+        s[dim] = D.add(size, left + right)
+        # 1-D reflection and replication refuse an empty result ("input is too small"); measured, the 2-D
+        # and 3-D layers and the other modes give one
+        if mode in ("reflect", "replicate") and n == 1 and D.is_const(s[dim]) and s[dim] == 0:
+            return _blocked(ctx, "shape.spatial-collapse",
+                            f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size 0 of dim {dim}")
+        if mode in ("reflect", "replicate") and left + right < 0 and not D.is_const(size):
+            if not ctx.require_equal((1 if n == 1 else 0) - (left + right), size, "shape.spatial-collapse",
+                                     f"{ctx.node.op} {ctx.node.id!r}: negative padding {left + right} of size "
+                                     f"{size} of dim {dim}", kind="le"):
+                return None
+        if D.is_const(s[dim]) and s[dim] < 0:
+            return _blocked(ctx, "shape.spatial-collapse",
+                            f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size {s[dim]}")
+    return s
+
+
 def _pad(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     pad, mode = list(a["pad"]), a["mode"]
@@ -136,29 +199,11 @@ def _pad(ctx: InferCtx):
             return ctx.fail("shape.rank", f"Pad {ctx.node.id!r}: mode {mode!r} with {len(pad)} pad values takes a "
                                           f"{' or '.join(f'{r}-D' for r in _PAD_RANKS.get(k, ()))} input, got "
                                           f"{D.fmt_shape(x.shape)}".replace("takes a  input", "takes no input"))
-    s = list(x.shape)
-    for i in range(k):
-        dim = len(s) - 1 - i
-        left, right = pad[2 * i], pad[2 * i + 1]
-        size = s[dim]
-        if mode == "reflect" and D.is_const(size) and (left >= size or right >= size):
-            return ctx.fail("shape.pad-size", f"Pad {ctx.node.id!r}: reflect padding ({left}, {right}) must be "
-                                              f"smaller than the size {size} of dim {dim}")
-        if mode == "circular" and D.is_const(size) and (left > size or right > size):
-            return ctx.fail("shape.pad-size", f"Pad {ctx.node.id!r}: circular padding ({left}, {right}) may wrap "
-                                              f"at most once around size {size} of dim {dim}")
-        if mode in ("replicate", "reflect", "circular") and D.is_const(size) and size == 0:
-            return ctx.fail("shape.pad-size", f"Pad {ctx.node.id!r}: mode {mode!r} cannot pad an empty dim {dim}")
-        trim = -(min(left, 0) + min(right, 0))
-        if mode in ("constant", "circular") and trim:  # measured: the negative sides are narrowed away first
-            if not ctx.require_equal(trim, size, "shape.spatial-collapse",
-                                     f"Pad {ctx.node.id!r}: negative padding ({left}, {right}) trims {trim} of size "
-                                     f"{size} of dim {dim}", kind="le"):
-                return [UNKNOWN]
-        s[dim] = D.add(size, left + right)
-        if D.is_const(s[dim]) and s[dim] < (1 if mode != "constant" else 0):
-            return ctx.fail("shape.spatial-collapse",
-                            f"Pad {ctx.node.id!r}: negative padding leaves size {s[dim]} at dim {dim}")
+    if mode != "constant" and any(D.is_const(d) and d == 0 for d in x.shape[len(x.shape) - k:]):
+        return ctx.fail("shape.pad-size", f"Pad {ctx.node.id!r}: mode {mode!r} cannot pad an empty dim")
+    s = pad_sizes(ctx, list(x.shape), pad, k, mode)
+    if s is None:
+        return [UNKNOWN]
     return [TensorType(tuple(s), x.dtype)]
 
 

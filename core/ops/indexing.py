@@ -36,11 +36,17 @@ def _values_below(ctx: InferCtx, operand: int, size) -> None:
     vocab = (ctx.value_ranges or {}).get(operand)
     if vocab is None or size is None:
         return
-    ctx.require_equal(vocab, size, "shape.index-range",
-                      lambda: f"{ctx.node.op} {ctx.node.id!r}: its index carries values up to {vocab} - 1 "
-                              f"(a declared vocab_size or an Arange's end, through the ops before it) but the "
-                              f"indexed dim has size {size}",
-                      kind="le")
+    if not ctx.require_equal(vocab, size, "shape.index-range",
+                             lambda: f"{ctx.node.op} {ctx.node.id!r}: its index carries values up to {vocab} - 1 "
+                                     f"(a declared vocab_size or an Arange's end, through the ops before it) but the "
+                                     f"indexed dim has size {size}",
+                             kind="le"):
+        return
+    reach = ctx.value_reach.get(operand)
+    if reach is not None and D.is_const(size) and type(vocab) is int and vocab <= size < reach:
+        ctx.warn("shape.unknown-index", f"{ctx.node.op} {ctx.node.id!r}: its index holds a max pool's positions, "
+                                        f"which may reach {reach - 1} (where each maximum falls depends on the "
+                                        f"values); it runs only if every one lies below {size}, the indexed size")
 
 
 def _gather(ctx: InferCtx):

@@ -32,7 +32,7 @@ from .base import (
     promote,
     symbolic_pieces,
 )
-from .functional import INTERP_MODES, SCALE, interpolate_infer
+from .functional import INTERP_MODES, SCALE, interpolate_infer, pad_sizes
 
 DIM = Arg("dim", kind=INT)
 DIMS = Optional(OneOf(INT, ListOf(INT)))
@@ -635,58 +635,9 @@ def _pad_infer(n: int, mode: str):
         if lo_hi and not lo_hi[0] <= value <= lo_hi[1] and any(p > 0 for p in pads):
             return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: value={value} does not fit its "
                                                     f"{x.dtype} input")
-        s = list(x.shape)
-        # torch's order: last dim first (left, right), then the one before it
-        for i in range(n):
-            dim = len(s) - 1 - i
-            left, right = pads[2 * i], pads[2 * i + 1]
-            size = s[dim]
-            # measured: only a side that pads must be smaller than the size; a trimming side is limited by
-            # the result's size alone (ReflectionPad1d((1, -2)) of 2 gives 1)
-            if mode == "reflect" and D.is_const(size) and (left >= size or right >= size):
-                return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: reflection padding ({left}, "
-                                                  f"{right}) must be smaller than the size {size} of dim {dim}")
-            if mode == "circular" and D.is_const(size) and (left > size or right > size):
-                return ctx.fail("shape.pad-size", f"{ctx.node.op} {ctx.node.id!r}: circular padding ({left}, "
-                                                  f"{right}) may wrap at most once around size {size}")
-            if mode == "reflect" and not D.is_const(size):
-                # each side that pads must be smaller than the size: p + 1 <= size, a condition on the symbol
-                for p in sorted({left, right}):
-                    if p > 0 and not ctx.require_equal(p + 1, size, "shape.pad-size",
-                                             f"{ctx.node.op} {ctx.node.id!r}: reflection padding {p} against size "
-                                             f"{size} of dim {dim}", kind="le"):
-                        return [UNKNOWN]
-            if mode == "circular" and not D.is_const(size):
-                for p in (left, right):
-                    if not ctx.require_equal(p, size, "shape.pad-size",
-                                             f"{ctx.node.op} {ctx.node.id!r}: circular padding {p} against size "
-                                             f"{size} of dim {dim}", kind="le"):
-                        return [UNKNOWN]
-            # constant and circular padding narrow away the negative sides first, then pad
-            if mode in ("constant", "circular") and D.is_const(size) and size + min(left, 0) + min(right, 0) < 0:
-                return ctx.fail("shape.spatial-collapse",
-                                f"{ctx.node.op} {ctx.node.id!r}: negative padding ({left}, {right}) trims more "
-                                f"than the size {size} of dim {dim}")
-            trim = -(min(left, 0) + min(right, 0))
-            if mode in ("constant", "circular") and trim and not D.is_const(size):
-                if not ctx.require_equal(trim, size, "shape.spatial-collapse",
-                                         f"{ctx.node.op} {ctx.node.id!r}: negative padding ({left}, {right}) trims "
-                                         f"{trim} of size {size} of dim {dim}", kind="le"):
-                    return [UNKNOWN]
-            s[dim] = D.add(size, left + right)
-            # 1-D reflection and replication refuse an empty result ("input is too small"); measured, the 2-D
-            # and 3-D layers and the other modes give one
-            if mode in ("reflect", "replicate") and n == 1 and D.is_const(s[dim]) and s[dim] == 0:
-                return ctx.fail("shape.spatial-collapse",
-                                f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size 0 of dim {dim}")
-            if mode in ("reflect", "replicate") and left + right < 0 and not D.is_const(size):
-                if not ctx.require_equal((1 if n == 1 else 0) - (left + right), size, "shape.spatial-collapse",
-                                         f"{ctx.node.op} {ctx.node.id!r}: negative padding {left + right} of size "
-                                         f"{size} of dim {dim}", kind="le"):
-                    return [UNKNOWN]
-            if D.is_const(s[dim]) and s[dim] < 0:
-                return ctx.fail("shape.spatial-collapse",
-                                f"{ctx.node.op} {ctx.node.id!r}: negative padding leaves size {s[dim]}")
+        s = pad_sizes(ctx, list(x.shape), pads, n, mode)
+        if s is None:
+            return [UNKNOWN]
         return [TensorType(tuple(s), x.dtype)]
 
     return infer
