@@ -46,6 +46,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{s['designs']} random designs (seeds {args.first}..{args.first + args.count - 1}) in {wall:.0f} s: "
           f"{s['ran']} ran, {s['failed_in_torch']} failed in torch, {s['refused_by_builder']} refused by our "
           f"builder, {s['killed']} killed; verifier crashes: {len(s['verifier_crashes'])} (goal 0)")
+    for r in s["resource_limited"]:
+        print(f"  not judged, {r['status']}: {r['case']} ({r['message'][:110]}); verdict {r['verdict']} "
+              f"{r['fired'][:3]}")
     print(f"block <=> torch fails: {s['agreement']:.2%} (goal >= 99%); counting a crash whose warn states a "
           f"symbol condition as agreement: {s['agreement_counting_conditions']:.2%}")
     print(f"  block & failed {m['block_failed']}, block & ran {m['block_ran']} (false blocks; goal 0), "

@@ -41,17 +41,25 @@ def _flop_blowup(ctx):
 
 @graph_check("efficiency.memory-over-device", W, "efficiency", "Training memory exceeds the declared device",
              condition="Parameters + gradients + optimizer state + activations at the declared batch exceed the "
-                       "declared device's memory.",
+                       "declared device's memory (no device declared: the largest device in the price table).",
              why="The run dies with out-of-memory after the GPU is paid for.",
              fix="Lower the batch size, use gradient checkpointing or mixed precision, or pick a larger device.")
 def _memory_over(ctx):
     train = ctx.design.train or {}
     dev = train.get("device")
-    if not dev:
-        return
-    spec = gpu_prices()["devices"].get(dev)
+    devices = gpu_prices()["devices"]
     mem = (ctx.cost.get("memory") or {}).get("total_bytes")
-    if spec and mem and mem > spec["memory_gb"] * 1024 ** 3:
+    if not mem:
+        return
+    if not dev:
+        # no device named: a design no device in the table holds will not run on any of them
+        name, spec = max(devices.items(), key=lambda kv: kv[1]["memory_gb"])
+        if mem > spec["memory_gb"] * 1024 ** 3:
+            yield [], (f"needs ~{mem / 1024 ** 3:.1f} GiB to train, more than the largest device in the price "
+                       f"table ({name}, {spec['memory_gb']} GB)")
+        return
+    spec = devices.get(dev)
+    if spec and mem > spec["memory_gb"] * 1024 ** 3:
         yield [], f"needs ~{mem / 1024 ** 3:.1f} GiB to train, {dev} has {spec['memory_gb']} GB"
 
 

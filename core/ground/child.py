@@ -76,6 +76,9 @@ def _alarm(signum, frame):
 
 
 STUDY_MAX_BATCH = 16
+# the child's memory limit in MB (`--memory-mb`; the run's default when not given), set once it is armed
+MEMORY_LIMIT: list = [None]
+DIFFERENTIAL_MEMORY_MB = 4096  # a fixed limit: the same designs are killed on every machine
 
 
 def sizes_for(design: Design) -> dict:
@@ -119,6 +122,14 @@ def _failure(exc, stage: str) -> dict:
         return {"status": "failed", "origin": exc.origin, "node": exc.node, "stage": "build",
                 "exception": type(cause).__name__ if exc.origin == "torch" and cause is not None else "BuildError",
                 "message": str(exc)[:MESSAGE_MAX]}
+    from ..runs.child import classify
+
+    # past the child's memory limit an allocation fails: a resource outcome (SPEC's run answers it
+    # `killed`), not something the design's shapes decide; it is reported apart from torch's failures
+    status, _, why = classify(exc, MEMORY_LIMIT[0])
+    if status == "killed":
+        return {"status": "killed", "origin": "memory", "node": getattr(exc, "archcurator_node", None),
+                "stage": stage, "exception": type(exc).__name__, "message": why[:MESSAGE_MAX]}
     return {"status": "failed", "origin": "torch", "node": getattr(exc, "archcurator_node", None), "stage": stage,
             "exception": type(exc).__name__, "message": str(exc)[:MESSAGE_MAX]}
 
@@ -261,6 +272,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--full", action="store_true",
                     help="after meta, run every whole graph for real on the device (slow; checks the fast protocol)")
     ap.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    ap.add_argument("--memory-mb", type=int, default=None,
+                    help="memory the runs may take on top of torch (default: a run's default on this host; "
+                         f"{DIFFERENTIAL_MEMORY_MB} with --generate); an allocation past it is recorded as killed")
     args = ap.parse_args(argv)
 
     # stdout carries our lines only: anything else written there goes to stderr
@@ -275,6 +289,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     device = pick_device(args.device)
+    _arm_memory_limit(args.memory_mb or (DIFFERENTIAL_MEMORY_MB if args.generate else None), torch)
     signal.signal(signal.SIGALRM, _alarm)
     if args.generate:
         return _generate_and_run(args.generate, args.timeout, out)
@@ -298,6 +313,15 @@ def main(argv: list[str] | None = None) -> int:
             obs.update(case=cid, device=device, seconds=round(time.perf_counter() - t0, 4))
             out.write(json.dumps(obs) + "\n")
     return 0
+
+
+def _arm_memory_limit(limit_mb: int | None, torch) -> None:
+    """The runs' own guard (core.runs): on the CPU, the address space torch may grow to."""
+    from ..runs.child import MemoryGuard
+
+    guard = MemoryGuard(limit_mb, emit=None)
+    guard.arm(torch.device("cpu"), torch)
+    MEMORY_LIMIT[0] = guard.limit
 
 
 def _generate_and_run(seeds: str, timeout: float, out) -> int:

@@ -48,6 +48,11 @@ class DiffResult:
         return self.status != "ok"
 
     @property
+    def resource(self) -> bool:
+        """Ended by the child's memory or time limit: neither ran nor failed on its shapes."""
+        return self.status in ("killed", "timeout")
+
+    @property
     def blocked(self) -> bool:
         return self.verdict == "block"
 
@@ -150,7 +155,8 @@ def run_differential(first: int, count: int, *, timeout: float = 20.0,
 def summarize_differential(results: list[DiffResult]) -> dict:
     n = len(results)
     crashes = [r for r in results if r.verdict == "crash"]
-    judged = [r for r in results if r.verdict not in ("error", "crash")]
+    judged = [r for r in results if r.verdict not in ("error", "crash") and not r.resource]
+    limited = [r for r in results if r.verdict not in ("error", "crash") and r.resource]
     tp = sum(1 for r in judged if r.blocked and r.failed)
     fp = [r for r in judged if r.blocked and not r.failed]
     missed = [r for r in judged if not r.blocked and r.failed]
@@ -181,6 +187,9 @@ def summarize_differential(results: list[DiffResult]) -> dict:
         "designs": n,
         "judged": len(judged),
         "killed": n - len(judged) - len(crashes),
+        # past the child's memory (killed) or time limit: not judged; what the verifier said of them
+        "resource_limited": [{"case": r.case, "status": r.status, "message": r.message[:160],
+                              "verdict": r.verdict, "fired": r.fired} for r in limited],
         "verifier_crashes": [r.case for r in crashes],
         "ran": sum(1 for r in judged if not r.failed),
         "failed_in_torch": sum(1 for r in judged if r.failed and r.origin != "builder"),
