@@ -494,6 +494,23 @@ FOUND = {
     "groupnorm-one-value-per-group-train": _one("GroupNorm", {"num_groups": 4, "num_channels": 4},
                                                 ([1, 4], "float32")),
     "groupnorm-two-values-per-group": _one("GroupNorm", {"num_groups": 1, "num_channels": 2}, ([1, 2, 1], "float32")),
+    # the fresh 120,000 and 130,000 ranges: MultiheadAttention applies dropout only above 0 and only in
+    # training (gen-122055, gen-137432 were false blocks); a promoting op is judged at the promoted dtype
+    # (gen-123459: int64 with bool is int64, which cosine similarity refuses); F.pad's constant fill must fit
+    # an integer input as the padding layers' does (gen-133502)
+    "mha-negative-dropout-train": _one("MultiheadAttention", {"embed_dim": 4, "num_heads": 2, "dropout": -0.5},
+                                       ([3, 2, 4], "float32")),
+    "mha-dropout-above-one-train": _one("MultiheadAttention", {"embed_dim": 4, "num_heads": 2, "dropout": 1.5},
+                                        ([3, 2, 4], "float32")),
+    "mha-dropout-above-one-eval": _one("MultiheadAttention", {"embed_dim": 4, "num_heads": 2, "dropout": 1.5},
+                                       ([3, 2, 4], "float32"), mode="eval"),
+    "cosine-similarity-int64-with-bool": _g([([8, 3], "bool")], [("Sum", {}, ["x0"]),
+                                                                 ("CosineSimilarity", {}, ["n0", "x0"])]),
+    "cosine-similarity-float-with-int": _one("CosineSimilarity", {}, ([8, 3], "float32"), ([8, 3], "int64")),
+    "add-uint8-with-0d-int64": _g([([4, 3], "uint8"), ([4, 3], "int64")], [("Sum", {}, ["x1"]),
+                                                                           ("Add", {}, ["x0", "n0"])]),
+    "functional-pad-fill-overflows-uint8": _one("Pad", {"pad": [6, 2], "value": -1.916}, ([5, 4], "uint8")),
+    "functional-pad-fill-fits-uint8": _one("Pad", {"pad": [6, 2], "value": 7}, ([5, 4], "uint8")),
 }
 
 
@@ -525,6 +542,12 @@ CONDITIONAL = {
     # padding layers stated it)
     "functional-reflect-pad-undeclared-t": _g([([16, "T"], "float32")],
                                               [("Pad", {"pad": [8, 8], "mode": "reflect"}, ["x0"])], seq_len=None),
+    # output_ratio of a size the design does not declare: int(B * r) + k - 1 <= B (gen-125985)
+    "fractional-ratio-undeclared-b": _g([(["B", 4, 4], "float32")],
+                                        [("Permute", {"dims": [2, 1, 0]}, ["x0"]),
+                                         ("FractionalMaxPool2d", {"kernel_size": [2, 4],
+                                                                  "output_ratio": [0.5, 0.033]}, ["n0"])],
+                                        seq_len=None),
 }
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 from .. import dims as D
 from . import torch_build as tb
 from .base import BOOL, INT, NUM, POS, UNKNOWN, Arg, Enum, Float, InferCtx, OpSpec, Optional, TensorType
+from .functional import INT_RANGES
 
 INPLACE = Arg("inplace", False, BOOL)
 PROB = Float(0, 1)
@@ -148,9 +149,6 @@ def _with_arg_rule(infer, check):
 
     wrapped.accepts = getattr(infer, "accepts", "")
     return wrapped
-
-
-INT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1)}
 
 
 def _fits_dtype(ctx: InferCtx):

@@ -129,6 +129,13 @@ def _mha_infer(ctx: InferCtx):
     a = ctx.args
     e, h = a["embed_dim"], a["num_heads"]
     _mha_check(ctx, e, h, "MultiheadAttention")
+    # measured: the layer keeps dropout as a number and applies it to the weights only in training and only
+    # when above 0 (a negative one is no dropout); F.dropout refuses one above 1 there
+    if (ctx.design_train or {}).get("mode") != "eval" and not ctx.require(
+            a["dropout"] <= 1, "connectivity.bad-arg",
+            lambda: f"MultiheadAttention {ctx.node.id!r}: dropout={a['dropout']} in training; F.dropout takes "
+                    "a probability of at most 1"):
+        return [UNKNOWN, UNKNOWN]
     q = ctx.inputs[0]
     k = ctx.inputs[1] if len(ctx.inputs) > 1 else q
     v = ctx.inputs[2] if len(ctx.inputs) > 2 else k
@@ -495,7 +502,7 @@ _TGT_CAUSAL = Arg("tgt_is_causal", False, BOOL)
 _NULL = Optional(Enum())  # a module argument a design cannot give: null only
 OPS = [
     OpSpec("MultiheadAttention", "attention",
-           (Arg("embed_dim", kind=NAT), Arg("num_heads", kind=POS), Arg("dropout", 0.0, PROB), Arg("bias", True, BOOL),
+           (Arg("embed_dim", kind=NAT), Arg("num_heads", kind=POS), Arg("dropout", 0.0, NUM), Arg("bias", True, BOOL),
             Arg("add_bias_kv", False, BOOL), Arg("add_zero_attn", False, BOOL), Arg("kdim", None, Optional(NAT)),
             Arg("vdim", None, Optional(NAT)), Arg("batch_first", False, BOOL), _CAUSAL),
            _mha_infer, tb.custom("MultiheadAttention"), arity=(1, 5), param_shapes=_mha_shapes, flops=_mha_flops,

@@ -16,6 +16,8 @@ rewrites the table below; tests/checks/test_op_dtypes.py keeps the two equal.
 
 from __future__ import annotations
 
+from .base import promote
+
 DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool")
 MODES = ("train", "eval")
 ALIASES = {"float": "float32", "long": "int64", "int": "int32", "int16": "int32", "int8": "int32"}
@@ -39,16 +41,46 @@ def promotes(op: str, dtype: str, mode: str) -> bool:
     return row[DTYPES.index(dtype) * len(MODES) + (1 if mode == "eval" else 0)] == "f"
 
 
-def data_dtype(op: str, dtypes: list) -> str | None:
-    """The one dtype of the op's data operands (None: none, or several)."""
+# ops whose kernels run on the operands' promoted dtype (TensorIterator's type promotion): the row of
+# that dtype decides them; other ops given several dtypes are judged by their own rules
+PROMOTING = frozenset({"Add", "Sub", "Mul", "Div", "Concat", "Stack", "Where", "CosineSimilarity",
+                       "PairwiseDistance"})
+
+
+def data_dtype(op: str, dtypes: list, ranks: list | None = None) -> str | None:
+    """The one dtype of the op's data operands, or for a promoting op the dtype torch promotes them to
+    (a 0-D operand counts only when its kind, bool < integer < float, is above the others'; `ranks` gives
+    the operands' ranks, None where unknown). None: no data operand, or several dtypes not promoted."""
     if not DATA_OPERANDS:
         DATA_OPERANDS.update(_data_operands())
     idx = DATA_OPERANDS.get(op)
     if not idx:
         return None
     # a node may give fewer data operands than the example (self-attention: one for query, key and value)
-    seen = {dtypes[i] for i in idx if i < len(dtypes)}
-    return seen.pop() if len(seen) == 1 else None
+    idx = [i for i in idx if i < len(dtypes)]
+    seen = {dtypes[i] for i in idx}
+    if len(seen) == 1:
+        return seen.pop()
+    if op not in PROMOTING or ranks is None or any(ranks[i] is None for i in idx):
+        return None
+    dimensioned = [dtypes[i] for i in idx if ranks[i] > 0]
+    scalars = [dtypes[i] for i in idx if ranks[i] == 0]
+    out = _promote_all(dimensioned) if dimensioned else None
+    for d in scalars:
+        if out is None or _kind(d) > _kind(out):
+            out = d if out is None or _kind(d) != _kind(out) else promote(out, d)
+    return out
+
+
+def _kind(dtype: str) -> int:
+    return 0 if dtype == "bool" else 2 if dtype in ("float16", "bfloat16", "float32", "float64") else 1
+
+
+def _promote_all(dtypes: list) -> str:
+    out = dtypes[0]
+    for d in dtypes[1:]:
+        out = promote(out, d)
+    return out
 
 
 def _data_operands() -> dict:

@@ -117,6 +117,18 @@ def _tile(ctx: InferCtx):
 _PAD_RANKS = {1: (2, 3), 2: (3, 4), 3: (4, 5)}
 
 
+INT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1)}
+
+
+def fill_fits(ctx: InferCtx, x: TensorType, value, pads: list) -> bool:
+    """A constant pad's fill must fit an integer input's dtype (measured: torch refuses -1.9 for uint8);
+    torch fills only where it pads, so padding that only trims never converts it. False when it blocked."""
+    lo_hi = INT_RANGES.get(x.dtype)
+    value = value or 0
+    return not (lo_hi and not lo_hi[0] <= value <= lo_hi[1] and any(p > 0 for p in pads)) or ctx.require(
+        False, "connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: value={value} does not fit its {x.dtype} input")
+
+
 def _blocked(ctx: InferCtx, rule: str, message: str) -> None:
     ctx.fail(rule, message)
     return None
@@ -199,6 +211,8 @@ def _pad(ctx: InferCtx):
             return ctx.fail("shape.rank", f"Pad {ctx.node.id!r}: mode {mode!r} with {len(pad)} pad values takes a "
                                           f"{' or '.join(f'{r}-D' for r in _PAD_RANKS.get(k, ()))} input, got "
                                           f"{D.fmt_shape(x.shape)}".replace("takes a  input", "takes no input"))
+    if mode == "constant" and not fill_fits(ctx, x, a["value"], pad):
+        return [UNKNOWN]
     if mode != "constant" and any(D.is_const(d) and d == 0 for d in x.shape[len(x.shape) - k:]):
         return ctx.fail("shape.pad-size", f"Pad {ctx.node.id!r}: mode {mode!r} cannot pad an empty dim")
     s = pad_sizes(ctx, list(x.shape), pad, k, mode)

@@ -24,6 +24,7 @@ from .base import (
     OpSpec,
     Optional,
     TensorType,
+    Violation,
     pair,
 )
 
@@ -169,6 +170,28 @@ def _lp_args(n):
             Arg("ceil_mode", False, BOOL))
 
 
+def _ratio_fits(ctx: InferCtx, size, ratio, extra: int, i: int) -> bool:
+    """A symbolic size pooled by output_ratio: torch takes int(size * ratio) outputs and wants
+    int(size * ratio) + extra <= size. Not linear in the size, so it is judged by value: at the declared
+    size when there is one, else over sizes 1..4096 (a block when none fits, else a warn stating it).
+    False when it blocked."""
+    label = f"{ctx.node.op} {ctx.node.id!r}"
+    text = f"int({D.fmt(size)} * {ratio:g}) + {extra} <= {D.fmt(size)}"
+    at = D.substitute(size, ctx.declared) if ctx.declared else size
+    if D.is_const(at):
+        return ctx.require(int(at * ratio) + extra <= at, "shape.kernel-too-large",
+                           lambda: f"{label}: output_ratio {ratio:g} with its window needs {text} at spatial dim "
+                                   f"{i}; the design's declared sizes give {at}")
+    if not any(int(v * ratio) + extra <= v for v in range(1, 4097)):
+        return ctx.require(False, "shape.kernel-too-large",
+                           lambda: f"{label}: output_ratio {ratio:g} with its window needs {text} at spatial dim "
+                                   f"{i}, which no size satisfies")
+    ctx.violations.append(Violation("shape.symbol-condition",
+                                    f"{label} runs only when {text}: output_ratio {ratio:g} with its window at "
+                                    f"spatial dim {i} of size {D.fmt(size)}", [ctx.node.id], "warn"))
+    return True
+
+
 def _fractional_infer(n: int):
     def infer(ctx: InferCtx):
         x, a = ctx.x, ctx.args
@@ -188,6 +211,8 @@ def _fractional_infer(n: int):
             else:
                 r = pair(a["output_ratio"], n)[i]
                 o = int(size * r) if D.is_const(size) else None
+                if o is None and not _ratio_fits(ctx, size, r, k[i] - 1 + (n == 3), i):
+                    return [UNKNOWN] * (2 if a.get("return_indices") else 1)
             # measured: the 2-D kernel wants o + k - 1 <= size, the 3-D one o + k - 1 < size
             need = o + k[i] - 1 + (n == 3) if o is not None else None
             if D.is_const(size) and need is not None and need > size:

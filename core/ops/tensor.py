@@ -32,7 +32,7 @@ from .base import (
     promote,
     symbolic_pieces,
 )
-from .functional import INTERP_MODES, SCALE, interpolate_infer, pad_sizes
+from .functional import INTERP_MODES, SCALE, fill_fits, interpolate_infer, pad_sizes
 
 DIM = Arg("dim", kind=INT)
 DIMS = Optional(OneOf(INT, ListOf(INT)))
@@ -611,7 +611,6 @@ OPS = [
 
 
 # ---- padding ----------------------------------------------------------------
-INT_RANGES = {"uint8": (0, 255), "int8": (-128, 127), "int16": (-2 ** 15, 2 ** 15 - 1)}
 
 
 def _pad_infer(n: int, mode: str):
@@ -629,12 +628,8 @@ def _pad_infer(n: int, mode: str):
                                           f"got {D.fmt_shape(x.shape)}")
         pad = ctx.args["padding"]
         pads = list(pad) if isinstance(pad, (list, tuple)) else [pad] * (2 * n)
-        value = ctx.args.get("value", 0)
-        lo_hi = INT_RANGES.get(x.dtype)
-        # torch fills only where it pads: padding that only trims never converts the value
-        if lo_hi and not lo_hi[0] <= value <= lo_hi[1] and any(p > 0 for p in pads):
-            return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: value={value} does not fit its "
-                                                    f"{x.dtype} input")
+        if not fill_fits(ctx, x, ctx.args.get("value", 0), pads):
+            return [UNKNOWN]
         s = pad_sizes(ctx, list(x.shape), pads, n, mode)
         if s is None:
             return [UNKNOWN]
