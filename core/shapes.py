@@ -14,6 +14,7 @@ from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE
 from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
 from .ops.dtype_support import data_dtype, promotes, supported
+from .ops.layout import KEEPS_LAYOUT, LAYOUT_MAKERS, LAYOUT_READERS, permuted, refusal, view_permutation
 
 
 @dataclass
@@ -40,6 +41,9 @@ class Inference:
     # id -> how far its values may reach (exclusive) when that is past the range they surely reach (a max
     # pool's indices: where the maxima fall depends on the values)
     reach: dict = field(default_factory=dict)
+    # id -> the order of its dims in memory, outermost first, for a permuted view (core/ops/layout.py);
+    # what is not here is taken as contiguous
+    layout: dict = field(default_factory=dict)
 
     def type_of(self, ref: str) -> TensorType:
         rid, idx = parse_ref(ref)
@@ -115,12 +119,41 @@ def declared_sizes(design: Design) -> dict:
     return out
 
 
+def _follow_layout(node: Node, inf: Inference) -> bool:
+    """The memory layout a permuting view gives its result and the element-wise ops keep; an op whose
+    kernel reads the layout and refuses its input's blocks here (True)."""
+    src = node.inputs[0] if node.inputs else None
+    order = inf.layout.get(src) if src is not None else None
+    if order is not None and node.op in LAYOUT_READERS:
+        t = inf.type_of(src)
+        why = refusal(node.op, t.shape, order, inf.declared) if t.shape is not None else None
+        if why:
+            _fail(inf, node, "shape.memory-layout",
+                  f"{node.op} {node.id!r} {why}: its input {src!r} is a permuted view (dims in memory "
+                  f"{list(order)}, outermost first); call .contiguous() on it first (a Reshape after the "
+                  "permute copies)")
+            return True
+    if order is not None and (node.op in KEEPS_LAYOUT or node.args.get("inplace") is True):
+        inf.layout[node.id] = order
+    elif node.op in LAYOUT_MAKERS and src is not None:
+        t = inf.type_of(src)
+        perm = view_permutation(node.op, node.args, len(t.shape)) if t.shape is not None else None
+        if perm is not None:
+            out = permuted(order, len(t.shape), perm)
+            if out is not None:
+                inf.layout[node.id] = out
+    return False
+
+
 def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 1) -> None:  # noqa: D401
     inf.violations.append(Violation(rule, message, [node.id]))
     inf.types[node.id] = [UNKNOWN] * n_results
 
 
-def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None) -> None:
+def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None,
+                laid_out: bool = False) -> None:
+    if not laid_out and (inf.layout or node.op in LAYOUT_MAKERS) and _follow_layout(node, inf):
+        return
     if memo is not None and node.shares is None and node.inputs:
         key = _memo_key(node, inf)
         hit = memo.get(key) if key is not None else None
@@ -131,7 +164,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             if inf.track_grad:
                 _track_grad(node, inf)
             return
-        _infer_node(node, nodes, inf, train)
+        _infer_node(node, nodes, inf, train, laid_out=True)
         if key is not None and node.id in inf.ok and node.id in inf.flops and not _has_violation(inf, node.id):
             memo[key] = (inf.args[node.id], inf.types[node.id], inf.params[node.id], inf.flops[node.id])
         return

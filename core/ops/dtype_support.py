@@ -47,6 +47,9 @@ PROMOTING = frozenset({"Add", "Sub", "Mul", "Div", "Concat", "Stack", "Where", "
                        "PairwiseDistance"})
 
 
+BOOL_REFUSERS = frozenset({"Sub", "PairwiseDistance"})
+
+
 def data_dtype(op: str, dtypes: list, ranks: list | None = None) -> str | None:
     """The one dtype of the op's data operands, or for a promoting op the dtype torch promotes them to
     (a 0-D operand counts only when its kind, bool < integer < float, is above the others'; `ranks` gives
@@ -61,6 +64,8 @@ def data_dtype(op: str, dtypes: list, ranks: list | None = None) -> str | None:
     seen = {dtypes[i] for i in idx}
     if len(seen) == 1:
         return seen.pop()
+    if op in BOOL_REFUSERS and "bool" in seen:
+        return "bool"  # measured: subtraction refuses a bool operand whatever the other's dtype
     if op not in PROMOTING or ranks is None or any(ranks[i] is None for i in idx):
         return None
     dimensioned = [dtypes[i] for i in idx if ranks[i] > 0]

@@ -229,6 +229,13 @@ INTERP_RANKS = {"nearest": (3, 4, 5), "nearest-exact": (3, 4, 5), "area": (3, 4,
 UINT8_MODES = ("nearest", "nearest-exact", "bilinear", "bicubic")
 
 
+def interp_dtype_key(a: dict) -> str:
+    """The row of the dtype table for an interpolation's mode (nn.Upsample calls F.interpolate: one set of
+    kernels for both)."""
+    return "Interpolate[nearest]" if a["mode"] in ("nearest", "nearest-exact") else \
+        "Interpolate[bilinear]" if a["mode"] in ("bilinear", "bicubic") else "Interpolate"
+
+
 def interpolate_infer(ctx: InferCtx):
     """Upsample and Interpolate: one of size / scale_factor, a mode that fits the rank, align_corners
     only with the interpolating modes, antialias only with bilinear / bicubic (and area's own)."""
@@ -312,6 +319,5 @@ OPS = [
             Arg("recompute_scale_factor", None, Optional(BOOL)), Arg("antialias", False, BOOL)),
            interpolate_infer, tb.custom("Interpolate"),
            rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse"),
-           dtype_key=lambda a: "Interpolate[nearest]" if a["mode"] in ("nearest", "nearest-exact") else
-           "Interpolate[bilinear]" if a["mode"] in ("bilinear", "bicubic") else "Interpolate"),
+           dtype_key=interp_dtype_key),
 ]

@@ -32,7 +32,7 @@ from .base import (
     promote,
     symbolic_pieces,
 )
-from .functional import INTERP_MODES, SCALE, fill_fits, interpolate_infer, pad_sizes
+from .functional import INTERP_MODES, SCALE, fill_fits, interp_dtype_key, interpolate_infer, pad_sizes
 
 DIM = Arg("dim", kind=INT)
 DIMS = Optional(OneOf(INT, ListOf(INT)))
@@ -606,7 +606,8 @@ OPS = [
                                       # nn.Upsample reads a tuple of scale factors but calls float() on a list:
                                       # a design's JSON list is the tuple a Python author writes
                                       _upsample_infer, tb.module("Upsample", _scale_factor_tuple),
-           rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse")),
+           rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse"),
+           dtype_key=interp_dtype_key),
 ]
 
 

@@ -695,6 +695,14 @@ def _():
     return d(3), d(2)
 
 
+@fixture("shape.memory-layout")
+def _():
+    def d(dims):
+        return G([N("p", "Permute", ["x"], dims=dims), N("lrn", "LocalResponseNorm", ["p"], size=2)], ["lrn"],
+                 inputs=[X(2, 3, 4, 5, 6)])
+    return d([0, 1, 2, 4, 3]), d([0, 2, 1, 3, 4])
+
+
 @fixture("shape.glu-odd")
 def _():
     return one("GLU", [X(2, 7)]), one("GLU", [X(2, 8)])

@@ -593,6 +593,21 @@ def _shuffle_sites(g):
     return maps(g, 4, lambda s: _const(s[1]) and s[1] % 4)[:4]
 
 
+def _layout_apply(g, site):
+    s = shape_of(g, site)
+    split = branch(g, site, "Unflatten", {"dim": 3, "unflattened_size": [s[3] // 2, 2]}, suffix="split")
+    swapped = branch(g, split, "Transpose", {"dim0": 3, "dim1": 4}, suffix="swap")
+    branch(g, swapped, "LocalResponseNorm", {"size": 2}, suffix="lrn")
+    return g.d
+
+
+@kind("permuted-into-view", "block", ["shape.memory-layout"], bases=("resnet18", "tiny_cnn", "cifar_cnn"),
+      doc="a LocalResponseNorm over a feature map split and transposed in place of being copied: its view "
+          "cannot merge the swapped dims", apply=_layout_apply)
+def _layout_sites(g):
+    return maps(g, 4, lambda s: s[3] >= 4 and s[3] % 2 == 0 and s[1] * s[2] * s[3] <= 1 << 20)[:3]
+
+
 def _fold_apply(g, site):
     s = shape_of(g, site)
     cols = branch(g, site, "Unfold", {"kernel_size": 2}, suffix="unfold")
