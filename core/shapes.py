@@ -406,7 +406,7 @@ def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
         fill = int(args.get("value") or 0)
         if type(ids) is int and fill >= 0:
             inf.vocab[node.id] = max(ids, fill + 1)
-        elif fill == 0:
+        else:  # a negative fill is followed apart (inf.negative); the ids are all still there (gen-168167)
             inf.vocab[node.id] = ids
     elif node.op == "ReLU6" and type(ids) is int:
         inf.vocab[node.id] = min(ids, 7)

@@ -511,6 +511,29 @@ FOUND = {
                                                                            ("Add", {}, ["x0", "n0"])]),
     "functional-pad-fill-overflows-uint8": _one("Pad", {"pad": [6, 2], "value": -1.916}, ([5, 4], "uint8")),
     "functional-pad-fill-fits-uint8": _one("Pad", {"pad": [6, 2], "value": 7}, ([5, 4], "uint8")),
+    # the fresh 160,000 and 170,000 ranges: an adaptive average whose None output size resolves to 1 is a
+    # mean at any rank (gen-164262, a false block); MultiheadAttention's weights see the key add_bias_kv
+    # and add_zero_attn append (gen-175938, a false block); ids padded with a negative fill keep their range
+    # (gen-168167)
+    "adaptive-avg2d-none-resolving-to-one-5d": _one("AdaptiveAvgPool2d", {"output_size": [1, None]},
+                                                    ([2, 1, 4, 4, 1], "float32")),
+    "adaptive-avg2d-none-resolving-to-four-5d": _one("AdaptiveAvgPool2d", {"output_size": [1, None]},
+                                                     ([2, 1, 4, 4, 4], "float32")),
+    "mha-weights-with-bias-kv-and-zero-attn": _g([([5, 3, 8], "float32")],
+                                                 [("MultiheadAttention", {"embed_dim": 8, "num_heads": 2,
+                                                                          "add_bias_kv": True, "add_zero_attn": True},
+                                                   ["x0"]),
+                                                  ("Linear", {"in_features": 7, "out_features": 2}, ["n0:1"])]),
+    "mha-weights-with-zero-attn-wrong-width": _g([([5, 3, 8], "float32")],
+                                                 [("MultiheadAttention", {"embed_dim": 8, "num_heads": 2,
+                                                                          "add_zero_attn": True}, ["x0"]),
+                                                  ("Linear", {"in_features": 5, "out_features": 2}, ["n0:1"])]),
+    "pool-indices-padded-negative-then-index": _g([([4, 6, 3, 3], "float32")],
+                                                  [("AdaptiveMaxPool3d", {"output_size": 4, "return_indices": True},
+                                                    ["x0"]),
+                                                   ("ConstantPad3d", {"padding": [1, 0, 0, 0, 0, 0], "value": -1},
+                                                    ["n0:1"]),
+                                                   ("Index", {}, ["x0", "n1"])]),
 }
 
 

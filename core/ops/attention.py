@@ -191,10 +191,14 @@ def _mha_infer(ctx: InferCtx):
         else:
             _check_mask(ctx, m, lq, ls, n if batched else None, h, ("attn_mask", "key_padding_mask")[i],
                         padding=i == 1)
+    # measured: add_bias_kv appends a key (and value) and add_zero_attn a zero one, so the weights see
+    # one more key each (gen-175938)
+    extra = int(bool(a["add_bias_kv"])) + int(bool(a["add_zero_attn"]))
+    keys = D.add(ls, extra) if extra else ls
     if len(q.shape) == 2:
-        w = (lq, ls)
+        w = (lq, keys)
     else:
-        w = (n, lq, ls)
+        w = (n, lq, keys)
     return [TensorType(q.shape[:-1] + (e,), q.dtype), TensorType(w, q.dtype)]
 
 

@@ -117,8 +117,12 @@ def _adaptive_infer(n: int):
         if x.shape is None:
             return [x]
         osz = pair(ctx.args["output_size"], n)
-        # an average to 1x1(x1) is torch's mean over the last dims: any rank that has them
-        ones = ctx.node.op.startswith("AdaptiveAvg") and n > 1 and all(v == 1 for v in osz)
+        # an average to 1x1(x1) is torch's mean over the last dims: any rank that has them; a None output
+        # size is the input's size there, read before the rank is checked (measured: (1, None) of a last
+        # dim of 1 takes the mean too, gen-164262)
+        resolved = [x.shape[len(x.shape) - n + i] if v is None and len(x.shape) >= n else v
+                    for i, v in enumerate(osz)]
+        ones = ctx.node.op.startswith("AdaptiveAvg") and n > 1 and all(v == 1 for v in resolved)
         if not ctx.need_rank(x, tuple(range(n, 9)) if ones else (n + 1, n + 2)):
             return [UNKNOWN]
         out = tuple(x.shape[-n + i] if v is None else v for i, v in enumerate(osz))
