@@ -31,7 +31,24 @@ class BuildError(Exception):
 
 
 def module_key(node_id: str) -> str:
-    return node_id.replace(".", _KEY_DOT)
+    """The node's key in the model's ModuleDict: '.' is not allowed there, and a name the ModuleDict
+    already has as an attribute (`half`, `train`, `forward`, `keys`, ...) is refused ("attribute 'half'
+    already exists"), so such an id gets a trailing mark."""
+    key = node_id.replace(".", _KEY_DOT)
+    if _attribute_names() and (key in _ATTRIBUTES or key.startswith("_")):
+        key += _KEY_DOT
+    return key
+
+
+_ATTRIBUTES: set = set()
+
+
+def _attribute_names() -> set:
+    if not _ATTRIBUTES:
+        import torch.nn as nn
+
+        _ATTRIBUTES.update(dir(nn.ModuleDict()))
+    return _ATTRIBUTES
 
 
 def build_module(design: Design, device: str = "cpu", sizes: dict | None = None):
