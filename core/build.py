@@ -220,12 +220,13 @@ def symbol_env(design: Design, batch: int = 2, env: dict | None = None) -> dict:
     """Sizes for the design's symbols: the batch symbol(s) take `batch`, seq_len where declared."""
     out: dict = {}
     train = design.train or {}
+    seq_symbol = design.sequence_symbol() if train.get("seq_len") else None
     for spec in design.inputs:
         for i, d in enumerate(spec.shape):
             if isinstance(d, str) and d not in out:
                 if i == 0:
                     out[d] = batch
-                elif train.get("seq_len") and i == 1:
+                elif d == seq_symbol:
                     out[d] = int(train["seq_len"])
                 else:
                     out[d] = DEFAULT_SYMBOL_SIZE

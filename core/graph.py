@@ -178,6 +178,11 @@ class Design:
             if ins is None:
                 ins = []
             elif type(ins) is not list or any(type(r) is not str for r in ins):
+                if type(ins) is list and any(r is None for r in ins):
+                    # a skipped optional operand (torch's None) has no place in archgraph/1's operand list
+                    raise DesignError(f"{where}: node {nid!r}: 'in' must be a list of ids, and null is not one: "
+                                      "operands are positional, so to give a later optional one (a key padding "
+                                      "mask, a tgt_mask) give every one before it")
                 raise DesignError(f"{where}: node {nid!r}: 'in' must be a list of ids")
             shares = raw.get("shares")
             if shares is not None and type(shares) is not str:
@@ -262,6 +267,21 @@ class Design:
 
     def node_map(self) -> dict[str, Node]:
         return {n.id: n for n in self.nodes}
+
+    def sequence_symbol(self) -> str | None:
+        """The symbol train.seq_len sizes: the one at dim 1 of an input (batch first: [B, T, ...]); when no
+        input has a symbol there, the first one past dim 0 ([B, C, T] for a 1-D convolution's sequence).
+        A symbol first met at dim 0 is the batch's, whatever else it is."""
+        first: dict = {}
+        for spec in self.inputs:
+            for i, d in enumerate(spec.shape):
+                if isinstance(d, str) and d not in first:
+                    first[d] = i
+        at_one = [d for d, i in first.items() if i == 1]
+        if at_one:
+            return at_one[0]
+        later = [d for d, i in first.items() if i >= 2]
+        return later[0] if later else None
 
     def structural_problems(self, stuck: list | None = None) -> list[Problem]:
         """Dangling references, bad `shares`, cycles, missing outputs."""

@@ -511,6 +511,19 @@ FOUND = {
                                                                            ("Add", {}, ["x0", "n0"])]),
     "functional-pad-fill-overflows-uint8": _one("Pad", {"pad": [6, 2], "value": -1.916}, ([5, 4], "uint8")),
     "functional-pad-fill-fits-uint8": _one("Pad", {"pad": [6, 2], "value": 7}, ([5, 4], "uint8")),
+    # seq_len sizes the sequence symbol where it is (dim 2 of a 1-D convolution's input, when no input has a
+    # symbol at dim 1): a valid dilated convolution needs T >= 17
+    "tcn-declared-seq-too-short": _g([(["B", 4, "T"], "float32")],
+                                     [("Conv1d", {"in_channels": 4, "out_channels": 4, "kernel_size": 3,
+                                                  "dilation": 8}, ["x0"])], seq_len=10),
+    "tcn-declared-seq-long-enough": _g([(["B", 4, "T"], "float32")],
+                                       [("Slice", {"dim": 2, "start": 2}, ["x0"]),
+                                        ("Conv1d", {"in_channels": 4, "out_channels": 4, "kernel_size": 3,
+                                                    "dilation": 8}, ["n0"])], seq_len=19),
+    "tcn-crop-declared-one-short": _g([(["B", 4, "T"], "float32")],
+                                      [("Slice", {"dim": 2, "start": 2}, ["x0"]),
+                                       ("Conv1d", {"in_channels": 4, "out_channels": 4, "kernel_size": 3,
+                                                   "dilation": 8}, ["n0"])], seq_len=18),
     # the fresh 160,000 and 170,000 ranges: an adaptive average whose None output size resolves to 1 is a
     # mean at any rank (gen-164262, a false block); MultiheadAttention's weights see the key add_bias_kv
     # and add_zero_attn append (gen-175938, a false block); ids padded with a negative fill keep their range
@@ -565,6 +578,15 @@ CONDITIONAL = {
     # padding layers stated it)
     "functional-reflect-pad-undeclared-t": _g([([16, "T"], "float32")],
                                               [("Pad", {"pad": [8, 8], "mode": "reflect"}, ["x0"])], seq_len=None),
+    # a blind tester's TCN: an unpadded dilated convolution over a length the design does not declare passed
+    # silently, and a crop x[:, :, 2:] of it made the length unknown
+    "conv1d-dilated-undeclared-t": _g([(["B", 4, "T"], "float32")],
+                                      [("Conv1d", {"in_channels": 4, "out_channels": 4, "kernel_size": 3,
+                                                   "dilation": 8}, ["x0"])], seq_len=None),
+    "crop-then-conv-undeclared-t": _g([(["B", 4, "T"], "float32")],
+                                      [("Slice", {"dim": 2, "start": 2}, ["x0"]),
+                                       ("Conv1d", {"in_channels": 4, "out_channels": 4, "kernel_size": 3,
+                                                   "dilation": 4}, ["n0"])], seq_len=None),
     # output_ratio of a size the design does not declare: int(B * r) + k - 1 <= B (gen-125985)
     "fractional-ratio-undeclared-b": _g([(["B", 4, 4], "float32")],
                                         [("Permute", {"dims": [2, 1, 0]}, ["x0"]),

@@ -110,6 +110,12 @@ def _conv_infer(n: int):
                 collapsed = True
                 out.append(None)
                 continue
+            if not D.is_const(size) and span - 2 * p > 1 and not ctx.require_equal(
+                    span - 2 * p, size, "shape.kernel-too-large",
+                    lambda i=i, span=span, p=p, size=size: f"{op} {ctx.node.id!r}: kernel {k[i]} (dilation {d[i]}) "
+                    f"spans {span}, padded by {p} on each side, at spatial dim {i} of size {D.fmt(size)}",
+                    kind="le"):
+                return [UNKNOWN]
             out.append(D.conv_out(size, k[i], s[i], p, d[i]))
         if collapsed:
             return [UNKNOWN]

@@ -434,6 +434,12 @@ def _slice_infer(ctx: InferCtx):
         pass
     elif start is not None and start < 0 and end is None and step == 1:
         n = -start
+    elif step >= 1 and (start is None or start >= 0) and (end is None or end < 0):
+        # a slice that grows with the size (x[:, 2:], x[:, :-1], x[:, 1:-1]): size - start + end while the
+        # size is at least start - end, as written for a crop that aligns a residual with a valid conv's
+        # output (the length is 0 below that, which nothing here models)
+        cut = (start or 0) - (end or 0)
+        n = D.add(size, -cut) if step == 1 else D.add(D.floordiv(D.add(size, step - 1 - cut), step), 0)
     elif (span := _slice_len_range(start, end, step)) is not None:
         # torch clamps constant bounds to the size, so the length lies in a range whatever the size is
         # (x[:, 6:8] of a T is 0..2 long): a constant when the range is one value, else a size of its own
