@@ -14,7 +14,19 @@ from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE
 from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
 from .ops.dtype_support import data_dtype, promotes, supported
-from .ops.layout import KEEPS_LAYOUT, LAYOUT_MAKERS, LAYOUT_READERS, permuted, refusal, view_permutation
+from .ops.layout import (
+    KEEPS_LAYOUT,
+    LAYOUT_MAKERS,
+    LAYOUT_READERS,
+    NO_WRITE_INPLACE,
+    OVERLAP_TOLERANT_INPLACE,
+    VIEWS_KEEP_OVERLAP,
+    expands_onto_itself,
+    permuted,
+    refusal,
+    view_permutation,
+    writes_in_place,
+)
 
 
 @dataclass
@@ -44,6 +56,8 @@ class Inference:
     # id -> the order of its dims in memory, outermost first, for a permuted view (core/ops/layout.py);
     # what is not here is taken as contiguous
     layout: dict = field(default_factory=dict)
+    overlap: set = field(default_factory=set)  # ids of expanded tensors: several elements share one location
+    train: dict = field(default_factory=dict)  # the design's train block (its mode decides what writes)
 
     def type_of(self, ref: str) -> TensorType:
         rid, idx = parse_ref(ref)
@@ -57,6 +71,7 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     """`order`: the design's topological order when the caller already has it."""
     inf = Inference()
     train = design.train or {}
+    inf.train = train if type(train) is dict else {}
     for spec in design.inputs:
         inf.types[spec.id] = [TensorType(tuple(spec.shape), spec.dtype)]
     nodes = design.node_map()
@@ -136,6 +151,22 @@ def _follow_layout(node: Node, inf: Inference) -> bool:
                   f"{list(order)}, outermost first); call .contiguous() on it first (a Reshape after the "
                   "permute copies)")
             return True
+    if inf.overlap and src in inf.overlap:
+        mode = mode_of(inf.train)
+        if writes_in_place(node.op, node.args, mode) and node.op not in OVERLAP_TOLERANT_INPLACE:
+            _fail(inf, node, "shape.memory-layout",
+                  f"{node.op} {node.id!r} works in place (inplace=true) on {src!r}, an expanded tensor whose "
+                  "elements share memory; torch refuses to write it ('more than one element of the written-to "
+                  "tensor refers to a single memory location') — set inplace=false, or clone it first")
+            return True
+        if node.op in VIEWS_KEEP_OVERLAP or (node.op == "Dropout" and mode == "eval") or \
+                writes_in_place(node.op, node.args, mode):
+            inf.overlap.add(node.id)
+    if node.op == "Expand" and src is not None:
+        t = inf.type_of(src)
+        target = node.args.get("shape")
+        if t.shape is not None and isinstance(target, list) and expands_onto_itself(t.shape, target, inf.declared):
+            inf.overlap.add(node.id)
     if order is not None and (node.op in KEEPS_LAYOUT or node.args.get("inplace") is True):
         inf.layout[node.id] = order
     elif node.op in LAYOUT_MAKERS and src is not None:
@@ -155,7 +186,8 @@ def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 
 
 def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None,
                 laid_out: bool = False) -> None:
-    if not laid_out and (inf.layout or node.op in LAYOUT_MAKERS) and _follow_layout(node, inf):
+    if not laid_out and (inf.layout or inf.overlap or node.op in LAYOUT_MAKERS or node.op == "Expand") and \
+            _follow_layout(node, inf):
         return
     if memo is not None and node.shares is None and node.inputs:
         key = _memo_key(node, inf)
@@ -245,13 +277,14 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         ctx.max_result = inf.max_ref.get(node.id, 0)
     if node.op == "Parameter" or (node.op in VALUE_VIEWS and node.inputs and node.inputs[0] in inf.leaves):
         inf.leaves.add(node.id)
-    if inf.leaves and args.get("inplace") and node.inputs and node.inputs[0] in inf.leaves and mode != "eval":
+    if inf.leaves and args.get("inplace") and node.inputs and node.inputs[0] in inf.leaves and mode != "eval" and \
+            node.op not in NO_WRITE_INPLACE:
         _fail(inf, node, "connectivity.inplace-leaf",
               f"{node.op} {node.id!r} works in place (inplace=true) on {node.inputs[0]!r}, a learned Parameter (or a "
               "view of one); in training torch refuses to overwrite a leaf that requires grad — set inplace=false")
         return
     if inf.split_views and args.get("inplace") and node.inputs and mode != "eval" and \
-            parse_ref(node.inputs[0])[0] in inf.split_views:
+            node.op not in NO_WRITE_INPLACE and parse_ref(node.inputs[0])[0] in inf.split_views:
         _fail(inf, node, "connectivity.inplace-leaf",
               f"{node.op} {node.id!r} works in place (inplace=true) on {node.inputs[0]!r}, a view of one result of a "
               "Chunk or Split of values that need gradients; in training torch refuses to modify such a view in "

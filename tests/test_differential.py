@@ -511,6 +511,46 @@ FOUND = {
                                                                            ("Add", {}, ["x0", "n0"])]),
     "functional-pad-fill-overflows-uint8": _one("Pad", {"pad": [6, 2], "value": -1.916}, ([5, 4], "uint8")),
     "functional-pad-fill-fits-uint8": _one("Pad", {"pad": [6, 2], "value": 7}, ([5, 4], "uint8")),
+    # the fresh 180,000..210,000 ranges: what writes in place into an Expand whose elements share memory
+    # fails (gen-204419), alpha dropout and Threshold do not write it, nor does dropout in eval; alpha dropout
+    # in place on a Parameter runs (gen-181876 was a false block); an unbatched RNNCell takes h [H, H]
+    # (gen-189936, a false block); a transposed convolution takes dilation 0 where its kernel is 1 wide
+    # (gen-214866, a false block)
+    "rrelu-in-place-on-an-expand": _g([([1, 4], "float32")], [("Expand", {"shape": [3, 4]}, ["x0"]),
+                                                               ("RReLU", {"inplace": True}, ["n0"])]),
+    "relu-in-place-on-a-permuted-expand-eval": _g([([4, 1], "float32")],
+                                                  [("Expand", {"shape": [4, 3]}, ["x0"]),
+                                                   ("Transpose", {"dim0": 0, "dim1": 1}, ["n0"]),
+                                                   ("ReLU", {"inplace": True}, ["n1"])], mode="eval"),
+    "dropout-in-place-on-an-expand-eval": _g([([1, 4], "float32")], [("Expand", {"shape": [3, 4]}, ["x0"]),
+                                                                      ("Dropout", {"inplace": True}, ["n0"])],
+                                             mode="eval"),
+    "threshold-in-place-on-an-expand": _g([([1, 4], "float32")],
+                                          [("Expand", {"shape": [3, 4]}, ["x0"]),
+                                           ("Threshold", {"threshold": 0.1, "value": 0.0, "inplace": True},
+                                            ["n0"])]),
+    "relu-in-place-on-an-expand-to-one": _g([([1, 4], "float32")], [("Expand", {"shape": [1, 4]}, ["x0"]),
+                                                                     ("ReLU", {"inplace": True}, ["n0"])]),
+    "alpha-dropout-in-place-on-a-parameter": _g([], [("Parameter", {"shape": [7, 9]}, []),
+                                                     ("FeatureAlphaDropout", {"p": 0.6, "inplace": True}, ["n0"])]),
+    "rnncell-unbatched-square-h": _g([([8], "float32"), ([8, 8], "float32")],
+                                     [("RNNCell", {"input_size": 8, "hidden_size": 8}, ["x0", "x1"])]),
+    "rnncell-unbatched-wide-h": _g([([8], "float32"), ([8, 3], "float32")],
+                                   [("RNNCell", {"input_size": 8, "hidden_size": 8}, ["x0", "x1"])]),
+    "grucell-unbatched-square-h": _g([([8], "float32"), ([8, 8], "float32")],
+                                     [("GRUCell", {"input_size": 8, "hidden_size": 8}, ["x0", "x1"])]),
+    "convtranspose2d-dilation-0-kernel-1": _one("ConvTranspose2d", {"in_channels": 3, "out_channels": 1,
+                                                                    "kernel_size": 1, "dilation": [0]},
+                                                ([2, 3, 5, 6], "float32")),
+    "convtranspose2d-dilation-0-kernel-2": _one("ConvTranspose2d", {"in_channels": 3, "out_channels": 1,
+                                                                    "kernel_size": 2, "dilation": 0},
+                                                ([2, 3, 5, 6], "float32")),
+    # a split of an undeclared B by 10 is one piece of B when B < 10: its length is a size of its own, in
+    # 1..10 (gen-205157 was a false block)
+    "split-of-undeclared-b-by-more-than-b": _g([(["B", 2, 8], "float32")],
+                                                [("Split", {"split_size_or_sections": 10}, ["x0"]),
+                                                 ("Amin", {"dim": -2}, ["n0"]),
+                                                 ("Mul", {}, ["n1", "x0"])], seq_len=None),
     # seq_len sizes the sequence symbol where it is (dim 2 of a 1-D convolution's input, when no input has a
     # symbol at dim 1): a valid dilated convolution needs T >= 17
     "tcn-declared-seq-too-short": _g([(["B", 4, "T"], "float32")],

@@ -134,13 +134,15 @@ declare("shape.symbol-condition", W, "shape", "Runs only under a condition on a 
             "crash.",
         fix="Make the layer independent of the symbol (e.g. project to a fixed width), or declare the size the "
             "design is meant for in train.")
-declare("shape.memory-layout", B, "shape", "Permuted view into a kernel that reads the memory layout",
+declare("shape.memory-layout", B, "shape", "Memory layout a kernel refuses",
         condition="A Permute, Transpose or einops reorder (and the element-wise ops after it) feeds a "
                   "LocalResponseNorm of 5+ dims, a MaxPool3d of an unbatched 4-D input laid out channels-last, or a "
-                  "PixelShuffle / PixelUnshuffle of 5 dims laid out channels-last-3d (core/ops/layout.py).",
-        why="torch raises 'view size is not compatible with input tensor's size and stride' or 'Unsupported "
-            "memory format'.",
-        fix="Call .contiguous() on the permuted tensor (or reshape it), or permute the dims the kernel expects.")
+                  "PixelShuffle / PixelUnshuffle of 5 dims laid out channels-last-3d; or an op works in place on an "
+                  "Expand whose elements share memory (core/ops/layout.py).",
+        why="torch raises 'view size is not compatible with input tensor's size and stride', 'Unsupported "
+            "memory format' or 'more than one element of the written-to tensor refers to a single memory location'.",
+        fix="Call .contiguous() on the permuted tensor (or reshape it), or permute the dims the kernel expects; "
+            "set inplace=false after an Expand (or clone it).")
 declare("shape.glu-odd", B, "shape", "GLU halves an odd size",
         condition="GLU's dim has an odd size: it cannot be split into two equal halves.",
         why="torch raises 'Halving dimension must be even'.",

@@ -12,6 +12,7 @@ shapes.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -463,7 +464,24 @@ def symbolic_pieces(ctx: InferCtx, x: TensorType, dim: int, piece, what: str) ->
                                   f"{what} of size {size} makes more than {n} pieces", kind="le")
     s = list(x.shape)
     s[dim] = piece
-    return [TensorType(tuple(s), x.dtype)] * (n + 1)
+    full = TensorType(tuple(s), x.dtype)
+    if not (D.is_const(piece) and piece > 1):
+        return [full] * (n + 1)
+    # the last piece read may be the short last piece (a split of 2 by 10 is one piece of 2, gen-205157):
+    # its length is a size of its own, known to lie in 1..piece
+    last = size_symbol(ctx.node.id, dim)
+    ctx.bounds[last] = (1, piece, f"the length of piece {n} of {ctx.node.op} {ctx.node.id!r} of a size "
+                                  f"{D.fmt(size)}, {piece} long unless it is the last")
+    s[dim] = last
+    return [full] * n + [TensorType(tuple(s), x.dtype)]
+
+
+def size_symbol(node_id: str, i: int) -> str:
+    """A size nobody knows that is still one size wherever its tensor goes (a `null` size of a tensor made
+    from nothing, a slice or piece whose length depends on a symbol): a symbol of its own ("c.size1"), so
+    what the design needs of it is stated as a condition ("runs only when c.size1 = 8")."""
+    name = re.sub(r"[^A-Za-z_0-9.]", "_", node_id)
+    return f"{name if re.match(r'[A-Za-z_]', name) else '_' + name}.size{i}"
 
 
 def same_shape(ctx: InferCtx) -> list[TensorType]:

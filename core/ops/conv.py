@@ -25,8 +25,11 @@ def _conv_args(transposed: bool, n: int):
     base = [Arg("in_channels", kind=NAT), Arg("out_channels", kind=NAT), Arg("kernel_size", kind=Ints(n)),
             Arg("stride", 1, _ints1(n))]
     if transposed:
+        # measured on the CPU: the 1-D and 2-D transposed kernels (oneDNN) take dilation 0 where the kernel is
+        # 1 wide (gen-214866); the 3-D one refuses it
         base += [Arg("padding", 0, _ints1(n, NAT)), Arg("output_padding", 0, _ints1(n, NAT)), Arg("groups", 1, POS),
-                 Arg("bias", True, BOOL), Arg("dilation", 1, _ints1(n)), Arg("padding_mode", "zeros", PADDING_MODES)]
+                 Arg("bias", True, BOOL), Arg("dilation", 1, _ints1(n, NAT if n < 3 else POS)),
+                 Arg("padding_mode", "zeros", PADDING_MODES)]
     else:
         base += [Arg("padding", 0, OneOf(_ints1(n, NAT), Enum("same", "valid"))), Arg("dilation", 1, _ints1(n)),
                  Arg("groups", 1, POS), Arg("bias", True, BOOL), Arg("padding_mode", "zeros", PADDING_MODES)]
@@ -136,6 +139,11 @@ def _convT_infer(n: int):
         a = ctx.args
         k, s, d = pair(a["kernel_size"], n), pair(a["stride"], n), pair(a["dilation"], n)
         p, op_ = pair(a["padding"], n), pair(a["output_padding"], n)
+        for i in range(n):
+            if d[i] == 0 and k[i] != 1:
+                return ctx.fail("connectivity.bad-arg", f"{op} {ctx.node.id!r}: dilation 0 at spatial dim {i} with a "
+                                                        f"kernel {k[i]} wide; the CPU kernel takes dilation 0 only "
+                                                        "where the kernel is 1 wide")
         for i in range(n):  # measured: torch's kernel refuses the output padding otherwise
             if not (op_[i] < s[i] or op_[i] < d[i]):
                 return ctx.fail("connectivity.bad-arg", f"{op} {ctx.node.id!r}: output_padding={op_[i]} at spatial "

@@ -136,6 +136,37 @@ def _refusal(op: str, sizes: tuple, order: tuple) -> str | None:
 
 
 LAYOUT_READERS = frozenset({"LocalResponseNorm", "MaxPool3d", "PixelShuffle", "PixelUnshuffle"})
+# `inplace: true` that writes nothing in place, measured: alpha dropout computes a new tensor (so a
+# Parameter or an expanded tensor passes it); Threshold's kernel takes an expanded tensor (not a leaf)
+NO_WRITE_INPLACE = frozenset({"AlphaDropout", "FeatureAlphaDropout"})
+OVERLAP_TOLERANT_INPLACE = frozenset({"Threshold"})
+# dropout in eval mode returns its input untouched: nothing is written
+EVAL_NO_WRITE = frozenset({"Dropout", "Dropout1d", "Dropout2d", "Dropout3d"})
+# views that keep every element of their input where it was: an expanded tensor stays one
+VIEWS_KEEP_OVERLAP = frozenset({"Permute", "Transpose", "Unsqueeze", "Identity", "Rearrange", "Repeat", "Reduce"})
+
+
+def expands_onto_itself(in_shape: tuple, target: list, declared: dict | None) -> bool:
+    """Whether an Expand of `in_shape` to `target` makes several elements share one memory location (a
+    size-1 or new dim stretched past 1), at the design's declared sizes; an undeclared symbol may be 1,
+    so it does not count."""
+    lead = len(target) - len(in_shape)
+    if lead < 0:
+        return False
+    for i, t in enumerate(target):
+        if t == -1:
+            continue
+        size = D.substitute(t, declared) if declared and isinstance(t, str) else t
+        if not D.is_const(size) or size <= 1:
+            continue
+        if i < lead or in_shape[i - lead] == 1:
+            return True
+    return False
+
+
+def writes_in_place(op: str, args: dict, mode: str) -> bool:
+    """Whether a node writes into its input's memory."""
+    return args.get("inplace") is True and op not in NO_WRITE_INPLACE and not (mode == "eval" and op in EVAL_NO_WRITE)
 # views that reorder dims without copying: Permute, Transpose, and einops patterns that only reorder axes
 LAYOUT_MAKERS = frozenset({"Permute", "Transpose", "Rearrange", "Repeat", "Reduce"})
 

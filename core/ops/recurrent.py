@@ -165,6 +165,16 @@ def _cell_infer(ctx: InferCtx):
                       lambda: f"{op} {ctx.node.id!r} expects input_size={a['input_size']} but its input "
                               f"{D.fmt_shape(x.shape)} ends in {x.shape[-1]}")
     want = x.shape[:-1] + (a["hidden_size"],)
+    h = ctx.inputs[1] if len(ctx.inputs) > 1 else None
+    if op == "RNNCell" and len(x.shape) == 1 and h is not None and h.shape is not None and len(h.shape) == 2:
+        # measured: an unbatched input unsqueezes h to [1, a, b]; torch checks only a against hidden_size and
+        # the product h @ W_hh needs b = hidden_size, so h [H, H] runs and gives [H, H] (gen-189936)
+        for u in h.shape:
+            if not ctx.require_equal(u, a["hidden_size"], "shape.rnn-state",
+                                     lambda: f"{op} {ctx.node.id!r}: h {D.fmt_shape(h.shape)} should be "
+                                             f"{D.fmt_shape(want)}"):
+                return [UNKNOWN]
+        return [TensorType((h.shape[0], a["hidden_size"]), x.dtype)]
     for k, t in enumerate(ctx.inputs[1:]):
         name = ("h", "c")[k]
         ctx.require(t.dtype == x.dtype, "dtype.mixed",

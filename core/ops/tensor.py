@@ -30,6 +30,7 @@ from .base import (
     broadcast,
     canonical_dtype,
     promote,
+    size_symbol,
     symbolic_pieces,
 )
 from .functional import INTERP_MODES, SCALE, fill_fits, interp_dtype_key, interpolate_infer, pad_sizes
@@ -535,11 +536,7 @@ def _source_infer(dtype_of):
 
 
 def _null_size(node_id: str, i: int) -> str:
-    """A `null` size of a tensor made from nothing: nobody knows it, but it is one size, the same
-    wherever the tensor goes, so it is a symbol of its own ("c.size1"), and what the design needs of
-    it is stated as a condition ("runs only when c.size1 = 8") instead of going unchecked."""
-    name = re.sub(r"[^A-Za-z_0-9.]", "_", node_id)
-    return f"{name if re.match(r'[A-Za-z_]', name) else '_' + name}.size{i}"
+    return size_symbol(node_id, i)
 
 
 _upsample_infer = interpolate_infer
