@@ -611,6 +611,9 @@ def _pool_index_range(node, args: dict, x: TensorType, outs: list, inf: Inferenc
     if x.shape is None or y is None or y.shape is None or len(x.shape) < n or len(y.shape) < n:
         return
     sizes, outs_n = x.shape[-n:], y.shape[-n:]
+    if inf.declared:  # at the design's declared sizes (gen-228305: a window of 1 over a declared T)
+        sizes = tuple(D.substitute(v, inf.declared) for v in sizes)
+        outs_n = tuple(D.substitute(v, inf.declared) for v in outs_n)
     if not all(D.is_const(v) and v > 0 for v in tuple(sizes) + tuple(outs_n)):
         return
     flat = 0

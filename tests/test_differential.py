@@ -551,6 +551,26 @@ FOUND = {
                                                 [("Split", {"split_size_or_sections": 10}, ["x0"]),
                                                  ("Amin", {"dim": -2}, ["n0"]),
                                                  ("Mul", {}, ["n1", "x0"])], seq_len=None),
+    # the fresh 220,000 and 230,000 ranges: a convolution trims a negative padding with a padding_mode other
+    # than zeros (gen-235157 was a false block); GroupNorm's symbolic channels must be a multiple of its
+    # groups (gen-237273 passed at a declared T = 6); a max pool's indices over a declared T (gen-228305)
+    "conv1d-negative-padding-replicate": _one("Conv1d", {"in_channels": 2, "out_channels": 2, "kernel_size": 3,
+                                                         "padding": -1, "padding_mode": "replicate"},
+                                              ([1, 2, 7], "float32")),
+    "conv1d-negative-padding-zeros": _one("Conv1d", {"in_channels": 2, "out_channels": 2, "kernel_size": 1,
+                                                     "padding": -1}, ([1, 2, 7], "float32")),
+    "conv1d-negative-padding-reflect-too-far": _one("Conv1d", {"in_channels": 2, "out_channels": 2, "kernel_size": 1,
+                                                               "padding": -1, "padding_mode": "reflect"},
+                                                    ([1, 2, 2], "float32")),
+    "groupnorm-declared-t-channels-not-a-multiple": _g([([16, "T", 6, 7], "float32")],
+                                                       [("GroupNorm", {"num_groups": 5, "num_channels": 5,
+                                                                       "affine": False}, ["x0"])], seq_len=6),
+    "groupnorm-declared-t-channels-a-multiple": _g([([16, "T", 6, 7], "float32")],
+                                                   [("GroupNorm", {"num_groups": 5, "num_channels": 5,
+                                                                   "affine": False}, ["x0"])], seq_len=10),
+    "max-pool-indices-over-declared-t": _g([([7, "T"], "float32")],
+                                           [("MaxPool1d", {"kernel_size": 1, "return_indices": True}, ["x0"]),
+                                            ("Gather", {"dim": 0}, ["n0:1", "n0:1"])], seq_len=12),
     # seq_len sizes the sequence symbol where it is (dim 2 of a 1-D convolution's input, when no input has a
     # symbol at dim 1): a valid dilated convolution needs T >= 17
     "tcn-declared-seq-too-short": _g([(["B", 4, "T"], "float32")],
@@ -645,6 +665,9 @@ UNFOLLOWED = {
                                               [("AdaptiveMaxPool2d", {"output_size": 1, "return_indices": True},
                                                 ["x0"]),
                                                ("Gather", {"dim": 2}, ["x1", "n0:1"])]),
+    # a mask selection broadcast against a full tensor (gen-239913)
+    "sub-with-a-mask-selection": _g([([3, 4, 5, 16], "uint8")], [("Index", {}, ["x0", "x0"]),
+                                                                 ("Sub", {}, ["x0", "n0"])]),
     # a uint8 index is a mask: how many it selects depends on the ids (gen-118451)
     "unflatten-of-a-mask-selection": _g([([1, 8, 2, 6], "uint8")],
                                         [("Index", {}, ["x0", "x0"]), ("Unflatten", {"dim": -1,

@@ -6,7 +6,7 @@ from math import prod
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import BOOL, NAT, POS, UNKNOWN, Arg, Enum, InferCtx, Ints, ListOf, OneOf, OpSpec, TensorType, pair
+from .base import BOOL, INT, NAT, POS, UNKNOWN, Arg, Enum, InferCtx, Ints, ListOf, OneOf, OpSpec, TensorType, pair
 
 CONV_RULES = ("connectivity.bad-arg", "shape.conv-channels", "shape.conv-groups", "shape.kernel-too-large",
               "shape.spatial-collapse", "shape.rank", "dtype.int-into-float", "shape.pad-size")
@@ -31,7 +31,9 @@ def _conv_args(transposed: bool, n: int):
                  Arg("bias", True, BOOL), Arg("dilation", 1, _ints1(n, NAT if n < 3 else POS)),
                  Arg("padding_mode", "zeros", PADDING_MODES)]
     else:
-        base += [Arg("padding", 0, OneOf(_ints1(n, NAT), Enum("same", "valid"))), Arg("dilation", 1, _ints1(n)),
+        # a negative padding is refused with padding_mode zeros and trims through F.pad with the others
+        # (measured, gen-235157): the shape rule judges it
+        base += [Arg("padding", 0, OneOf(_ints1(n, INT), Enum("same", "valid"))), Arg("dilation", 1, _ints1(n)),
                  Arg("groups", 1, POS), Arg("bias", True, BOOL), Arg("padding_mode", "zeros", PADDING_MODES)]
     return tuple(base)
 
@@ -102,6 +104,10 @@ def _conv_infer(n: int):
                 out.append(size)
                 continue
             p = 0 if pad == "valid" else pair(pad, n)[i]
+            if p < 0 and a["padding_mode"] == "zeros":
+                return ctx.fail("connectivity.bad-arg", f"{op} {ctx.node.id!r}: padding {p} at spatial dim {i}; "
+                                                        "torch takes a negative padding only with a padding_mode "
+                                                        "other than 'zeros' (it trims)")
             span = d[i] * (k[i] - 1) + 1
             if not _mode_pad_fits(ctx, op, a["padding_mode"], (p, p), size, i):
                 return [UNKNOWN]

@@ -139,6 +139,11 @@ def _gn_infer(ctx: InferCtx):
         ctx.require(False, "shape.groupnorm-divisibility",
                     lambda: f"GroupNorm {ctx.node.id!r}: its input's {ch} channels are not divisible by "
                             f"num_groups={a['num_groups']}")
+    elif not D.is_const(ch) and a["num_groups"] > 1 and not ctx.require_equal(
+            ch, a["num_groups"], "shape.groupnorm-divisibility",
+            lambda: f"GroupNorm {ctx.node.id!r}: its input's {D.fmt(ch)} channels must be divisible by "
+                    f"num_groups={a['num_groups']}", kind="multiple"):  # gen-237273
+        return [UNKNOWN]
     # measured: group_norm needs more than one value per group, in eval mode too (N * C/G * spatial sizes)
     if D.is_const(ch) and ch % a["num_groups"] == 0:
         count = D.prod((x.shape[0], ch // a["num_groups"]) + tuple(x.shape[2:]))

@@ -73,6 +73,9 @@ def _binary_infer(ctx: InferCtx):
         return [TensorType(None, dtype)]
     conds: list = []
     out, why = broadcast(a.shape, b.shape, conds)
+    if out is not None and (None in a.shape or None in b.shape):
+        ctx.unknown_size(f"{ctx.node.op} {ctx.node.id!r} broadcasts {D.fmt_shape(a.shape)} with "
+                         f"{D.fmt_shape(b.shape)}")
     words = (f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)}, "
              f"which cannot broadcast ({why}); project one side (e.g. a 1x1 conv or Linear) to match")
     if out is None:
