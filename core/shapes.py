@@ -57,6 +57,8 @@ class Inference:
     # what is not here is taken as contiguous
     layout: dict = field(default_factory=dict)
     overlap: set = field(default_factory=set)  # ids of expanded tensors: several elements share one location
+    split_bases: dict = field(default_factory=dict)  # ref -> the Chunk/Split nodes (needing grad) that view it
+    stale: dict = field(default_factory=dict)  # Chunk/Split node id -> the node that rewrote its base in place
     train: dict = field(default_factory=dict)  # the design's train block (its mode decides what writes)
 
     def type_of(self, ref: str) -> TensorType:
@@ -179,6 +181,26 @@ def _follow_layout(node: Node, inf: Inference) -> bool:
     return False
 
 
+def _reads_stale_piece(node: Node, inf: Inference) -> bool:
+    """In training, the pieces of a Chunk/Split of values that need gradients are views their base must
+    outlive unchanged: an op that then writes the base in place makes every later read of a piece fail
+    ('Output 0 of Split is a view and its base ... has been modified inplace', gen-254912). True when this
+    node is such a read (it is refused here)."""
+    for ref in node.inputs:
+        writer = inf.stale.get(parse_ref(ref)[0])
+        if writer is not None:
+            _fail(inf, node, "connectivity.inplace-leaf",
+                  f"{node.op} {node.id!r} reads {ref!r}, a piece of a Chunk/Split of values that need gradients, "
+                  f"after {writer!r} rewrote their base in place; in training torch refuses to use such a piece "
+                  "then — set inplace=false on the writer, or read the pieces before it")
+            return True
+    if node.inputs and node.inputs[0] in inf.split_bases and writes_in_place(node.op, node.args, mode_of(inf.train)) \
+            and mode_of(inf.train) != "eval":
+        for split in inf.split_bases[node.inputs[0]]:
+            inf.stale.setdefault(split, node.id)
+    return False
+
+
 def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 1) -> None:  # noqa: D401
     inf.violations.append(Violation(rule, message, [node.id]))
     inf.types[node.id] = [UNKNOWN] * n_results
@@ -188,6 +210,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
                 laid_out: bool = False) -> None:
     if not laid_out and (inf.layout or inf.overlap or node.op in LAYOUT_MAKERS or node.op == "Expand") and \
             _follow_layout(node, inf):
+        return
+    if not laid_out and inf.split_bases and _reads_stale_piece(node, inf):
         return
     if memo is not None and node.shares is None and node.inputs:
         key = _memo_key(node, inf)
@@ -398,6 +422,8 @@ def _track_grad(node: Node, inf: Inference) -> None:
         if node.op in SPLIT_VIEWS or (node.op in VIEW_KEEPERS and node.inputs and
                                       parse_ref(node.inputs[0])[0] in inf.split_views):
             inf.split_views.add(node.id)
+        if node.op in SPLIT_VIEWS and node.inputs:
+            inf.split_bases.setdefault(node.inputs[0], []).append(node.id)
 
 
 PARAMETRIZATIONS = ("weight_norm", "spectral_norm")

@@ -571,6 +571,25 @@ FOUND = {
     "max-pool-indices-over-declared-t": _g([([7, "T"], "float32")],
                                            [("MaxPool1d", {"kernel_size": 1, "return_indices": True}, ["x0"]),
                                             ("Gather", {"dim": 0}, ["n0:1", "n0:1"])], seq_len=12),
+    # the fresh 240,000 and 250,000 ranges: a decoder's tgt and memory must both be batched or both not
+    # (gen-256479 passed); a base rewritten in place after a Chunk of it makes later reads of its pieces fail
+    # in training (gen-254912 passed)
+    "decoder-unbatched-tgt-batched-memory": _g([([5, 12], "float32"), ([2, 7, 12], "float32")],
+                                               [("TransformerDecoderLayer", {"d_model": 12, "nhead": 2},
+                                                 ["x0", "x1"])]),
+    "decoder-batches-differ": _g([([2, 5, 12], "float32"), ([3, 7, 12], "float32")],
+                                 [("TransformerDecoderLayer", {"d_model": 12, "nhead": 2, "batch_first": True},
+                                   ["x0", "x1"])]),
+    "chunk-then-base-written-then-piece-read": _g([([3, 8], "float32")],
+                                                  [("Linear", {"in_features": 8, "out_features": 8}, ["x0"]),
+                                                   ("Chunk", {"chunks": 2}, ["n0"]),
+                                                   ("ReLU", {"inplace": True}, ["n0"]),
+                                                   ("Tanh", {}, ["n1:0"])]),
+    "chunk-then-base-written-eval": _g([([3, 8], "float32")],
+                                       [("Linear", {"in_features": 8, "out_features": 8}, ["x0"]),
+                                        ("Chunk", {"chunks": 2}, ["n0"]),
+                                        ("ReLU", {"inplace": True}, ["n0"]),
+                                        ("Tanh", {}, ["n1:0"])], mode="eval"),
     # seq_len sizes the sequence symbol where it is (dim 2 of a 1-D convolution's input, when no input has a
     # symbol at dim 1): a valid dilated convolution needs T >= 17
     "tcn-declared-seq-too-short": _g([(["B", 4, "T"], "float32")],

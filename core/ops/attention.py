@@ -282,6 +282,19 @@ def _layer_infer(n_inputs: int, label: str):
                               f"{label} {ctx.node.id!r}: {'memory' if i else 'input'} width {t.shape[-1]} != "
                               f"d_model={a['d_model']}; project it to {a['d_model']} first")
         x = ctx.x
+        if n_inputs == 2 and x.shape is not None and ctx.inputs[1].shape is not None:
+            # the cross-attention is MultiheadAttention(tgt, memory, memory): measured, both batched or both
+            # unbatched (gen-256479), and one batch
+            tgt, mem = x.shape, ctx.inputs[1].shape
+            if not ctx.require(len(tgt) == len(mem), "shape.rank",
+                               lambda: f"{label} {ctx.node.id!r}: tgt {D.fmt_shape(tgt)} and memory "
+                                       f"{D.fmt_shape(mem)}; torch wants both batched (3-D) or both unbatched (2-D)"):
+                return [UNKNOWN]
+            if len(tgt) == 3 and not ctx.require_equal(
+                    _seq_dims(tgt, a["batch_first"])[0], _seq_dims(mem, a["batch_first"])[0], "shape.broadcast",
+                    lambda: f"{label} {ctx.node.id!r}: tgt {D.fmt_shape(tgt)} and memory {D.fmt_shape(mem)} have "
+                            f"different batches (batch_first={a['batch_first']})"):
+                return [UNKNOWN]
         if x.shape is not None and len(x.shape) in (2, 3):
             n, length = _seq_dims(x.shape, a["batch_first"])
             batched = len(x.shape) == 3
