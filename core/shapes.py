@@ -7,6 +7,7 @@ once, where it happens, instead of cascading downstream.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from . import dims as D
@@ -299,7 +300,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     ctx.dtype_ok = data is not None and supported(row, data, mode) is True
     if inf.max_ref:
         ctx.max_result = inf.max_ref.get(node.id, 0)
-    if node.op == "Parameter" or (node.op in VALUE_VIEWS and node.inputs and node.inputs[0] in inf.leaves):
+    if node.op == "Parameter" or (node.inputs and node.inputs[0] in inf.leaves and _memory_view(node)):
         inf.leaves.add(node.id)
     if inf.leaves and args.get("inplace") and node.inputs and node.inputs[0] in inf.leaves and mode != "eval" and \
             node.op not in NO_WRITE_INPLACE:
@@ -429,7 +430,36 @@ def _track_grad(node: Node, inf: Inference) -> None:
 PARAMETRIZATIONS = ("weight_norm", "spectral_norm")
 # ops whose results hold values of their first operand only: an id range passes through them
 VALUE_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "Flatten", "Unflatten", "Permute",
-               "Transpose", "Identity", "Tile", "Roll", "Index", "Repeat", "Rearrange"}
+               "Transpose", "Identity", "Tile", "Roll", "Index", "Repeat", "Rearrange", "PixelShuffle",
+               "PixelUnshuffle", "ChannelShuffle"}
+
+
+# ops whose result shares its operand's memory (measured on a Parameter: an in-place op on the result is
+# refused as on "a view of a leaf"); Tile, Roll, Index, PixelShuffle, ChannelShuffle copy
+MEMORY_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "Flatten", "Unflatten", "Permute",
+                "Transpose", "Identity"}
+EINOPS_VIEWS = {"Rearrange", "Repeat", "Reduce"}
+
+
+def _memory_view(node) -> bool:
+    """Whether the node's result is a view of its first operand: the memory views, and an einops pattern
+    that is one (measured: splits, reorders, new axes and merges of axes still in order are views; a merge
+    after a reorder, a merge with a new axis and a reduction copy)."""
+    if node.op in MEMORY_VIEWS:
+        return True
+    pattern = node.args.get("pattern") if node.op in EINOPS_VIEWS else None
+    if not isinstance(pattern, str) or pattern.count("->") != 1:
+        return False
+    left, right = pattern.split("->")
+    lhs = left.replace("(", " ").replace(")", " ").split()
+    groups = [g.split() for g in re.findall(r"\(([^)]*)\)|(\S+)", right) for g in g if g]
+    rhs = [t for g in groups for t in g]
+    if any(t not in rhs for t in lhs):
+        return False  # a reduction
+    merged = [g for g in groups if len(g) > 1]
+    kept = [t for t in rhs if t in lhs]
+    reordered = kept != [t for t in lhs if t in kept]
+    return not (merged and reordered) and not any(t not in lhs for g in merged for t in g)
 
 
 # ops whose largest result is at least the largest id they read (ids are never negative): ReLU keeps them,

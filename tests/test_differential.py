@@ -590,6 +590,23 @@ FOUND = {
                                         ("Chunk", {"chunks": 2}, ["n0"]),
                                         ("ReLU", {"inplace": True}, ["n0"]),
                                         ("Tanh", {}, ["n1:0"])], mode="eval"),
+    # what shares a Parameter's memory is a view of a leaf (measured): Tile, Roll and a merge after a reorder
+    # copy, so an in-place op after them runs; PixelShuffle of ids keeps their range (gen-267352)
+    "relu-in-place-on-a-tiled-parameter": _g([], [("Parameter", {"shape": [2, 4]}, []),
+                                                  ("Tile", {"dims": [2, 1]}, ["n0"]),
+                                                  ("ReLU", {"inplace": True}, ["n1"])]),
+    "relu-in-place-on-a-merged-parameter": _g([], [("Parameter", {"shape": [2, 4]}, []),
+                                                   ("Rearrange", {"pattern": "a b -> (a b)"}, ["n0"]),
+                                                   ("ReLU", {"inplace": True}, ["n1"])]),
+    "relu-in-place-on-a-reordered-merged-parameter": _g([], [("Parameter", {"shape": [2, 4]}, []),
+                                                             ("Rearrange", {"pattern": "a b -> (b a)"}, ["n0"]),
+                                                             ("ReLU", {"inplace": True}, ["n1"])]),
+    "relu-in-place-on-a-repeated-parameter": _g([], [("Parameter", {"shape": [2, 4]}, []),
+                                                     ("Repeat", {"pattern": "a b -> a r b", "r": 2}, ["n0"]),
+                                                     ("ReLU", {"inplace": True}, ["n1"])]),
+    "embedding-of-pixel-shuffled-ids": _ids(_g([(["B", 1, 2], "int64")],
+                                               [("PixelShuffle", {"upscale_factor": 1}, ["x0"]),
+                                                ("Embedding", {"num_embeddings": 1, "embedding_dim": 1}, ["n0"])]), 2),
     # seq_len sizes the sequence symbol where it is (dim 2 of a 1-D convolution's input, when no input has a
     # symbol at dim 1): a valid dilated convolution needs T >= 17
     "tcn-declared-seq-too-short": _g([(["B", 4, "T"], "float32")],
