@@ -335,6 +335,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             _follow_range(node, args, inf.vocab[node.inputs[0]], inf, mode)
         if node.id in inf.overwritten:
             inf.vocab.pop(node.id, None)
+        if node.op in ("Cumsum", "Sum") and node.id in inf.vocab and type(inf.vocab[node.id]) is int:
+            _sum_reach(node, args, inf)
         elif inf.reach and node.inputs and node.inputs[0] in inf.reach and node.id in inf.vocab and \
                 inf.vocab[node.id] == inf.vocab.get(node.inputs[0]):
             inf.reach[node.id] = inf.reach[node.inputs[0]]  # an op that kept the sure range keeps the reach
@@ -658,6 +660,33 @@ def _arange_pick(op: str, args: dict, n):
     return None
 
 
+def _sum_reach(node, args: dict, inf: Inference) -> None:
+    """A (running) sum of ids surely reaches the largest id, and may reach that id times the count summed
+    (gen-194296: a Cumsum of 0/1 ids over 3 values reaches 3)."""
+    x = inf.type_of(node.inputs[0])
+    if x.shape is None:
+        return
+    dims = args.get("dim")
+    rank = len(x.shape)
+    if dims is None:
+        picked = list(range(rank)) if node.op == "Sum" else None
+    else:
+        picked = [d % rank for d in (dims if isinstance(dims, list) else [dims])
+                  if type(d) is int and -rank <= d < rank]
+    if not picked:
+        return
+    count = 1
+    for d in picked:
+        size = D.substitute(x.shape[d], inf.declared) if inf.declared else x.shape[d]
+        if not D.is_const(size):
+            return
+        count *= size
+    top = (inf.vocab[node.id] - 1) * count + 1
+    if top > inf.vocab[node.id]:
+        inf.reach[node.id] = (top, f"a {'running ' if node.op == 'Cumsum' else ''}sum of {count} ids; how far it "
+                                   "goes depends on the values")
+
+
 def _pool_index_range(node, args: dict, x: TensorType, outs: list, inf: Inference) -> None:
     """A max pool's indices count positions over the input's spatial dims (flattened): the argmax of its
     last window sits at or after the window's first corner, so its indices reach at least that flat
@@ -691,7 +720,8 @@ def _pool_index_range(node, args: dict, x: TensorType, outs: list, inf: Inferenc
         last = last * size + min(max(end, 0), size - 1)
     inf.vocab[f"{node.id}:1"] = flat + 1
     if last > flat:
-        inf.reach[f"{node.id}:1"] = last + 1
+        inf.reach[f"{node.id}:1"] = (last + 1, "a max pool's positions; where each maximum falls depends on the "
+                                               "values")
 
 
 def _pick(v, d: int, n: int):

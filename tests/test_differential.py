@@ -683,6 +683,12 @@ CONDITIONAL = {
                                       [("Slice", {"dim": 2, "start": 2}, ["x0"]),
                                        ("Conv1d", {"in_channels": 4, "out_channels": 4, "kernel_size": 3,
                                                    "dilation": 4}, ["n0"])], seq_len=None),
+    # a null size of a Constant (the run makes it 1): InstanceNorm's spatial values in training (gen-144045,
+    # gen-212094) and a downscale to int(size * 0.4) (gen-152214) state their condition
+    "instancenorm-over-a-null-length": _g([], [("Constant", {"shape": [2, 4, None]}, []),
+                                               ("InstanceNorm1d", {"num_features": 4}, ["n0"])]),
+    "upsampling-down-a-null-size": _g([], [("Constant", {"shape": [2, 3, None]}, []),
+                                           ("UpsamplingNearest2d", {"scale_factor": 0.4}, ["n0"])]),
     # output_ratio of a size the design does not declare: int(B * r) + k - 1 <= B (gen-125985)
     "fractional-ratio-undeclared-b": _g([(["B", 4, 4], "float32")],
                                         [("Permute", {"dims": [2, 1, 0]}, ["x0"]),
@@ -701,6 +707,9 @@ UNFOLLOWED = {
                                               [("AdaptiveMaxPool2d", {"output_size": 1, "return_indices": True},
                                                 ["x0"]),
                                                ("Gather", {"dim": 2}, ["x1", "n0:1"])]),
+    # a running sum of 0/1 ids over 3 values may reach 3 (gen-194296 passed silently)
+    "gather-of-a-cumsum-of-ids": _ids(_g([([2, 8, 4, 3, 1], "int64")],
+                                         [("Cumsum", {"dim": -2}, ["x0"]), ("Gather", {"dim": 3}, ["x0", "n0"])]), 2),
     # a mask selection broadcast against a full tensor (gen-239913)
     "sub-with-a-mask-selection": _g([([3, 4, 5, 16], "uint8")], [("Index", {}, ["x0", "x0"]),
                                                                  ("Sub", {}, ["x0", "n0"])]),

@@ -308,6 +308,26 @@ class InferCtx:
             f": {why}", [self.node.id], "warn"))
         return True
 
+    def require_at_sizes(self, size, holds, text: str, rule: str, message) -> bool:
+        """A requirement on a symbolic size that is not linear in it (int(T * 0.4) >= 1): judged by value,
+        at the design's declared size when there is one, else over sizes 1..4096 (a block when none
+        fits, else a warn that states `text`, "runs only when int(T * 0.4) >= 1"). False when it blocked."""
+        label = f"{self.node.op} {self.node.id!r}"
+        at = D.substitute(size, self.declared) if self.declared else size
+        if D.is_const(at):
+            return self.require(bool(holds(at)), rule, lambda: f"{message() if callable(message) else message}; it "
+                                                               f"runs only when {text}, and the design's sizes give "
+                                                               f"{D.fmt(size)} = {at}")
+        if not any(holds(v) for v in range(1, 4097)):
+            return self.require(False, rule, lambda: f"{message() if callable(message) else message}; it runs only "
+                                                     f"when {text}, which no size satisfies")
+        if holds(1) and all(holds(v) for v in range(1, 4097)):
+            return True
+        self.violations.append(Violation(
+            "shape.symbol-condition", f"{label} runs only when {text}: {message() if callable(message) else message}",
+            [self.node.id], "warn"))
+        return True
+
     def unknown_size(self, message) -> None:
         """A requirement that reads a size the verifier lost (null, a count that depends on values): an
         unknown never blocks, it warns once per node with what went unchecked."""

@@ -275,19 +275,30 @@ def interpolate_infer(ctx: InferCtx):
     sfs = sf if isinstance(sf, list) else [sf] * n
     if len(sfs) != n:
         return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: scale_factor {sfs} for {n} dims")
+    out = scaled_sizes(ctx, x.shape[2:], sfs)
+    return [UNKNOWN] if out is None else [TensorType(x.shape[:2] + tuple(out), x.dtype)]
+
+
+def scaled_sizes(ctx: InferCtx, sizes, factors) -> list | None:
+    """The spatial sizes an interpolation by scale factors gives: torch takes int(size * scale), which
+    must be at least 1 (a symbolic size is judged by value). None when it blocked."""
     out = []
-    for s, f in zip(x.shape[2:], sfs):
+    for s, f in zip(sizes, factors):
         if D.is_const(s):
             v = int(s * f)
             if v <= 0 or s <= 0:
-                return ctx.fail("shape.spatial-collapse",
-                                f"{ctx.node.op} {ctx.node.id!r}: scale {f} of size {s} gives {v}")
+                ctx.fail("shape.spatial-collapse", f"{ctx.node.op} {ctx.node.id!r}: scale {f} of size {s} gives {v}")
+                return None
             out.append(v)
         elif float(f).is_integer():
             out.append(D.mul(s, int(f)))
         else:
+            if f < 1 and s is not None and not ctx.require_at_sizes(
+                    s, lambda v, f=f: int(v * f) >= 1, f"int({D.fmt(s)} * {f:g}) >= 1", "shape.spatial-collapse",
+                    f"{ctx.node.op} {ctx.node.id!r}: scale {f:g} of size {D.fmt(s)}"):
+                return None
             out.append(None)
-    return [TensorType(x.shape[:2] + tuple(out), x.dtype)]
+    return out
 
 
 SCALE = Float(0, lo_open=True)

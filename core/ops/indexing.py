@@ -42,11 +42,11 @@ def _values_below(ctx: InferCtx, operand: int, size) -> None:
                                      f"indexed dim has size {size}",
                              kind="le"):
         return
-    reach = ctx.value_reach.get(operand)
+    reach, why = ctx.value_reach.get(operand) or (None, "")
     if reach is not None and D.is_const(size) and type(vocab) is int and vocab <= size < reach:
-        ctx.warn("shape.unknown-index", f"{ctx.node.op} {ctx.node.id!r}: its index holds a max pool's positions, "
-                                        f"which may reach {reach - 1} (where each maximum falls depends on the "
-                                        f"values); it runs only if every one lies below {size}, the indexed size")
+        ctx.warn("shape.unknown-index", f"{ctx.node.op} {ctx.node.id!r}: its index may hold values up to "
+                                        f"{reach - 1} ({why}); it runs only if every one lies below {size}, the "
+                                        "indexed size")
 
 
 def _gather(ctx: InferCtx):

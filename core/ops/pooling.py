@@ -24,7 +24,6 @@ from .base import (
     OpSpec,
     Optional,
     TensorType,
-    Violation,
     pair,
 )
 
@@ -176,24 +175,12 @@ def _lp_args(n):
 
 def _ratio_fits(ctx: InferCtx, size, ratio, extra: int, i: int) -> bool:
     """A symbolic size pooled by output_ratio: torch takes int(size * ratio) outputs and wants
-    int(size * ratio) + extra <= size. Not linear in the size, so it is judged by value: at the declared
-    size when there is one, else over sizes 1..4096 (a block when none fits, else a warn stating it).
-    False when it blocked."""
-    label = f"{ctx.node.op} {ctx.node.id!r}"
-    text = f"int({D.fmt(size)} * {ratio:g}) + {extra} <= {D.fmt(size)}"
-    at = D.substitute(size, ctx.declared) if ctx.declared else size
-    if D.is_const(at):
-        return ctx.require(int(at * ratio) + extra <= at, "shape.kernel-too-large",
-                           lambda: f"{label}: output_ratio {ratio:g} with its window needs {text} at spatial dim "
-                                   f"{i}; the design's declared sizes give {at}")
-    if not any(int(v * ratio) + extra <= v for v in range(1, 4097)):
-        return ctx.require(False, "shape.kernel-too-large",
-                           lambda: f"{label}: output_ratio {ratio:g} with its window needs {text} at spatial dim "
-                                   f"{i}, which no size satisfies")
-    ctx.violations.append(Violation("shape.symbol-condition",
-                                    f"{label} runs only when {text}: output_ratio {ratio:g} with its window at "
-                                    f"spatial dim {i} of size {D.fmt(size)}", [ctx.node.id], "warn"))
-    return True
+    int(size * ratio) + extra <= size (judged by value). False when it blocked."""
+    return ctx.require_at_sizes(
+        size, lambda v: int(v * ratio) + extra <= v, f"int({D.fmt(size)} * {ratio:g}) + {extra} <= {D.fmt(size)}",
+        "shape.kernel-too-large",
+        f"{ctx.node.op} {ctx.node.id!r}: output_ratio {ratio:g} with its window at spatial dim {i} of size "
+        f"{D.fmt(size)}")
 
 
 def _fractional_infer(n: int):

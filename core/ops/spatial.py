@@ -26,6 +26,7 @@ from .base import (
     pair,
     promote,
 )
+from .functional import scaled_sizes
 
 RANKS_3_UP = (3, 4, 5, 6, 7, 8)
 
@@ -151,18 +152,8 @@ def _upsampling2d(ctx: InferCtx):
     sfs = sf if isinstance(sf, list) else [sf] * n
     if len(sfs) != n:
         return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: scale_factor {sfs} for {n} dims")
-    out = []
-    for s, f in zip(x.shape[2:], sfs):
-        if D.is_const(s):
-            if int(s * f) <= 0:
-                return ctx.fail("shape.spatial-collapse", f"{ctx.node.op} {ctx.node.id!r}: scale {f} of size {s} "
-                                                          f"gives {int(s * f)}")
-            out.append(int(s * f))
-        elif float(f).is_integer():
-            out.append(D.mul(s, int(f)))
-        else:
-            out.append(None)
-    return [TensorType(x.shape[:2] + tuple(out), x.dtype)]
+    out = scaled_sizes(ctx, x.shape[2:], sfs)
+    return [UNKNOWN] if out is None else [TensorType(x.shape[:2] + tuple(out), x.dtype)]
 
 
 def _distance(cosine: bool):
