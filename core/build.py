@@ -220,13 +220,13 @@ def symbol_env(design: Design, batch: int = 2, env: dict | None = None) -> dict:
     """Sizes for the design's symbols: the batch symbol(s) take `batch`, seq_len where declared."""
     out: dict = {}
     train = design.train or {}
-    seq_symbol = design.sequence_symbol() if train.get("seq_len") else None
+    seq_symbols = design.sequence_symbols() if train.get("seq_len") else set()
     for spec in design.inputs:
         for i, d in enumerate(spec.shape):
             if isinstance(d, str) and d not in out:
                 if i == 0:
                     out[d] = batch
-                elif d == seq_symbol:
+                elif d in seq_symbols:
                     out[d] = int(train["seq_len"])
                 else:
                     out[d] = DEFAULT_SYMBOL_SIZE

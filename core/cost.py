@@ -50,14 +50,14 @@ def cost_env(design: Design, batch: int = 1) -> tuple[dict, list[str]]:
     env: dict = {}
     notes: list[str] = []
     seq = train.get("seq_len")
-    declared_seq = design.sequence_symbol() if _count(seq) else None
+    declared_seq = design.sequence_symbols() if _count(seq) else set()
     for spec in design.inputs:
         for i, d in enumerate(spec.shape):
             if not isinstance(d, str) or d in env:
                 continue
             if i == 0:
                 env[d] = batch
-            elif d == declared_seq:
+            elif d in declared_seq:
                 env[d] = seq
             elif i == 1 and len(spec.shape) <= 3:
                 env[d] = seq if _count(seq) else DEFAULTS["seq_len"]

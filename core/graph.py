@@ -268,20 +268,21 @@ class Design:
     def node_map(self) -> dict[str, Node]:
         return {n.id: n for n in self.nodes}
 
-    def sequence_symbol(self) -> str | None:
-        """The symbol train.seq_len sizes: the one at dim 1 of an input (batch first: [B, T, ...]); when no
-        input has a symbol there, the first one past dim 0 ([B, C, T] for a 1-D convolution's sequence).
-        A symbol first met at dim 0 is the batch's, whatever else it is."""
+    def sequence_symbols(self) -> set:
+        """The symbols train.seq_len sizes: every one first met at dim 1 of an input (batch first:
+        [B, T, ...], a decoder's [B, S, E] and [B, T, E]); when no input has a symbol there, the first
+        one past dim 0 ([B, C, T] for a 1-D convolution's sequence). A symbol first met at dim 0 is the
+        batch's, whatever else it is."""
         first: dict = {}
         for spec in self.inputs:
             for i, d in enumerate(spec.shape):
                 if isinstance(d, str) and d not in first:
                     first[d] = i
-        at_one = [d for d, i in first.items() if i == 1]
+        at_one = {d for d, i in first.items() if i == 1}
         if at_one:
-            return at_one[0]
+            return at_one
         later = [d for d, i in first.items() if i >= 2]
-        return later[0] if later else None
+        return {later[0]} if later else set()
 
     def structural_problems(self, stuck: list | None = None) -> list[Problem]:
         """Dangling references, bad `shares`, cycles, missing outputs."""

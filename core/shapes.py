@@ -121,11 +121,11 @@ def _declared_ranges(design: Design) -> dict:
 
 def declared_sizes(design: Design) -> dict:
     """The sizes the design itself declares for its symbols: train.batch_size for the batch symbol
-    (dim 0 of an input), train.seq_len for the sequence symbol (Design.sequence_symbol). Conditions on symbols are
+    (dim 0 of an input), train.seq_len for the sequence symbol (Design.sequence_symbols). Conditions on symbols are
     judged at these (core.build.symbol_env runs a design at them)."""
     train = design.train or {}
     batch, seq = train.get("batch_size"), train.get("seq_len")
-    seq_symbol = design.sequence_symbol() if type(seq) is int and seq > 0 else None
+    seq_symbols = design.sequence_symbols() if type(seq) is int and seq > 0 else set()
     out: dict = {}
     seen: set = set()
     for spec in design.inputs:
@@ -135,7 +135,7 @@ def declared_sizes(design: Design) -> dict:
             seen.add(d)
             if i == 0 and type(batch) is int and batch > 0:
                 out[d] = batch
-            elif i > 0 and d == seq_symbol:
+            elif i > 0 and d in seq_symbols:
                 out[d] = seq
     return out
 

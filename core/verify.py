@@ -13,7 +13,7 @@ import gc
 from .checks import GRAPH_CHECKS, NODE_CHECKS, CheckCtx
 from .checks.shape import UNKNOWN_DIM, faults_upstream
 from .cost import compute_cost
-from .graph import Design, _kahn, wiring
+from .graph import Design, _kahn, parse_ref, wiring
 from .report import Finding, Report
 from .shapes import infer_design
 
@@ -43,6 +43,7 @@ def _verify(design: Design, with_cost: bool) -> Report:
     inf = infer_design(design, order)
     for v in inf.violations:
         findings.append(Finding(v.rule, v.severity, tuple(v.nodes), v.message))
+    findings.extend(_bad_output_results(design, inf))
     cost = compute_cost(design, inf) if with_cost else {}
     ctx = _check_ctx(design, inf, cost, wired)
     ctx.faulty = {n for f in findings if f.severity == "block" for n in f.nodes}
@@ -55,6 +56,23 @@ def _verify(design: Design, with_cost: bool) -> Report:
     except Exception:  # noqa: BLE001 - again, one check at a time, to keep what the others say
         findings.extend(_checks(design, ctx, guarded=True))
     return Report(findings=_dedupe(findings), cost=cost, types=inf.types)
+
+
+def _bad_output_results(design: Design, inf) -> list:
+    """An output naming a result its node does not have ("sp:2" of a Split in two pieces, "fc:1" of a
+    Linear): torch's forward fails to return it, as a node reading it would."""
+    out = []
+    for ref in design.outputs:
+        if not isinstance(ref, str) or ":" not in ref:
+            continue
+        rid, idx = parse_ref(ref)
+        results = inf.types.get(rid)
+        if results and idx >= len(results) and not (len(results) == 1 and results[0].shape is None) and \
+                rid in inf.ok:
+            out.append(Finding("connectivity.bad-result", "block", (rid,),
+                               f"output {ref!r} reads result {idx} of {rid!r}, which has only {len(results)} "
+                               "result(s)"))
+    return out
 
 
 def _check_ctx(design: Design, inf, cost: dict, wired: tuple | None = None) -> CheckCtx:

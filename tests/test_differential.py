@@ -607,6 +607,28 @@ FOUND = {
     "embedding-of-pixel-shuffled-ids": _ids(_g([(["B", 1, 2], "int64")],
                                                [("PixelShuffle", {"upscale_factor": 1}, ["x0"]),
                                                 ("Embedding", {"num_embeddings": 1, "embedding_dim": 1}, ["n0"])]), 2),
+    # a blind tester's pos[:, :T]: a Slice bound may be a symbol, the run's size of it; an output naming a
+    # result its node lacks fails as a node reading it would (a Split in two pieces read as "sp:2")
+    "slice-of-a-table-to-declared-t": _g([(["B", "T", 8], "float32")],
+                                         [("Parameter", {"shape": [1, 32, 8]}, []),
+                                          ("Slice", {"dim": 1, "end": "T"}, ["n0"]),
+                                          ("Add", {}, ["x0", "n1"])], seq_len=20),
+    "slice-of-a-table-past-it": _g([(["B", "T", 8], "float32")],
+                                   [("Parameter", {"shape": [1, 32, 8]}, []),
+                                    ("Slice", {"dim": 1, "end": "T"}, ["n0"]),
+                                    ("Add", {}, ["x0", "n1"])], seq_len=40),
+    "output-of-a-missing-piece": dict(_g([([2, 4], "float32")], [("Split", {"split_size_or_sections": 2,
+                                                                              "dim": 1}, ["x0"])]),
+                                      outputs=["n0:2"]),
+    "output-of-a-second-result-of-a-linear": dict(_g([([2, 4], "float32")],
+                                                     [("Linear", {"in_features": 4, "out_features": 4}, ["x0"])]),
+                                                  outputs=["n0:1"]),
+    # seq_len sizes every symbol first met at dim 1 (a decoder's S and T)
+    "decoder-declared-seq-for-both": _g([(["B", "S", 12], "float32"), (["B", "T", 12], "float32"),
+                                         (["T", "T"], "float32")],
+                                        [("TransformerDecoderLayer", {"d_model": 12, "nhead": 2,
+                                                                      "batch_first": True}, ["x1", "x0", "x2"])],
+                                        seq_len=6),
     # seq_len sizes the sequence symbol where it is (dim 2 of a 1-D convolution's input, when no input has a
     # symbol at dim 1): a valid dilated convolution needs T >= 17
     "tcn-declared-seq-too-short": _g([(["B", 4, "T"], "float32")],
@@ -689,6 +711,10 @@ CONDITIONAL = {
                                                ("InstanceNorm1d", {"num_features": 4}, ["n0"])]),
     "upsampling-down-a-null-size": _g([], [("Constant", {"shape": [2, 3, None]}, []),
                                            ("UpsamplingNearest2d", {"scale_factor": 0.4}, ["n0"])]),
+    "slice-of-a-table-to-undeclared-t": _g([(["B", "T", 8], "float32")],
+                                           [("Parameter", {"shape": [1, 4, 8]}, []),
+                                            ("Slice", {"dim": 1, "end": "T"}, ["n0"]),
+                                            ("Add", {}, ["x0", "n1"])], seq_len=None),
     # output_ratio of a size the design does not declare: int(B * r) + k - 1 <= B (gen-125985)
     "fractional-ratio-undeclared-b": _g([(["B", 4, 4], "float32")],
                                         [("Permute", {"dims": [2, 1, 0]}, ["x0"]),

@@ -151,7 +151,7 @@ def observe_eager(graph: dict, device: str = "cpu") -> dict:
         model.train(mode != "eval")
         inputs = example_inputs(design, batch=sizes.get("B", BATCH), device=device, env=sizes)
         with torch.set_grad_enabled(mode != "eval"):
-            model.forward_all(*inputs)
+            model(*inputs)  # the outputs too: one naming a result its node lacks fails there
         return {"status": "ok", "origin": None, "node": None, "exception": None, "message": "", "stage": stage}
     except GraphTimeout:
         raise
@@ -178,6 +178,9 @@ def observe(graph: dict, device: str, full: bool = False) -> dict:
         inputs = example_inputs(design, batch=sizes.get(_batch_symbol(design), BATCH), device="meta", env=sizes)
         with torch.set_grad_enabled(training):
             values = model.forward_all(*inputs)
+            for ref in design.outputs:  # as forward returns them: a result its node lacks fails there
+                rid, idx = parse_ref(ref)
+                values[rid][idx]
         with torch.no_grad():
             if full:
                 # the slow check of the fast protocol: the whole graph for real

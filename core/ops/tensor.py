@@ -430,6 +430,30 @@ def _slice_infer(ctx: InferCtx):
     a = ctx.args
     size = x.shape[d]
     start, end, step = a["start"], a["end"], a["step"] or 1
+    # a bound written as a symbol is that symbol's size in the run (pos[:, :T]): at the design's declared
+    # size it is a number; else an end of T from the start is T long, as long as T fits the size
+    if isinstance(start, str) or isinstance(end, str):
+        at = D.substitute(end, ctx.declared) if isinstance(end, str) and ctx.declared else None
+        if start in (None, 0) and step == 1 and D.is_const(at) and (end == size or (D.is_const(size) and
+                                                                                   at <= size)):
+            s = list(x.shape)
+            s[d] = end  # T long, at the declared T as at any: kept as the symbol, so what meets it compares T
+            return [TensorType(tuple(s), x.dtype)]
+        start, end = (D.substitute(v, ctx.declared) if isinstance(v, str) and ctx.declared else v
+                      for v in (start, end))
+        if isinstance(start, str) or isinstance(end, str):
+            if start in (None, 0) and isinstance(end, str) and step == 1:
+                if end != size:
+                    ctx.on_condition(D.Condition("le", end, size), "shape.dim-range",
+                                     f"Slice {ctx.node.id!r}: [:{end}] of a dim of size {D.fmt(size)} is {end} long "
+                                     f"only up to {D.fmt(size)} (torch clamps the end)")
+                s = list(x.shape)
+                s[d] = end
+                return [TensorType(tuple(s), x.dtype)]
+            s = list(x.shape)
+            s[d] = None
+            ctx.unknown_size(f"Slice {ctx.node.id!r}: bounds [{start}:{end}] of a size the design does not declare")
+            return [TensorType(tuple(s), x.dtype)]
     if D.is_const(size):
         n = len(range(*slice(start, end, step).indices(size)))
     elif start in (None, 0) and end is None and step == 1:
@@ -588,7 +612,8 @@ OPS = [
            accepts="any", rules=("shape.dim-range",), doc="torch.amin: the smallest value over dim"),
     OpSpec("Select", "tensor", (DIM, Arg("index", kind=INT)), _select_infer, tb.custom("Select"), accepts="any",
            rules=("shape.dim-range", "shape.index-range")),
-    OpSpec("Slice", "tensor", (DIM, Arg("start", None, Optional(INT)), Arg("end", None, Optional(INT)),
+    OpSpec("Slice", "tensor", (DIM, Arg("start", None, Optional(OneOf(INT, SYMBOL))),
+                               Arg("end", None, Optional(OneOf(INT, SYMBOL))),
                                    Arg("step", 1, Optional(POS))), _slice_infer,
            tb.custom("Slice"), accepts="any", rules=("shape.dim-range",)),
     OpSpec("Expand", "tensor", (Arg("shape", kind=TARGET),), _expand_infer, tb.custom("Expand"), accepts="any",

@@ -181,10 +181,17 @@ class Slice(nn.Module):
     def __init__(self, dim, start=None, end=None, step=1):
         super().__init__()
         self.dim, self.sl = dim, slice(start, end, 1 if step is None else step)
+        self.sizes: dict = {}  # the run's symbol sizes (set by the graph module): a bound may be a symbol
 
     def forward(self, x):
         idx = [slice(None)] * x.dim()
-        idx[self.dim] = self.sl
+        sl = self.sl
+        if isinstance(sl.start, str) or isinstance(sl.stop, str):
+            from .. import dims as D
+
+            sl = slice(*(D.substitute(v, self.sizes) if isinstance(v, str) else v for v in (sl.start, sl.stop)),
+                       sl.step)
+        idx[self.dim] = sl
         return x[tuple(idx)]
 
 
