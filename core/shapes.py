@@ -281,9 +281,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if other is not None and other.op != node.op:
         args = _tied_args(node, other, args, inf)
     mode = train.get("mode", "train") if type(train) is dict else "train"
-    data = data_dtype(node.op, [t.dtype for t in in_types],
-                      [None if t.shape is None else len(t.shape) for t in in_types]) \
-        if spec.measured_for(args) else None
+    data = data_dtype(node.op, [t.dtype for t in in_types], in_types) if spec.measured_for(args) else None
     row = spec.dtype_key(args) if spec.dtype_key is not None and data is not None else node.op
     refused = data if data is not None and supported(row, data, mode) is False and \
         not any(t.shape is not None and 0 in t.shape for t in in_types) else None

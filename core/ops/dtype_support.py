@@ -50,10 +50,10 @@ PROMOTING = frozenset({"Add", "Sub", "Mul", "Div", "Concat", "Stack", "Where", "
 BOOL_REFUSERS = frozenset({"Sub", "PairwiseDistance"})
 
 
-def data_dtype(op: str, dtypes: list, ranks: list | None = None) -> str | None:
+def data_dtype(op: str, dtypes: list, types: list | None = None) -> str | None:
     """The one dtype of the op's data operands, or for a promoting op the dtype torch promotes them to
-    (a 0-D operand counts only when its kind, bool < integer < float, is above the others'; `ranks` gives
-    the operands' ranks, None where unknown). None: no data operand, or several dtypes not promoted."""
+    (a 0-D operand counts only when its kind, bool < integer < float, is above the others'; `types` are
+    the operands' TensorTypes, for their ranks). None: no data operand, or several dtypes not promoted."""
     if not DATA_OPERANDS:
         DATA_OPERANDS.update(_data_operands())
     idx = DATA_OPERANDS.get(op)
@@ -66,8 +66,9 @@ def data_dtype(op: str, dtypes: list, ranks: list | None = None) -> str | None:
         return seen.pop()
     if op in BOOL_REFUSERS and "bool" in seen:
         return "bool"  # measured: subtraction refuses a bool operand whatever the other's dtype
-    if op not in PROMOTING or ranks is None or any(ranks[i] is None for i in idx):
+    if op not in PROMOTING or types is None or any(types[i].shape is None for i in idx):
         return None
+    ranks = [None if t.shape is None else len(t.shape) for t in types]
     dimensioned = [dtypes[i] for i in idx if ranks[i] > 0]
     scalars = [dtypes[i] for i in idx if ranks[i] == 0]
     out = _promote_all(dimensioned) if dimensioned else None
