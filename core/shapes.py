@@ -335,9 +335,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             inf.vocab.pop(node.id, None)
         if node.op in ("Cumsum", "Sum") and node.id in inf.vocab and type(inf.vocab[node.id]) is int:
             _sum_reach(node, args, inf)
-        elif inf.reach and node.inputs and node.inputs[0] in inf.reach and node.id in inf.vocab and \
-                inf.vocab[node.id] == inf.vocab.get(node.inputs[0]):
-            inf.reach[node.id] = inf.reach[node.inputs[0]]  # an op that kept the sure range keeps the reach
+        elif inf.reach and node.inputs and node.inputs[0] in inf.reach and node.id in inf.vocab:
+            _follow_reach(node, inf)
     if inf.negative or node.op in PADS_WITH_FILL or node.op.startswith("ConstantPad"):
         _follow_negative(node, args, in_types, inf, mode, ctx)
     if node.op in INDEX_READERS and len(node.inputs) > INDEX_READERS[node.op]:
@@ -656,6 +655,22 @@ def _arange_pick(op: str, args: dict, n):
         picked = range(n)[slice(args.get("start"), args.get("end"), step)]
         return picked[-1] + 1 if len(picked) else None
     return None
+
+
+def _follow_reach(node, inf: Inference) -> None:
+    """How far values may reach, through the ops that keep them (views, pieces, ReLU, eval dropout) and
+    ReLU6 (which clips at 6; gen-310919: max pool positions through a Chunk and a ReLU6)."""
+    reach, why = inf.reach[node.inputs[0]]
+    if node.op == "ReLU6":
+        reach = min(reach, 7)
+    elif inf.vocab[node.id] != inf.vocab.get(node.inputs[0]):
+        return  # an op that changed the sure range (a pad's fill, a threshold): its reach is not known
+    if type(inf.vocab[node.id]) is int and reach <= inf.vocab[node.id]:
+        return
+    inf.reach[node.id] = (reach, why)
+    if node.op in VALUE_PIECES:
+        for k in range(inf.max_ref.get(node.id, 0) + 1):
+            inf.reach[f"{node.id}:{k}"] = (reach, why)
 
 
 def _sum_reach(node, args: dict, inf: Inference) -> None:

@@ -629,6 +629,17 @@ FOUND = {
                                         [("TransformerDecoderLayer", {"d_model": 12, "nhead": 2,
                                                                       "batch_first": True}, ["x1", "x0", "x2"])],
                                         seq_len=6),
+    # the fresh 280,000..310,000 ranges: an adaptive pool's output_size given as a list needs more dims than
+    # entries (gen-288644 passed); a Transformer stack of 0 layers fails in forward (gen-316054 passed); a 0-D
+    # index of a 1-D input gathers (gen-319932 was a false block)
+    "adaptive-avg3d-list-output-of-3d": _one("AdaptiveAvgPool3d", {"output_size": [None, 1, 1]},
+                                             ([1, 8, 5], "float32")),
+    "adaptive-avg2d-list-ones-of-2d": _one("AdaptiveAvgPool2d", {"output_size": [1, 1]}, ([4, 5], "float32")),
+    "adaptive-avg2d-int-one-of-2d": _one("AdaptiveAvgPool2d", {"output_size": 1}, ([4, 5], "float32")),
+    "transformer-encoder-of-no-layers": _one("TransformerEncoder", {"encoder_layer": {"d_model": 4, "nhead": 2},
+                                                                    "num_layers": 0}, ([2, 3, 4], "float32")),
+    "gather-0d-index-of-1d": _g([([3], "float32")], [("Constant", {"shape": [], "value": 0, "dtype": "long"}, []),
+                                                    ("Gather", {"dim": -1}, ["x0", "n0"])]),
     # seq_len sizes the sequence symbol where it is (dim 2 of a 1-D convolution's input, when no input has a
     # symbol at dim 1): a valid dilated convolution needs T >= 17
     "tcn-declared-seq-too-short": _g([(["B", 4, "T"], "float32")],
@@ -736,6 +747,14 @@ UNFOLLOWED = {
     # a running sum of 0/1 ids over 3 values may reach 3 (gen-194296 passed silently)
     "gather-of-a-cumsum-of-ids": _ids(_g([([2, 8, 4, 3, 1], "int64")],
                                          [("Cumsum", {"dim": -2}, ["x0"]), ("Gather", {"dim": 3}, ["x0", "n0"])]), 2),
+    # a max pool's positions through a Chunk and a ReLU6 into an Embedding of 2 rows (gen-310919)
+    "embedding-of-pool-positions-through-relu6": _g([([8, 2, 11], "float32")],
+                                                    [("MaxPool1d", {"kernel_size": 11, "padding": 1,
+                                                                    "return_indices": True}, ["x0"]),
+                                                     ("Chunk", {"chunks": 1}, ["n0:1"]),
+                                                     ("ReLU6", {}, ["n1"]),
+                                                     ("Embedding", {"num_embeddings": 2, "embedding_dim": 8},
+                                                      ["n2"])]),
     # a mask selection broadcast against a full tensor (gen-239913)
     "sub-with-a-mask-selection": _g([([3, 4, 5, 16], "uint8")], [("Index", {}, ["x0", "x0"]),
                                                                  ("Sub", {}, ["x0", "n0"])]),

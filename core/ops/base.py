@@ -328,6 +328,16 @@ class InferCtx:
             [self.node.id], "warn"))
         return True
 
+    def warn_reach(self, operand: int, size) -> None:
+        """Positions whose sure range fits `size` but that may reach past it (a max pool's positions, a
+        running sum of ids): whether they fit depends on the values, so it is said, never blocked."""
+        reach, why = self.value_reach.get(operand) or (None, "")
+        sure = self.value_ranges.get(operand)
+        if reach is not None and D.is_const(size) and type(sure) is int and sure <= size < reach:
+            self.warn("shape.unknown-index", f"{self.node.op} {self.node.id!r}: its index may hold values up to "
+                                             f"{reach - 1} ({why}); it runs only if every one lies below {size}, "
+                                             "the indexed size")
+
     def unknown_size(self, message) -> None:
         """A requirement that reads a size the verifier lost (null, a count that depends on values): an
         unknown never blocks, it warns once per node with what went unchecked."""

@@ -42,18 +42,15 @@ def _values_below(ctx: InferCtx, operand: int, size) -> None:
                                      f"indexed dim has size {size}",
                              kind="le"):
         return
-    reach, why = ctx.value_reach.get(operand) or (None, "")
-    if reach is not None and D.is_const(size) and type(vocab) is int and vocab <= size < reach:
-        ctx.warn("shape.unknown-index", f"{ctx.node.op} {ctx.node.id!r}: its index may hold values up to "
-                                        f"{reach - 1} ({why}); it runs only if every one lies below {size}, the "
-                                        "indexed size")
+    ctx.warn_reach(operand, size)
 
 
 def _gather(ctx: InferCtx):
     x, idx = ctx.inputs[0], ctx.inputs[1]
     if not _index_dtype(ctx, idx) or x.shape is None or idx.shape is None:
         return [TensorType(idx.shape, x.dtype)]
-    if len(idx.shape) != len(x.shape) and not (len(x.shape) == 0 and len(idx.shape) <= 1):
+    # measured: torch compares ranks with a 0-D tensor counted as 1-D (gen-319932: a 0-D index of a 1-D input)
+    if max(len(idx.shape), 1) != max(len(x.shape), 1):
         return ctx.fail("shape.rank", f"Gather {ctx.node.id!r}: index {D.fmt_shape(idx.shape)} must have the rank of "
                                       f"the input {D.fmt_shape(x.shape)}")
     d = _dim(ctx, len(x.shape))

@@ -99,9 +99,10 @@ def _embedding_infer(ctx: InferCtx):
     if rows is not None and not (ctx.producers and ctx.producers[0] is None):
         # ids from an Arange (positions), or a design input's ids through views: up to the range - 1
         # (ids read straight from an input are dtype.index-range's)
-        ctx.require_equal(rows, n, "shape.index-range",
-                          lambda: f"Embedding {ctx.node.id!r} has {n} rows but reads positions up to {rows} - 1; "
-                                  f"make the table at least {rows} rows", kind="le")
+        if ctx.require_equal(rows, n, "shape.index-range",
+                             lambda: f"Embedding {ctx.node.id!r} has {n} rows but reads positions up to {rows} - 1; "
+                                     f"make the table at least {rows} rows", kind="le"):
+            ctx.warn_reach(0, n)
     if x.shape is None:
         return [TensorType(None)]
     return [TensorType(x.shape + (a["embedding_dim"],), "float32")]

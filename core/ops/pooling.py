@@ -122,7 +122,10 @@ def _adaptive_infer(n: int):
         resolved = [x.shape[len(x.shape) - n + i] if v is None and len(x.shape) >= n else v
                     for i, v in enumerate(osz)]
         ones = ctx.node.op.startswith("AdaptiveAvg") and n > 1 and all(v == 1 for v in resolved)
-        if not ctx.need_rank(x, tuple(range(n, 9)) if ones else (n + 1, n + 2)):
+        # measured: an output_size given as a list is read against the input's sizes first, which needs more
+        # dims than it has entries ("Input dimension should be at least 4", gen-288644)
+        least = n + 1 if isinstance(ctx.args["output_size"], (list, tuple)) else n
+        if not ctx.need_rank(x, tuple(range(least, 9)) if ones else (n + 1, n + 2)):
             return [UNKNOWN]
         out = tuple(x.shape[-n + i] if v is None else v for i, v in enumerate(osz))
         return _with_indices(ctx, TensorType(x.shape[:-n] + out, x.dtype))
