@@ -720,6 +720,8 @@ CONDITIONAL = {
     # gen-212094) and a downscale to int(size * 0.4) (gen-152214) state their condition
     "instancenorm-over-a-null-length": _g([], [("Constant", {"shape": [2, 4, None]}, []),
                                                ("InstanceNorm1d", {"num_features": 4}, ["n0"])]),
+    "groupnorm-over-a-null-batch": _g([], [("Constant", {"shape": [None, 1]}, []),
+                                           ("GroupNorm", {"num_groups": 1, "num_channels": 1}, ["n0"])]),
     "upsampling-down-a-null-size": _g([], [("Constant", {"shape": [2, 3, None]}, []),
                                            ("UpsamplingNearest2d", {"scale_factor": 0.4}, ["n0"])]),
     "slice-of-a-table-to-undeclared-t": _g([(["B", "T", 8], "float32")],

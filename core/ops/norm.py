@@ -64,12 +64,12 @@ def _params_dtype(ctx: InferCtx, has_params: bool) -> bool:
                                "statistics are float32; cast the input to float32")
 
 
-def _more_than_one(ctx: InferCtx, count, what: str) -> None:
+def _more_than_one(ctx: InferCtx, count, what: str, words: str | None = None) -> None:
     """Batch statistics need more than one value: blocked when the sizes (declared ones included)
     give exactly one."""
-    words = (f"{ctx.node.op} {ctx.node.id!r} normalises over one {what} with batch statistics (training "
-             "mode, or no running statistics); torch raises 'Expected more than 1 value' — use a batch (or map) "
-             "larger than 1, or eval mode with running statistics")
+    words = words or (f"{ctx.node.op} {ctx.node.id!r} normalises over one {what} with batch statistics (training "
+                      "mode, or no running statistics); torch raises 'Expected more than 1 value' — use a batch (or "
+                      "map) larger than 1, or eval mode with running statistics")
     if count is not None and not D.is_const(count):
         unnamed = [v for v in D.symbols_of(count) if v not in ctx.declared and ".size" in v]
         least = D.substitute(count, {v: 1 for v in D.symbols_of(count)})
@@ -156,12 +156,10 @@ def _gn_infer(ctx: InferCtx):
     # measured: group_norm needs more than one value per group, in eval mode too (N * C/G * spatial sizes)
     if D.is_const(ch) and ch % a["num_groups"] == 0:
         count = D.prod((x.shape[0], ch // a["num_groups"]) + tuple(x.shape[2:]))
-        if not D.is_const(count):
-            count = D.substitute(count, ctx.declared) if ctx.declared else None
-        ctx.require(not (D.is_const(count) and count == 1), "shape.single-value-statistics",
-                    lambda: f"GroupNorm {ctx.node.id!r} normalises one value per group ({D.fmt_shape(x.shape)} in "
-                            f"{a['num_groups']} groups); torch raises 'Expected more than 1 value', in eval mode "
-                            "too — use fewer groups, a larger batch or a larger map")
+        _more_than_one(ctx, count, "value per group",
+                       f"GroupNorm {ctx.node.id!r} normalises one value per group ({D.fmt_shape(x.shape)} in "
+                       f"{a['num_groups']} groups); torch raises 'Expected more than 1 value', in eval mode "
+                       "too — use fewer groups, a larger batch or a larger map")
     if a["affine"]:
         ctx.require_equal(ch, a["num_channels"], "shape.norm-features",
                 f"GroupNorm {ctx.node.id!r} expects num_channels={a['num_channels']} but its input "
