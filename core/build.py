@@ -98,6 +98,11 @@ def _graph_module_class():
                 if spec is None:
                     raise BuildError(f"node {node.id!r}: unknown op {node.op!r}", node=node.id)
                 args, missing, unknown = spec.resolve_args(node.args)
+                if node.op == "Parameter" and any(isinstance(v, str) for v in args.get("shape") or ()):
+                    # a learned tensor's size is fixed when the model is built, as verify says
+                    # (connectivity.bad-arg): a symbol there would make its count depend on the run
+                    raise BuildError(f"node {node.id!r}: a Parameter's shape must be ints, got {args['shape']}",
+                                     node=node.id)
                 if spec.arity == (0, 0):
                     args = _concrete(args, sizes)  # a source op has no input to take its sizes from
                 if missing:

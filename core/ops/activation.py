@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import BOOL, INT, NUM, POS, UNKNOWN, Arg, Enum, Float, InferCtx, OpSpec, Optional, TensorType
+from .base import BOOL, INT, NUM, POS, UNKNOWN, Arg, Enum, Float, InferCtx, Kind, OpSpec, Optional, TensorType
 from .functional import INT_RANGES
 
 INPLACE = Arg("inplace", False, BOOL)
@@ -232,7 +232,9 @@ OPS = [
     _act("Softmin", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
     _act("Softmax2d", infer=_softmax2d, rules=("shape.rank",)),
     _act("GLU", [Arg("dim", -1, INT)], infer=_glu, rules=("shape.dim-range", "shape.glu-odd", "shape.rank")),
-    OpSpec("Identity", "activation", (), _dtypes("any"), tb.module("Identity"), accepts="any"),
+    # torch.nn.Identity(*args, **kwargs) takes and ignores any argument (measured)
+    OpSpec("Identity", "activation", (), _dtypes("any"), tb.module("Identity"), accepts="any",
+           extra=Kind(lambda v: True, "anything")),
 ]
 for _name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"):
     OPS.append(OpSpec(_name, "activation", (Arg("p", 0.5, PROB), INPLACE), _dropout, tb.module(_name),

@@ -184,7 +184,15 @@ def _mha_infer(ctx: InferCtx):
                                  f"({D.fmt(u)} vs {D.fmt(w)}; batch_first={bf}, so the inputs are {layout})"):
             return [UNKNOWN, UNKNOWN]
     batched = len(q.shape) == 3
+    # measured: is_causal with no key padding mask and no weights drops the mask for SDPA's causal path
+    # (F.multi_head_attention_forward), reading its dtype only
+    dropped = a["is_causal"] and not a["need_weights"] and len(ctx.inputs) <= 4
     for i, m in enumerate(ctx.inputs[3:5]):
+        if dropped and i == 0:
+            ctx.require(m.dtype == "bool" or m.is_float, "dtype.mask",
+                        lambda m=m: f"MultiheadAttention {ctx.node.id!r}: attn_mask is {m.dtype}; torch takes bool "
+                                    "or float masks only")
+            continue
         if fast is True:
             _fast_mask(ctx, m, n, lq, h, ("attn_mask", "key_padding_mask")[i], padding=i == 1,
                        beside=len(ctx.inputs) > 4)
@@ -199,6 +207,10 @@ def _mha_infer(ctx: InferCtx):
         w = (lq, keys)
     else:
         w = (n, lq, keys)
+    if not a["need_weights"]:
+        return [TensorType(q.shape[:-1] + (e,), q.dtype)]  # measured: the weights are None, nothing to read
+    if not a["average_attn_weights"]:
+        w = w[:-2] + (h,) + w[-2:]  # measured: (N, heads, L, S), unbatched (heads, L, S)
     return [TensorType(q.shape[:-1] + (e,), q.dtype), TensorType(w, q.dtype)]
 
 
@@ -521,7 +533,9 @@ OPS = [
     OpSpec("MultiheadAttention", "attention",
            (Arg("embed_dim", kind=NAT), Arg("num_heads", kind=POS), Arg("dropout", 0.0, NUM), Arg("bias", True, BOOL),
             Arg("add_bias_kv", False, BOOL), Arg("add_zero_attn", False, BOOL), Arg("kdim", None, Optional(NAT)),
-            Arg("vdim", None, Optional(NAT)), Arg("batch_first", False, BOOL), _CAUSAL),
+            Arg("vdim", None, Optional(NAT)), Arg("batch_first", False, BOOL), _CAUSAL,
+            # forward flags, as is_causal: no weights (result 1 is None), or one map per head
+            Arg("need_weights", True, BOOL), Arg("average_attn_weights", True, BOOL)),
            _mha_infer, tb.custom("MultiheadAttention"), arity=(1, 5), param_shapes=_mha_shapes, flops=_mha_flops,
            rules=ATTN_RULES + MASK_RULES + ("shape.broadcast",)),
     OpSpec("TransformerEncoderLayer", "attention", _ENC_LAYER_ARGS + (_CAUSAL,),

@@ -11,7 +11,7 @@ import re
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import INT_DTYPES, NAT, UNKNOWN, Arg, Enum, InferCtx, Kind, OpSpec, TensorType, promote
+from .base import INT_DTYPES, NAT, SYMBOL, UNKNOWN, Arg, Enum, InferCtx, Kind, OneOf, OpSpec, TensorType, promote
 
 _LETTER = re.compile(r"^[A-Za-z]$")
 
@@ -549,7 +549,9 @@ def _draw_equation(rng, args: dict, shapes: list) -> dict:
     return {"equation": ",".join(terms) + ("->" + out if rng.random() < 0.7 else "")}
 
 
-AXIS = NAT
+# an axis length: an int, or a symbol of the design (the run's size of it: `b: "B"` repeats a class token
+# to the batch)
+AXIS = OneOf(NAT, SYMBOL)
 OPS = [
     OpSpec("Einsum", "tensor", (Arg("equation", kind=EQUATION),), _einsum_infer, tb.custom("Einsum"),
            arity=(1, None), accepts="any", flops=_einsum_flops,

@@ -14,7 +14,7 @@ from .base import BOOL, Arg
 
 # arguments of an op that torch's forward takes, not its constructor
 AT_CALL = {
-    "MultiheadAttention": ("is_causal",),
+    "MultiheadAttention": ("is_causal", "need_weights", "average_attn_weights"),
     "TransformerEncoderLayer": ("is_causal",),
     "TransformerDecoderLayer": ("tgt_is_causal",),
     "TransformerEncoder": ("is_causal",),

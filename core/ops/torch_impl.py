@@ -238,15 +238,17 @@ class Parameter(nn.Module):
 class MultiheadAttention(nn.MultiheadAttention):
     """Operands: query, key, value, attn_mask, key_padding_mask (key and value default to the query)."""
 
-    def __init__(self, *args, is_causal=False, **kwargs):
+    def __init__(self, *args, is_causal=False, need_weights=True, average_attn_weights=True, **kwargs):
         super().__init__(*args, **kwargs)
-        self.is_causal = is_causal
+        self.is_causal, self.need_weights, self.average_attn_weights = is_causal, need_weights, average_attn_weights
 
     def forward(self, query, key=None, value=None, attn_mask=None, key_padding_mask=None):
         key = query if key is None else key
         value = key if value is None else value
-        return super().forward(query, key, value, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
-                               is_causal=self.is_causal)
+        out = super().forward(query, key, value, key_padding_mask=key_padding_mask, attn_mask=attn_mask,
+                              is_causal=self.is_causal, need_weights=self.need_weights,
+                              average_attn_weights=self.average_attn_weights)
+        return out if self.need_weights else out[:1]
 
 
 class TransformerEncoderLayer(nn.TransformerEncoderLayer):
@@ -480,11 +482,14 @@ class _Einops(nn.Module):
     def __init__(self, pattern, reduction=None, **axes_lengths):
         super().__init__()
         self.pattern, self.reduction, self.axes = pattern, reduction, axes_lengths
+        self.sizes: dict = {}  # the run's symbol sizes (set by the graph module): an axis length may be one
 
     def forward(self, x):
+        from .. import dims as D
         from .einsum import einops_apply
 
-        return einops_apply(self.kind, self.pattern, self.axes, x, self.reduction)
+        axes = {k: D.substitute(v, self.sizes) if isinstance(v, str) else v for k, v in self.axes.items()}
+        return einops_apply(self.kind, self.pattern, axes, x, self.reduction)
 
 
 class Rearrange(_Einops):
