@@ -24,3 +24,18 @@ def test_a_node_id_that_is_a_module_attribute_builds(nid):
     y = model(*example_inputs(design, batch=2))
     assert tuple(y.shape) == (2, 3)
     assert sum(p.numel() for p in model.parameters()) == 15 + 12
+
+
+def test_a_parameter_with_a_symbolic_shape_is_refused_by_verify_and_by_the_builder():
+    """verify refuses it (connectivity.bad-arg) and `run` built it: a blind tester saw the two disagree."""
+    from archcurator.core.build import BuildError
+    from archcurator.core.verify import verify_graph
+
+    design = Design.from_dict({
+        "format": "archgraph/1", "name": "pos", "inputs": [{"id": "x", "shape": ["B", "T", 4], "dtype": "float32"}],
+        "nodes": [{"id": "pos", "op": "Parameter", "args": {"shape": [1, "T", 4]}},
+                  {"id": "add", "op": "Add", "in": ["x", "pos"]}],
+        "outputs": ["add"]})
+    assert verify_graph(design).verdict == "block"
+    with pytest.raises(BuildError, match="Parameter's shape must be ints"):
+        build_module(design, "cpu")

@@ -640,6 +640,26 @@ FOUND = {
                                                                     "num_layers": 0}, ([2, 3, 4], "float32")),
     "gather-0d-index-of-1d": _g([([3], "float32")], [("Constant", {"shape": [], "value": 0, "dtype": "long"}, []),
                                                     ("Gather", {"dim": -1}, ["x0", "n0"])]),
+    # a third blind tester: MultiheadAttention's forward flags, Identity's ignored arguments, a class token
+    # repeated to the batch by an einops length "B"
+    "mha-per-head-weights": _g([([2, 5, 8], "float32")],
+                               [("MultiheadAttention", {"embed_dim": 8, "num_heads": 2, "batch_first": True,
+                                                        "average_attn_weights": False}, ["x0"]),
+                                ("Linear", {"in_features": 5, "out_features": 3}, ["n0:1"])]),
+    "mha-no-weights-read": _g([([2, 5, 8], "float32")],
+                              [("MultiheadAttention", {"embed_dim": 8, "num_heads": 2, "batch_first": True,
+                                                       "need_weights": False}, ["x0"]),
+                               ("ReLU", {}, ["n0:1"])]),
+    "mha-causal-no-weights-mask-dropped": _g([([2, 5, 8], "float32"), ([3, 3], "bool")],
+                                             [("MultiheadAttention", {"embed_dim": 8, "num_heads": 2,
+                                                                      "batch_first": True, "is_causal": True,
+                                                                      "need_weights": False}, ["x0", "x0", "x0",
+                                                                                               "x1"])]),
+    "identity-with-arguments": _one("Identity", {"anything": 3}, ([2, 4], "float32")),
+    "class-token-repeated-to-b": _g([(["B", 5, 8], "float32")],
+                                    [("Parameter", {"shape": [1, 1, 8]}, []),
+                                     ("Repeat", {"pattern": "o n d -> (o b) n d", "b": "B"}, ["n0"]),
+                                     ("Concat", {"dim": 1}, ["n1", "x0"])]),
     # seq_len sizes the sequence symbol where it is (dim 2 of a 1-D convolution's input, when no input has a
     # symbol at dim 1): a valid dilated convolution needs T >= 17
     "tcn-declared-seq-too-short": _g([(["B", 4, "T"], "float32")],
