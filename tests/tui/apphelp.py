@@ -24,10 +24,19 @@ async def settle(pilot, rounds: int = 40) -> None:
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        if not any(w.is_running for w in app.workers) and not app.writes_pending:
+        if not any(w.is_running for w in app.workers) and not app.writes_pending and not _tables_resizing(app):
             await pilot.pause()
             return
     raise AssertionError("the app did not settle")
+
+
+def _tables_resizing(app) -> bool:
+    """A DataTable given rows recomputes its column widths when it next idles; on a loaded machine a
+    snapshot could catch the old widths (the knowledge base's list once did), so settling waits for it.
+    Textual keeps that state in a private flag."""
+    from textual.widgets import DataTable
+
+    return any(getattr(t, "_require_update_dimensions", False) for t in app.screen.query(DataTable))
 
 
 def current_verdicts(path, curator: str = "ada") -> dict:
