@@ -613,6 +613,10 @@ FOUND = {
                                          [("Parameter", {"shape": [1, 32, 8]}, []),
                                           ("Slice", {"dim": 1, "end": "T"}, ["n0"]),
                                           ("Add", {}, ["x0", "n1"])], seq_len=20),
+    # an end always past the size is clamped: x[:, :T+1] of a T is all of it (a block would be false)
+    "slice-to-past-the-size": _g([(["B", "T", 8], "float32")],
+                                 [("Slice", {"dim": 1, "end": "T+1"}, ["x0"]), ("Add", {}, ["x0", "n0"])],
+                                 seq_len=None),
     "slice-of-a-table-past-it": _g([(["B", "T", 8], "float32")],
                                    [("Parameter", {"shape": [1, 32, 8]}, []),
                                     ("Slice", {"dim": 1, "end": "T"}, ["n0"]),

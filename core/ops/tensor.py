@@ -27,6 +27,7 @@ from .base import (
     OpSpec,
     Optional,
     TensorType,
+    Violation,
     broadcast,
     canonical_dtype,
     promote,
@@ -443,12 +444,17 @@ def _slice_infer(ctx: InferCtx):
                       for v in (start, end))
         if isinstance(start, str) or isinstance(end, str):
             if start in (None, 0) and isinstance(end, str) and step == 1:
-                if end != size:
-                    ctx.on_condition(D.Condition("le", end, size), "shape.dim-range",
-                                     f"Slice {ctx.node.id!r}: [:{end}] of a dim of size {D.fmt(size)} is {end} long "
-                                     f"only up to {D.fmt(size)} (torch clamps the end)")
                 s = list(x.shape)
                 s[d] = end
+                if end != size:
+                    c = D.Condition("le", end, size)
+                    if not D.satisfiable(c, ctx.declared, ctx.bounds):
+                        s[d] = size  # the end is always past the size: torch clamps it, the slice is all of it
+                    else:  # a warn only: torch never refuses a slice, what meets its length may
+                        ctx.violations.append(Violation(
+                            "shape.symbol-condition", f"Slice {ctx.node.id!r} runs as written only when {c.text()}: "
+                            f"[:{end}] of a dim of size {D.fmt(size)} is {end} long only up to {D.fmt(size)} (torch "
+                            "clamps the end)", [ctx.node.id], "warn"))
                 return [TensorType(tuple(s), x.dtype)]
             s = list(x.shape)
             s[d] = None
