@@ -841,3 +841,14 @@ def test_an_allocation_past_the_childs_memory_limit_is_killed_not_failed():
     verify_result(r)
     s = summarize_differential([r])
     assert s["judged"] == 0 and s["resource_limited"][0]["case"] == "mem"
+
+
+def test_every_condition_on_a_node_is_stated():
+    """A finding is known by rule and node: a second condition on one node joins the first's words instead of
+    being dropped (a blind tester's Add of [B, 8, H, W] and [B, 8, 16, 32] stated W = 32 only)."""
+    graph = _g([(["B", 8, "H", "W"], "float32"), (["B", 8, 16, 32], "float32")], [("Add", {}, ["x0", "x1"])],
+               seq_len=None)
+    report = verify_graph(Design.from_dict(graph))
+    said = [f.message for f in report.findings if f.rule == "shape.symbol-condition"]
+    assert len(said) == 1 and "W = 32" in said[0] and "H = 16" in said[0], said
+    assert observe_eager(graph)["status"] != "ok"  # at the run's sizes (H = W = 8) it fails

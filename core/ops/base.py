@@ -302,11 +302,20 @@ class InferCtx:
             return self.require(False, rule, lambda: f"{message() if callable(message) else message}; it runs only "
                                                      f"when {c.text()}, which no size satisfies{within}")
         why = (message() if callable(message) else message) + within
-        self.violations.append(Violation(
-            "shape.symbol-condition",
-            f"{label} runs only when {c.text()}" + (" (the declared sizes satisfy it)" if declared else "") +
-            f": {why}", [self.node.id], "warn"))
+        self.state_condition(f"{label} runs only when {c.text()}" +
+                             (" (the declared sizes satisfy it)" if declared else "") + f": {why}")
         return True
+
+    def state_condition(self, message: str) -> None:
+        """A shape.symbol-condition warn. A finding is known by its rule and node, so a second condition on
+        the node joins the first's words (an Add of [B, 8, H, W] and [B, 8, 16, 32] needs W = 32 and H = 16;
+        one of them was dropped)."""
+        for v in self.violations:
+            if v.rule == "shape.symbol-condition" and v.nodes == [self.node.id]:
+                label = f"{self.node.op} {self.node.id!r} "
+                v.message += "; and " + (message[len(label):] if message.startswith(label) else message)
+                return
+        self.violations.append(Violation("shape.symbol-condition", message, [self.node.id], "warn"))
 
     def require_at_sizes(self, size, holds, text: str, rule: str, message) -> bool:
         """A requirement on a symbolic size that is not linear in it (int(T * 0.4) >= 1): judged by value,
@@ -323,9 +332,7 @@ class InferCtx:
                                                      f"when {text}, which no size satisfies")
         if holds(1) and all(holds(v) for v in range(1, 4097)):
             return True
-        self.violations.append(Violation(
-            "shape.symbol-condition", f"{label} runs only when {text}: {message() if callable(message) else message}",
-            [self.node.id], "warn"))
+        self.state_condition(f"{label} runs only when {text}: {message() if callable(message) else message}")
         return True
 
     def warn_reach(self, operand: int, size) -> None:

@@ -27,7 +27,6 @@ from .base import (
     OpSpec,
     Optional,
     TensorType,
-    Violation,
     broadcast,
     canonical_dtype,
     promote,
@@ -451,10 +450,9 @@ def _slice_infer(ctx: InferCtx):
                     if not D.satisfiable(c, ctx.declared, ctx.bounds):
                         s[d] = size  # the end is always past the size: torch clamps it, the slice is all of it
                     else:  # a warn only: torch never refuses a slice, what meets its length may
-                        ctx.violations.append(Violation(
-                            "shape.symbol-condition", f"Slice {ctx.node.id!r} runs as written only when {c.text()}: "
-                            f"[:{end}] of a dim of size {D.fmt(size)} is {end} long only up to {D.fmt(size)} (torch "
-                            "clamps the end)", [ctx.node.id], "warn"))
+                        ctx.state_condition(f"Slice {ctx.node.id!r} runs as written only when {c.text()}: [:{end}] "
+                                            f"of a dim of size {D.fmt(size)} is {end} long only up to {D.fmt(size)} "
+                                            "(torch clamps the end)")
                 return [TensorType(tuple(s), x.dtype)]
             s = list(x.shape)
             s[d] = None
