@@ -664,6 +664,18 @@ FOUND = {
                                     [("Parameter", {"shape": [1, 1, 8]}, []),
                                      ("Repeat", {"pattern": "o n d -> (o b) n d", "b": "B"}, ["n0"]),
                                      ("Concat", {"dim": 1}, ["n1", "x0"])]),
+    # a mask torch drops for the causal path is checked for its rank first, and an unbatched query's 3-D mask
+    # is (heads, L, S) whatever the path (gen-361954 passed, a 4-D mask)
+    "decoder-causal-4d-mask-unbatched": _g([([5, 4], "float32"), ([1, 1, 5, 5], "float32")],
+                                           [("TransformerDecoderLayer", {"d_model": 4, "nhead": 1,
+                                                                         "tgt_is_causal": True},
+                                             ["x0", "x0", "x1"])]),
+    "mha-unbatched-3d-mask-of-the-batch": _g([([5, 8], "float32"), ([4, 5, 5], "bool")],
+                                             [("MultiheadAttention", {"embed_dim": 8, "num_heads": 2},
+                                               ["x0", "x0", "x0", "x1"])]),
+    "mha-unbatched-3d-mask-per-head": _g([([5, 8], "float32"), ([2, 5, 5], "bool")],
+                                         [("MultiheadAttention", {"embed_dim": 8, "num_heads": 2},
+                                           ["x0", "x0", "x0", "x1"])]),
     # seq_len sizes the sequence symbol where it is (dim 2 of a 1-D convolution's input, when no input has a
     # symbol at dim 1): a valid dilated convolution needs T >= 17
     "tcn-declared-seq-too-short": _g([(["B", 4, "T"], "float32")],

@@ -72,7 +72,7 @@ def _check_mask(ctx: InferCtx, m: TensorType, lq, ls, n, heads, what: str, paddi
     if padding:
         want = (ls,) if n is None else (n, ls)
     elif len(m.shape) == 3:
-        want = (None if n is None else D.mul(n, heads), lq, ls)
+        want = (heads if n is None else D.mul(n, heads), lq, ls)  # measured: unbatched, (heads, L, S)
     else:
         want = (lq, ls)
     words = lambda: f"{label}: {what} {D.fmt_shape(m.shape)} should be {D.fmt_shape(want)}"  # noqa: E731
@@ -123,6 +123,22 @@ def _fast_mask(ctx: InferCtx, m: TensorType, n, length, heads, what: str, paddin
     ctx.require_equal(D.prod(list(m.shape)), want, "shape.attention-mask",
                       lambda: f"{label}: {what} {D.fmt_shape(m.shape)} cannot be viewed as {shape} on torch's eval "
                               "fast path")
+
+
+def _mask_rank(ctx: InferCtx, m: TensorType, what: str, label: str, unbatched: tuple | None = None) -> None:
+    """A mask torch drops for the causal path is still checked first for its rank (measured: 'expected
+    attn_mask to be None, 2-D or 3-D', gen-361954), and with an unbatched query a 3-D one for its shape,
+    (heads, L, S)."""
+    if m.shape is None:
+        return
+    if ctx.require(len(m.shape) in (2, 3), "shape.attention-mask",
+                   lambda: f"{label} {ctx.node.id!r}: {what} is {len(m.shape)}-D {D.fmt_shape(m.shape)}; torch "
+                           "takes a 2-D or 3-D mask") and unbatched is not None and len(m.shape) == 3:
+        for u, v in zip(m.shape, unbatched):
+            if not ctx.require_equal(u, v, "shape.attention-mask",
+                                     lambda: f"{label} {ctx.node.id!r}: {what} {D.fmt_shape(m.shape)} should be "
+                                             f"(heads, L, S) = {D.fmt_shape(unbatched)} for an unbatched query"):
+                return
 
 
 def _mha_infer(ctx: InferCtx):
@@ -188,10 +204,11 @@ def _mha_infer(ctx: InferCtx):
     # (F.multi_head_attention_forward), reading its dtype only
     dropped = a["is_causal"] and not a["need_weights"] and len(ctx.inputs) <= 4
     for i, m in enumerate(ctx.inputs[3:5]):
-        if dropped and i == 0:
+        if dropped and i == 0 and fast is not True:  # the eval fast path reads the mask by its size first
             ctx.require(m.dtype == "bool" or m.is_float, "dtype.mask",
                         lambda m=m: f"MultiheadAttention {ctx.node.id!r}: attn_mask is {m.dtype}; torch takes bool "
                                     "or float masks only")
+            _mask_rank(ctx, m, "attn_mask", "MultiheadAttention", None if batched else (h, lq, ls))
             continue
         if fast is True:
             _fast_mask(ctx, m, n, lq, h, ("attn_mask", "key_padding_mask")[i], padding=i == 1,
@@ -328,6 +345,7 @@ def _layer_infer(n_inputs: int, label: str):
                     ctx.require(m.dtype == "bool" or m.is_float, "dtype.mask",
                                 lambda m=m, what=what: f"{label} {ctx.node.id!r}: {what} is {m.dtype}; torch takes "
                                                        "bool or float masks only")
+                    _mask_rank(ctx, m, what, label, None if batched else (a["nhead"], length, length))
                     continue
                 if ls is not None:
                     _check_mask(ctx, m, length, ls, n if batched else None, a["nhead"], what, padding)
