@@ -477,7 +477,7 @@ def _slice_infer(ctx: InferCtx):
         # (x[:, 6:8] of a T is 0..2 long): a constant when the range is one value, else a size of its own
         # whose range is known, so what meets it is judged there ("runs only when n2.size1 = 2", or a
         # block when no length in the range fits)
-        n = span[0] if span[0] == span[1] else _null_size(ctx.node.id, d)
+        n = span[0] if span[0] == span[1] else size_symbol(ctx.node.id, d)
         if span[0] != span[1]:
             ctx.bounds[n] = (span[0], span[1], f"the length of {ctx.node.op} {ctx.node.id!r}'s "
                                                f"[{'' if start is None else start}:{'' if end is None else end}"
@@ -560,14 +560,10 @@ def _source_infer(dtype_of):
         shape = ctx.args.get("shape")
         if shape is None:
             return [TensorType((ctx.args["end"],), "int64")]
-        return [TensorType(tuple(_null_size(ctx.node.id, i) if d is None else d for i, d in enumerate(shape)),
+        return [TensorType(tuple(size_symbol(ctx.node.id, i) if d is None else d for i, d in enumerate(shape)),
                            dtype_of(ctx.args))]
 
     return infer
-
-
-def _null_size(node_id: str, i: int) -> str:
-    return size_symbol(node_id, i)
 
 
 _upsample_infer = interpolate_infer
