@@ -61,6 +61,7 @@ class Inference:
     split_bases: dict = field(default_factory=dict)  # ref -> the Chunk/Split nodes (needing grad) that view it
     stale: dict = field(default_factory=dict)  # Chunk/Split node id -> the node that rewrote its base in place
     train: dict = field(default_factory=dict)  # the design's train block (its mode decides what writes)
+    input_symbols: set = field(default_factory=set)  # the symbols the design's inputs carry (the run binds them)
 
     def type_of(self, ref: str) -> TensorType:
         rid, idx = parse_ref(ref)
@@ -81,6 +82,7 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     inf.order = design.topo_order() if order is None else order
     memo: dict = {}
     inf.declared = declared_sizes(design)
+    inf.input_symbols = {d for spec in design.inputs for d in spec.shape if isinstance(d, str)}
     inf.max_ref = _max_refs(design)
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
@@ -138,6 +140,28 @@ def declared_sizes(design: Design) -> dict:
             elif i > 0 and d in seq_symbols:
                 out[d] = seq
     return out
+
+
+SYMBOL_BOUNDS = {"Slice": ("start", "end")}  # args that may name a symbol the run resolves from the inputs
+EINOPS = {"Rearrange", "Repeat", "Reduce"}
+
+
+def _stray_symbol(node: Node, args: dict, inf: Inference) -> tuple | None:
+    """(name, value) of a Slice bound or an einops axis length written as a symbol that no input carries
+    (or as no symbol at all, "(("): the run cannot resolve it and fails, so it is refused here."""
+    if node.op in SYMBOL_BOUNDS:
+        names = SYMBOL_BOUNDS[node.op]
+    elif node.op in EINOPS:
+        names = [k for k in args if k not in ("pattern", "reduction")]
+    else:
+        return None
+    for name in names:
+        v = args.get(name)
+        if isinstance(v, str):
+            used = D.symbols_of(v)
+            if not used or any(u not in inf.input_symbols for u in used):
+                return name, v
+    return None
 
 
 def _follow_layout(node: Node, inf: Inference) -> bool:
@@ -257,6 +281,12 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if malformed:
         # checked against the op's schema before any shape rule, check or cost reads the values
         _fail(inf, node, "connectivity.bad-arg", f"{node.op} {node.id!r}: {'; '.join(malformed)}")
+        return
+    stray = _stray_symbol(node, own_args, inf)
+    if stray is not None:
+        _fail(inf, node, "connectivity.bad-arg",
+              f"{node.op} {node.id!r}: {stray[0]}={stray[1]!r} names no size of the design's inputs; the run "
+              "takes a symbol's size from them")
         return
     lo, hi = spec.arity
     n = len(node.inputs)

@@ -617,6 +617,11 @@ FOUND = {
     "slice-to-past-the-size": _g([(["B", "T", 8], "float32")],
                                  [("Slice", {"dim": 1, "end": "T+1"}, ["x0"]), ("Add", {}, ["x0", "n0"])],
                                  seq_len=None),
+    # a bound or an einops length naming no symbol of the inputs: the run cannot resolve it (an adversarial
+    # pass on the new symbolic arguments: verify warned while run failed)
+    "slice-end-naming-no-input-symbol": _g([(["B", "T", 8], "float32")], [("Slice", {"dim": 1, "end": "S"}, ["x0"])]),
+    "repeat-length-that-is-no-symbol": _g([(["B", "T", 8], "float32")],
+                                          [("Repeat", {"pattern": "b t d -> b t d r", "r": "(("}, ["x0"])]),
     "slice-of-a-table-past-it": _g([(["B", "T", 8], "float32")],
                                    [("Parameter", {"shape": [1, 32, 8]}, []),
                                     ("Slice", {"dim": 1, "end": "T"}, ["n0"]),

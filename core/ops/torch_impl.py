@@ -189,8 +189,11 @@ class Slice(nn.Module):
         if isinstance(sl.start, str) or isinstance(sl.stop, str):
             from .. import dims as D
 
-            sl = slice(*(D.substitute(v, self.sizes) if isinstance(v, str) else v for v in (sl.start, sl.stop)),
-                       sl.step)
+            bounds = [D.substitute(v, self.sizes) if isinstance(v, str) else v for v in (sl.start, sl.stop)]
+            for v, got in zip((sl.start, sl.stop), bounds):
+                if isinstance(v, str) and got is None:
+                    raise ValueError(f"Slice bound {v!r} names no size of this run")
+            sl = slice(*bounds, sl.step)
         idx[self.dim] = sl
         return x[tuple(idx)]
 
