@@ -463,3 +463,40 @@ from .torch.dispatch import _arg  # noqa: E402
 from .torch.modules import clone_module  # noqa: E402
 
 
+
+
+def _param_names(it, fn):
+    """The parameter names `inspect.signature(fn)` lists, or None when the parser cannot read them."""
+    from .values import BoundMethod, ClassVal, FuncVal, TorchClass
+    if isinstance(fn, BoundMethod):
+        names = _param_names(it, fn.func)
+        return names[1:] if names else names
+    if isinstance(fn, FuncVal):
+        a = fn.node.args
+        names = [x.arg for x in a.posonlyargs + a.args]
+        names += [a.vararg.arg] if a.vararg else []
+        names += [x.arg for x in a.kwonlyargs] + ([a.kwarg.arg] if a.kwarg else [])
+        return names
+    if isinstance(fn, ClassVal):
+        init, _ = it.class_attr(fn, "__init__")
+        if isinstance(init, FuncVal):
+            return _param_names(it, init)[1:]
+        owner = it.torch_base(fn)
+        return _param_names(it, TorchClass(owner)) if owner is not None else None
+    if isinstance(fn, TorchClass):
+        from ..ops.nn_classes import constructor_args
+        args = constructor_args(fn.name)
+        return None if args is None else [x.name for x in args] + ["device", "dtype"]
+    return None
+
+
+@handles("inspect.signature")
+def inspect_signature(it, args, kwargs):
+    """`inspect.signature(f).parameters`: the names f takes (`has_option(Norm[...], "num_features")`)."""
+    from .values import TorchClass
+    names = _param_names(it, args[0]) if args else None
+    if names is None:
+        return Unknown("signature")
+    sig = InstanceVal(TorchClass("Signature"), "object")
+    sig.attrs["parameters"] = {n: Unknown(f"parameter {n}") for n in names}
+    return sig
