@@ -39,6 +39,7 @@ from .values import (
     Sym,
     TensorMethod,
     TensorVal,
+    TextFile,
     TooCostly,
     TorchClass,
     Unknown,
@@ -119,6 +120,21 @@ _SCALARS = (int, float, str, bool, type(None))
 _HASHING_METHODS = frozenset(("index", "count", "remove", "add", "discard", "get", "pop", "setdefault", "fromkeys",
                               "union", "intersection", "difference", "issubset", "issuperset", "update"))
 _SEQS = (tuple, list, set, frozenset)
+
+
+def _file_method(f, name):
+    """The reading methods of a text file of the package (stdlib's `open`)."""
+    if name == "read":
+        return BuiltinFn("file.read", lambda a, k: f.text)
+    if name == "readlines":
+        return BuiltinFn("file.readlines", lambda a, k: f.lines())
+    if name in ("close", "__exit__"):
+        return BuiltinFn(f"file.{name}", lambda a, k: None)
+    if name == "__enter__":
+        return BuiltinFn("file.__enter__", lambda a, k: f)
+    if name == "name":
+        return f.path
+    raise InterpError(f"file.{name} not followed: files are only read")
 
 
 def _is_plain(v):
@@ -701,9 +717,9 @@ class Interp:
 
     def s_With(self, st, fr):
         for item in st.items:
-            self.eval(item.context_expr, fr)
+            cm = self.eval(item.context_expr, fr)
             if item.optional_vars is not None:
-                self.assign(item.optional_vars, Unknown("context manager"), fr)
+                self.assign(item.optional_vars, cm if isinstance(cm, TextFile) else Unknown("context manager"), fr)
         self.exec_block(st.body, fr)
 
     def s_Try(self, st, fr):
@@ -1579,6 +1595,8 @@ class Interp:
             return self.super_getattr(obj, name)
         if isinstance(obj, Unknown):
             return obj
+        if t is TextFile:
+            return _file_method(obj, name)
         if isinstance(obj, NTuple):
             if name in obj._ntclass.fields:
                 return obj[obj._ntclass.fields.index(name)]
@@ -1788,6 +1806,8 @@ class Interp:
             return torchlib.tensor_iter(self, v)
         if isinstance(v, ClassVal) and self._is_enum(v):
             return self.enum_members(v)
+        if isinstance(v, TextFile):
+            return v.lines()
         if isinstance(v, Unknown):
             raise InterpError("iteration over a value not known when reading the source"
                               + (f" ({v.why})" if v.why else ""))

@@ -35,7 +35,7 @@ class SourceModule:
         self.evaluating = set()
         self.is_package = os.path.basename(path) == "__init__.py"
         self.values["__name__"] = dotted or os.path.splitext(os.path.basename(path))[0]
-        self.values["__file__"] = None
+        self.values["__file__"] = os.path.abspath(path)  # for a text file beside it (stdlib's `open`)
         cached = _DEFS_CACHE.get(id(tree))
         if cached is not None and cached[0] is tree:
             self.defs = {k: list(v) for k, v in cached[1].items()}
