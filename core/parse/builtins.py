@@ -327,8 +327,9 @@ def make_builtins(it):
         "setattr": b_setattr, "print": b_print, "super": b_super, "divmod": b_divmod, "pow": b_pow,
         "type": b_type, "callable": b_callable, "iter": b_iter, "next": b_next, "repr": b_repr, "id": b_id,
     }
-    from .stdlib import open_text
+    from .stdlib import import_by_name, open_text
     B["open"] = lambda a, k: open_text(it, a, k)
+    B["__import__"] = lambda a, k: import_by_name(it, a[0] if a else k.get("name"), top=True)
     out = {name: BuiltinFn(name, f) for name, f in B.items()}
     for t in (int, float, str, bool, list, tuple, dict, set, frozenset, object, slice, bytes, bytearray, complex):
         out[t.__name__] = t

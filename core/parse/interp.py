@@ -1602,6 +1602,15 @@ class Interp:
                 return obj[obj._ntclass.fields.index(name)]
             if name == "_fields":
                 return tuple(obj._ntclass.fields)
+            if name == "_replace":  # a copy with some fields changed (EfficientNet's block arguments)
+                def _replace(a, k, obj=obj):
+                    bad = [f for f in k if f not in obj._ntclass.fields]
+                    if bad or a:
+                        raise InterpError(f"_replace() of fields {bad or a} not in {obj._ntclass.name}")
+                    return NTuple([k.get(f, v) for f, v in zip(obj._ntclass.fields, obj)], obj._ntclass)
+                return BuiltinFn("_replace", _replace)
+            if name == "_asdict":
+                return BuiltinFn("_asdict", lambda a, k, obj=obj: dict(zip(obj._ntclass.fields, obj)))
         if isinstance(obj, Sym):
             raise InterpError(f"attribute {name} of a size")
         if t is FuncVal:

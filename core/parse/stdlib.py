@@ -660,8 +660,18 @@ def _inside(path, root):
 
 
 def _caller_root(it):
+    """The folder of the top-level package of the module running (a lone file: its own folder); for an
+    installed package that is its folder in site-packages, never site-packages itself."""
+    import os
     mod = it.loc[0]
-    return it.loader.package_root(mod.path) if mod is not None else None
+    if mod is None:
+        return None
+    here = os.path.dirname(os.path.abspath(mod.path))
+    root = it.loader.package_root(mod.path)
+    if root == here:
+        return here
+    rel = os.path.relpath(here, root).split(os.sep)
+    return os.path.join(root, rel[0])
 
 
 @handles_module("os.path")
@@ -737,3 +747,28 @@ def yaml_load(it, args, kwargs):
         return yaml.safe_load(text)
     except (yaml.YAMLError, RecursionError) as e:
         raise InterpError(f"yaml.load: {e}") from None
+
+
+def import_by_name(it, name, top=False):
+    """`__import__(name)` / `importlib.import_module(name)`: the module an import statement naming it
+    would give (read from source, or the model of torch, numpy, einops ...), never Python's import."""
+    from . import torch as torchlib
+    if not isinstance(name, str) or not all(p.isidentifier() for p in name.split(".")):
+        raise InterpError("import of a module whose name is not known when reading the source")
+    mod = it.loc[0]
+    parts = name.split(".")
+    want = parts[:1] if top else parts
+    f = it.loader.resolve(mod.path, ".".join(want), 0) if mod is not None else None
+    if f:
+        return it._safe_load(f)
+    if it.loader.resolve(mod.path, parts[0], 0) if mod is not None else None:
+        raise InterpError(f"module {name} not found")
+    return torchlib.ext(".".join(want))
+
+
+@handles("importlib.import_module")
+def _import_module(it, args, kwargs):
+    name = args[0] if args else kwargs.get("name")
+    if isinstance(name, str) and name.startswith("."):
+        raise InterpError("relative importlib.import_module not followed")
+    return import_by_name(it, name)
