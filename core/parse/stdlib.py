@@ -487,8 +487,6 @@ from .torch.dispatch import _arg  # noqa: E402
 from .torch.modules import clone_module  # noqa: E402
 
 
-
-
 def _param_names(it, fn):
     """The parameter names `inspect.signature(fn)` lists, or None when the parser cannot read them."""
     from .values import BoundMethod, ClassVal, FuncVal, TorchClass

@@ -11,12 +11,11 @@ import sys
 
 import pytest
 import torch
+from parsehelp import output_shapes
 
 from archcurator.core.graph import Design
 from archcurator.core.parse import parse_source
 from archcurator.core.verify import verify_graph
-
-from parsehelp import output_shapes
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
