@@ -210,6 +210,7 @@ class Loader:
 
     def __init__(self, packages=None):
         self.cache = {}
+        self._tops = {}
         self.packages = packages  # a packages.PackageFinder: installed packages read from their source
 
     def load(self, path):
@@ -251,6 +252,13 @@ class Loader:
             return os.path.dirname(os.path.abspath(path))
         return os.path.dirname(top)
 
+    def _top_of(self, path):
+        """The top-level package `path` belongs to (cached: asked at every import)."""
+        top = self._tops.get(path)
+        if top is None:
+            top = self._tops[path] = self.dotted_name(path).split(".")[0]
+        return top
+
     def dotted_name(self, path):
         root = self.package_root(path)
         rel = os.path.relpath(os.path.abspath(path), root)
@@ -278,9 +286,10 @@ class Loader:
             return self._module_file(d, parts)
         if not parts:
             return None
-        if parts[0] in MODELLED:
+        if parts[0] in MODELLED and parts[0] != self._top_of(from_path):
             # torch, numpy ... are answered by the model wherever the file sits: a file parsed in place in
-            # site-packages (torchvision's models/resnet.py) would otherwise find torch's own source beside it
+            # site-packages (torchvision's models/resnet.py) would otherwise find torch's own source beside
+            # it.  A modelled package's own files still read each other (torchvision.ops from its models)
             return None
         # absolute: the file's own package tree, then a sibling file next to it
         root = self.package_root(from_path)

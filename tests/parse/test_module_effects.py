@@ -241,21 +241,23 @@ def test_files_outside_the_package_or_for_writing_are_never_opened(tmp_path):
 
 def test_a_file_in_place_beside_torch_reads_torch_from_the_model(tmp_path):
     """Parsed in a site-packages-like folder that also holds a `torch` package, torch is still the
-    parser's model (its source beside the file is never read): the same design as a copy elsewhere."""
+    parser's model (its source beside the file is never read): the same design as a copy elsewhere; a
+    modelled package's own files (torchvision's models importing torchvision.ops) still read each other."""
     marker = tmp_path / "ran"
     _write(tmp_path, {
         "site/torch/__init__.py": f"open({str(marker)!r}, 'w')\n",
         "site/torch/nn/__init__.py": "class Module:\n    def __setattr__(self, k, v):\n        raise AttributeError\n",
-        "site/vision/__init__.py": "",
-        "site/vision/net.py": ("import torch\nimport torch.nn as nn\n"
-                               "class Net(nn.Module):\n"
-                               "    def __init__(self):\n"
-                               "        super().__init__()\n"
-                               "        self.fc = nn.Linear(4, 3)\n"
-                               "    def forward(self, x):\n"
-                               "        return torch.relu(self.fc(x))\n"),
+        "site/torchvision/__init__.py": "",
+        "site/torchvision/ops.py": "import torch.nn as nn\ndef make():\n    return nn.Linear(4, 3)\n",
+        "site/torchvision/net.py": ("import torch\nimport torch.nn as nn\nfrom torchvision.ops import make\n"
+                                    "class Net(nn.Module):\n"
+                                    "    def __init__(self):\n"
+                                    "        super().__init__()\n"
+                                    "        self.fc = make()\n"
+                                    "    def forward(self, x):\n"
+                                    "        return torch.relu(self.fc(x))\n"),
     })
-    _, _, got = _parsed(tmp_path / "site" / "vision" / "net.py", "Net", {}, (2, 4))
+    _, _, got = _parsed(tmp_path / "site" / "torchvision" / "net.py", "Net", {}, (2, 4))
     assert got == [15, [2, 3]]
     assert not marker.exists()
 
