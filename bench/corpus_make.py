@@ -93,10 +93,11 @@ def entry_id(e):
 
 
 def _package_sources(manifest):
-    for repo, (licence, pin) in PACKAGES.items():
+    for repo, (licence, pin, *where) in PACKAGES.items():
         name, _, version = pin.partition("==")
         manifest["sources"][repo] = {"package": pin, "version": version, "licence": licence,
-                                     "licence_file": f"{name}-{version}.dist-info/licenses/LICENSE",
+                                     "licence_file": where[0] if where else
+                                     f"{name}-{version}.dist-info/licenses/LICENSE",
                                      "fetched": "pip download --no-deps at bench time (bench/parse_real.py)"}
 
 

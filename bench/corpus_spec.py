@@ -234,11 +234,16 @@ PACKAGES = {
     "huggingface/pytorch-image-models": ("Apache-2.0", "timm==1.0.31"),
     "huggingface/transformers": ("Apache-2.0", "transformers==5.23.0"),
     "Project-MONAI/MONAI": ("Apache-2.0", "monai==1.6.1"),
+    # an older wheel: its licence sits in the dist-info folder itself (the third field)
+    "lucidrains/conformer": ("MIT", "conformer==0.3.2", "conformer-0.3.2.dist-info/LICENSE"),
 }
 
 
 def P(repo, file, entry, args=None, inputs=("2,3,224,224",), note=""):
     return dict(E(repo, file, entry, args, inputs, note=note), package=PACKAGES[repo][1])
+
+
+_CONFORMER = "lucidrains/conformer"
 
 
 _TIMM = "huggingface/pytorch-image-models"
@@ -442,4 +447,12 @@ PACKAGE_ENTRIES = [
         ("patchgan_discriminator.py", "PatchDiscriminator", {"spatial_dims": 2, "num_layers_d": 2, "channels": 8,
                                                              "in_channels": 1}, ["2,1,64,64"]),
     ]],
+    # speech: the Conformer (relative-position attention, GLU convolution module, einops)
+    P(_CONFORMER, "conformer/conformer.py", "ConformerBlock", {"dim": 64, "dim_head": 16, "heads": 4,
+                                                               "conv_kernel_size": 15}, ["2,50,64"]),
+    P(_CONFORMER, "conformer/conformer.py", "Conformer", {"dim": 48, "depth": 2, "dim_head": 12, "heads": 4,
+                                                          "ff_mult": 2, "conv_kernel_size": 7}, ["2,40,48"]),
+    P(_CONFORMER, "conformer/conformer.py", "Conformer", {"dim": 32, "depth": 1, "heads": 2, "dim_head": 16,
+                                                          "conv_causal": True, "conv_kernel_size": 9},
+      ["1,30,32"], note="causal"),
 ]
