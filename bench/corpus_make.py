@@ -185,7 +185,9 @@ def child(rec):
         def exec_module(self, module):
             pass
 
-    if not rec.get("package", "").startswith("transformers"):
+    for name in rec.get("stubs", []):  # parts of a package no model here runs (see corpus_spec)
+        sys.modules[name] = types.ModuleType(name)
+    if not rec.get("package", "").startswith("transformers") and not rec.get("package_with"):
         sys.meta_path.insert(0, _Unused())  # transformers imports neither (and checks torchvision's version)
     file = rec["file"]
     if rec.get("package"):

@@ -122,6 +122,25 @@ _HASHING_METHODS = frozenset(("index", "count", "remove", "add", "discard", "get
 _SEQS = (tuple, list, set, frozenset)
 
 
+# what torch.nn.Module's class itself defines (`vars(nn.Module)`, torch 2.x): a later mixin never shadows it
+_MODULE_CLASS_ATTRS = frozenset((
+    "T_destination", "__call__", "__delattr__", "__dir__", "__getattr__", "__getstate__", "__init__", "__repr__",
+    "__setattr__", "__setstate__", "_apply", "_call_impl", "_compiled_call_impl", "_get_backward_hooks",
+    "_get_backward_pre_hooks", "_get_name", "_load_from_state_dict", "_maybe_warn_non_full_backward_hook",
+    "_named_members", "_register_load_state_dict_pre_hook", "_register_state_dict_hook",
+    "_replicate_for_data_parallel", "_save_to_state_dict", "_slow_forward", "_version", "_wrapped_call_impl",
+    "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu", "cuda",
+    "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "register_backward_hook",
+    "register_buffer", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train",
+    "type", "xpu", "zero_grad", "training", "_parameters", "_buffers", "_modules", "__dict__", "__class__",
+    "__module__", "__doc__", "__name__", "__qualname__"))
+
+
 def _file_method(f, name):
     """The reading methods of a text file of the package (stdlib's `open`)."""
     if name == "read":
@@ -1265,12 +1284,20 @@ class Interp:
                 seq = seq[seq.index(start_after) + 1:]
             except ValueError:
                 seq = []
-        for c in seq:
+        for i, c in enumerate(seq):
             if isinstance(c, ClassVal):
                 v = self.class_own(c, name)
                 if v is not _MISSING:
                     return v, c
             elif isinstance(c, TorchClass):
+                if c.name == "Module" and name not in _MODULE_CLASS_ATTRS:
+                    # a plain mixin after nn.Module in the MRO (`class Encoder(ResNet, EncoderMixin)`):
+                    # torch's Module does not define the name, so Python finds it in the mixin
+                    for m in seq[i + 1:]:
+                        if isinstance(m, ClassVal):
+                            v = self.class_own(m, name)
+                            if v is not _MISSING:
+                                return v, m
                 return _MISSING, c
         return _MISSING, None
 
