@@ -71,6 +71,11 @@ class Inference:
         return results[idx]
 
 
+# repeated layers (same op, arguments and operand types) are inferred once; bench/bench_verify.py turns
+# this off to measure the walk on designs that repeat nothing
+REPEAT_CACHE = True
+
+
 def infer_design(design: Design, order: list | None = None) -> Inference:
     """`order`: the design's topological order when the caller already has it."""
     inf = Inference()
@@ -80,7 +85,7 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
         inf.types[spec.id] = [TensorType(tuple(spec.shape), spec.dtype)]
     nodes = design.node_map()
     inf.order = design.topo_order() if order is None else order
-    memo: dict = {}
+    memo: dict | None = {} if REPEAT_CACHE else None
     inf.declared = declared_sizes(design)
     inf.input_symbols = {d for spec in design.inputs for d in spec.shape if isinstance(d, str)}
     inf.max_ref = _max_refs(design)
