@@ -268,9 +268,12 @@ def print_table(results: list) -> None:
           f"{'onnx / verify':<16}{'no-cache meta/verify':<22}")
     for r in results:
         t = r["times"]
-        med = {k: statistics.median(v) for k, v in t.items()}
-        ms = lambda k: f"{med[k] * 1e3:.2f}" if k in med else "-"  # noqa: E731
-        ratio = lambda a, b: spread([x / y for x, y in zip(t[a], t[b])]) if a in t and b in t else "-"  # noqa: E731
+
+        def ms(k, t=t):
+            return f"{statistics.median(t[k]) * 1e3:.2f}" if k in t else "-"
+
+        def ratio(a, b, t=t):
+            return spread([x / y for x, y in zip(t[a], t[b])]) if a in t and b in t else "-"
         print(f"{r['name']:<14}{r['nodes']:>6} {r['verdict']:<8}{ms('verify'):>9}{ms('verify, no cache'):>9}"
               f"{ms('floor'):>8}{ms('meta eval'):>9}{ms('meta train'):>9}{ms('fake'):>8}{ms('flopcounter'):>8}"
               f"{ms('onnx'):>8}   {ratio('meta eval', 'verify'):<20}{ratio('verify', 'floor'):<18}"
