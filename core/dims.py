@@ -435,9 +435,11 @@ def substitute(d: Dim, env: dict[str, int]) -> Dim:
         return d
     if d in env:
         return env[d]
-    total = Fraction(0)
+    total = 0
     for mono, c in _poly(d):
-        v = c
+        # an integer coefficient (nearly all of them) is multiplied as an int: Fraction arithmetic was most
+        # of the cost quote's time on designs whose layers do not repeat
+        v = c.numerator if c.denominator == 1 else c
         for atom in mono:
             x = env.get(atom) if atom in env else (_eval_expr(atom, env) if not atom.isidentifier() else None)
             if not is_const(x):

@@ -270,8 +270,9 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         own_args = other.args
     args, missing, unknown = spec.resolve_args(own_args)
     args = inf.args[node.id] = _guarded(args)
-    names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5
-                                                             else "")
+    if missing or unknown:
+        names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more"
+                                                                 if len(unknown) > 5 else "")
     if missing:
         # a misspelt name is both: say the one it gave beside the one it lacks (in_dim for in_features)
         _fail(inf, node, "connectivity.missing-arg",
@@ -318,8 +319,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     mode = train.get("mode", "train") if type(train) is dict else "train"
     data = data_dtype(node.op, [t.dtype for t in in_types], in_types) if spec.measured_for(args) else None
     row = spec.dtype_key(args) if spec.dtype_key is not None and data is not None else node.op
-    refused = data if data is not None and supported(row, data, mode) is False and \
-        not any(t.shape is not None and 0 in t.shape for t in in_types) else None
+    takes = supported(row, data, mode) if data is not None else None
+    refused = data if takes is False and not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
         integer = refused not in ("float32", "float64", "float16", "bfloat16", "float")
         _fail(inf, node, "dtype.int-into-float" if integer else "dtype.unsupported",
@@ -330,7 +331,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
     ctx.bounds = inf.bounds
-    ctx.dtype_ok = data is not None and supported(row, data, mode) is True
+    ctx.dtype_ok = takes is True
     if inf.max_ref:
         ctx.max_result = inf.max_ref.get(node.id, 0)
     if node.op == "Parameter" or (node.inputs and node.inputs[0] in inf.leaves and _memory_view(node)):
@@ -348,7 +349,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
               "Chunk or Split of values that need gradients; in training torch refuses to modify such a view in "
               "place — set inplace=false")
         return
-    if inf.vocab:
+    if len(inf.vocab) > 1 or node.op == "Arange":  # vocab always holds None: a range is followed from it
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
         if inf.reach:
             ctx.value_reach = {i: inf.reach[r] for i, r in enumerate(node.inputs) if r in inf.reach}
