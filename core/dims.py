@@ -539,6 +539,8 @@ def condition(kind: str, a: Dim, b: Dim) -> Condition | bool | None:
     """True / False when the sizes decide it, None when an unknown is involved, else the Condition."""
     if a is None or b is None:
         return None
+    if type(a) is int and type(b) is int and kind == "eq":  # the common case: two known sizes
+        return a == b
     if is_const(a) and is_const(b):
         return Condition(kind, a, b).check(a, b)
     if a == b:

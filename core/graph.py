@@ -178,7 +178,8 @@ class Design:
             ins = raw.get("in")
             if ins is None:
                 ins = []
-            elif type(ins) is not list or any(type(r) is not str for r in ins):
+            elif type(ins) is not list or (ins and (type(ins[0]) is not str or
+                                                    (len(ins) > 1 and any(type(r) is not str for r in ins)))):
                 if type(ins) is list and any(r is None for r in ins):
                     # a skipped optional operand (torch's None) has no place in archgraph/1's operand list
                     raise DesignError(f"{where}: node {nid!r}: 'in' must be a list of ids, and null is not one: "
