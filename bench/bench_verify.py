@@ -15,9 +15,9 @@ percentile of the per-round ratios):
   `torch.no_grad()` (the cheapest shape check torch offers a user); meta train: training mode, autograd on;
 - fake: the same module's forward under FakeTensorMode (what FX's ShapeProp runs per node; our built
   module is not symbolically traceable, so the forward is run directly, parameters converted once);
-- flopcounter: the meta eval forward under `torch.utils.flop_counter.FlopCounterMode`, torch's way to a
-  cost figure; the FLOPs it counts are printed beside the quote's (it counts matmuls and convolutions
-  only, so its figure is lower where a design has element-wise work);
+- flopcounter: the meta forward in eval mode (autograd on: its module tracker needs it) under
+  `torch.utils.flop_counter.FlopCounterMode`, torch's way to a cost figure; the FLOPs it counts are
+  printed beside the quote's (both count matmuls and convolutions only: they are equal on every case);
 - onnx: `onnx.shape_inference.infer_shapes` (C++) on the model exported by `torch.onnx.export` without
   its weights (they become typed graph inputs: the shapes are all it needs), batch left symbolic; skipped,
   with a line saying so, when onnx is not installed (`pip install onnx`, in the dev extra).
@@ -168,13 +168,13 @@ class TorchPeers:
     def flopcounter(self):
         from torch.utils.flop_counter import FlopCounterMode
 
-        torch, model, inputs = self.torch, self.model, self.inputs
+        model, inputs = self.model, self.inputs
         box = {}
 
         def run():
             model.eval()
             counter = FlopCounterMode(display=False)
-            with counter, torch.no_grad():
+            with counter:  # autograd on: its module tracker hooks the outputs' grad functions
                 model(*inputs)
             box["flops"] = counter.get_total_flops()
         run.box = box
