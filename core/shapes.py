@@ -288,7 +288,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         # checked against the op's schema before any shape rule, check or cost reads the values
         _fail(inf, node, "connectivity.bad-arg", f"{node.op} {node.id!r}: {'; '.join(malformed)}")
         return
-    stray = _stray_symbol(node, own_args, inf)
+    stray = _stray_symbol(node, own_args, inf) if node.op in SYMBOL_BOUNDS or node.op in EINOPS else None
     if stray is not None:
         _fail(inf, node, "connectivity.bad-arg",
               f"{node.op} {node.id!r}: {stray[0]}={stray[1]!r} names no size of the design's inputs; the run "
@@ -412,14 +412,14 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             count = spec.params(args)
         except Exception:  # noqa: BLE001 - reported below as a bad argument
             count = None
-        if not _is_size(count):
+        if not (type(count) is int and count >= 0) and not _is_size(count):
             inf.ok.discard(node.id)
             inf.params[node.id] = 0
             _fail(inf, node, "connectivity.bad-arg",
                   f"{node.op} {node.id!r}: its arguments give no valid parameter count; "
                   "use the types torch's constructor takes", len(outs))
             return
-        extra = parametrized_params(node, args)
+        extra = parametrized_params(node, args) if node.extra else 0
         if extra is None:
             inf.ok.discard(node.id)
             inf.params[node.id] = 0
@@ -917,7 +917,7 @@ def _bad_results(outs, first_input=None) -> str | None:
                 if text > MAX_SIZE_TEXT:
                     long = TOO_LONG
                 continue
-            if not _is_size(d):
+            if (type(d) is not int or d < 0) and not _is_size(d):
                 return f"size {_short(d)} in {_short(list(shape))}"
             if d > top:
                 top = d
