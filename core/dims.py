@@ -554,12 +554,17 @@ def symbols_of(d: Dim) -> list[str]:
         return []
     if _OPERATORS.search(d) is None:
         return [d]
+    return list(_symbols_in(d) if len(d) < 64 else _symbols_in.__wrapped__(d))  # long ones stay out of the cache
+
+
+@lru_cache(maxsize=8192)
+def _symbols_in(d: str) -> tuple:
     out = []
     for part in _OPERATORS.split(d):
         part = part.strip()
         if part and not part.lstrip("-").isdigit() and part not in out:
             out.append(part)
-    return out
+    return tuple(out)
 
 
 def holds(cond: Condition, env: dict) -> bool | None:

@@ -373,7 +373,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             _sum_reach(node, args, inf)
         elif inf.reach and node.inputs and node.inputs[0] in inf.reach and node.id in inf.vocab:
             _follow_reach(node, inf)
-    if inf.negative or node.op in PADS_WITH_FILL or node.op.startswith("ConstantPad"):
+    if inf.negative or node.op in PADS_WITH_FILL or node.op in CONSTANT_PADS:
         _follow_negative(node, args, in_types, inf, mode, ctx)
     if node.op in INDEX_READERS and len(node.inputs) > INDEX_READERS[node.op]:
         _unknown_index(node, in_types, nodes, inf, ctx)
@@ -551,6 +551,7 @@ def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
 
 
 PADS_WITH_FILL = {"Pad"}  # and the ConstantPad*d layers
+CONSTANT_PADS = frozenset(op for op in OP_TABLE if op.startswith("ConstantPad"))
 # ops whose result holds every value of their first operand (no pick that could drop one)
 WHOLE_VIEWS = VALUE_VIEWS - {"Slice", "Select", "Index"}
 # ops that read every value of one operand as a position and refuse a negative one (measured: gather,
