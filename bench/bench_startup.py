@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -21,13 +22,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# as installed: pip compiles the bytecode at install time, so the children may write and read __pycache__
+# (PYTHONDONTWRITEBYTECODE, set on some build machines, would make every start compile every module)
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def timed(cmd: list) -> tuple[float, float]:
     t = time.perf_counter()
-    before = os.times()
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=ROOT)
-    after = os.times()
-    return time.perf_counter() - t, (after.children_user - before.children_user) + \
-        (after.children_system - before.children_system)
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, cwd=ROOT, env=ENV)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return time.perf_counter() - t, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"verify --json / python -c pass: wall {rw:.2f}x (per-run {ratios[len(ratios) // 10]:.2f}-"
           f"{ratios[(9 * len(ratios)) // 10]:.2f}), cpu {rc:.2f}x (goal <= 2x)")
     proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "archcurator", "verify", args.file, "--json"],
-                          capture_output=True, text=True, cwd=ROOT)
+                          capture_output=True, text=True, cwd=ROOT, env=ENV)
     rows = []
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
