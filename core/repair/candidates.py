@@ -324,20 +324,29 @@ def candidates(a: Around, finding) -> list[Candidate]:
     """Every candidate edit for `finding` in `a`, in the order tried within a cost: the rule's fix first."""
     words = fix_words(finding.rule)
     out: list[Candidate] = []
-    out += _structure(a, finding)
+    out += _guarded(_structure, a, finding)
     for nid in finding.nodes:
         node = a.nodes.get(nid)
         if node is None:
             continue
-        out += _own_args(a, node, words)
-        out += _results(a, node)
-        out += _producer_args(a, node)
-        out += _operand_count(a, node)
-        out += _inputs_and_sizes(a, node)
-        out += _adapters(a, node, words)
-        out += _removal(a, node)
-    out += _bad_outputs(a, finding)
+        out += _guarded(_own_args, a, node, words)
+        out += _guarded(_results, a, node)
+        out += _guarded(_producer_args, a, node)
+        out += _guarded(_operand_count, a, node)
+        out += _guarded(_inputs_and_sizes, a, node)
+        out += _guarded(_adapters, a, node)
+        out += _guarded(_removal, a, node)
+    out += _guarded(_bad_outputs, a, finding)
     return out
+
+
+def _guarded(fn, *args) -> list:
+    # a design is hostile input: values of any type sit in its arguments. A proposer that cannot read
+    # them proposes nothing; the others still do
+    try:
+        return fn(*args)
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError, ZeroDivisionError, OverflowError):
+        return []
 
 
 def _own_args(a: Around, node: dict, words: set) -> list:
@@ -495,7 +504,7 @@ def _chain(a: Around, node: dict, i: int, steps: list, tag: str, cost: int) -> C
     return Candidate(cost, edits, "+".join(op for op, _ in steps))
 
 
-def _adapters(a: Around, node: dict, words: set) -> list:
+def _adapters(a: Around, node: dict) -> list:
     """One node between an operand and `node`: a layout change, a projection, a resize."""
     out: list = []
     ins = node.get("in", [])
@@ -537,7 +546,7 @@ def _adapters(a: Around, node: dict, words: set) -> list:
         if t.is_float:
             last = [o[-1] for o in others if o and D.is_const(o[-1])]
             chan = [o[1] for o in others if len(o) > 1 and D.is_const(o[1])]
-            if D.is_const(s[-1]) and r >= 2:
+            if r >= 2 and D.is_const(s[-1]):
                 for v in list(dict.fromkeys(last + wants))[:MAX_TARGETS]:
                     if v != s[-1]:
                         cands.append(_insert(a, node, i, "Linear", {"in_features": s[-1], "out_features": v},
