@@ -33,6 +33,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from ..ops import OP_TABLE
 from . import torch as torchlib
 from .graph import Graph
 from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
@@ -396,7 +397,7 @@ def _forward_signature(it, model):
     if f is None:
         if model.op == "MultiheadAttention":
             return ["query", "key", "value"], 3, None
-        if model.op in ("TransformerDecoderLayer", "Bilinear", "Transformer"):
+        if model.op in OP_TABLE and OP_TABLE[model.op].arity[0] == 2:  # a decoder layer, a Bilinear
             return ["x", "x1"], 2, None
         return ["x"], 1, None
     a = f.node.args

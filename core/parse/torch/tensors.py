@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import math
 
+from ...ops import OP_TABLE, ops_with
 from ..values import (
     InterpError,
     Sym,
@@ -20,6 +21,8 @@ from ..values import (
 )
 from . import optable
 
+FIRST_DTYPE = ops_with("first-dtype")  # ops whose result takes their first operand's dtype
+
 
 def _is_graph(t):
     return isinstance(t, TensorVal) and not t.is_const
@@ -34,7 +37,7 @@ def emit_op(it, op, args, ins, full=None, nres=None):
     shapes = optable.infer(op, full, [t.shape for t in ins], [t.dtype for t in ins])
     g = it.graph
     dt = next((t.dtype for t in ins if t.dtype not in ("int64", "bool")), ins[0].dtype if ins else "float32")
-    if op in ("Reshape", "Permute", "Transpose", "Select", "Slice", "Expand", "Concat", "Stack", "Split", "Flatten"):
+    if op in FIRST_DTYPE:
         dt = ins[0].dtype if ins else dt
     if g is None or not any(_is_graph(t) for t in ins):
         # constant computation: shapes only
@@ -147,7 +150,7 @@ def transpose(it, t, d0, d1):
     return emit_op(it, "Transpose", {"dim0": d0, "dim1": d1}, [t])
 
 
-_TIEABLE = ("Embedding", "Linear")
+_TIEABLE = frozenset(name for name, spec in OP_TABLE.items() if spec.weight_dims)
 
 
 def _tieable_weight(it, w):
@@ -508,17 +511,10 @@ def concat(it, ts, dim=0, op="Concat"):
 def activation(it, op, t, args=None):
     if not isinstance(t, TensorVal):
         raise InterpError(f"{op} of {it.describe(t)}")
-    if t.is_const and t.values is not None and op in _ACT_VALUES:
-        f = _ACT_VALUES[op]
+    f = OP_TABLE[op].scalar if op in OP_TABLE else None
+    if t.is_const and t.values is not None and f is not None:
         return TensorVal(None, t.shape, t.dtype, values=[f(v) for v in t.values])
     return emit_op(it, op, args or {}, [t])
-
-
-_ACT_VALUES = {
-    "ReLU": lambda v: max(v, 0),
-    "Sigmoid": lambda v: 1 / (1 + math.exp(-v)) if v > -700 else 0.0,
-    "Tanh": math.tanh,
-}
 
 
 def scale(it, t, value):
