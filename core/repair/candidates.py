@@ -679,7 +679,7 @@ def _bad_outputs(a: Around, finding) -> list:
     if not outs and sinks:
         out.append(Candidate(1, [{"edit": "set-outputs", "from": outs, "to": sinks[:1]}], "output the last node"))
         if len(sinks) > 1:
-            out.append(Candidate(1, [{"edit": "set-outputs", "from": outs, "to": sinks[::-1]}], "output every sink"))
+            out.append(Candidate(2, [{"edit": "set-outputs", "from": outs, "to": sinks[::-1]}], "output every sink"))
     return out
 
 

@@ -139,7 +139,6 @@ def search(d0: dict, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     seen = {_canon(d0)}
     tried = 0
     best = start  # the state with the fewest blocks (then the cheapest): the answer when nothing solves it
-    stuck = None
     stopped = None
     tiers: dict[int, dict] = {}  # id(state) -> {cost: [candidates]}
 
@@ -165,14 +164,12 @@ def search(d0: dict, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
             tiers[id(s)] = (target, groups)
             costs = sorted(groups)
             if not costs:
-                stuck = stuck or target
                 continue
             heapq.heappush(heap, (s.cost + costs[0] + len(s.blocks) - 1, _warns(s), next(seq), "expand", s,
                                   costs[0]))
             continue
         target, groups = tiers[id(s)]
         costs = sorted(groups)
-        kept = 0
         for c in groups[cost]:
             if time.monotonic() - t0 > time_limit_s or tried >= max_candidates:
                 break
@@ -190,7 +187,6 @@ def search(d0: dict, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
             created = {e["node"]["id"] for e in c.edits if e["edit"] == "insert"}
             if not no_worse(s.report, r1, target, s.d, d1, created):
                 continue
-            kept += 1
             child = State(d1, r1, s.cost + c.cost + c.nudge, s.steps + [Step(target, c.edits, d1, r1)])
             if (len(child.blocks), child.cost) < (len(best.blocks), best.cost):
                 best = child
@@ -198,10 +194,9 @@ def search(d0: dict, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
         nxt = [k for k in costs if k > cost]
         if nxt:
             heapq.heappush(heap, (s.cost + nxt[0] + len(s.blocks) - 1, _warns(s), next(seq), "expand", s, nxt[0]))
-        elif not kept and not s.steps:
-            stuck = stuck or target
-    if stuck is None and best.blocks:
-        stuck = _first_block(best.d, best.report)
+    if not best.blocks:  # a limit stopped the search after it had verified a repair, before it took it
+        return SearchResult(report0, best.steps, True, None, tried, time.monotonic() - t0, stopped)
+    stuck = _first_block(best.d, best.report)
     return SearchResult(report0, best.steps, False, stuck, tried, time.monotonic() - t0, stopped)
 
 

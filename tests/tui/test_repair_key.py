@@ -1,4 +1,4 @@
-"""`P` on the design screen: the repair's diff and cost quote, and `s` storing it as a new version (Pilot, real store)."""
+"""`P` on the design screen: the repair's diff and cost quote; `s` stores it as a new version (Pilot, real store)."""
 
 from __future__ import annotations
 

@@ -24,7 +24,8 @@ def scopes() -> list[tuple[str, type]]:
     from .runs import RunsScreen
 
     return [("Everywhere", CuratorApp), ("Queue", QueueScreen), ("Design and judging", DesignScreen),
-            ("Diff", DiffScreen), ("Repair", RepairScreen), ("Reports", ReportsScreen), ("Review (two curators)", ReviewScreen),
+            ("Diff", DiffScreen), ("Repair", RepairScreen), ("Reports", ReportsScreen),
+            ("Review (two curators)", ReviewScreen),
             ("Knowledge base", KnowledgeBaseScreen), ("Runs", RunsScreen)]
 
 
