@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import dims as D
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
-from .ops import OP_TABLE
+from .ops import OP_TABLE, ops_with
 from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
 from .ops.dtype_support import data_dtype, promotes, supported
 from .ops.layout import (
@@ -147,8 +147,11 @@ def declared_sizes(design: Design) -> dict:
     return out
 
 
-SYMBOL_BOUNDS = {"Slice": ("start", "end")}  # args that may name a symbol the run resolves from the inputs
-EINOPS = {"Rearrange", "Repeat", "Reduce"}
+# args that may name a symbol the run resolves from the inputs
+SYMBOL_BOUNDS = {name: spec.symbol_args for name, spec in OP_TABLE.items() if spec.symbol_args}
+EINOPS = ops_with("einops")
+INDEXED_POOLS = ops_with("pools", "nonlinear")  # the max pools, whose return_indices gives positions
+ADAPTIVE_POOLS = ops_with("adaptive")
 
 
 def _stray_symbol(node: Node, args: dict, inf: Inference) -> tuple | None:
@@ -362,18 +365,18 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
                 inf.vocab[node.id] = max(ranges)
                 if any(r in inf.aranges for r in node.inputs):
                     inf.aranges[node.id] = False
-        elif node.op in ("Add", "Mul") and len(node.inputs) == 2 and \
+        elif node.op in GROWS_IDS and len(node.inputs) == 2 and \
                 all(type(inf.vocab.get(r)) is int for r in node.inputs):
             _arithmetic_range(node, inf)
         elif node.inputs and node.inputs[0] in inf.vocab:
             _follow_range(node, args, inf.vocab[node.inputs[0]], inf, mode)
         if node.id in inf.overwritten:
             inf.vocab.pop(node.id, None)
-        if node.op in ("Cumsum", "Sum") and node.id in inf.vocab and type(inf.vocab[node.id]) is int:
+        if node.op in SUMS and node.id in inf.vocab and type(inf.vocab[node.id]) is int:
             _sum_reach(node, args, inf)
         elif inf.reach and node.inputs and node.inputs[0] in inf.reach and node.id in inf.vocab:
             _follow_reach(node, inf)
-    if inf.negative or node.op in PADS_WITH_FILL or node.op in CONSTANT_PADS:
+    if inf.negative or node.op in PADS_WITH_FILL:
         _follow_negative(node, args, in_types, inf, mode, ctx)
     if node.op in INDEX_READERS and len(node.inputs) > INDEX_READERS[node.op]:
         _unknown_index(node, in_types, nodes, inf, ctx)
@@ -402,7 +405,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         if not any(v.severity == "block" for v in ctx.violations):
             inf.ok.add(node.id)
     inf.types[node.id] = outs
-    if args.get("return_indices") and "MaxPool" in node.op and not node.op.startswith("Fractional") and in_types:
+    if args.get("return_indices") and node.op in INDEXED_POOLS and in_types:
         _pool_index_range(node, args, in_types[0], outs, inf)
     if node.shares is not None:
         _check_shares(node, nodes, inf, declared_args)
@@ -442,8 +445,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
 # multi-output ops whose results are views; ops whose result is a view of their first operand (measured:
 # an in-place op on such a view of a Chunk/Split result that needs gradients raises in training mode;
 # Reshape and Flatten copy or not by strides, so they are left out)
-SPLIT_VIEWS = {"Chunk", "Split"}
-VIEW_KEEPERS = {"Slice", "Select", "Unsqueeze", "Squeeze", "Permute", "Transpose", "Expand", "Identity", "Unflatten"}
+SPLIT_VIEWS = ops_with("split-view")
+VIEW_KEEPERS = ops_with("view")
 
 
 def _track_grad(node: Node, inf: Inference) -> None:
@@ -463,17 +466,15 @@ def _track_grad(node: Node, inf: Inference) -> None:
 
 
 PARAMETRIZATIONS = ("weight_norm", "spectral_norm")
+PARAMETRIZABLE = ops_with("parametrizable")
+TRANSPOSED = ops_with("transposed")
 # ops whose results hold values of their first operand only: an id range passes through them
-VALUE_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "Flatten", "Unflatten", "Permute",
-               "Transpose", "Identity", "Tile", "Roll", "Index", "Repeat", "Rearrange", "PixelShuffle",
-               "PixelUnshuffle", "ChannelShuffle"}
+VALUE_VIEWS = ops_with("moves-values")
 
 
 # ops whose result shares its operand's memory (measured on a Parameter: an in-place op on the result is
 # refused as on "a view of a leaf"); Tile, Roll, Index, PixelShuffle, ChannelShuffle copy
-MEMORY_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "Flatten", "Unflatten", "Permute",
-                "Transpose", "Identity"}
-EINOPS_VIEWS = {"Rearrange", "Repeat", "Reduce"}
+MEMORY_VIEWS = ops_with("view") | ops_with("view-if-contiguous")
 
 
 def _memory_view(node) -> bool:
@@ -482,7 +483,7 @@ def _memory_view(node) -> bool:
     after a reorder, a merge with a new axis and a reduction copy)."""
     if node.op in MEMORY_VIEWS:
         return True
-    pattern = node.args.get("pattern") if node.op in EINOPS_VIEWS else None
+    pattern = node.args.get("pattern") if node.op in EINOPS else None
     if not isinstance(pattern, str) or pattern.count("->") != 1:
         return False
     left, right = pattern.split("->")
@@ -499,13 +500,15 @@ def _memory_view(node) -> bool:
 
 # ops whose largest result is at least the largest id they read (ids are never negative): ReLU keeps them,
 # Amax keeps the largest, a sum or running sum of non-negative ids is at least each of them
-RANGE_KEEPERS = {"ReLU", "Amax", "Sum", "Cumsum"}
+RANGE_KEEPERS = ops_with("keeps-max")
 # ops whose result holds all the values of all their operands
-VALUE_JOINS = {"Concat", "Stack"}
+VALUE_JOINS = ops_with("joins-values")
 # ops that pass their first operand's values on unchanged in eval mode only
-EVAL_IDENTITIES = {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"}
+EVAL_IDENTITIES = ops_with("dropout")
 # ops whose every result holds values of their first operand
-VALUE_PIECES = {"Chunk", "Split"}
+VALUE_PIECES = ops_with("split-view")
+GROWS_IDS = ops_with("grows-ids")  # x + x doubles the largest id, x * x squares it
+SUMS = ops_with("sums")
 
 
 def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
@@ -550,16 +553,14 @@ def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
             inf.vocab[f"{node.id}:{k}"] = ids
 
 
-PADS_WITH_FILL = {"Pad"}  # and the ConstantPad*d layers
-CONSTANT_PADS = frozenset(op for op in OP_TABLE if op.startswith("ConstantPad"))
+PADS_WITH_FILL = ops_with("pads-with-fill")
+PADS = ops_with("pads")
 # ops whose result holds every value of their first operand (no pick that could drop one)
-WHOLE_VIEWS = VALUE_VIEWS - {"Slice", "Select", "Index"}
+WHOLE_VIEWS = VALUE_VIEWS - ops_with("picks-values")
 # ops that read every value of one operand as a position and refuse a negative one (measured: gather,
 # index_select and the embedding lookups do not wrap -1 as tensor indexing does): operand index
-NEGATIVE_REFUSERS = {"Gather": 1, "IndexSelect": 1, "Embedding": 0, "EmbeddingBag": 0}
-
-
-INDEX_READERS = {**NEGATIVE_REFUSERS, "Index": 1}
+INDEX_READERS = {name: spec.positions for name, spec in OP_TABLE.items() if spec.positions is not None}
+NEGATIVE_REFUSERS = {name: k for name, k in INDEX_READERS.items() if "wraps-negative" not in OP_TABLE[name].traits}
 
 
 def _unknown_index(node, in_types: list, nodes: dict, inf: Inference, ctx: InferCtx) -> None:
@@ -584,7 +585,7 @@ def _follow_negative(node, args: dict, in_types: list, inf: Inference, mode: str
     fill = args.get("value") or 0
     x = in_types[0] if in_types else None
     pad = args.get("pad", args.get("padding"))
-    if (node.op.startswith("ConstantPad") or (node.op == "Pad" and args.get("mode", "constant") == "constant")) \
+    if node.op in PADS_WITH_FILL and args.get("mode", "constant") == "constant" \
             and _pads_only(node.op, args) and any(p > 0 for p in (pad if isinstance(pad, list) else [pad])) \
             and isinstance(fill, (int, float)) and int(fill) < 0 and x is not None and x.is_int \
             and x.dtype not in ("bool", "uint8"):
@@ -663,7 +664,7 @@ def _reduces_nothing(args: dict) -> bool:
 
 def _pads_only(op: str, args: dict) -> bool:
     """A padding layer (or F.pad) that adds on every side and trims none."""
-    if not (op == "Pad" or (op.endswith(("Pad1d", "Pad2d", "Pad3d")))):
+    if op not in PADS:
         return False
     pad = args.get("pad", args.get("padding"))
     pads = pad if isinstance(pad, list) else [pad]
@@ -671,7 +672,7 @@ def _pads_only(op: str, args: dict) -> bool:
 
 
 # ops whose result holds some of their first operand's values only
-VALUE_PICKS = {"Select", "Slice", "Index"} | VALUE_PIECES
+VALUE_PICKS = ops_with("picks-values") | VALUE_PIECES
 
 
 def _arange_pick(op: str, args: dict, n):
@@ -754,7 +755,7 @@ def _pool_index_range(node, args: dict, x: TensorType, outs: list, inf: Inferenc
     flat = 0
     last = 0  # the flat position of the last window's far corner: how far the indices may reach
     for d, (size, o) in enumerate(zip(sizes, outs_n)):
-        if node.op.startswith("Adaptive"):
+        if node.op in ADAPTIVE_POOLS:
             start = (o - 1) * size // o
             end = -(-o * size // o) - 1
         else:
@@ -785,14 +786,13 @@ def _pick(v, d: int, n: int):
 
 def weight_rows(op: str, args: dict):
     """Size of dim 0 of the layer's weight (what weight_norm's magnitude g has one value per)."""
-    if op in ("Linear", "Bilinear"):
-        return args["out_features"]
-    if op.startswith("ConvTranspose"):
+    if op not in PARAMETRIZABLE:
+        return None
+    if op in TRANSPOSED:  # its weight is (in_channels, out_channels / groups, *kernel)
         return args["in_channels"]
-    if op.startswith("Conv"):
-        return args["out_channels"]
-    if op == "Embedding":
-        return args["num_embeddings"]
+    for rows in ("out_features", "out_channels", "num_embeddings"):  # Linear and Bilinear, Conv, Embedding
+        if rows in args:
+            return args[rows]
     return None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..graph import parse_ref
+from ..ops import OP_TABLE
 from .base import graph_check, node_check
 
 W = "warn"
@@ -61,7 +62,7 @@ def _unreachable(ctx):
 
 
 @node_check("connectivity.shared-running-stats", W, "connectivity", "Normalisation with running statistics shared",
-            ops=("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm2d"),
+            ops=tuple(sorted(name for name, spec in OP_TABLE.items() if spec.running_stats)),
             condition="A BatchNorm (a module with running statistics) is shared between two call sites via `shares`.",
             why="Both sites update one set of running mean/variance with differently distributed activations; "
                 "evaluation then normalises with statistics that fit neither.",

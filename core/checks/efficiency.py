@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from ..assets import gpu_prices
 from ..graph import parse_ref
+from ..ops import ops_with
 from .base import graph_check, node_check
 
 W = "warn"
+FLATTENS = ops_with("flattens")
+PERMUTES = ops_with("permutes")
+# two of these with the same args and operands are not one computation: a source has none, a dropout is random
+NEVER_DUPLICATE = ops_with("source") | ops_with("dropout")
 BLOWUP = 10.0
 GIANT_LINEAR_SHARE = 0.5
 GIANT_LINEAR_MIN = 10_000_000
@@ -85,7 +90,7 @@ def _over_budget(ctx):
 
 
 @node_check("efficiency.width-not-multiple-of-8", W, "efficiency", "Hidden width not a multiple of 8",
-            ops=("Linear", "Conv1d", "Conv2d", "Conv3d"),
+            ops=tuple(sorted(ops_with("weighted"))),
             condition="A hidden Linear/convolution (not the output layer) of width >= 64 whose output width is "
                       "not a multiple of 8.",
             why="Tensor cores work on tiles of 8 (fp16) or 16; odd widths fall back to slower kernels or pad "
@@ -110,7 +115,7 @@ def _width_multiple(node, ctx):
             fix="Pool first (AdaptiveAvgPool2d to 1x1) so the Linear reads channels only.")
 def _giant_linear(node, ctx):
     p = ctx.producer(node)
-    if p is None or p.op not in ("Flatten", "Reshape"):
+    if p is None or p.op not in FLATTENS:
         return
     mine = ctx.inf.params.get(node.id, 0)
     total = ctx.cost.get("params") or 0
@@ -120,7 +125,7 @@ def _giant_linear(node, ctx):
 
 @node_check("efficiency.attention-quadratic-memory", W, "efficiency",
             "Attention scores too large at the declared length",
-            ops=("MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer"),
+            ops=tuple(sorted(ops_with("attention-layer"))),
             condition=f"Attention score matrices (batch x heads x T x T) at the declared seq_len and batch_size take "
                       f"over {ATTN_MEMORY_SHARE:.0%} of the declared (or default) device's memory per layer.",
             why="Memory grows with the square of the length; the run goes out of memory or crawls.",
@@ -142,13 +147,13 @@ def _attn_memory(node, ctx):
 
 
 @node_check("efficiency.redundant-transpose", W, "efficiency", "Transpose undone right away",
-            ops=("Transpose", "Permute"),
+            ops=tuple(sorted(PERMUTES)),
             condition="A Transpose/Permute whose input is a Transpose/Permute that it exactly undoes.",
             why="Two copies of the tensor's layout for nothing.",
             fix="Remove both.")
 def _redundant_transpose(node, ctx):
     p = ctx.producer(node)
-    if p is None or p.op not in ("Transpose", "Permute") or len(ctx.users.get(p.id, [])) != 1:
+    if p is None or p.op not in PERMUTES or len(ctx.users.get(p.id, [])) != 1:
         return
     t = ctx.inf.type_of(p.inputs[0]) if p.inputs else None
     out = ctx.out_type(node.id)
@@ -174,7 +179,7 @@ def _redundant_transpose(node, ctx):
 def _duplicate_branch(ctx):
     seen: dict = {}
     for node in ctx.design.nodes:
-        if ctx.inf.params.get(node.id, 0) or node.op in ("Parameter", "Dropout", "Constant", "Arange"):
+        if ctx.inf.params.get(node.id, 0) or node.op in NEVER_DUPLICATE:
             continue
         if not node.inputs:
             continue

@@ -3,22 +3,27 @@
 from __future__ import annotations
 
 from ..graph import parse_ref
+from ..ops import ops_with
 from ..ops.activation import SATURATING
 from .base import graph_check, node_check
 
 W = "warn"
-WEIGHTED = {"Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-            "Bilinear"}
-NORMS = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "InstanceNorm2d",
-         "TransformerEncoderLayer", "TransformerDecoderLayer", "InstanceNorm1d", "InstanceNorm3d", "SyncBatchNorm",
-         "TransformerEncoder", "TransformerDecoder", "Transformer"}
-ACTIVATIONS = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid",
-               "Hardtanh", "Softplus", "Tanh", "Sigmoid", "PReLU"}
+WEIGHTED = ops_with("weighted")
+NORMS = ops_with("normalises")
+ACTIVATIONS = ops_with("activation")
+RESIDUAL = ops_with("residual")
+SHORTCUTS = ops_with("shortcut")
+SOFTMAX = ops_with("softmax")
+NON_NEGATIVE = ops_with("non-negative")
+BATCHNORMS = ops_with("batchnorm")
+DROPOUTS = ops_with("dropout")
+POOLS = ops_with("pools")
+NONLINEAR = ops_with("nonlinear")
 DEEP_NO_NORM = 12
 DEEP_NO_RESIDUAL = 20
 DEEP_SATURATING = 6
-VIEW_OPS = {"Transpose", "Permute", "Reshape", "Unflatten", "Flatten", "Select", "Slice", "Squeeze", "Unsqueeze",
-            "Split", "Dropout", "Identity"}
+# ops a query or key passes through unchanged in kind on its way to the scores: views, splits, dropout
+VIEW_OPS = ops_with("view") | ops_with("view-if-contiguous") | ops_with("split-view") | DROPOUTS
 CE_LOSSES = {"cross_entropy", "crossentropy", "ce", "nll"}
 
 
@@ -58,10 +63,9 @@ def _deep_no_norm(ctx):
                  "vanish through the chain.",
              fix="Add identity shortcuts around blocks (x + f(x)).")
 def _deep_no_residual(ctx):
-    if any(n.op in ("Add", "Concat") and len(set(n.inputs)) >= 2 for n in ctx.design.nodes):
+    if any(n.op in SHORTCUTS and len(set(n.inputs)) >= 2 for n in ctx.design.nodes):
         return  # identity shortcuts, or dense / U-Net style concatenated skips
-    if any(n.op in ("TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
-                    "Transformer") for n in ctx.design.nodes):
+    if any(n.op in RESIDUAL for n in ctx.design.nodes):
         return
     d = weighted_depth(ctx)
     if d >= DEEP_NO_RESIDUAL:
@@ -85,7 +89,7 @@ def _softmax_before_loss(ctx):
     if loss not in {"cross_entropy", "crossentropy", "ce"}:
         return
     for node in _output_nodes(ctx):
-        if node.op in ("Softmax", "LogSoftmax"):
+        if node.op in SOFTMAX:
             yield [node.id], f"output {node.id!r} is a {node.op}, but cross_entropy applies log-softmax itself"
 
 
@@ -112,24 +116,24 @@ def _relu_before_logits(ctx):
     if loss not in CE_LOSSES | {"bce_with_logits"}:
         return
     for node in _output_nodes(ctx):
-        if node.op in ("ReLU", "ReLU6"):
+        if node.op in NON_NEGATIVE:
             yield [node.id], f"output {node.id!r} is a {node.op}: logits cannot be negative"
 
 
 @node_check("numerics.dropout-before-batchnorm", W, "numerics", "Dropout right before BatchNorm",
-            ops=("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"),
+            ops=tuple(sorted(BATCHNORMS)),
             condition="A BatchNorm whose input comes straight from a Dropout.",
             why="Dropout shifts the variance between training and evaluation, so BatchNorm's running statistics "
                 "are wrong at test time (the 'variance shift').",
             fix="Put Dropout after the BatchNorm (and its activation), or drop it.")
 def _dropout_before_bn(node, ctx):
     p = ctx.producer(node)
-    if p is not None and p.op.startswith("Dropout") and ctx.args(p).get("p", 0.5) > 0:
+    if p is not None and p.op in DROPOUTS and ctx.args(p).get("p", 0.5) > 0:
         yield [p.id, node.id], f"{p.op} {p.id!r} feeds {node.op} {node.id!r} directly"
 
 
 @node_check("numerics.bias-before-batchnorm", W, "numerics", "Bias right before BatchNorm",
-            ops=("Conv1d", "Conv2d", "Conv3d", "Linear"),
+            ops=tuple(sorted(WEIGHTED)),
             condition="A convolution or Linear with bias=True whose only consumer is a BatchNorm.",
             why="BatchNorm subtracts the mean, cancelling the bias: parameters and compute for nothing.",
             fix="Set bias=False on the layer before a BatchNorm.")
@@ -137,7 +141,7 @@ def _bias_before_bn(node, ctx):
     if not ctx.args(node).get("bias", True):
         return
     user = ctx.only_user(node.id)
-    if user is not None and user.op.startswith("BatchNorm"):
+    if user is not None and user.op in BATCHNORMS:
         yield [node.id, user.id], f"{node.op} {node.id!r} has a bias that {user.op} {user.id!r} cancels"
 
 
@@ -155,7 +159,7 @@ def _deep_saturating(ctx):
         yield sat, f"{len(sat)} saturating activations and no normalisation"
 
 
-SOURCES = ("Constant", "Parameter", "Arange")
+SOURCES = ops_with("source")
 
 
 def _walk_up(ctx, node, through: frozenset, marks: frozenset = frozenset()):
@@ -197,10 +201,10 @@ def _walk_up(ctx, node, through: frozenset, marks: frozenset = frozenset()):
     return src, marked
 
 
-SCALES = frozenset({"Scale", "Div"})
-SCORE_PATH = frozenset({"Add", "Sub", "Masked", "Scale", "Div"})
-QUERY_PATH = frozenset(VIEW_OPS | SCALES)
-EMBEDDING_PATH = frozenset({"Dropout", "LayerNorm", "Scale", "Identity", "Transpose", "Permute"})
+SCALES = ops_with("scales")
+SCORE_PATH = ops_with("masks") | SCALES
+QUERY_PATH = VIEW_OPS | SCALES
+EMBEDDING_PATH = ops_with("adds-no-position")
 
 
 @node_check("numerics.attention-no-scale", W, "numerics", "Hand-built attention without 1/sqrt(d) scaling",
@@ -244,7 +248,7 @@ def _linear_collapse(node, ctx):
 
 
 @node_check("numerics.high-dropout", W, "numerics", "Dropout rate very high",
-            ops=("Dropout", "Dropout1d", "Dropout2d"),
+            ops=tuple(sorted(DROPOUTS)),
             condition="A Dropout with p >= 0.8.",
             why="Most activations are zeroed each step: the signal is mostly noise and training is slow or stalls.",
             fix="Use p between 0.1 and 0.5.")
@@ -255,7 +259,7 @@ def _high_dropout(node, ctx):
 
 
 @node_check("numerics.softmax-implicit-dim", W, "numerics", "Softmax without a dim",
-            ops=("Softmax", "LogSoftmax"),
+            ops=tuple(sorted(SOFTMAX)),
             condition="Softmax/LogSoftmax constructed with dim=None.",
             why="torch then guesses the dimension (deprecated); on a batch of sequences it normalises the wrong "
                 "axis silently.",
@@ -272,14 +276,13 @@ def _softmax_dim(node, ctx):
 def _bn_batch_one(ctx):
     if (ctx.design.train or {}).get("batch_size") != 1:
         return
-    bns = [n.id for n in ctx.design.nodes if n.op.startswith("BatchNorm")]
+    bns = [n.id for n in ctx.design.nodes if n.op in BATCHNORMS]
     if bns:
         yield bns, f"{len(bns)} BatchNorm layer(s) with batch_size=1"
 
 
 @node_check("numerics.pool-after-global", W, "numerics", "Pooling an already pooled map",
-            ops=("MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-                 "AdaptiveMaxPool2d"),
+            ops=tuple(sorted(POOLS)),
             condition="A pooling layer whose input's spatial size is already 1.",
             why="It does nothing but cost a kernel launch; often a leftover from a changed resolution.",
             fix="Remove the redundant pooling.")
@@ -289,7 +292,7 @@ def _pool_after_global(node, ctx):
     t = ctx.inf.type_of(node.inputs[0])
     if t.shape is None or len(t.shape) < 3:
         return
-    n = 2 if "2d" in node.op else 1
+    n = int(node.op[-2])  # the pools are named by their spatial rank (MaxPool2d)
     if all(d == 1 for d in t.shape[-n:]):
         yield f"{node.op} {node.id!r} pools a {'x'.join('1' * n)} map"
 
@@ -301,11 +304,7 @@ def _pool_after_global(node, ctx):
 def _no_nonlinearity(ctx):
     ops = {n.op for n in ctx.design.nodes}
     weighted = [n.id for n in ctx.design.nodes if n.op in WEIGHTED]
-    nonlin = ACTIVATIONS | {"Softmax", "LogSoftmax", "MultiheadAttention", "TransformerEncoderLayer",
-                            "TransformerDecoderLayer", "LSTM", "GRU", "RNN", "MaxPool1d", "MaxPool2d", "MaxPool3d",
-                            "Mul", "MatMul", "Div", "AdaptiveMaxPool2d", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
-                            "GroupNorm", "RMSNorm"}
-    if len(weighted) >= 2 and not (ops & nonlin):
+    if len(weighted) >= 2 and not (ops & NONLINEAR):
         yield weighted, f"{len(weighted)} weighted layers and no nonlinearity"
 
 
@@ -326,7 +325,7 @@ def _loss_output(ctx):
 
 
 @node_check("numerics.attention-no-position", W, "numerics", "Attention over embeddings with no position",
-            ops=("TransformerEncoderLayer", "MultiheadAttention", "TransformerDecoderLayer"),
+            ops=tuple(sorted(ops_with("attention-layer"))),
             condition="An attention layer fed straight from an Embedding (through dropout/norm only), with no "
                       "positional term added.",
             why="Self-attention is permutation-invariant: without positions the model cannot tell word order.",

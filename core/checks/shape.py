@@ -8,6 +8,7 @@ inferred types.
 from __future__ import annotations
 
 from .. import dims as D
+from ..ops import ops_with
 from .base import declare, node_check
 
 B, W = "block", "warn"
@@ -261,11 +262,11 @@ declare("connectivity.no-output", B, "connectivity", "No output",
         fix="List the final node(s) in `outputs`.", kind="structure")
 
 
-LEARNED_TABLES = {"Parameter", "Embedding", "Constant", "Arange", "Expand"}
+LEARNED_TABLES = ops_with("table")
 
 
 @node_check("shape.silent-broadcast", W, "shape", "Residual that broadcasts silently",
-            ops=("Add", "Sub"),
+            ops=tuple(sorted(ops_with("adds"))),
             condition="An Add/Sub of two computed tensors (not a learned table such as a position embedding or a "
                       "bias Parameter) broadcasts: one operand has fewer dims, or size 1 where the other is larger.",
             why="It runs, but a residual that broadcasts is almost always a wiring slip: the sum is not what the "
@@ -294,6 +295,8 @@ def _silent_broadcast(node, ctx):
 
 
 UNKNOWN_DIM = "shape.unknown-dim"
+READS_WIDTH = ops_with("reads-width")
+READS_CHANNELS = ops_with("reads-channels")
 
 
 def _fault_upstream(node, ctx) -> bool:
@@ -338,8 +341,7 @@ def _warned_unknown(ctx) -> set:
 
 
 @node_check(UNKNOWN_DIM, W, "shape", "A size could not be followed",
-            ops=("Linear", "Conv1d", "Conv2d", "Conv3d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
-                 "MultiheadAttention", "LSTM", "GRU", "RNN", "TransformerEncoderLayer", "Embedding"),
+            ops=tuple(sorted(READS_WIDTH | READS_CHANNELS | ops_with("lookup"))),
             condition="A layer whose requirement reads a size that is unknown (null, or lost upstream).",
             why="The verifier cannot tell whether it will run; an unknown never blocks, so a crash can hide here.",
             fix="Declare the size (an int or a symbol) in the inputs, or give the op that lost it a known shape.")
@@ -355,15 +357,14 @@ def _unknown_dim(node, ctx):
         return  # the op's own rule already said which requirement went unchecked
     if t.shape is None:
         yield f"{node.op} {node.id!r}: the rank and sizes of its input are unknown; its requirements were not checked"
-    elif t.shape and t.shape[-1] is None and node.op in ("Linear", "LayerNorm", "MultiheadAttention", "LSTM",
-                                                        "GRU", "RNN", "TransformerEncoderLayer"):
+    elif t.shape and t.shape[-1] is None and node.op in READS_WIDTH:
         yield f"{node.op} {node.id!r}: the width of its input is unknown; the width requirement was not checked"
-    elif len(t.shape) > 1 and t.shape[1] is None and node.op.startswith(("Conv", "BatchNorm", "GroupNorm")):
+    elif len(t.shape) > 1 and t.shape[1] is None and node.op in READS_CHANNELS:
         yield f"{node.op} {node.id!r}: the channel count of its input is unknown; it was not checked"
 
 
 @node_check("dtype.index-range", B, "dtype", "Vocabulary larger than the embedding table",
-            ops=("Embedding", "EmbeddingBag"),
+            ops=tuple(sorted(ops_with("lookup"))),
             condition="An Embedding (or EmbeddingBag) reads ids straight from an input whose declared range (the "
                       "input's own "
                       "`vocab_size`, else train.vocab_size for the first integer input) exceeds num_embeddings.",

@@ -57,11 +57,12 @@ import sys
 import time
 
 from ..graph import Design, parse_ref
+from ..ops import ops_with
 
 # ops whose meta kernels skip a check their CPU kernels make (found by the study itself, and by
 # `archcurator ground --full`, which runs every graph for real): Softmax / LogSoftmax do not check
 # their dim, transposed convolutions do not check their input channels
-META_BLIND_OPS = {"Softmax", "LogSoftmax", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"}
+META_BLIND_OPS = ops_with("meta-blind")
 MESSAGE_MAX = 300
 BATCH = 2
 SYMBOL_SIZE = 8

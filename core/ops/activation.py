@@ -11,6 +11,8 @@ anything through.
 
 from __future__ import annotations
 
+import math
+
 from .. import dims as D
 from . import torch_build as tb
 from .base import BOOL, INT, NUM, POS, UNKNOWN, Arg, Enum, Float, InferCtx, Kind, OpSpec, Optional, TensorType
@@ -171,7 +173,8 @@ def _arg_check(test, words):
     return check
 
 
-def _act(name, args=(), infer=_float_only, param_shapes=None, saturating=False, rules=(), dtype_key=None):
+def _act(name, args=(), infer=_float_only, param_shapes=None, saturating=False, rules=(), dtype_key=None,
+         traits=(), scalar=None):
     accepts = getattr(infer, "accepts", "")
     own = ("dtype.int-into-float",) if accepts in ("float", "number", "promote-number") or \
         infer in (_softmax_like, _softmax2d, _glu, _prelu) else ()
@@ -181,25 +184,26 @@ def _act(name, args=(), infer=_float_only, param_shapes=None, saturating=False, 
                   accepts="any" if accepts in ("any", "promote") else "float",
                   param_shapes=param_shapes or (lambda a: []), doc="saturating" if saturating else "",
                   rules=own + tuple(rules),
-                  dtype_key=dtype_key)
+                  dtype_key=dtype_key, traits=traits, scalar=scalar)
 
 
 _NUMBER = _dtypes("number")
 
 OPS = [
-    _act("ReLU", [INPLACE], infer=_NUMBER),
-    _act("ReLU6", [INPLACE], infer=_NUMBER),
-    _act("LeakyReLU", [Arg("negative_slope", 0.01, NUM), INPLACE]),
-    _act("ELU", [Arg("alpha", 1.0, NUM), INPLACE]),
+    _act("ReLU", [INPLACE], infer=_NUMBER, traits=("activation", "keeps-max", "non-negative", "nonlinear"),
+         scalar=lambda v: max(v, 0)),
+    _act("ReLU6", [INPLACE], infer=_NUMBER, traits=("activation", "non-negative", "nonlinear")),
+    _act("LeakyReLU", [Arg("negative_slope", 0.01, NUM), INPLACE], traits=("activation", "nonlinear")),
+    _act("ELU", [Arg("alpha", 1.0, NUM), INPLACE], traits=("activation", "nonlinear")),
     _act("CELU", [Arg("alpha", 1.0, NUM), INPLACE],
          infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["alpha"] != 0, lambda a: "alpha cannot be 0")),
          rules=("connectivity.bad-arg",)),
-    _act("SELU", [INPLACE]),
-    _act("GELU", [Arg("approximate", "none", Enum("none", "tanh"))]),
-    _act("SiLU", [INPLACE]),
-    _act("Mish", [INPLACE]),
-    _act("Hardswish", [INPLACE]),
-    _act("Hardsigmoid", [INPLACE], saturating=True),
+    _act("SELU", [INPLACE], traits=("activation", "nonlinear")),
+    _act("GELU", [Arg("approximate", "none", Enum("none", "tanh"))], traits=("activation", "nonlinear")),
+    _act("SiLU", [INPLACE], traits=("activation", "nonlinear")),
+    _act("Mish", [INPLACE], traits=("activation", "nonlinear")),
+    _act("Hardswish", [INPLACE], traits=("activation", "nonlinear")),
+    _act("Hardsigmoid", [INPLACE], saturating=True, traits=("activation", "nonlinear")),
     _act("Hardtanh", [Arg("min_val", -1.0, NUM), Arg("max_val", 1.0, NUM), INPLACE],
          infer=_with_arg_rule(_NUMBER, _arg_check(lambda a: a["max_val"] > a["min_val"],
                                                   lambda a: f"max_val ({a['max_val']}) must be greater than "
@@ -207,7 +211,7 @@ OPS = [
          saturating=True, rules=("connectivity.bad-arg",),
          # uint8 takes limits it can hold once made integers (truncated: -0.5 is 0): not negative, not past 255
          dtype_key=lambda a: "Hardtanh[limits in 0..255]" if 0 <= int(a["min_val"]) and 0 <= int(a["max_val"]) <= 255
-         else "Hardtanh"),
+         else "Hardtanh", traits=("activation", "nonlinear")),
     _act("Threshold", [Arg("threshold", kind=NUM), Arg("value", kind=NUM), INPLACE],
          infer=_with_arg_rule(_NUMBER, _fits_dtype), rules=("connectivity.bad-arg",)),
     _act("Hardshrink", [Arg("lambd", 0.5, NUM)]),
@@ -219,27 +223,32 @@ OPS = [
          infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["lower"] <= a["upper"],
                                                       lambda a: "lower must be <= upper")),
          rules=("connectivity.bad-arg",)),
-    _act("Softplus", [Arg("beta", 1.0, NUM), Arg("threshold", 20.0, NUM)]),
+    _act("Softplus", [Arg("beta", 1.0, NUM), Arg("threshold", 20.0, NUM)], traits=("activation", "nonlinear")),
     _act("LogSigmoid"),
     _act("Softsign", infer=_dtypes("promote-number")),
     _act("Tanhshrink", infer=_dtypes("promote-number")),
-    _act("Tanh", infer=_promote, saturating=True),
-    _act("Sigmoid", infer=_promote, saturating=True),
+    _act("Tanh", infer=_promote, saturating=True, traits=("activation", "nonlinear"), scalar=math.tanh),
+    _act("Sigmoid", infer=_promote, saturating=True, traits=("activation", "nonlinear"),
+         scalar=lambda v: 1 / (1 + math.exp(-v)) if v > -700 else 0.0),
     _act("PReLU", [Arg("num_parameters", 1, POS), Arg("init", 0.25, NUM)], infer=_prelu,
-         param_shapes=lambda a: [("weight", (a["num_parameters"],))], rules=("shape.norm-features", "shape.rank")),
-    _act("Softmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
-    _act("LogSoftmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
-    _act("Softmin", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
+         param_shapes=lambda a: [("weight", (a["num_parameters"],))], rules=("shape.norm-features", "shape.rank"),
+         traits=("activation", "nonlinear")),
+    _act("Softmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like,
+         traits=("meta-blind", "nonlinear", "softmax")),
+    _act("LogSoftmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like,
+         traits=("meta-blind", "nonlinear", "softmax")),
+    _act("Softmin", [Arg("dim", None, Optional(INT))], infer=_softmax_like, traits=("nonlinear", "softmax")),
     _act("Softmax2d", infer=_softmax2d, rules=("shape.rank",)),
     _act("GLU", [Arg("dim", -1, INT)], infer=_glu, rules=("shape.dim-range", "shape.glu-odd", "shape.rank")),
     # torch.nn.Identity(*args, **kwargs) takes and ignores any argument (measured)
     OpSpec("Identity", "activation", (), _dtypes("any"), tb.module("Identity"), accepts="any",
-           extra=Kind(lambda v: True, "anything")),
+           extra=Kind(lambda v: True, "anything"), traits=("adds-no-position", "moves-values", "view")),
 ]
 for _name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"):
     OPS.append(OpSpec(_name, "activation", (Arg("p", 0.5, PROB), INPLACE), _dropout, tb.module(_name),
                       rules=("dtype.int-into-float", "shape.rank"),
                       # the dtype table was measured at p = 0.5; p = 0 and p = 1 never rescale (see _dropout)
-                      measured_for=lambda a: _rescales(a.get("p", 0.5))))
+                      measured_for=lambda a: _rescales(a.get("p", 0.5)),
+                      traits=("dropout", "adds-no-position") if _name == "Dropout" else ("dropout",)))
 
 SATURATING = {op.name for op in OPS if op.doc == "saturating"}

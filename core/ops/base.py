@@ -19,6 +19,7 @@ from typing import Any
 
 from .. import dims as D
 from ..dims import Dim
+from .traits import check_traits
 
 
 class _Required:
@@ -427,9 +428,18 @@ class OpSpec:
     # the row of the measured dtype table for a node with these args, where some args select other kernels
     # (a LayerNorm without weights takes float64); None: the op's own row
     dtype_key: Callable[[dict], str] | None = None
+    # what consumers ask of the op instead of keeping lists of names (core/ops/traits.py says each one)
+    traits: frozenset = frozenset()
+    positions: int | None = None  # the operand whose values it reads as positions (an index, an id)
+    symbol_args: tuple = ()  # args that may name a symbol the run resolves from the inputs (a Slice's bounds)
+    # (arg of dim 0, arg of dim 1) of a layer whose 2-D weight alone fixes what it computes (a design may tie it)
+    weight_dims: tuple | None = None
+    layer_op: str | None = None  # the op of the layer a stack repeats (TransformerEncoder: its encoder layer)
+    scalar: Callable | None = None  # the op on one Python number (the parser folds constants with it)
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
+        self.traits = check_traits(self.name, self.traits)
         if self.params is _no_params and self.param_shapes is not _no_param_shapes:
             self.params = self._count_param_shapes
         self.arg_names = frozenset(a.name for a in self.args)

@@ -559,11 +559,12 @@ OPS = [
            measured_for=lambda a: False,  # which dtypes torch takes depends on the equation: _einsum_dtype
            draw_extra=_draw_equation),
     OpSpec("Rearrange", "tensor", (Arg("pattern", kind=PATTERN),), _einops_infer("rearrange"),
-           tb.custom("Rearrange"), accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES),
+           tb.custom("Rearrange"), accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES,
+           traits=("einops", "moves-values")),
     OpSpec("Reduce", "tensor", (Arg("pattern", kind=PATTERN),
                                 Arg("reduction", kind=Enum("min", "max", "sum", "mean", "prod"))),
            _einops_infer("reduce"), tb.custom("Reduce"), accepts="any", extra=AXIS, draw_extra=_draw_axes,
-           rules=EINOPS_RULES),
+           rules=EINOPS_RULES, traits=("einops",)),
     OpSpec("Repeat", "tensor", (Arg("pattern", kind=PATTERN),), _einops_infer("repeat"), tb.custom("Repeat"),
-           accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES),
+           accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES, traits=("einops", "moves-values")),
 ]

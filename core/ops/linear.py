@@ -167,7 +167,7 @@ OPS = [
         _linear_infer, tb.module("Linear"),
         param_shapes=_linear_shapes, flops=_linear_flops,
         rules=("shape.linear-width", "shape.flatten-linear-width", "dtype.int-into-float", "shape.rank"),
-    ),
+        traits=("parametrizable", "reads-width", "weighted"), weight_dims=("out_features", "in_features")),
     OpSpec(
         "Bilinear", "linear",
         (Arg("in1_features", kind=POS), Arg("in2_features", kind=NAT), Arg("out_features", kind=NAT),
@@ -176,7 +176,7 @@ OPS = [
         param_shapes=_bilinear_shapes,
         rules=("shape.linear-width", "shape.broadcast"),
         doc="FLOPs 0: torch runs Bilinear through _trilinear, which FlopCounterMode does not count.",
-    ),
+        traits=("parametrizable", "weighted")),
     OpSpec(
         "Embedding", "linear",
         (Arg("num_embeddings", kind=NAT), Arg("embedding_dim", kind=NAT), Arg("padding_idx", None, Optional(Int())),
@@ -185,8 +185,8 @@ OPS = [
         _embedding_infer, tb.module("Embedding"),
         param_shapes=_table_shapes,
         rules=("dtype.float-into-embedding", "connectivity.bad-arg", "shape.index-range", "dtype.index-dtype"),
-        accepts="int",
-    ),
+        accepts="int", positions=0, weight_dims=("num_embeddings", "embedding_dim"),
+        traits=("lookup", "parametrizable", "table")),
     OpSpec(
         "EmbeddingBag", "linear",
         (Arg("num_embeddings", kind=NAT), Arg("embedding_dim", kind=NAT), Arg("max_norm", None, Optional(Float())),
@@ -198,6 +198,5 @@ OPS = [
         param_shapes=_table_shapes,
         rules=("dtype.float-into-embedding", "dtype.index-dtype", "dtype.int-into-float", "connectivity.bad-arg",
                "shape.rank", "shape.broadcast", "shape.index-range"),
-        accepts="int",
-    ),
+        accepts="int", positions=0, traits=("lookup",)),
 ]

@@ -265,18 +265,20 @@ for _n in (1, 2, 3):
     OPS.append(OpSpec(f"MaxPool{_n}d", "pooling", _max_args(_n), _pool_infer(_n, "max"), tb.module(f"MaxPool{_n}d"),
                       rules=POOL_RULES + (("dtype.int-into-float",) if _n == 1 else ()),
                       # 1-D max pooling with indices runs another kernel, which takes integers
-                      measured_for=(lambda a: not a["return_indices"]) if _n == 1 else (lambda a: True)))
+                      measured_for=(lambda a: not a["return_indices"]) if _n == 1 else (lambda a: True),
+                      traits=("pools", "nonlinear")))
     OPS.append(OpSpec(f"AvgPool{_n}d", "pooling", _avg_args(_n), _pool_infer(_n, "avg"), tb.module(f"AvgPool{_n}d"),
-                      rules=POOL_RULES + (("shape.kernel-too-large",) if _n == 3 else ())))
+                      rules=POOL_RULES + (("shape.kernel-too-large",) if _n == 3 else ()), traits=("pools",)))
     OPS.append(OpSpec(f"LPPool{_n}d", "pooling", _lp_args(_n), _pool_infer(_n, "lp"), tb.module(f"LPPool{_n}d"),
-                      rules=POOL_RULES + ("dtype.int-into-float",) + (("shape.kernel-too-large",) if _n == 3 else ())))
+                      rules=POOL_RULES + ("dtype.int-into-float",) + (("shape.kernel-too-large",) if _n == 3 else ()),
+                      traits=("pools",)))
     OPS.append(OpSpec(f"AdaptiveAvgPool{_n}d", "pooling", (Arg("output_size", kind=_output_size(_n)),),
                       _adaptive_infer(_n), tb.module(f"AdaptiveAvgPool{_n}d"),
-                      rules=("shape.rank", "dtype.int-into-float")))
+                      rules=("shape.rank", "dtype.int-into-float"), traits=("adaptive", "pools")))
     OPS.append(OpSpec(f"AdaptiveMaxPool{_n}d", "pooling",
                       (Arg("output_size", kind=_output_size(_n)), Arg("return_indices", False, BOOL)),
                       _adaptive_infer(_n), tb.module(f"AdaptiveMaxPool{_n}d"),
-                      rules=("shape.rank", "dtype.int-into-float")))
+                      rules=("shape.rank", "dtype.int-into-float"), traits=("adaptive", "pools", "nonlinear")))
     OPS.append(OpSpec(f"MaxUnpool{_n}d", "pooling",
                       (Arg("kernel_size", kind=Ints(_n)), Arg("stride", None, _stride(_n)),
                        Arg("padding", 0, Ints(_n, NAT))),
@@ -292,4 +294,5 @@ for _n in (2, 3):
                        Arg("output_ratio", None, Optional(OneOf(_RATIO, ListOf(_RATIO, _n)))),
                        Arg("return_indices", False, BOOL)),
                       _fractional_infer(_n), tb.module(f"FractionalMaxPool{_n}d"),
-                      rules=("shape.rank", "shape.kernel-too-large", "connectivity.bad-arg", "dtype.int-into-float")))
+                      rules=("shape.rank", "shape.kernel-too-large", "connectivity.bad-arg", "dtype.int-into-float"),
+                      traits=("nonlinear",)))

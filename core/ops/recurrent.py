@@ -211,11 +211,13 @@ _RNN_RULES = ("shape.rnn-input-size", "shape.rnn-state", "shape.rank", "dtype.in
 OPS = [
     OpSpec(op, "recurrent", _args(op), _rnn_infer, tb.custom(op), params=_rnn_params(op), param_shapes=_rnn_shapes(op),
            flops=_rnn_flops(op),
-           arity=(1, 3 if op == "LSTM" else 2), rules=_RNN_RULES)
+           arity=(1, 3 if op == "LSTM" else 2), rules=_RNN_RULES,
+           traits=("multi-result", "nonlinear", "reads-width"))
     for op in ("RNN", "LSTM", "GRU")
 ] + [
     OpSpec(op, "recurrent", _cell_args(op), _cell_infer, tb.custom(op),
            param_shapes=lambda a, op=op: _cell_shapes(a, op), flops=_cell_flops,
-           arity=(1, 3 if op == "LSTMCell" else 2), rules=_RNN_RULES)
+           arity=(1, 3 if op == "LSTMCell" else 2), rules=_RNN_RULES,
+           traits=("multi-result", "nonlinear") if op == "LSTMCell" else ("nonlinear",))
     for op in ("RNNCell", "GRUCell", "LSTMCell")
 ]

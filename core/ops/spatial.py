@@ -202,11 +202,12 @@ _FOLD = (Arg("kernel_size", kind=Ints(2)), Arg("dilation", 1, Ints(2)), Arg("pad
 
 OPS = [
     OpSpec("PixelShuffle", "spatial", (Arg("upscale_factor", kind=POS),), _pixel_shuffle, tb.module("PixelShuffle"),
-           accepts="any", rules=("shape.rank", "shape.channel-divisibility")),
+           accepts="any", rules=("shape.rank", "shape.channel-divisibility"), traits=("moves-values",)),
     OpSpec("PixelUnshuffle", "spatial", (Arg("downscale_factor", kind=POS),), _pixel_unshuffle,
-           tb.module("PixelUnshuffle"), accepts="any", rules=("shape.rank", "shape.channel-divisibility")),
+           tb.module("PixelUnshuffle"), accepts="any", rules=("shape.rank", "shape.channel-divisibility"),
+           traits=("moves-values",)),
     OpSpec("ChannelShuffle", "spatial", (Arg("groups", kind=POS),), _channel_shuffle, tb.module("ChannelShuffle"),
-           accepts="any", rules=("shape.rank", "shape.channel-divisibility")),
+           accepts="any", rules=("shape.rank", "shape.channel-divisibility"), traits=("moves-values",)),
     OpSpec("Unfold", "spatial", _FOLD, _unfold, tb.module("Unfold"),
            rules=("shape.rank", "shape.kernel-too-large", "dtype.int-into-float")),
     OpSpec("Fold", "spatial", (Arg("output_size", kind=Ints(2)),) + _FOLD, _fold, tb.module("Fold"),

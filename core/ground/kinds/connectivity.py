@@ -5,12 +5,16 @@ from __future__ import annotations
 import json
 
 from ...graph import parse_ref
-from .base import BNS, ELEMENTWISE, _graph_site, branch, kind
+from ...ops import OP_TABLE, ops_with
+from ...ops.lookalikes import LOOKALIKES
+from .base import BNS, ELEMENTWISE, RNNS, _graph_site, branch, kind
 
-HALLUCINATED = {"ReLU": "Swish", "GELU": "GeGLU", "LayerNorm": "ScaleNorm", "Conv2d": "DeformConv2d",
-                "Linear": "SparseLinear", "BatchNorm2d": "FrozenBatchNorm2d", "MultiheadAttention": "FlashAttention",
-                "LSTM": "MambaBlock", "Embedding": "RotaryEmbedding", "Dropout": "DropPath",
-                "MaxPool2d": "BlurPool2d", "Add": "WeightedSum"}
+SHAPE_KEEPERS = ELEMENTWISE | ops_with("affine")  # and the norms
+# the layers a kind gives an argument their constructor does not take
+CONSTRUCTED = ops_with("weighted") | ops_with("lookup") | ops_with("reads-width")
+TIEABLE = frozenset(name for name, spec in OP_TABLE.items() if spec.weight_dims)
+
+HALLUCINATED = LOOKALIKES
 
 
 def _unknown_apply(g, site):
@@ -51,7 +55,7 @@ def _bad_arg_apply(g, site):
         n["args"]["activation"] = "swiglu"
     elif n["op"] == "LayerNorm":
         n["args"]["affine"] = True  # BatchNorm's word; LayerNorm calls it elementwise_affine
-    elif n["op"] in ("LSTM", "GRU"):
+    elif n["op"] in RNNS:
         n["args"]["hidden_dim"] = n["args"].get("hidden_size", 0)
     else:
         n["args"]["init"] = "xavier_uniform"
@@ -62,8 +66,7 @@ def _bad_arg_apply(g, site):
      bases=("resnet18", "tiny_transformer_lm", "gpt-nano", "gru_lm", "vgg11"), per_base=1,
      doc="an argument the constructor does not take", apply=_bad_arg_apply)
 def _bad_arg_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("Conv2d", "Linear", "LayerNorm", "TransformerEncoderLayer",
-                                                    "Embedding", "LSTM", "GRU")]
+    return [n["id"] for n in g.nodes if n["op"] in CONSTRUCTED]
 
 
 def _bad_result_apply(g, site):
@@ -139,7 +142,7 @@ def _sever_apply(g, site):
 def _sever_sites(g):
     out = []
     for n in g.nodes:
-        if n["op"] in ELEMENTWISE + BNS + ("LayerNorm",) and len(n.get("in", [])) == 1 and \
+        if n["op"] in SHAPE_KEEPERS and len(n.get("in", [])) == 1 and \
                 n["id"] not in g.outputs() and not n.get("shares"):
             src = n["in"][0]
             if g.shape(src) is not None and g.shape(src) == g.shape(n["id"]) and g.dtype(src) == g.dtype(n["id"]):
@@ -235,4 +238,4 @@ def _tied_size_apply(g, site):
       doc="a layer that shares another's weight declares a size the shared weight does not have (the shared "
           "weight wins)", apply=_tied_size_apply)
 def _tied_size_sites(g):
-    return [n["id"] for n in g.nodes if n.get("shares") and n["op"] in ("Linear", "Embedding")]
+    return [n["id"] for n in g.nodes if n.get("shares") and n["op"] in TIEABLE]

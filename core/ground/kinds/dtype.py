@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...graph import Design
-from .base import _const, _index_range_sites, branch, constant, kind, maps, shape_of
+from .base import SINGLE_STATE_RNNS, WEIGHTED, _const, _index_range_sites, branch, constant, kind, maps, shape_of
 
 
 def _int_input_apply(g, site):
@@ -85,7 +85,7 @@ def _int_state_apply(g, site):
 @kind("integer-initial-state", "block", ["dtype.mixed"], bases=("gru_lm", "seq2seq_gru"),
       doc="a GRU's initial state made as integer zeros (torch.zeros(..., dtype=long))", apply=_int_state_apply)
 def _int_state_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("GRU", "RNN") and len(n.get("in", [])) == 1]
+    return [n["id"] for n in g.nodes if n["op"] in SINGLE_STATE_RNNS and len(n.get("in", [])) == 1]
 
 
 def _float_mask_apply(g, site):
@@ -110,5 +110,5 @@ def _double_apply(g, site):
 @kind("float64-input", "block", ["dtype.unsupported"], bases=("resnet18", "mlp_mnist", "lenet5", "tiny_cnn"),
       doc="the input declared float64 while the layers' weights are float32", apply=_double_apply)
 def _double_sites(g):
-    first = {n["in"][0] for n in g.nodes if n["op"] in ("Linear", "Conv2d") and n.get("in")}
+    first = {n["in"][0] for n in g.nodes if n["op"] in WEIGHTED and n.get("in")}
     return [i["id"] for i in g.d["inputs"] if i.get("dtype", "float32") == "float32" and i["id"] in first]

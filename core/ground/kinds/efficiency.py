@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 from ...graph import Design, parse_ref
-from .base import _graph_site, _index_range_sites, _of, kind
+from ...ops import ops_with
+from .base import ACTIVATIONS, ELEMENTWISE, _graph_site, _index_range_sites, _of, kind
+
+# parameter-free layers a kind computes twice: activations, max pools, flattens
+PARAMETER_FREE = ACTIVATIONS | (ops_with("pools") & ops_with("nonlinear")) | ops_with("flattens")
 
 
 def _transpose_apply(g, site):
@@ -15,7 +19,7 @@ def _transpose_apply(g, site):
 @kind("redundant-transpose", "warn", ["efficiency.redundant-transpose"], bases=("resnet18", "gpt-nano"),
      doc="a Transpose undone right after", apply=_transpose_apply)
 def _transpose_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("ReLU", "GELU") and g.shape(n["id"]) is not None
+    return [n["id"] for n in g.nodes if n["op"] in ACTIVATIONS and g.shape(n["id"]) is not None
             and len(g.shape(n["id"])) >= 3]
 
 
@@ -28,7 +32,7 @@ def _elementwise_chain_to_linear(g, nid):
         u = us[0]
         if u["op"] == "Linear" and not u.get("shares"):
             return u["id"]
-        if u["op"] not in ("ReLU", "GELU", "Tanh", "SiLU", "Dropout"):
+        if u["op"] not in ELEMENTWISE:
             return None
         cur = u["id"]
     return None
@@ -136,6 +140,6 @@ def _dup_branch_apply(g, site):
 @kind("duplicate-branch", "warn", ["efficiency.duplicate-branch"], bases=("lenet5", "resnet18"),
      doc="a parameter-free layer computed twice from the same operand", apply=_dup_branch_apply)
 def _dup_branch_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("ReLU", "MaxPool2d", "Flatten") and len(g.users(n["id"])) >= 1
+    return [n["id"] for n in g.nodes if n["op"] in PARAMETER_FREE and len(g.users(n["id"])) >= 1
             and n.get("in")]
 

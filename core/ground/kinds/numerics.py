@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...graph import parse_ref
-from .base import BNS, CONVS, GRAPH_SITE, _of, kind
+from .base import ACTIVATIONS, BNS, GRAPH_SITE, WEIGHTED, _of, kind
 
 
 def _remove_apply(g, site):
@@ -21,7 +21,7 @@ def _bias_bn_apply(g, site):
      doc="bias switched on in a convolution whose BatchNorm cancels it", apply=_bias_bn_apply)
 def _bias_bn_sites(g):
     out = []
-    for n in _of(g, CONVS + ("Linear",)):
+    for n in _of(g, WEIGHTED):
         us = g.users(n)
         if len(us) == 1 and us[0]["op"] in BNS and g.args(n).get("bias", True) is False:
             out.append(n)
@@ -47,7 +47,7 @@ def _double_act_apply(g, site):
 @kind("double-activation", "warn", ["numerics.double-activation"], bases=("mlp_mnist", "vgg11"),
      doc="an activation applied twice in a row", apply=_double_act_apply)
 def _double_act_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("ReLU", "GELU", "SiLU") and len(g.users(n["id"])) == 1]
+    return [n["id"] for n in g.nodes if n["op"] in ACTIVATIONS and len(g.users(n["id"])) == 1]
 
 
 @kind("linear-collapse", "warn", ["numerics.linear-collapse"], bases=("mlp_mnist", "mlp_tabular"),
@@ -55,7 +55,7 @@ def _double_act_sites(g):
 def _collapse_lin_sites(g):
     out = []
     for n in g.nodes:
-        if n["op"] in ("ReLU", "GELU", "Tanh", "SiLU") and len(n.get("in", [])) == 1:
+        if n["op"] in ACTIVATIONS and len(n.get("in", [])) == 1:
             p = parse_ref(n["in"][0])[0]
             us = g.users(n["id"])
             if len(us) == 1 and us[0]["op"] == "Linear" and any(x["id"] == p and x["op"] == "Linear"

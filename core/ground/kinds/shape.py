@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from ...graph import parse_ref
+from ...ops import OP_TABLE, ops_with
 from .base import (
+    ACTIVATIONS,
     ATTN,
     BNS,
     CONVS,
     CONVS_ALL,
     POOLS,
     RNNS,
+    SINGLE_STATE_RNNS,
     _const,
     _first_operand_shape,
     _of,
@@ -19,6 +22,19 @@ from .base import (
     maps,
     shape_of,
 )
+
+TRANSPOSED = CONVS_ALL - CONVS
+# the layers that also take an unbatched input one dim short (a 2-D Conv1d input, a 2-D RNN input)
+UNBATCHED_2D = RNNS | frozenset(c for c in CONVS if OP_TABLE[c].name.endswith("1d"))
+# the ops whose dim argument the dim-range kind pushes past the tensor's rank: `dim`, Transpose's dim0,
+# Flatten's start_dim
+DIM_OPS = ops_with("softmax") | ops_with("joins-values") | \
+    frozenset(t for t in ops_with("permutes") if "dim0" in OP_TABLE[t].arg_names) | \
+    frozenset(f for f in ops_with("flattens") if "start_dim" in OP_TABLE[f].arg_names)
+# unary ops that a stray operand breaks, and the Add / Sub a lost operand breaks
+ARITY_SITES = ACTIVATIONS | ops_with("dropout") | ops_with("adds")
+# the layers whose input width or channels a `shares` reuse fixes
+SHAREABLE = frozenset(w for w in ops_with("weighted") if OP_TABLE[w].arity == (1, 1))
 
 
 def _heads_apply(g, site):
@@ -85,7 +101,7 @@ def _norm_apply(g, site):
             "tiny_transformer_lm", "resnet20_cifar", "cifar_cnn"), per_base=2,
      doc="a BatchNorm / LayerNorm normalises twice the features it receives", apply=_norm_apply)
 def _norm_sites(g):
-    return _of(g, BNS + ("LayerNorm", "GroupNorm", "RMSNorm"))
+    return _of(g, ops_with("affine"))
 
 
 def _conflicts(a, b) -> bool:
@@ -175,7 +191,7 @@ def _concat_sites(g):
 def _collapse_apply(g, site):
     n = g.node(site)
     a = g.args(site)
-    if n["op"].startswith("ConvTranspose"):
+    if n["op"] in TRANSPOSED:
         # output = (L-1)s - 2p + d(k-1) + output_padding + 1: pad past it
         s = _first_operand_shape(g, site)
         k = a["kernel_size"] if isinstance(a["kernel_size"], int) else a["kernel_size"][0]
@@ -207,7 +223,7 @@ def _collapse_sites(g):
             s = g.shape(n["id"])
             if s is not None and len(s) >= 3 and _const(*s[2:]):
                 out.append(n["id"])
-        elif n["op"].startswith("ConvTranspose"):
+        elif n["op"] in TRANSPOSED:
             out.append(n["id"])
     return out
 
@@ -243,7 +259,7 @@ def _rank_apply(g, site):
     n = g.node(site)
     # a flatten left in by mistake: 2-D into a layer that needs 4-D; 1-D into the layers that also
     # take an unbatched 2-D input (Conv1d, RNNs)
-    start = 0 if n["op"] in RNNS + ("Conv1d",) else 1
+    start = 0 if n["op"] in UNBATCHED_2D else 1
     g.insert_after(n["in"][0], "Flatten", {"start_dim": start}, consumer=site, suffix="flatten")
     return g.d
 
@@ -253,7 +269,7 @@ def _rank_apply(g, site):
      doc="a stray Flatten gives a convolution / BatchNorm / RNN too few dimensions", apply=_rank_apply)
 def _rank_sites(g):
     out = []
-    for n in _of(g, ("Conv2d", "Conv1d", "BatchNorm2d") + RNNS):
+    for n in _of(g, CONVS | BNS | RNNS):
         s = _first_operand_shape(g, n)
         if s is not None and len(s) >= 3:
             out.append(n)
@@ -441,7 +457,7 @@ def _dim_apply(g, site):
 def _dim_sites(g):
     out = []
     for n in g.nodes:
-        if n["op"] in ("Softmax", "LogSoftmax", "Concat", "Transpose", "Flatten") and \
+        if n["op"] in DIM_OPS and \
                 _first_operand_shape(g, n["id"]) is not None:
             out.append(n["id"])
     return out
@@ -496,7 +512,7 @@ def _arity_apply(g, site):
 @kind("arity", "block", ["shape.arity"], bases=("resnet18", "gpt-nano", "mlp_mnist", "mobilenet_v2"), per_base=2,
      doc="a node lists one operand too many (unary op) or too few (Add)", apply=_arity_apply)
 def _arity_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("ReLU", "GELU", "Add", "Dropout") and n.get("in")]
+    return [n["id"] for n in g.nodes if n["op"] in ARITY_SITES and n.get("in")]
 
 
 def _width_read(g, n):
@@ -527,7 +543,7 @@ def _shares_sites(g):
     out = []
     seen: dict = {}
     for n in g.nodes:
-        if n["op"] not in ("Conv2d", "Linear") or n.get("shares"):
+        if n["op"] not in SHAREABLE or n.get("shares"):
             continue
         key = "in_features" if n["op"] == "Linear" else "in_channels"
         width = _width_read(g, n)
@@ -646,7 +662,7 @@ def _state_apply(g, site):
 @kind("rnn-state", "block", ["shape.rnn-state"], bases=("gru_lm", "seq2seq_gru"),
       doc="a GRU given an initial state one unit wider than its hidden size", apply=_state_apply)
 def _state_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("GRU", "RNN") and len(n.get("in", [])) == 1]
+    return [n["id"] for n in g.nodes if n["op"] in SINGLE_STATE_RNNS and len(n.get("in", [])) == 1]
 
 
 def _mask_apply(g, site):
