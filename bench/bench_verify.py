@@ -257,15 +257,16 @@ def bench_case(name: str, rounds: int) -> dict:
     if onnx_fn is not None:
         contenders["onnx"] = onnx_fn
     n = len(json.loads(text)["nodes"])
-    times = interleaved(contenders, rounds)
+    times = interleaved(contenders, rounds, warmup=1 if n > 5_000 else 2)
     return {"name": name, "nodes": n, "verdict": report.verdict, "times": times,
             "flops": (report.cost["flops_per_sample"], flop.box.get("flops")), "onnx": onnx_fn is not None}
 
 
-def print_table(results: list) -> None:
+def print_table(results: list, out=None) -> None:
+    out = out or sys.stdout
     print(f"{'case':<14}{'nodes':>6} {'verdict':<8}{'verify':>9}{'no cache':>9}{'floor':>8}{'meta ev':>9}"
           f"{'meta tr':>9}{'fake':>8}{'flopc':>8}{'onnx':>8}   {'meta eval / verify':<20}{'verify / floor':<18}"
-          f"{'onnx / verify':<16}{'no-cache meta/verify':<22}")
+          f"{'onnx / verify':<16}{'no-cache meta/verify':<22}", file=out)
     for r in results:
         t = r["times"]
 
@@ -277,15 +278,15 @@ def print_table(results: list) -> None:
         print(f"{r['name']:<14}{r['nodes']:>6} {r['verdict']:<8}{ms('verify'):>9}{ms('verify, no cache'):>9}"
               f"{ms('floor'):>8}{ms('meta eval'):>9}{ms('meta train'):>9}{ms('fake'):>8}{ms('flopcounter'):>8}"
               f"{ms('onnx'):>8}   {ratio('meta eval', 'verify'):<20}{ratio('verify', 'floor'):<18}"
-              f"{ratio('onnx', 'verify'):<16}{ratio('meta eval', 'verify, no cache'):<22}")
-    print("(ms: median CPU time per run; ratios: median over rounds, 10th-90th percentile in brackets)")
-    print("FLOPs per sample, the quote's vs FlopCounterMode's (matmuls and convolutions only):")
+              f"{ratio('onnx', 'verify'):<16}{ratio('meta eval', 'verify, no cache'):<22}", file=out)
+    print("(ms: median CPU time per run; ratios: median over rounds, 10th-90th percentile in brackets)", file=out)
+    print("FLOPs per sample, the quote's vs FlopCounterMode's (matmuls and convolutions only):", file=out)
     for r in results:
         ours, theirs = r["flops"]
         print(f"  {r['name']:<14} quote {ours:,}  FlopCounterMode {theirs:,}"
-              + (f"  ({ours / theirs:.3f}x)" if theirs else ""))
+              + (f"  ({ours / theirs:.3f}x)" if theirs else ""), file=out)
     if results and not results[0]["onnx"]:
-        print("onnx: not installed, so ONNX infer_shapes was skipped (pip install onnx)")
+        print("onnx: not installed, so ONNX infer_shapes was skipped (pip install onnx)", file=out)
 
 
 def growth(sizes: list, rounds: int) -> None:
@@ -320,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in cases:
         r = max(3, rounds // 5) if name == "chain-10000" else rounds
         results.append(bench_case(name, r))
-        print(f"  {name} done", file=sys.stderr, flush=True)
+        print_table(results[-1:], out=sys.stderr)  # as it goes: the whole run takes minutes
     print_table(results)
     if args.cases is None:
         growth([100, 1_000, 10_000] if args.quick else [100, 1_000, 10_000, 50_000], rounds)
