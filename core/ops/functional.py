@@ -272,16 +272,22 @@ def interpolate_infer(ctx: InferCtx):
         return [x]
     if not ctx.need_rank(x, INTERP_RANKS[mode]):
         return [UNKNOWN]
+    return resized(ctx, x, a["size"], a["scale_factor"])
+
+
+def resized(ctx: InferCtx, x: TensorType, size, scale_factor) -> list:
+    """The one size / scale rule of F.interpolate, which nn.Upsample and nn.Upsampling*2d call: a size or
+    scale per spatial dim (one value stands for all), and every output size at least 1 (torch: "Input and
+    output sizes should be greater than 0"; measured in tests/test_interpolate.py)."""
     n = len(x.shape) - 2
-    if a["size"] is not None:
-        sz = a["size"] if isinstance(a["size"], list) else [a["size"]] * n
+    if size is not None:
+        sz = size if isinstance(size, list) else [size] * n
         if len(sz) != n:
             return ctx.fail(CONNECTIVITY_BAD_ARG, f"{ctx.node.op} {ctx.node.id!r}: size {sz} for {n} spatial dims")
         if any(v <= 0 for v in sz):
             return ctx.fail(SHAPE_SPATIAL_COLLAPSE, f"{ctx.node.op} {ctx.node.id!r}: output size {sz}")
         return [TensorType(x.shape[:2] + tuple(sz), x.dtype)]
-    sf = a["scale_factor"]
-    sfs = sf if isinstance(sf, list) else [sf] * n
+    sfs = scale_factor if isinstance(scale_factor, list) else [scale_factor] * n
     if len(sfs) != n:
         return ctx.fail(CONNECTIVITY_BAD_ARG, f"{ctx.node.op} {ctx.node.id!r}: scale_factor {sfs} for {n} dims")
     out = scaled_sizes(ctx, x.shape[2:], sfs)
@@ -311,6 +317,10 @@ def scaled_sizes(ctx: InferCtx, sizes, factors) -> list | None:
 
 
 SCALE = Float(0, lo_open=True)
+# an output size: 0 is a size torch refuses at run time ("output sizes should be greater than 0"), which the
+# shape rule says as shape.spatial-collapse, the same for every op that interpolates
+INTERP_SIZE = OneOf(NAT, ListOf(NAT, min_len=1))
+INTERP_SCALE = OneOf(SCALE, ListOf(SCALE, min_len=1))
 INTERP_MODES = Enum(*INTERP_RANKS)
 DIMS = OneOf(INT, ListOf(INT, min_len=1))
 
@@ -335,8 +345,8 @@ OPS = [
            rules=(CONNECTIVITY_BAD_ARG, SHAPE_RANK, SHAPE_PAD_SIZE, SHAPE_SPATIAL_COLLAPSE,
                   DTYPE_INT_INTO_FLOAT), traits=("pads", "pads-with-fill")),
     OpSpec("Interpolate", "tensor",
-           (Arg("size", None, Optional(OneOf(POS, ListOf(POS, min_len=1)))),
-            Arg("scale_factor", None, Optional(OneOf(SCALE, ListOf(SCALE, min_len=1)))),
+           (Arg("size", None, Optional(INTERP_SIZE)),
+            Arg("scale_factor", None, Optional(INTERP_SCALE)),
             Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL)),
             Arg("recompute_scale_factor", None, Optional(BOOL)), Arg("antialias", False, BOOL)),
            interpolate_infer, tb.custom("Interpolate"),

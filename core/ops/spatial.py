@@ -26,7 +26,7 @@ from .base import (
     pair,
     promote,
 )
-from .functional import scaled_sizes
+from .functional import resized
 from .rules import (
     CONNECTIVITY_BAD_ARG,
     DTYPE_INT_INTO_FLOAT,
@@ -150,21 +150,10 @@ def _upsampling2d(ctx: InferCtx):
         return [x]
     if not ctx.need_rank(x, (4,) if bilinear else (3, 4, 5)):
         return [UNKNOWN]
-    n = len(x.shape) - 2
     if (a["size"] is None) == (a["scale_factor"] is None):
         return ctx.fail(CONNECTIVITY_BAD_ARG, f"{ctx.node.op} {ctx.node.id!r}: give exactly one of size and "
                                                 "scale_factor")
-    if a["size"] is not None:
-        sz = a["size"] if isinstance(a["size"], list) else [a["size"]] * n
-        if len(sz) != n:
-            return ctx.fail(CONNECTIVITY_BAD_ARG, f"{ctx.node.op} {ctx.node.id!r}: size {sz} for {n} spatial dims")
-        return [TensorType(x.shape[:2] + tuple(sz), x.dtype)]
-    sf = a["scale_factor"]
-    sfs = sf if isinstance(sf, list) else [sf] * n
-    if len(sfs) != n:
-        return ctx.fail(CONNECTIVITY_BAD_ARG, f"{ctx.node.op} {ctx.node.id!r}: scale_factor {sfs} for {n} dims")
-    out = scaled_sizes(ctx, x.shape[2:], sfs)
-    return [UNKNOWN] if out is None else [TensorType(x.shape[:2] + tuple(out), x.dtype)]
+    return resized(ctx, x, a["size"], a["scale_factor"])
 
 
 def _distance(cosine: bool):
@@ -231,7 +220,7 @@ OPS = [
            _distance(False), tb.module("PairwiseDistance"), arity=(2, 2),
            rules=(SHAPE_BROADCAST, DTYPE_INT_INTO_FLOAT)),
 ]
-_SIZE2 = Optional(OneOf(POS, ListOf(POS, min_len=1, max_len=2)))  # a list as long as the spatial dims
+_SIZE2 = Optional(OneOf(NAT, ListOf(NAT, min_len=1, max_len=2)))  # a list as long as the spatial dims
 _SCALE2 = Optional(Float(0, lo_open=True))  # torch's Upsampling*2d take float(scale_factor): one number
 for _name in ("UpsamplingNearest2d", "UpsamplingBilinear2d"):
     OPS.append(OpSpec(_name, "spatial", (Arg("size", None, _SIZE2), Arg("scale_factor", None, _SCALE2)),

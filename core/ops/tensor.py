@@ -33,7 +33,15 @@ from .base import (
     size_symbol,
     symbolic_pieces,
 )
-from .functional import INTERP_MODES, SCALE, fill_fits, interp_dtype_key, interpolate_infer, pad_sizes
+from .functional import (
+    INTERP_MODES,
+    INTERP_SCALE,
+    INTERP_SIZE,
+    fill_fits,
+    interp_dtype_key,
+    interpolate_infer,
+    pad_sizes,
+)
 from .rules import (
     CONNECTIVITY_BAD_ARG,
     DTYPE_INT_INTO_FLOAT,
@@ -660,8 +668,8 @@ OPS = [
     OpSpec("Parameter", "tensor", (Arg("shape", kind=ListOf(NAT)),), _source_infer(lambda a: "float32"),
            tb.custom("Parameter"),
            arity=(0, 0), param_shapes=_param_shapes, accepts="any", traits=("source", "table")),
-    OpSpec("Upsample", "tensor", (Arg("size", None, Optional(OneOf(NAT, ListOf(NAT, min_len=1)))),
-                                  Arg("scale_factor", None, Optional(OneOf(SCALE, ListOf(SCALE, min_len=1)))),
+    OpSpec("Upsample", "tensor", (Arg("size", None, Optional(INTERP_SIZE)),
+                                  Arg("scale_factor", None, Optional(INTERP_SCALE)),
                                   Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL))),
                                       # nn.Upsample reads a tuple of scale factors but calls float() on a list:
                                       # a design's JSON list is the tuple a Python author writes
