@@ -69,6 +69,17 @@ def cost_env(design: Design, batch: int = 1) -> tuple[dict, list[str]]:
     return env, notes
 
 
+def _input_batch(design: Design) -> int:
+    """The batch a parsed design's concrete inputs were given at (`meta.input_batch`, dim 0 of every
+    input), or 1: the graph then computes that many samples at once."""
+    b = (design.meta or {}).get("input_batch")
+    if not _count(b) or not design.inputs:
+        return 1
+    if all(spec.shape and spec.shape[0] == b for spec in design.inputs):
+        return b
+    return 1
+
+
 def compute_cost(design: Design, inf) -> dict:
     train = design.train or {}
     prices = gpu_prices()
@@ -119,6 +130,11 @@ def compute_cost(design: Design, inf) -> dict:
             return DEFAULTS[name]
         return v
 
+    per = _input_batch(design)
+    if per > 1:  # a parsed design's inputs hold the batch they were given: the figures are per sample
+        flops = flops // per if flops is not None else None
+        act_values //= per
+        assumptions.append(f"inputs given at batch {per}: FLOPs and activations divided by it (per sample)")
     steps = field("steps")
     batch = field("batch_size")
     optimizer = train.get("optimizer", DEFAULTS["optimizer"])

@@ -454,6 +454,8 @@ def _const_call(it, name, args, kwargs):
         if all(isinstance(v, (int, float)) for v in (s, e)) and is_int(n):
             return TensorVal(None, [n], dt, values=[_f32(v) for v in _linspace(s, e, n)])
         return TensorVal(None, [n if is_int(n) else None], dt)
+    if name == "from_numpy" and args and isinstance(args[0], TensorVal) and args[0].is_const:
+        return TensorVal(None, args[0].shape, args[0].dtype, values=args[0].values)
     if name in ("tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"):
         data = args[0] if args else kwargs.get("data")
         d = kwargs.get("dtype")

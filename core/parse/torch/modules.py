@@ -355,6 +355,8 @@ def module_builtin_attr(it, inst, name):
         return BuiltinFn(f"{inst.cls.name}.{name}", f)
 
     if name == "training":
+        if it.graph is not None and getattr(it, "training", None) is not None:
+            return it.training  # parsed with a mode: forward runs in it (modules are built in train mode)
         return Unknown("self.training")
     if name == "__setattr__":  # self.__setattr__('level_%d' % i, sub): registers like an assignment
         return fn(lambda a, k: it.setattr(inst, a[0], a[1]) if a and isinstance(a[0], str) else None)

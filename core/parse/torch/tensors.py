@@ -647,12 +647,31 @@ def tensor_unary(it, op, t):
     return passthrough(it, "~ on a tensor", t)
 
 
+def _compare_values(op, a, b):
+    """The values of a comparison of constants whose values are known (a numpy array of kernel sizes
+    against a number: `np.all(stride_np == 1)`), elementwise; None otherwise."""
+    import ast
+    import operator
+    fn = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+          ast.Gt: operator.gt, ast.GtE: operator.ge}.get(op)
+    va = a.values if isinstance(a, TensorVal) else [a]
+    vb = b.values if isinstance(b, TensorVal) else [b]
+    if fn is None or va is None or vb is None or not va or not vb:
+        return None
+    if not all(isinstance(x, (int, float, bool)) for x in va + vb):
+        return None
+    n = max(len(va), len(vb))
+    if len(va) not in (1, n) or len(vb) not in (1, n):
+        return None
+    return [bool(fn(va[i if len(va) > 1 else 0], vb[i if len(vb) > 1 else 0])) for i in range(n)]
+
+
 def tensor_compare(it, op, a, b):
     t = a if isinstance(a, TensorVal) else b
     other = b if t is a else a
     if t.is_const and (not isinstance(other, TensorVal) or other.is_const):
         sh = optable.broadcast(t.shape, other.shape if isinstance(other, TensorVal) else [])
-        return TensorVal(None, sh, "bool")
+        return TensorVal(None, sh, "bool", values=_compare_values(op, a, b))
     return TensorVal(None, t.shape, "bool")  # a run-time value: any `if` on it warns
 
 
@@ -996,6 +1015,9 @@ def _index_add(it, t, args, kwargs):
 
 
 def tensor_method(it, t, name, args, kwargs):
+    if name == "astype" and t.is_const:  # a numpy array made in a constructor (stdlib's numpy model)
+        from ..stdlib import _np_dtype
+        return TensorVal(None, t.shape, _np_dtype(args[0] if args else kwargs.get("dtype"), t.dtype))
     if name in ("addmm", "baddbmm"):
         from .dispatch import add_product
         a = args[0] if args else kwargs.get("mat1", kwargs.get("batch1"))
