@@ -235,6 +235,45 @@ def promote(a: str, b: str) -> str:
     return a if ra > rb else b
 
 
+def _category(d: str) -> int:
+    return 0 if d == "bool" else 2 if d in _FLOAT_RANK else 1
+
+
+_DEFAULT_OF_CATEGORY = ("bool", "int64", "float32")  # torch's default dtype of a Python bool, int, float
+
+
+def result_type(operands, divide: bool = False) -> str:
+    """The dtype torch gives an element-wise op (torch.result_type): `operands` are (dtype, kind) with kind
+    "tensor" (a dimensioned tensor, or one of unknown rank), "zerodim" (a 0-D tensor) or "number" (a Python
+    number: bool, int64 or float32 by its type). Dimensioned tensors decide; a 0-D tensor of a higher
+    category (bool < integer < float) decides among its category; a Python number of a higher category
+    gives that category's default dtype. True division makes an integer result float32.
+    tests/test_dtype_model.py measures it against torch."""
+    groups: dict = {"tensor": [], "zerodim": [], "number": []}
+    for d, kind in operands:
+        groups[kind].append(canonical_dtype(d))
+    result = None
+    for kind in ("tensor", "zerodim"):
+        found = groups[kind]
+        if not found:
+            continue
+        top = max(_category(d) for d in found)
+        if result is not None and top <= _category(result):
+            continue
+        picked = [d for d in found if result is None or _category(d) == top]
+        result = picked[0]
+        for d in picked[1:]:
+            result = promote(result, d)
+    if groups["number"]:
+        top = max(_category(d) for d in groups["number"])
+        if result is None or top > _category(result):
+            result = _DEFAULT_OF_CATEGORY[top]
+    result = result or "float32"
+    if divide and _category(result) < 2:
+        return "float32"
+    return result
+
+
 @dataclass
 class Violation:
     rule: str  # the rule's id, a plain string (a Rule passed in is read as its id)
