@@ -44,6 +44,7 @@ from .ops.rules import (
     SHAPE_UNKNOWN_DIM,
     SHAPE_UNKNOWN_INDEX,
 )
+from .sizes import declared_id_range, declared_sizes
 
 
 @dataclass
@@ -126,7 +127,6 @@ def _max_refs(design: Design) -> dict:
 
 
 def _declared_ranges(design: Design) -> dict:
-    from .build import declared_id_range
 
     out = {}
     for spec in design.inputs:
@@ -134,27 +134,6 @@ def _declared_ranges(design: Design) -> dict:
             v = declared_id_range(design, spec.id)
             if type(v) is int and v > 0:
                 out[spec.id] = v
-    return out
-
-
-def declared_sizes(design: Design) -> dict:
-    """The sizes the design itself declares for its symbols: train.batch_size for the batch symbol
-    (dim 0 of an input), train.seq_len for the sequence symbol (Design.sequence_symbols). Conditions on symbols are
-    judged at these (core.build.symbol_env runs a design at them)."""
-    train = design.train or {}
-    batch, seq = train.get("batch_size"), train.get("seq_len")
-    seq_symbols = design.sequence_symbols() if type(seq) is int and seq > 0 else set()
-    out: dict = {}
-    seen: set = set()
-    for spec in design.inputs:
-        for i, d in enumerate(spec.shape):
-            if not isinstance(d, str) or d in seen:
-                continue
-            seen.add(d)
-            if i == 0 and type(batch) is int and batch > 0:
-                out[d] = batch
-            elif i > 0 and d in seq_symbols:
-                out[d] = seq
     return out
 
 

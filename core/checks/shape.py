@@ -11,6 +11,7 @@ from .. import dims as D
 from ..ops import ops_with
 from ..ops.rules import SHAPE_UNKNOWN_DIM
 from ..rule import Rule
+from ..sizes import declared_id_range
 from .base import node_check
 
 B, W = "block", "warn"
@@ -125,8 +126,6 @@ DTYPE_INDEX_RANGE = Rule("dtype.index-range", B, "dtype", "Vocabulary larger tha
 
 @node_check(DTYPE_INDEX_RANGE, ops=tuple(sorted(ops_with("lookup"))))
 def _index_range(node, ctx):
-    from ..build import declared_id_range
-
     ops = ctx.operands.get(node.id, [])
     if not ops or ops[0] not in ctx.design.input_ids:
         return

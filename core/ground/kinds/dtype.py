@@ -48,7 +48,7 @@ def _float_input_sites(g):
 
 
 def _index_range_apply(g, site):
-    from ...build import declared_id_range
+    from ...sizes import declared_id_range
 
     src = g.node(site)["in"][0]
     vocab = declared_id_range(Design.from_dict(g.d), src)

@@ -72,7 +72,7 @@ def _width8_sites(g):
 
 
 def _oversized_apply(g, site):
-    from ...build import declared_id_range
+    from ...sizes import declared_id_range
 
     vocab = declared_id_range(Design.from_dict(g.d), g.node(site)["in"][0])
     g.args(site)["num_embeddings"] = vocab * 5
