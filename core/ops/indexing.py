@@ -190,14 +190,14 @@ def _where(ctx: InferCtx):
 
 OPS = [
     OpSpec("Gather", "tensor", (Arg("dim", kind=INT),), _gather, tb.custom("Gather"), arity=(2, 2), accepts="any",
-           rules=INDEX_RULES, positions=1),
+           rules=INDEX_RULES, positions=1, traits=("functional",)),
     OpSpec("IndexSelect", "tensor", (Arg("dim", kind=INT),), _index_select, tb.custom("IndexSelect"), arity=(2, 2),
-           accepts="any", rules=INDEX_RULES, positions=1),
+           accepts="any", rules=INDEX_RULES, positions=1, traits=("functional",)),
     OpSpec("Index", "tensor", (Arg("dim", 0, INT), Arg("index", None, Optional(OneOf(INT, ListOf(INT))))), _index,
            tb.custom("Index"), arity=(1, 2), accepts="any", rules=INDEX_RULES + (CONNECTIVITY_BAD_ARG,),
-           positions=1, traits=("moves-values", "picks-values", "wraps-negative")),
+           positions=1, traits=("functional", "moves-values", "picks-values", "wraps-negative")),
     OpSpec("MaskedFill", "tensor", (Arg("value", kind=NUM),), _masked_fill, tb.custom("MaskedFill"), arity=(2, 2),
-           accepts="any", rules=(SHAPE_BROADCAST, DTYPE_INDEX_DTYPE), traits=("masks",)),
+           accepts="any", rules=(SHAPE_BROADCAST, DTYPE_INDEX_DTYPE), traits=("functional", "masks",)),
     OpSpec("Where", "tensor", (), _where, tb.custom("Where"), arity=(3, 3), accepts="any",
-           rules=(SHAPE_BROADCAST, DTYPE_INDEX_DTYPE)),
+           rules=(SHAPE_BROADCAST, DTYPE_INDEX_DTYPE), traits=("functional",)),
 ]
