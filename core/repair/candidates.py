@@ -23,10 +23,11 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from .. import checks  # noqa: F401  (every rule is declared once its module is imported)
 from .. import dims as D
-from ..checks import CATALOGUE
 from ..graph import parse_ref
 from ..ops import OP_TABLE
+from ..rule import RULES
 
 MAX_PER_ARG = 14
 MAX_TARGETS = 4
@@ -306,7 +307,7 @@ _WORD = re.compile(r"[A-Za-z_]+")
 
 
 def fix_words(rule: str) -> set:
-    spec = CATALOGUE.get(rule)
+    spec = RULES.get(rule)
     text = f"{spec.fix} {spec.title}" if spec is not None else ""
     return {w.lower() for w in _WORD.findall(text)}
 

@@ -23,8 +23,8 @@ import json
 import time
 from dataclasses import dataclass, field
 
-from ..checks import CATALOGUE
 from ..graph import Design, DesignError, parse_ref
+from ..rule import RULES
 from ..verify import verify_graph
 from .candidates import Around, Candidate, candidates
 from .edits import apply_edits
@@ -126,7 +126,7 @@ def risk(before, after, target, d_before: dict, d_after: dict, created: set) -> 
     penalty = 0.0
     for f in after.findings:
         if f.severity != "block":
-            spec = CATALOGUE.get(f.rule)
+            spec = RULES.get(f.rule)
             if f.key not in old and spec is not None and spec.category in MAY_CRASH:
                 if not f.nodes or not set(f.nodes) <= hidden:
                     return None
