@@ -56,6 +56,7 @@ TRAITS: dict[str, str] = {
     "meta-blind": "its meta kernel skips a check its CPU kernel makes (the grounding study runs it for real)",
     "multi-result": "a call returns several tensors (the parser unpacks them)",
     "stack": "a stack of copies of another op's layer (its args hold that layer's)",
+    "functional": "no class of torch.nn: a tensor function or method, an einops layer, one of our own",
 }
 
 

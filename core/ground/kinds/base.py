@@ -81,7 +81,7 @@ def _first_operand_shape(g: G, nid: str):
 
 
 def _index_range_sites(g):
-    from ...build import declared_id_range
+    from ...sizes import declared_id_range
 
     out = []
     design = Design.from_dict(g.d)

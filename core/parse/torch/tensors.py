@@ -6,6 +6,7 @@ import ast
 import math
 
 from ...ops import OP_TABLE, ops_with
+from ...ops.base import result_type
 from ..values import (
     InterpError,
     Sym,
@@ -566,19 +567,16 @@ def _elementwise_values(op, a, b, dtype):
     return out
 
 
+def _operand_dtype(v) -> tuple:
+    """(dtype, kind) of an arithmetic operand, as the op table's dtype model reads it (ops.base.result_type)."""
+    if isinstance(v, TensorVal):
+        return v.dtype, "zerodim" if v.shape is not None and len(v.shape) == 0 else "tensor"
+    return ("bool" if isinstance(v, bool) else "float32" if isinstance(v, float) else "int64"), "number"
+
+
 def _result_dtype(op, a, b):
-    da = a.dtype if isinstance(a, TensorVal) else ("float32" if isinstance(a, float) else "int64")
-    db = b.dtype if isinstance(b, TensorVal) else ("float32" if isinstance(b, float) else "int64")
-    ta, tb = isinstance(a, TensorVal), isinstance(b, TensorVal)
-    if op is ast.Div:
-        return "float32" if "float64" not in (da, db) else "float64"
-    floats = [d for d, t in ((da, ta), (db, tb)) if d.startswith("float") or d == "bfloat16"]
-    if floats:
-        tensor_floats = [d for d, t in ((da, ta), (db, tb)) if t and (d.startswith("float") or d == "bfloat16")]
-        return tensor_floats[0] if tensor_floats else "float32"
-    if ta and tb:
-        return da
-    return da if ta else db
+    """torch's dtype of `a op b` (float16 + float32 tensors is float32; int / int is float32)."""
+    return result_type([_operand_dtype(a), _operand_dtype(b)], divide=op is ast.Div)
 
 
 def tensor_binop(it, op, a, b, inplace=False):
