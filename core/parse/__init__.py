@@ -338,13 +338,34 @@ def _annotated_class(it, fn, name):
                     ann = ast.parse(ann.value, mode="eval").body
                 except SyntaxError:
                     return None
-            if isinstance(ann, (ast.Name, ast.Attribute)):
+            for cand in _annotation_classes(ann):
                 try:
-                    v = it.eval(ann, it.module_frame(fn.module))
+                    v = it.eval(cand, it.module_frame(fn.module))
                 except InterpError:
-                    return None
-                return v if isinstance(v, ClassVal) and it.torch_base(v) is None else None
+                    continue
+                if isinstance(v, ClassVal) and it.torch_base(v) is None:
+                    return v
+            return None
     return None
+
+
+def _annotation_classes(ann):
+    """The class names an annotation admits, in order: `Cfg`, `mod.Cfg`, `Union[Cfg, dict]`,
+    `Optional[Cfg]`, `Cfg | None`, `"Cfg"`."""
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return []
+    if isinstance(ann, (ast.Name, ast.Attribute)):
+        return [ann]
+    if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+        return _annotation_classes(ann.left) + _annotation_classes(ann.right)
+    if isinstance(ann, ast.Subscript) and isinstance(ann.value, (ast.Name, ast.Attribute)) and \
+            (ann.value.attr if isinstance(ann.value, ast.Attribute) else ann.value.id) in ("Union", "Optional"):
+        items = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+        return [c for x in items for c in _annotation_classes(x)]
+    return []
 
 
 def _config_args(it, target, kwargs):

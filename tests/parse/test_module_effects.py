@@ -380,3 +380,26 @@ def test_registrations_in_other_modules_follow_their_imports(tmp_path):
     assert not marker.exists()
     marker.unlink(missing_ok=True)
     assert got == _real(tmp_path, "mmx.models.classifier", "Classifier", {"width": 6}, (2, 3, 16, 16))
+
+
+@pytest.mark.parametrize("annotation", ["Union[Cfg, dict]", "Optional['Cfg']", "'Cfg | None'", "Cfg"])
+def test_a_config_annotated_as_a_union_is_built_from_args(tmp_path, annotation):
+    """--args {"cfg": {...}} for a parameter annotated `Union[Cfg, dict]` (or Optional, or `Cfg | None`)
+    builds Cfg, so its defaults hold (the field not given comes from the class)."""
+    src = tmp_path / "u.py"
+    src.write_text(
+        "from dataclasses import dataclass\n"
+        "from typing import Optional, Union\n"
+        "import torch.nn as nn\n"
+        "@dataclass\n"
+        "class Cfg:\n"
+        "    dim: int = 4\n"
+        "    hidden: int = 12\n"
+        "class M(nn.Module):\n"
+        f"    def __init__(self, cfg: {annotation} = None):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(cfg.dim, cfg.hidden)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x)\n")
+    _, _, got = _parsed(src, "M", {"cfg": {"dim": 8}}, (2, 8))
+    assert got == [8 * 12 + 12, [2, 12]]
