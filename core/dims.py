@@ -77,11 +77,14 @@ class _Parser:
 
     def expr(self):
         p = self.term()
+        if self.peek() not in ("+", "-"):
+            return p
+        terms = dict(p)  # a sum of n terms is gathered once, not re-sorted at each addition (n^2)
         while self.peek() in ("+", "-"):
-            op = self.take()[1]
-            q = self.term()
-            p = _padd(p, q if op == "+" else _pscale(q, Fraction(-1)))
-        return p
+            sign = Fraction(1) if self.take()[1] == "+" else Fraction(-1)
+            for m, c in self.term():
+                terms[m] = terms.get(m, 0) + sign * c
+        return _norm(terms)
 
     def term(self):
         p = self.factor()
@@ -332,6 +335,20 @@ def add(a: Dim, b: Dim) -> Dim:
 @lru_cache(maxsize=8192, typed=True)
 def _add_sym(a: Dim, b: Dim) -> Dim:
     return _size(_padd(_poly(a), _poly(b)))
+
+
+def total(dims) -> Dim:
+    """The sum of many sizes in one pass (a Concat of thousands of symbolic operands): adding one at a
+    time re-reads the growing sum at each step, quadratic in the count or worse."""
+    if any(d is None for d in dims):
+        return None
+    if all(is_const(d) for d in dims):
+        return sum(dims)
+    terms: dict = {}
+    for d in dims:
+        for m, c in (_poly(d) if is_const(d) or len(d) < 64 else _poly.__wrapped__(d)):
+            terms[m] = terms.get(m, 0) + c
+    return _size(_norm(terms))
 
 
 def sub(a: Dim, b: Dim) -> Dim:
@@ -612,9 +629,20 @@ def satisfiable(cond: Condition, fixed: dict | None = None, bounds: dict | None 
     if not syms:
         return holds(cond, fixed) is not False
     values = sorted(set(range(1, 65)) | set(_candidates(cond)))
+
+    def within(sym, tried):
+        """The sizes to try for a symbol: all of its range when short, else the sizes worth trying inside
+        it and its ends (a slice of 2**63-1 of T is up to that long: listing its range never ends)."""
+        if sym not in bounds:
+            return tried
+        lo, hi = bounds[sym][0], bounds[sym][1]
+        if hi - lo <= 4096:
+            return range(lo, hi + 1)
+        return sorted({lo, hi, *(v for v in values if lo <= v <= hi)})
+
     if len(syms) == 1:
         env = dict(fixed)
-        for v in (range(bounds[syms[0]][0], bounds[syms[0]][1] + 1) if syms[0] in bounds else values):
+        for v in within(syms[0], values):
             env[syms[0]] = v
             if holds(cond, env) is not False:
                 return True
@@ -622,7 +650,7 @@ def satisfiable(cond: Condition, fixed: dict | None = None, bounds: dict | None 
     small = [v for v in values if v <= 16] + [v for v in values if v > 16][:24]
     import itertools
 
-    domains = [range(bounds[s][0], bounds[s][1] + 1) if s in bounds else small for s in syms]
+    domains = [within(s, small) for s in syms]
     for combo in itertools.islice(itertools.product(*domains), 20000):
         env = dict(fixed)
         env.update(zip(syms, combo))

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from archcurator.core import jsontext
+from archcurator.core.budget import design_budget_s
 
 from .connection import DB, utcnow
 
@@ -47,19 +48,7 @@ DESIGN_SUFFIXES = (".json",)
 CHUNK = 128
 POOL_THRESHOLD = 400  # designs in a batch before a process pool pays for itself
 POOL_SIZE = 2
-# CPU seconds one design may take to be read and verified (a sound 10,000-node design takes well
-# under one); past it the design is rejected with that reason and the rest go on
-DESIGN_BUDGET_S = 10.0
 MAX_LINE = jsontext.MAX_FILE_BYTES  # characters of one batch line (a design file's own limit)
-
-
-def design_budget_s() -> float:
-    """The per-design budget: $ARCHCURATOR_DESIGN_BUDGET_S, else DESIGN_BUDGET_S."""
-    try:
-        v = float(os.environ.get("ARCHCURATOR_DESIGN_BUDGET_S", DESIGN_BUDGET_S))
-    except ValueError:
-        return DESIGN_BUDGET_S
-    return v if v > 0 else DESIGN_BUDGET_S
 
 
 class ImportInputError(ValueError):
