@@ -604,18 +604,43 @@ def _candidates(cond: Condition) -> list[int]:
 
 
 def always(cond: Condition) -> bool:
-    """Whether every size (>= 1) of its symbols satisfies the condition: `1 <= T`, `2 <= 2*T`, or a
-    multiple by construction (`B*T*64` of `B*T*8`). Such a condition says nothing about the design.
-    Only these provable forms; False when it cannot tell."""
+    """Whether every size (>= 1) of its symbols satisfies the condition, proved with the polynomial
+    arithmetic: `1 <= T`, `T <= (T+2)`, `T <= T*T`, `2 <= 2*T`, a multiple by construction (`B*T*64` of
+    `B*T*8`), sides equal as polynomials, a broadcast against 1. Such a condition says nothing about the
+    design. False when it cannot tell."""
     if cond.kind == "multiple":
         return divides(cond.lhs, cond.rhs)
+    if cond.kind in ("eq", "broadcast", "expand"):
+        if same(cond.lhs, cond.rhs) is True:
+            return True
+        ones = (cond.lhs,) if cond.kind == "expand" else (cond.lhs, cond.rhs) if cond.kind == "broadcast" else ()
+        return any(d == 1 for d in ones)
     if cond.kind != "le":
         return False
     rest = _poly(sub(cond.rhs, cond.lhs)) if is_sym(cond.rhs) or is_sym(cond.lhs) else None
-    if rest is None or any(not atom.isidentifier() for mono, _ in rest for atom in mono):
+    return rest is not None and nonnegative(rest)
+
+
+_SHIFT_MOST = 32  # the degree past which `nonnegative` does not expand (T**2000 would be thousands of terms)
+
+
+def nonnegative(p) -> bool:
+    """Whether the polynomial `p` is >= 0 at every size >= 1 of its symbols: written in s = T - 1 >= 0 for
+    each symbol T, a polynomial whose coefficients are all >= 0 is (T*T - T is s*s + s). A sufficient
+    test, not a decision: False when it cannot prove it (opaque atoms such as a floor division)."""
+    if any(not atom.isidentifier() for mono, _ in p for atom in mono):
         return False
-    # a polynomial with non-negative coefficients grows with each symbol: least where all are 1
-    return all(c >= 0 for mono, c in rest if mono) and sum(c for _, c in rest) >= 0
+    if any(len(mono) > _SHIFT_MOST for mono, _ in p):
+        return False
+    shifted: tuple = ()
+    for mono, c in p:
+        term = _pconst_poly(c)
+        for atom in mono:  # T -> (T + 1), T now standing for the size less one
+            term = _pmul(term, ((_ONE, Fraction(1)), ((atom,), Fraction(1))))
+            if len(term) > 4096:
+                return False
+        shifted = _padd(shifted, term)
+    return all(c >= 0 for _, c in shifted)
 
 
 def satisfiable(cond: Condition, fixed: dict | None = None, bounds: dict | None = None) -> bool:

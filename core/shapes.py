@@ -62,6 +62,7 @@ class Inference:
     stale: dict = field(default_factory=dict)  # Chunk/Split node id -> the node that rewrote its base in place
     train: dict = field(default_factory=dict)  # the design's train block (its mode decides what writes)
     input_symbols: set = field(default_factory=set)  # the symbols the design's inputs carry (the run binds them)
+    roles: dict = field(default_factory=dict)  # symbol -> "batch" | "sequence" | "image" (size_roles)
 
     def type_of(self, ref: str) -> TensorType:
         rid, idx = parse_ref(ref)
@@ -83,6 +84,7 @@ def infer_design(design: Design, order: list | None = None) -> Inference:
     memo: dict = {}
     inf.declared = declared_sizes(design)
     inf.input_symbols = {d for spec in design.inputs for d in spec.shape if isinstance(d, str)}
+    inf.roles = size_roles(design)
     inf.max_ref = _max_refs(design)
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
@@ -140,6 +142,30 @@ def declared_sizes(design: Design) -> dict:
             elif i > 0 and d in seq_symbols:
                 out[d] = seq
     return out
+
+
+def size_roles(design: Design) -> dict:
+    """What the design's input symbols size, where a size of 1 or 2 makes the design degenerate: the batch
+    (dim 0), a sequence (Design.sequence_symbols, but not the feature width of a 2-D float input nor the
+    channels of an image) and an image's spatial sizes (dims 2.. of a 4-D or 5-D float input)."""
+    roles: dict = {}
+    first: dict = {}
+    for spec in design.inputs:
+        for i, d in enumerate(spec.shape):
+            if isinstance(d, str):
+                first.setdefault(d, (i, spec))
+    seq = design.sequence_symbols()
+    for d, (i, spec) in first.items():
+        floating = spec.dtype in ("float32", "float16", "bfloat16", "float64", "float")
+        rank = len(spec.shape)
+        if i == 0:
+            roles[d] = "batch"
+        elif floating and rank >= 4:
+            if i >= 2:
+                roles[d] = "image"
+        elif d in seq and not (floating and rank == 2):
+            roles[d] = "sequence"
+    return roles
 
 
 SYMBOL_BOUNDS = {"Slice": ("start", "end")}  # args that may name a symbol the run resolves from the inputs
@@ -325,6 +351,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
     ctx.bounds = inf.bounds
+    ctx.roles = inf.roles
     ctx.dtype_ok = data is not None and supported(row, data, mode) is True
     if inf.max_ref:
         ctx.max_result = inf.max_ref.get(node.id, 0)

@@ -572,8 +572,14 @@ def _record(item: Item, defaults: Defaults) -> dict:
     else:
         name = obj.get("name")
         stem = Path(item.file).stem
+        derived = name if isinstance(name, str) and name.strip() else stem
+        # the derived id reaches the store, the queue and exports as a batch line's id does: the same door
+        problem = plain_text_problem(derived)
+        if problem:
+            source = "the graph's name" if derived is name else "the file name"
+            raise _Bad(f"its id, derived from {source}, {problem}; give the design a plain `name`")
         out = {
-            "id": name if isinstance(name, str) and name.strip() else stem,
+            "id": derived,
             "author": defaults.author or "human",
             "model": defaults.model, "task_set": defaults.task_set, "run": defaults.run,
             "parent": None, "reference": None, "graph": obj, "error": None, "extra": None,

@@ -28,6 +28,7 @@ class CheckSpec:
     fix: str
     kind: str = "node"  # requirement | structure | node | graph
     ops: tuple = ()
+    likely_defect: bool = False  # a warn that is most often a real mistake: listed before the other warns
 
     def to_dict(self, grounding: Iterable[str] = ()) -> dict:
         return {
@@ -52,9 +53,10 @@ def _register(spec: CheckSpec) -> CheckSpec:
 
 
 def declare(id: str, severity: str, category: str, title: str, *, condition: str, why: str, fix: str,
-            kind: str = "requirement") -> CheckSpec:
+            kind: str = "requirement", likely_defect: bool = False) -> CheckSpec:
     """A check whose condition is evaluated elsewhere (the op table, the structural pass)."""
-    return _register(CheckSpec(id, severity, category, title, condition, why, fix, kind))
+    return _register(CheckSpec(id, severity, category, title, condition, why, fix, kind,
+                               likely_defect=likely_defect))
 
 
 def node_check(id: str, severity: str, category: str, title: str, *, ops: tuple, condition: str, why: str,

@@ -8,6 +8,7 @@ inferred types.
 from __future__ import annotations
 
 from .. import dims as D
+from ..ops import OP_TABLE
 from .base import declare, node_check
 
 B, W = "block", "warn"
@@ -134,6 +135,15 @@ declare("shape.symbol-condition", W, "shape", "Runs only under a condition on a 
             "crash.",
         fix="Make the layer independent of the symbol (e.g. project to a fixed width), or declare the size the "
             "design is meant for in train.")
+declare("shape.size-meets-width", W, "shape", "A batch or sequence size must equal a feature width",
+        condition="A batch or sequence size (B, T) meets a constant that torch needs it equal to, and the same "
+                  "operand holds that constant on another axis: a Linear(176) fed [B, 176, T] runs only when "
+                  "T = 176, q @ k without the transpose only when T = 64. Listed before the other warns.",
+        why="A length equal to a layer's width is a coincidence no real input keeps: almost always a missing "
+            "transpose or permute, and the design crashes at every other length.",
+        fix="Transpose or permute the operand so that the layer reads its feature axis (x.transpose(1, 2) "
+            "before a Linear over channels; k.transpose(-2, -1) in q @ k).",
+        likely_defect=True)
 declare("shape.memory-layout", B, "shape", "Memory layout a kernel refuses",
         condition="A Permute, Transpose or einops reorder (and the element-wise ops after it) feeds a "
                   "LocalResponseNorm of 5+ dims, a MaxPool3d of an unbatched 4-D input laid out channels-last, or a "
@@ -267,7 +277,14 @@ LEARNED_TABLES = {"Parameter", "Embedding", "Constant", "Arange", "Expand"}
 @node_check("shape.silent-broadcast", W, "shape", "Residual that broadcasts silently",
             ops=("Add", "Sub"),
             condition="An Add/Sub of two computed tensors (not a learned table such as a position embedding or a "
-                      "bias Parameter) broadcasts: one operand has fewer dims, or size 1 where the other is larger.",
+                      "bias Parameter) broadcasts: one operand has fewer dims, or size 1 where the other is larger. "
+                      "Idioms that broadcast on purpose are not warned (each named in BROADCAST_IDIOMS): an outer "
+                      "difference or sum, where each operand is 1 where the other is not ([1, T] - [T, 1] of two "
+                      "aranges, a GAT's [B, N, 1] + [B, 1, N]); a statistic of a tensor, taken by a reduction that only "
+                      "shrinks dims (x - x.amax(-1, keepdim=True), a norm added to a distance matrix); "
+                      "a broadcast made on purpose, by a parameter-free op that only inserts size-1 dims (a time "
+                      "embedding unsqueezed to [B, C, 1, 1], a [B, 1, 1, T] padding mask); and a tensor computed "
+                      "from no design input (a causal mask or a bias built from aranges and tables).",
             why="It runs, but a residual that broadcasts is almost always a wiring slip: the sum is not what the "
                 "block meant and the result grows silently.",
             fix="Make both operands the same shape (project or pool the shortcut), or state the broadcast on "
@@ -281,16 +298,89 @@ def _silent_broadcast(node, ctx):
     a, b = (ctx.inf.type_of(r) for r in node.inputs)
     if a.shape is None or b.shape is None or a.shape == b.shape:
         return
-    if len(a.shape) != len(b.shape):
-        if min(len(a.shape), len(b.shape)) > 0 and D.prod(a.shape) != 1 and D.prod(b.shape) != 1:
-            yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} have different ranks "
-                   "and broadcast")
+    ranks_differ = len(a.shape) != len(b.shape)
+    if ranks_differ and (min(len(a.shape), len(b.shape)) == 0 or D.prod(a.shape) == 1 or D.prod(b.shape) == 1):
         return
-    grown = [i for i, (u, v) in enumerate(zip(a.shape, b.shape))
-             if (u == 1 and v != 1) or (v == 1 and u != 1)]
-    if grown:
-        yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} broadcast along "
-               f"dim(s) {grown}")
+    r = max(len(a.shape), len(b.shape))
+    sa, sb = (1,) * (r - len(a.shape)) + tuple(a.shape), (1,) * (r - len(b.shape)) + tuple(b.shape)
+    a_grows = [i for i, (u, v) in enumerate(zip(sa, sb)) if u == 1 and v != 1]
+    b_grows = [i for i, (u, v) in enumerate(zip(sa, sb)) if v == 1 and u != 1]
+    if not ranks_differ and not a_grows and not b_grows:
+        return
+    if broadcast_idiom(ctx, feeders, (a, b), (a_grows or ranks_differ and len(a.shape) < r, b_grows or
+                                              ranks_differ and len(b.shape) < r)):
+        return
+    if ranks_differ:
+        yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} have different ranks "
+               "and broadcast")
+        return
+    yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} broadcast along "
+           f"dim(s) {sorted(a_grows + b_grows)}")
+
+
+def broadcast_idiom(ctx, feeders, types, grows) -> str | None:
+    """The name of the idiom (BROADCAST_IDIOMS) that makes this broadcast deliberate, or None."""
+    if grows[0] and grows[1]:
+        return "outer"
+    for feeder, t, g in zip(feeders, types, grows):
+        if not g:
+            continue  # only the operand that broadcasts says why it does
+        if feeder is not None and not _data_dependent(ctx).get(feeder.id, True):
+            return "from-no-input"
+        made = _made_by_shape_only(ctx, feeder, t)
+        if made:
+            return made
+    return None
+
+
+BROADCAST_IDIOMS = {
+    "outer": "each operand is 1 where the other is not: an outer difference or sum (distances, pairwise scores)",
+    "statistic": "the broadcasting operand is a statistic of a tensor: a reduction (OpSpec.reduces) that only "
+                 "shrinks dims",
+    "explicit": "the broadcasting operand was made to broadcast: a parameter-free op that only inserts size-1 dims",
+    "from-no-input": "the broadcasting operand is computed from no design input: a mask or bias from positions",
+}
+
+
+def _made_by_shape_only(ctx, feeder, t) -> str | None:
+    """"statistic" when the node that made `t` is a reduction of the op table (`OpSpec.reduces`) that only
+    shrank dims of its operand (to 1 or away: a keepdim max, a Sum over a dim), "explicit" when it only inserted size-1 dims
+    (an Unsqueeze, a Reshape to [B, C, 1, 1]); else None. Read off shapes, not op names."""
+    if feeder is None or ctx.inf.params.get(feeder.id, 0) or not feeder.inputs or t.shape is None:
+        return None
+    src = ctx.inf.type_of(feeder.inputs[0]).shape
+    out = tuple(t.shape)
+    if src is None or tuple(src) == out:
+        return None
+    src = tuple(src)
+    if len(out) > len(src) and [d for d in out if d != 1] == [d for d in src if d != 1]:
+        return "explicit"
+    spec = OP_TABLE.get(feeder.op)
+    if spec is None or not spec.reduces:
+        return None  # a pick (Select) or a layer shrinks dims too, without meaning a statistic
+    if len(out) == len(src) and all(o == s or o == 1 for o, s in zip(out, src)):
+        return "statistic"
+    if len(out) < len(src) and _is_subsequence(out, src):
+        return "statistic"
+    return None
+
+
+def _is_subsequence(short, long) -> bool:
+    it = iter(long)
+    return all(any(x == y for y in it) for x in short)
+
+
+def _data_dependent(ctx) -> dict:
+    """node id -> whether its value depends on a design input (one pass in topological order)."""
+    answer = ctx.memo.get("data_dependent")
+    if answer is not None:
+        return answer
+    answer = {}
+    inputs = set(ctx.design.input_ids)
+    for n in ctx.inf.order or ctx.design.topo_order():
+        answer[n.id] = any(o in inputs or answer.get(o, True) for o in ctx.operands.get(n.id, ()))
+    ctx.memo["data_dependent"] = answer
+    return answer
 
 
 UNKNOWN_DIM = "shape.unknown-dim"

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from ..graph import Design
 
 CONDITION_RULE = "shape.symbol-condition"
+CONDITION_RULES = (CONDITION_RULE, "shape.size-meets-width")  # the warns that state a condition on a size
 
 
 @dataclass
@@ -63,7 +64,7 @@ class DiffResult:
     @property
     def conditional(self) -> bool:
         """The verdict states a condition on a symbolic size under which it runs."""
-        return CONDITION_RULE in self.fired
+        return any(rule in self.fired for rule in CONDITION_RULES)
 
     def op_of(self, node_id: str | None) -> str | None:
         if not node_id or not self.graph:

@@ -448,7 +448,9 @@ def _slice_infer(ctx: InferCtx):
                 s[d] = end
                 if end != size:
                     c = D.Condition("le", end, size)
-                    if not D.satisfiable(c, ctx.declared, ctx.bounds):
+                    if D.always(c):
+                        pass  # the end never passes the size (x[:, :T] of a T+2): exactly T long, no condition
+                    elif not D.satisfiable(c, ctx.declared, ctx.bounds):
                         s[d] = size  # the end is always past the size: torch clamps it, the slice is all of it
                     else:  # a warn only: torch never refuses a slice, what meets its length may
                         ctx.state_condition(f"Slice {ctx.node.id!r} runs as written only when {c.text()}: [:{end}] "
@@ -615,13 +617,13 @@ OPS = [
     OpSpec("Squeeze", "tensor", (Arg("dim", None, DIMS),), _squeeze_infer, tb.custom("Squeeze"), accepts="any"),
     OpSpec("Unsqueeze", "tensor", (DIM,), _unsqueeze_infer, tb.custom("Unsqueeze"), accepts="any"),
     OpSpec("Mean", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Mean"),
-           rules=("shape.dim-range", "dtype.int-into-float")),
+           reduces=True, rules=("shape.dim-range", "dtype.int-into-float")),
     OpSpec("Sum", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Sum"),
-           accepts="any", rules=("shape.dim-range",)),
+           reduces=True, accepts="any", rules=("shape.dim-range",)),
     OpSpec("Amax", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Amax"),
-           accepts="any", rules=("shape.dim-range",), doc="torch.amax: the largest value over dim"),
+           reduces=True, accepts="any", rules=("shape.dim-range",), doc="torch.amax: the largest value over dim"),
     OpSpec("Amin", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Amin"),
-           accepts="any", rules=("shape.dim-range",), doc="torch.amin: the smallest value over dim"),
+           reduces=True, accepts="any", rules=("shape.dim-range",), doc="torch.amin: the smallest value over dim"),
     OpSpec("Select", "tensor", (DIM, Arg("index", kind=INT)), _select_infer, tb.custom("Select"), accepts="any",
            rules=("shape.dim-range", "shape.index-range")),
     OpSpec("Slice", "tensor", (DIM, Arg("start", None, Optional(OneOf(INT, SYMBOL))),

@@ -738,6 +738,13 @@ def _():
     return d(1), d(2)
 
 
+@fixture("shape.size-meets-width")
+def _():
+    # a Linear over the channels of [B, 176, T] runs only when T = 176: the missing transpose (issue 26)
+    return (one("Linear", [X("B", 176, "T")], in_features=176, out_features=4),
+            one("Linear", [X("B", "T", 176)], in_features=176, out_features=4))
+
+
 @fixture("shape.symbol-condition")
 def _():
     # a Linear(8) fed a width T runs only when T = 8 (the runner's T is 8: the warn's design runs)

@@ -92,7 +92,10 @@ def print_report(design, report) -> None:
         # a few of each rule and counts the rest (--json lists them all); rendering every row took
         # rich a minute for a 2 MB design whose verification took three seconds
         shown: dict[str, int] = {}
-        for f in sorted(report.findings, key=lambda f: (f.severity != "block", f.rule)):
+        from archcurator.core.report import display_key
+
+        positions = {nid: i for i, nid in enumerate([*design.input_ids, *(n.id for n in design.nodes)])}
+        for f in sorted(report.findings, key=lambda f: display_key(f.rule, f.severity, f.nodes, positions)):
             shown[f.rule] = shown.get(f.rule, 0) + 1
             sev = Text("block", style="red") if f.severity == "block" else Text("warn", style="yellow")
             if shown[f.rule] <= ROWS_PER_RULE:
