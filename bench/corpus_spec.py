@@ -233,6 +233,7 @@ ENTRIES = [
 PACKAGES = {
     "huggingface/pytorch-image-models": ("Apache-2.0", "timm==1.0.31"),
     "huggingface/transformers": ("Apache-2.0", "transformers==5.23.0"),
+    "Project-MONAI/MONAI": ("Apache-2.0", "monai==1.6.1"),
 }
 
 
@@ -242,6 +243,7 @@ def P(repo, file, entry, args=None, inputs=("2,3,224,224",), note=""):
 
 _TIMM = "huggingface/pytorch-image-models"
 _HF = "huggingface/transformers"
+_MONAI = "Project-MONAI/MONAI"
 _HF_SMALL = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128}
 _DECODER = dict(_HF_SMALL, vocab_size=100, num_key_value_heads=2, use_cache=False)
 
@@ -374,4 +376,70 @@ PACKAGE_ENTRIES = [
     P(_HF, "transformers/models/mobilebert/modeling_mobilebert.py", "MobileBertModel",
       dict(_HF_SMALL, vocab_size=100, embedding_size=32, intra_bottleneck_size=32, true_hidden_size=32),
       ["2,16:int64"]),
+
+    # MONAI's networks (medical imaging: 2-D and 3-D segmentation, classification, autoencoders, GANs),
+    # built through its layer factories (`Act`, `Norm`, `Conv` ... filled at import by module-level calls
+    # and decorators) and `monai.utils` helpers
+    *[P(_MONAI, f"monai/networks/nets/{f}", entry, args, inputs, note="3d" if len(inputs[0].split(",")) == 5 else "")
+      for f, entry, args, inputs in [
+        ("basic_unet.py", "BasicUNet", {"spatial_dims": 2, "in_channels": 1, "out_channels": 2}, ["2,1,64,64"]),
+        ("basic_unet.py", "BasicUNet", {"spatial_dims": 3, "in_channels": 1, "out_channels": 3,
+                                        "features": [8, 8, 16, 32, 64, 8]}, ["1,1,32,32,32"]),
+        ("basic_unetplusplus.py", "BasicUNetPlusPlus", {"spatial_dims": 2, "in_channels": 1, "out_channels": 2,
+                                                        "features": [8, 8, 16, 32, 64, 8]}, ["2,1,64,64"]),
+        ("unet.py", "UNet", {"spatial_dims": 2, "in_channels": 1, "out_channels": 3, "channels": [8, 16, 32, 64],
+                             "strides": [2, 2, 2], "num_res_units": 2}, ["2,1,64,64"]),
+        ("unet.py", "UNet", {"spatial_dims": 3, "in_channels": 2, "out_channels": 2, "channels": [8, 16, 32],
+                             "strides": [2, 2], "norm": "batch", "act": "relu"}, ["2,2,32,32,32"]),
+        ("attentionunet.py", "AttentionUnet", {"spatial_dims": 2, "in_channels": 1, "out_channels": 2,
+                                               "channels": [8, 16, 32], "strides": [2, 2]}, ["2,1,64,64"]),
+        ("segresnet.py", "SegResNet", {"spatial_dims": 3, "init_filters": 8, "in_channels": 1,
+                                       "out_channels": 2}, ["1,1,32,32,32"]),
+        ("segresnet.py", "SegResNetVAE", {"input_image_size": [32, 32, 32], "spatial_dims": 3,
+                                          "init_filters": 8, "in_channels": 1, "out_channels": 2},
+         ["1,1,32,32,32"]),
+        ("dynunet.py", "DynUNet", {"spatial_dims": 2, "in_channels": 1, "out_channels": 2,
+                                   "kernel_size": [3, 3, 3, 3], "strides": [1, 2, 2, 2],
+                                   "upsample_kernel_size": [2, 2, 2], "filters": [8, 16, 32, 64]}, ["2,1,64,64"]),
+        ("unetr.py", "UNETR", {"in_channels": 1, "out_channels": 2, "img_size": [32, 32, 32], "feature_size": 8,
+                               "hidden_size": 96, "mlp_dim": 192, "num_heads": 4}, ["1,1,32,32,32"]),
+        ("swin_unetr.py", "SwinUNETR", {"in_channels": 1, "out_channels": 2, "feature_size": 12,
+                                        "spatial_dims": 2, "depths": [1, 1, 1, 1]}, ["1,1,64,64"]),
+        ("vnet.py", "VNet", {"spatial_dims": 3, "in_channels": 1, "out_channels": 2}, ["1,1,32,32,32"]),
+        ("densenet.py", "DenseNet121", {"spatial_dims": 2, "in_channels": 1, "out_channels": 4}, ["2,1,64,64"]),
+        ("densenet.py", "DenseNet", {"spatial_dims": 3, "in_channels": 1, "out_channels": 2, "init_features": 8,
+                                     "growth_rate": 8, "block_config": [2, 2]}, ["2,1,32,32,32"]),
+        ("resnet.py", "resnet18", {"spatial_dims": 2, "n_input_channels": 1, "num_classes": 3}, ["2,1,64,64"]),
+        ("resnet.py", "ResNet", {"block": "bottleneck", "layers": [1, 1, 1, 1], "block_inplanes": [8, 16, 32, 64],
+                                 "spatial_dims": 3, "n_input_channels": 1, "num_classes": 2},
+         ["2,1,32,32,32"]),
+        ("senet.py", "SEResNet50", {"spatial_dims": 2, "in_channels": 3, "num_classes": 5}, ["2,3,64,64"]),
+        ("efficientnet.py", "EfficientNetBN", {"model_name": "efficientnet-b0", "pretrained": False,
+                                               "spatial_dims": 2, "in_channels": 3, "num_classes": 4},
+         ["2,3,64,64"]),
+        ("highresnet.py", "HighResNet", {"spatial_dims": 2, "in_channels": 1, "out_channels": 2}, ["2,1,32,32"]),
+        ("autoencoder.py", "AutoEncoder", {"spatial_dims": 2, "in_channels": 1, "out_channels": 1,
+                                           "channels": [4, 8, 16], "strides": [2, 2, 2]}, ["2,1,32,32"]),
+        ("varautoencoder.py", "VarAutoEncoder", {"spatial_dims": 2, "in_shape": [1, 32, 32], "out_channels": 1,
+                                                 "latent_size": 8, "channels": [4, 8, 16], "strides": [2, 2, 2]},
+         ["2,1,32,32"]),
+        ("generator.py", "Generator", {"latent_shape": [16], "start_shape": [8, 4, 4], "channels": [8, 4, 1],
+                                       "strides": [2, 2, 2]}, ["2,16"]),
+        ("regressor.py", "Regressor", {"in_shape": [1, 32, 32], "out_shape": [2], "channels": [4, 8, 16],
+                                       "strides": [2, 2, 2]}, ["2,1,32,32"]),
+        ("classifier.py", "Discriminator", {"in_shape": [1, 32, 32], "channels": [4, 8, 16],
+                                            "strides": [2, 2, 2]}, ["2,1,32,32"]),
+        ("vit.py", "ViT", {"in_channels": 1, "img_size": [32, 32], "patch_size": [8, 8], "hidden_size": 64,
+                           "mlp_dim": 128, "num_layers": 2, "num_heads": 4, "spatial_dims": 2,
+                           "classification": True, "num_classes": 3}, ["2,1,32,32"]),
+        ("fullyconnectednet.py", "FullyConnectedNet", {"in_channels": 10, "out_channels": 3,
+                                                       "hidden_channels": [16, 32]}, ["2,10"]),
+        ("regunet.py", "LocalNet", {"spatial_dims": 2, "in_channels": 2, "num_channel_initial": 8,
+                                    "extract_levels": [0, 1, 2], "out_channels": 2}, ["2,2,32,32"]),
+        ("mednext.py", "MedNeXt", {"spatial_dims": 2, "init_filters": 8, "in_channels": 1, "out_channels": 2,
+                                   "blocks_down": [1, 1, 1], "blocks_bottleneck": 1, "blocks_up": [1, 1, 1]},
+         ["2,1,32,32"]),
+        ("patchgan_discriminator.py", "PatchDiscriminator", {"spatial_dims": 2, "num_layers_d": 2, "channels": 8,
+                                                             "in_channels": 1}, ["2,1,64,64"]),
+    ]],
 ]

@@ -8,8 +8,8 @@ from __future__ import annotations
 import pytest
 
 from archcurator.core import dims as D
-from archcurator.core.ground.child import observe_eager
 from archcurator.core.graph import Design
+from archcurator.core.ground.child import observe_eager
 from archcurator.core.verify import verify_graph
 
 
@@ -149,9 +149,13 @@ def test_a_statistic_is_not_warned_but_a_projected_pool_is():
     g = G([N("m", "Amax", ["x"], dim=-1, keepdim=True), N("d", "Sub", ["x", "m"])], [X("B", "T", 8)])
     assert not broadcasts(g)
     g = G([N("sq", "Mul", ["z", "z"]), N("n", "Sum", ["sq"], dim=1, keepdim=True),
-           N("e", "Linear", ["z"], in_features=8, out_features=32), N("d", "Add", ["e", "n"])],
-          [X("N", 8, id="z")])
+           N("ze", "MatMul", ["z", "book"]), N("d", "Sub", ["n", "ze"])],
+          [X("N", 8, id="z"), X(8, 32, id="book")])
     assert not broadcasts(g)
+    # the mistake: a statistic of the input added to a layer's output as a residual
+    g = G([N("c", "Conv2d", ["x"], in_channels=8, out_channels=8, kernel_size=3, padding=1),
+           N("m", "Mean", ["x"], dim=[2, 3], keepdim=True), N("a", "Add", ["c", "m"])], [X("B", 8, 4, 4)])
+    assert broadcasts(g)
     # the mistake: a pooled branch that went through a layer before the residual
     g = G([N("m", "Mean", ["x"], dim=1, keepdim=True), N("f", "Linear", ["m"], in_features=8, out_features=8),
            N("d", "Add", ["x", "f"])], [X("B", "T", 8)])

@@ -26,9 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..graph import Design
+from ..ops.rules import SHAPE_SIZE_MEETS_WIDTH, SHAPE_SYMBOL_CONDITION
 
-CONDITION_RULE = "shape.symbol-condition"
-CONDITION_RULES = (CONDITION_RULE, "shape.size-meets-width")  # the warns that state a condition on a size
+CONDITION_RULE = SHAPE_SYMBOL_CONDITION
+CONDITION_RULES = (SHAPE_SYMBOL_CONDITION, SHAPE_SIZE_MEETS_WIDTH)  # the warns that state a condition on a size
 
 
 @dataclass

@@ -39,6 +39,7 @@ from .values import (
     Sym,
     TensorMethod,
     TensorVal,
+    TextFile,
     TooCostly,
     TorchClass,
     Unknown,
@@ -119,6 +120,21 @@ _SCALARS = (int, float, str, bool, type(None))
 _HASHING_METHODS = frozenset(("index", "count", "remove", "add", "discard", "get", "pop", "setdefault", "fromkeys",
                               "union", "intersection", "difference", "issubset", "issuperset", "update"))
 _SEQS = (tuple, list, set, frozenset)
+
+
+def _file_method(f, name):
+    """The reading methods of a text file of the package (stdlib's `open`)."""
+    if name == "read":
+        return BuiltinFn("file.read", lambda a, k: f.text)
+    if name == "readlines":
+        return BuiltinFn("file.readlines", lambda a, k: f.lines())
+    if name in ("close", "__exit__"):
+        return BuiltinFn(f"file.{name}", lambda a, k: None)
+    if name == "__enter__":
+        return BuiltinFn("file.__enter__", lambda a, k: f)
+    if name == "name":
+        return f.path
+    raise InterpError(f"file.{name} not followed: files are only read")
 
 
 def _is_plain(v):
@@ -218,6 +234,7 @@ class Interp:
         self.depth = 0
         self.symbolic = True  # inputs have symbolic sizes (design shape args keep symbols)
         self.batch_env = {}  # symbol -> int given on the command line
+        self.training = None  # what forward's `self.training` reads: None (unknown), or the mode parsed in
         self.fwd_modules = []  # module-instance stack during the forward walk
         self._mod_frames = {}
         self._acache = {}
@@ -300,7 +317,7 @@ class Interp:
     def _mod_lookup_source(self, mod, name):
         if name in mod.values:
             return mod.values[name]
-        stmts = mod.defs.get(name)
+        stmts = mod.statements(name)
         if stmts is None:
             for st in mod.star:
                 target = self._import_target(mod, st)
@@ -355,6 +372,10 @@ class Interp:
         return None
 
     def _exec_top(self, mod, st, name, fr):
+        if id(st) in mod.effect_ids:  # a statement changing a registry (or binding one) runs once
+            if id(st) in mod.done:
+                return
+            mod.done.add(id(st))
         self.loc = (mod, st.lineno)
         try:
             if isinstance(st, ast.ImportFrom):
@@ -663,12 +684,28 @@ class Interp:
     s_Nonlocal = s_Global
 
     def s_FunctionDef(self, st, fr):
-        fr.vars[st.name] = self.make_function(st, fr)
+        fr.vars[st.name] = self._registered(st, fr, self.make_function(st, fr))
 
     s_AsyncFunctionDef = s_FunctionDef
 
     def s_ClassDef(self, st, fr):
-        fr.vars[st.name] = self.make_class(st, fr)
+        fr.vars[st.name] = self._registered(st, fr, self.make_class(st, fr))
+
+    def _registered(self, st, fr, value):
+        """A module-level definition whose decorators put it in a registry of the module
+        (`@Act.factory_function("swish")`, `@register("name")`): those decorators are called, innermost
+        first, as importing the module does; the others are read as before (passed through)."""
+        mod = fr.module
+        marks = mod.effect_decorators.get(id(st)) if isinstance(mod, SourceModule) and fr.vars is mod.values \
+            else None
+        if not marks:
+            return value
+        for i in sorted(marks, reverse=True):
+            deco = self.eval(st.decorator_list[i], fr)
+            out = self.call(deco, [value], {})
+            if out is not None and not isinstance(out, Unknown):
+                value = out
+        return value
 
     def s_Import(self, st, fr):
         for a in st.names:
@@ -682,9 +719,9 @@ class Interp:
 
     def s_With(self, st, fr):
         for item in st.items:
-            self.eval(item.context_expr, fr)
+            cm = self.eval(item.context_expr, fr)
             if item.optional_vars is not None:
-                self.assign(item.optional_vars, Unknown("context manager"), fr)
+                self.assign(item.optional_vars, cm if isinstance(cm, TextFile) else Unknown("context manager"), fr)
         self.exec_block(st.body, fr)
 
     def s_Try(self, st, fr):
@@ -1391,6 +1428,20 @@ class Interp:
         return any(isinstance(c, ExtVal) and c.path in ("enum.Enum", "enum.IntEnum", "enum.StrEnum")
                    for c in self.mro(cls))
 
+    def enum_members(self, cls):
+        """The members of an Enum class in definition order (each is its value, see `_enum_member`)."""
+        out = []
+        for c in reversed(self.mro(cls)):
+            if isinstance(c, ClassVal) and c.node is not None:
+                for st in c.node.body:
+                    if isinstance(st, ast.Assign):
+                        for t in st.targets:
+                            if isinstance(t, ast.Name) and not t.id.startswith("_"):
+                                v = self.class_own(c, t.id)
+                                if v is not _MISSING and not isinstance(v, (FuncVal, ClassVal)) and v not in out:
+                                    out.append(v)
+        return out
+
     def _enum_member(self, cls, value):
         """`Format('NHWC')`: the member of that value.  Members are their values (`Format.NHWC` is
         'NHWC': a `str, Enum` compares equal to its value), so this is the value if it is one."""
@@ -1546,11 +1597,22 @@ class Interp:
             return self.super_getattr(obj, name)
         if isinstance(obj, Unknown):
             return obj
+        if t is TextFile:
+            return _file_method(obj, name)
         if isinstance(obj, NTuple):
             if name in obj._ntclass.fields:
                 return obj[obj._ntclass.fields.index(name)]
             if name == "_fields":
                 return tuple(obj._ntclass.fields)
+            if name == "_replace":  # a copy with some fields changed (EfficientNet's block arguments)
+                def _replace(a, k, obj=obj):
+                    bad = [f for f in k if f not in obj._ntclass.fields]
+                    if bad or a:
+                        raise InterpError(f"_replace() of fields {bad or a} not in {obj._ntclass.name}")
+                    return NTuple([k.get(f, v) for f, v in zip(obj._ntclass.fields, obj)], obj._ntclass)
+                return BuiltinFn("_replace", _replace)
+            if name == "_asdict":
+                return BuiltinFn("_asdict", lambda a, k, obj=obj: dict(zip(obj._ntclass.fields, obj)))
         if isinstance(obj, Sym):
             raise InterpError(f"attribute {name} of a size")
         if t is FuncVal:
@@ -1575,6 +1637,8 @@ class Interp:
                         return PyMethod(obj, name)
             if isinstance(obj, (int, float)) and name in ("real", "imag"):
                 return getattr(obj, name)
+            if name == "value" and type(obj) in (str, int):  # an Enum member is read as its value
+                return obj
         if isinstance(obj, dict) and name in obj:
             return obj[name]  # a dict standing for a config namespace (argparse args, a config object)
         if name == "__class__":
@@ -1596,7 +1660,7 @@ class Interp:
         ctx = InstanceVal(TorchClass("FunctionCtx"), "object")
         return self.call_func(f, [ctx] + list(args), kwargs)
 
-    def inst_getattr(self, inst, name):
+    def inst_getattr(self, inst, name, fallback=True):
         v = inst.attrs.get(name, _MISSING)
         if v is not _MISSING:
             return v
@@ -1627,6 +1691,12 @@ class Interp:
                 if v is not _MISSING:
                     return v
             return torchlib.module_builtin_attr(self, inst, name)
+        if name == "__doc__" and isinstance(inst.cls, ClassVal):
+            return ast.get_docstring(inst.cls.node, clean=False)
+        if fallback and isinstance(inst.cls, ClassVal) and not name.startswith("__"):
+            hook, _ = self.class_attr(inst.cls, "__getattr__")
+            if isinstance(hook, FuncVal):  # the class's own __getattr__ (`Act.RELU`, a factory's names)
+                return self.call_func(hook, [inst, name], {})
         raise InterpError(f"'{inst.cls.name}' object has no attribute '{name}'")
 
     def super_getattr(self, sv, name):
@@ -1645,6 +1715,8 @@ class Interp:
             return v
         if isinstance(owner, TorchClass) and isinstance(obj, InstanceVal):
             return torchlib.torch_super_method(self, obj, owner.name, name)
+        if name == "__getattribute__" and isinstance(obj, InstanceVal) and obj.kind != "module":
+            return BuiltinFn("object.__getattribute__", lambda a, k: self.inst_getattr(obj, a[0], fallback=False))
         if name == "__init__" and isinstance(obj, InstanceVal):
             if self._inherited_dataclass(obj.cls):
                 return BuiltinFn("dataclass.__init__", lambda a, k: self.dataclass_init(obj, a, k))
@@ -1743,6 +1815,10 @@ class Interp:
             return torchlib.module_iter(self, v)
         if isinstance(v, TensorVal):
             return torchlib.tensor_iter(self, v)
+        if isinstance(v, ClassVal) and self._is_enum(v):
+            return self.enum_members(v)
+        if isinstance(v, TextFile):
+            return v.lines()
         if isinstance(v, Unknown):
             raise InterpError("iteration over a value not known when reading the source"
                               + (f" ({v.why})" if v.why else ""))
@@ -1855,7 +1931,13 @@ class Interp:
             if isinstance(b, Unknown) or isinstance(a, Unknown):
                 return Unknown("membership of unknown")
             if isinstance(b, InstanceVal):
-                r = a in b.modules
+                hook, _ = self.class_attr(b.cls, "__contains__") if isinstance(b.cls, ClassVal) else (None, None)
+                if isinstance(hook, FuncVal):
+                    r = self.truth(self.call_func(hook, [b, a], {}))
+                else:
+                    r = a in b.modules
+            elif isinstance(b, ClassVal) and self._is_enum(b):
+                r = a in self.enum_members(b)
             elif isinstance(b, (list, tuple, set, frozenset, dict, str, range)):
                 if isinstance(a, (tuple, list)):
                     _is_plain(a)
