@@ -77,13 +77,8 @@ def refusal_report(db: DB) -> dict:
 
 def wilson_lower(successes: int, n: int, z: float = Z95) -> float | None:
     """Lower bound of the Wilson score interval (95% by default); None when n = 0."""
-    if n <= 0:
-        return None
-    p = successes / n
-    denom = 1 + z * z / n
-    centre = p + z * z / (2 * n)
-    margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, (centre - margin) / denom)
+    ci = wilson_interval(successes, n, z)
+    return None if ci is None else ci[0]
 
 
 def wilson_interval(successes: int, n: int, z: float = Z95) -> list[float] | None:
