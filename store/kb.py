@@ -52,7 +52,7 @@ LIVE = ("active", "proposed")
 STATUSES = ("active", "proposed", "retired", "merged", "narrowed", "withdrawn")
 SEEDED_KEY = "kb_seeded_at"
 UNDOABLE = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", "distinct",
-            "mine", "import-proposals")
+            "mine", "import-proposals", "cycle")
 
 
 class KBError(ValueError):
