@@ -5,8 +5,8 @@
 
 For each executed unit of the question set (a candidate pool on one dataset), a *variant* dataset
 of the same family and shape is drawn that moves what the data-level features measure (label
-noise, the spiral's turns, the training size, another target expression, the bigram table's
-sharpness); every recipe of the unit's questions is executed on it (10 seeds, the study's
+noise or a small training set, the spiral's turns, another target expression, the bigram
+table's sharpness); every recipe of the unit's questions is executed on it (10 seeds, the study's
 executor); each question of the unit is judged again on the variant with the study's retention
 rule. A question kept on both datasets whose winner recipe differs is a **flipping pair**: the
 original question and its partner on the variant (same recipes and letter order, other data).
@@ -41,6 +41,8 @@ def variants(ds: dict, k: int = 0) -> list[dict]:
         noise = float(p.get("label_noise", 0.0))
         opts = {"label_noise": 0.25 if noise < 0.15 else 0.0, "train_size": int(p.get("train_size", 512)),
                 "test_size": int(p.get("test_size", 1024))}
+        if k % 2:   # the other draw: a small training set, the label noise kept
+            opts["label_noise"], opts["train_size"] = noise, 128
         if fam == "spiral_classification":
             opts["turns"] = 1.5 if float(p.get("turns", 1.0)) < 1.25 else 0.75
             opts["noise_std"] = float(p.get("noise_std", 0.05))
@@ -53,7 +55,7 @@ def variants(ds: dict, k: int = 0) -> list[dict]:
         alpha = float(p.get("alpha", 1.0))
         out.append(ds_mod.sample_dataset_spec(fam, seed, vocab_size=int(p.get("vocab_size", 32)),
                                               context_length=int(p.get("context_length", 16)),
-                                              alpha=3.0 if alpha < 2 else 0.5,
+                                              alpha=(3.0 if alpha < 2 else 0.5) if k % 2 == 0 else 0.3,
                                               train_size=int(p.get("train_size", 800)),
                                               test_size=int(p.get("test_size", 200))))
     return out

@@ -31,6 +31,7 @@ FEATURES: dict[str, tuple[str, str, str]] = {
     "target_degree": ("question", "num", "polynomial degree of the target expression"),
     "target_periodic": ("question", "num", "sines and cosines of the input in the target expression"),
     "alpha": ("question", "num", "bigram table sharpness (higher: more peaked, lower entropy)"),
+    "turns": ("question", "num", "turns of the spiral's arms (spiral classification)"),
     "vocab_size": ("question", "num", "language-model vocabulary"),
     "context_length": ("question", "num", "language-model window"),
     "rule_family": ("question", "cat", "tabular decision rule"),

@@ -582,7 +582,7 @@ def render(report: dict) -> str:
     verdict = "beyond the noise" if h["excludes_zero"] else "within the noise (the interval holds 0)"
     lines.append(f"  headline: KB minus the best baseline {100 * h['points']:+.1f} points "
                  f"(95% CI {100 * h['ci95'][0]:+.1f} to {100 * h['ci95'][1]:+.1f}), {verdict}")
-    lines.append("  by source (prior: the no-KB solver):")
+    lines.append("  by source:")
     for src, v in r["by_source"].items():
         lines.append(f"    {src:<9} n={v['n']:<4} with KB {_pct(v['with_kb']['accuracy'])}; without "
                      f"{_pct(v['without_kb']['accuracy'])}; best baseline {_pct(v['best_baseline']['accuracy'])}")

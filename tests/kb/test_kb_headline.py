@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import json
 
-from conftest import small_set
-
 from archcurator.core.kb.features import view
 from archcurator.core.kb.replay import best_prior, leave_one_task_group_out, pool_bootstrap, replay
 
@@ -34,9 +32,10 @@ def test_the_prior_is_the_best_rule_on_training_questions(shipped):
     assert acc == sum(fn(q).index == q.winner for q in train) / len(train)
 
 
-def test_leave_one_task_group_out_holds_out_whole_task_groups(shipped):
-    qs = small_set(shipped, n_pairs=6, n_single=60)
-    views = [view(q) for q in qs]
+def test_leave_one_task_group_out_holds_out_whole_task_groups(small_db):
+    from archcurator.store import kb
+
+    views = [view(q, origin="shipped") for q in kb.list_questions(small_db)]
     r = leave_one_task_group_out(views)
     tasks = {v.task for v in views}
     assert set(r["folds"]) == tasks and len(tasks) >= 2

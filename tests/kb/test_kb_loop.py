@@ -173,3 +173,12 @@ def test_cli_cycle(seeded_db, capsys):
     rows = json.loads(out)["propositions"]
     assert all(set(r["uses"]) == {"helpful", "harmful", "neutral"} for r in rows)
     assert sum(sum(r["uses"].values()) for r in rows) > 0
+
+
+def test_narrowing_rewrites_the_words_with_the_scope(small_db):
+    pid = kb.add(small_db, "Adam is the one to pick.", [], "optimizer == adam wins")
+    kb.narrow(small_db, pid, ["budget < 4096"])
+    assert kb.get_proposition(small_db, pid).text == "When budget < 4096: Adam is the one to pick."
+    plain = kb.add(small_db, None, [], "higher lr wins")
+    child = kb.narrow(small_db, plain, ["budget < 4096"], as_new=True)
+    assert kb.get_proposition(small_db, child).text.startswith("When budget < 4096:")
