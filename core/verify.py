@@ -14,12 +14,13 @@ from .checks import GRAPH_CHECKS, NODE_CHECKS, CheckCtx
 from .checks.shape import UNKNOWN_DIM, faults_upstream
 from .cost import compute_cost
 from .graph import Design, _kahn, parse_ref, wiring
+from .ops.rules import CONNECTIVITY_BAD_RESULT, CONNECTIVITY_CYCLE, CONNECTIVITY_DANGLING, CONNECTIVITY_NO_OUTPUT
 from .report import Finding, Report
 from .shapes import infer_design
 
-_STRUCTURE_RULES = {"dangling": "connectivity.dangling", "bad-shares": "connectivity.dangling",
-                    "cycle": "connectivity.cycle", "no-output": "connectivity.no-output",
-                    "dangling-output": "connectivity.no-output"}
+_STRUCTURE_RULES = {"dangling": CONNECTIVITY_DANGLING, "bad-shares": CONNECTIVITY_DANGLING,
+                    "cycle": CONNECTIVITY_CYCLE, "no-output": CONNECTIVITY_NO_OUTPUT,
+                    "dangling-output": CONNECTIVITY_NO_OUTPUT}
 
 
 def verify_graph(design: Design, with_cost: bool = True) -> Report:
@@ -69,7 +70,7 @@ def _bad_output_results(design: Design, inf) -> list:
         results = inf.types.get(rid)
         if results and idx >= len(results) and not (len(results) == 1 and results[0].shape is None) and \
                 rid in inf.ok:
-            out.append(Finding("connectivity.bad-result", "block", (rid,),
+            out.append(Finding(CONNECTIVITY_BAD_RESULT, "block", (rid,),
                                f"output {ref!r} reads result {idx} of {rid!r}, which has only {len(results)} "
                                "result(s)"))
     return out
