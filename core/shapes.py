@@ -93,14 +93,14 @@ class Inference:
 REPEAT_CACHE = True
 
 
-def infer_design(design: Design, order: list | None = None) -> Inference:
-    """`order`: the design's topological order when the caller already has it."""
+def infer_design(design: Design, order: list | None = None, nodes: dict | None = None) -> Inference:
+    """`order`: the design's topological order when the caller already has it; `nodes`: its nodes by id."""
     inf = Inference()
     train = design.train or {}
     inf.train = train if type(train) is dict else {}
     for spec in design.inputs:
         inf.types[spec.id] = [TensorType(tuple(spec.shape), spec.dtype)]
-    nodes = design.node_map()
+    nodes = design.node_map() if nodes is None else nodes  # the caller's map of the same nodes, when it has one
     inf.order = design.topo_order() if order is None else order
     memo: dict | None = {} if REPEAT_CACHE else None
     inf.declared = declared_sizes(design)
@@ -214,7 +214,7 @@ def _reads_stale_piece(node: Node, inf: Inference) -> bool:
     outlive unchanged: an op that then writes the base in place makes every later read of a piece fail
     ('Output 0 of Split is a view and its base ... has been modified inplace', gen-254912). True when this
     node is such a read (it is refused here)."""
-    for ref in node.inputs:
+    for ref in node.inputs if inf.stale else ():  # nothing rewritten yet: no piece is stale
         writer = inf.stale.get(parse_ref(ref)[0])
         if writer is not None:
             _fail(inf, node, CONNECTIVITY_INPLACE_LEAF,
@@ -451,7 +451,7 @@ def _track_grad(node: Node, inf: Inference) -> None:
     if not any(t.is_float for t in results):
         return
     if inf.params.get(node.id) or node.shares is not None or node.op == "Parameter" or \
-            any(parse_ref(r)[0] in inf.grad for r in node.inputs):
+            any((r if ":" not in r else parse_ref(r)[0]) in inf.grad for r in node.inputs):
         inf.grad.add(node.id)
         if node.op in SPLIT_VIEWS or (node.op in VIEW_KEEPERS and node.inputs and
                                       parse_ref(node.inputs[0])[0] in inf.split_views):
