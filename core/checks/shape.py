@@ -41,12 +41,21 @@ REDUCTIONS = ops_with("reduces")
 
 @node_check(SHAPE_SILENT_BROADCAST, ops=tuple(sorted(ops_with("adds"))))
 def _silent_broadcast(node, ctx):
-    if node.id not in ctx.inf.ok or len(node.inputs) != 2:
+    if node.id not in ctx.inf.ok or len(node.inputs) < 2:
         return
     feeders = [ctx.nodes.get(o) for o in ctx.operands.get(node.id, [])]
     if any(f is not None and f.op in LEARNED_TABLES for f in feeders):
         return
-    a, b = (ctx.inf.type_of(r) for r in node.inputs)
+    if len(node.inputs) == 2:
+        yield from _pair_broadcast(node, ctx, feeders, *(ctx.inf.type_of(r) for r in node.inputs))
+        return
+    # an n-ary Add/Mul (a + b + c): each operand against the broadcast result of all of them
+    out = ctx.inf.type_of(node.id)
+    for feeder, r in zip(feeders, node.inputs):
+        yield from _pair_broadcast(node, ctx, [None, feeder], out, ctx.inf.type_of(r))
+
+
+def _pair_broadcast(node, ctx, feeders, a, b):
     if a.shape is None or b.shape is None or a.shape == b.shape:
         return
     ranks_differ = len(a.shape) != len(b.shape)

@@ -90,12 +90,21 @@ def _dtype_join(types):
 
 # ---- element-wise binary ------------------------------------------------
 def _binary_infer(ctx: InferCtx):
-    a, b = ctx.inputs[0], ctx.inputs[1]
+    """Broadcast the operands left to right, as torch evaluates a + b + c: Add and Mul take two or more."""
+    acc = ctx.inputs[0]
+    for b in ctx.inputs[1:]:
+        acc = _broadcast_pair(ctx, acc, b)
+        if acc is UNKNOWN:
+            break
+    return [acc]
+
+
+def _broadcast_pair(ctx: InferCtx, a, b):
     dtype = promote(a.dtype, b.dtype)
     if ctx.node.op == "Div" and a.is_int and b.is_int:
         dtype = "float32"
     if a.shape is None or b.shape is None:
-        return [TensorType(None, dtype)]
+        return TensorType(None, dtype)
     conds: list = []
     out, why = broadcast(a.shape, b.shape, conds)
     if out is not None and (None in a.shape or None in b.shape):
@@ -104,13 +113,13 @@ def _binary_infer(ctx: InferCtx):
     words = (f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)}, "
              f"which cannot broadcast ({why}); project one side (e.g. a 1x1 conv or Linear) to match")
     if out is None:
-        return ctx.fail(SHAPE_BROADCAST, words)
+        return ctx.fail(SHAPE_BROADCAST, words)[0]
     for c in conds:
         if not ctx.on_condition(c, SHAPE_BROADCAST,
                                 f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and "
                                 f"{D.fmt_shape(b.shape)}"):
-            return [UNKNOWN]
-    return [TensorType(out, dtype)]
+            return UNKNOWN
+    return TensorType(out, dtype)
 
 
 def _matmul_infer(ctx: InferCtx):
@@ -613,10 +622,12 @@ def _param_shapes(a):
 
 
 OPS = [
-    OpSpec(name, "tensor", (), _binary_infer, tb.custom(name), arity=(2, 2), accepts="any",
+    OpSpec(name, "tensor", (), _binary_infer, tb.custom(name), arity=(2, most), accepts="any",
            rules=(SHAPE_BROADCAST,), traits=("functional",) + traits)
-    for name, traits in (("Add", ("adds", "grows-ids", "masks", "shortcut")), ("Sub", ("adds", "masks")),
-                         ("Mul", ("grows-ids", "nonlinear")), ("Div", ("nonlinear", "scales")))
+    # Add and Mul are associative: torch runs a + b + c + d (WaveNet's sum of skips); Sub and Div stay binary
+    for name, most, traits in (("Add", None, ("adds", "grows-ids", "masks", "shortcut")),
+                               ("Sub", 2, ("adds", "masks")), ("Mul", None, ("grows-ids", "nonlinear")),
+                               ("Div", 2, ("nonlinear", "scales")))
 ] + [
     OpSpec("MatMul", "tensor", (), _matmul_infer, tb.custom("MatMul"), arity=(2, 2), flops=_matmul_flops,
            rules=(SHAPE_MATMUL_INNER, SHAPE_BROADCAST, SHAPE_RANK, DTYPE_MIXED), traits=("functional", "nonlinear",)),

@@ -21,12 +21,18 @@ class _Binary(nn.Module):
 class Add(_Binary):
     fn = staticmethod(torch.add)
 
+    def forward(self, *xs):  # n-ary, folded left to right as torch evaluates a + b + c
+        out = xs[0]
+        for x in xs[1:]:
+            out = self.fn(out, x)
+        return out
+
 
 class Sub(_Binary):
     fn = staticmethod(torch.sub)
 
 
-class Mul(_Binary):
+class Mul(Add):
     fn = staticmethod(torch.mul)
 
 
