@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -32,6 +32,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from archcurator.store.app_queries import AppStore
 
 from .config import Config, load_config
+from .keygate import KeyGate
 from .run_bridge import RunBridge
 from .sanitise import markup_escape, one_line, visible, visible_lines
 from .widgets.messages import (
@@ -107,6 +108,7 @@ class CuratorApp(App[int]):
         self.main_queue = QueueModel()
         self.writes = WriteQueue(self)
         self.runs = RunBridge(self)
+        self.keys = KeyGate(self)
         self.steps_this_session = 0
         self.design_cache: OrderedDict = OrderedDict()
         self.facets: dict = {}
@@ -218,6 +220,18 @@ class CuratorApp(App[int]):
 
     def on_key(self, event) -> None:
         self._last_input = time.monotonic()
+
+    async def on_event(self, event: events.Event) -> None:
+        # keys from the terminal one at a time, each after the last one's effects (tui.keygate)
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if not self.keys.admit(event):
+                return
+            try:
+                await super().on_event(event)
+            finally:
+                self.keys.handled()
+            return
+        await super().on_event(event)
 
     def _idle_collect(self) -> None:
         if time.monotonic() - self._last_input > 1.0 and gc.get_count()[2] > 0:
@@ -653,7 +667,7 @@ class CuratorApp(App[int]):
     # ---- quitting -------------------------------------------------------------------------------------
     async def action_quit(self) -> None:
         if self._quitting:
-            self.notify("quitting as soon as everything is stored…")
+            self._ask_while_quitting()
             return
         if not self._quit_with_unsaved_note():
             return
@@ -679,6 +693,35 @@ class CuratorApp(App[int]):
             self.push_screen(self._quit_question, chosen)
             return
         self._quit_when_settled(None)
+
+    def _ask_while_quitting(self) -> None:
+        """Quit again while waiting for runs: the wait is never a trap (cancel them now, or stay after all)."""
+        from .screens.modals import ChoiceScreen
+
+        live = [h for h in self.runs.active() if h.result is None]
+        if not live:
+            self.notify("quitting as soon as everything is stored…")
+            return
+        if self._quit_question is not None and self._quit_question in self.screen_stack:
+            return
+
+        def chosen(value) -> None:
+            if value == "cancel":
+                self.runs.cancel_all()
+                self.notify("cancelling the runs… the app quits when their outcome is stored", timeout=6)
+            elif value == "stay":
+                self._quitting = False
+                self.runs.forget_waiters()
+                self.writes.forget_waiters()
+                self.clear_notifications()
+                self.notify("not quitting: the runs go on (X shows them)", timeout=4)
+
+        n = len(live)
+        self._quit_question = ChoiceScreen(
+            f"Quitting: waiting for {n} run{'s' if n != 1 else ''}",
+            [("cancel", f"cancel {'them' if n != 1 else 'it'} now (stored as cancelled), then quit"),
+             ("wait", "keep waiting, then quit"), ("stay", "don't quit after all")])
+        self.push_screen(self._quit_question, chosen)
 
     def _quit_with_unsaved_note(self) -> bool:
         """A note typed and not saved: ask before quitting drops it. True: go on quitting."""
@@ -723,19 +766,31 @@ class CuratorApp(App[int]):
 
     # ---- the command palette ------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        seen = set()
-        for binding in list(getattr(screen, "BINDINGS", [])) + list(self.BINDINGS):
+        """Textual's own commands, then every binding of the screen and the app, each title once: the app's
+        Quit (it asks about runs and unsaved notes; Textual's quits at once) and the app's Refresh (it re-reads
+        every screen, this one too) stand for the screens' own of the same name."""
+        app_titles = {b.description for b in self.BINDINGS if isinstance(b, Binding)}
+        ours, titles, seen = [], set(), set()
+        screen_bindings = list(getattr(screen, "BINDINGS", []))
+        for binding in screen_bindings + list(self.BINDINGS):
             if not isinstance(binding, Binding) or not binding.id or binding.id in seen:
                 continue
             seen.add(binding.id)
+            on_screen = binding in screen_bindings
+            if (on_screen and binding.description in app_titles) or binding.description in titles:
+                continue
+            titles.add(binding.description)
             keys = self.key_for(binding.id)
-            target = screen if binding in getattr(screen, "BINDINGS", []) else self
+            target = screen if on_screen else self
             help_text = getattr(screen, "ACTION_HELP", {}).get(binding.id) or ACTION_HELP.get(binding.id) \
                 or binding.description
             # the palette reads title and help as markup: a key such as [ or / must stay text
-            yield SystemCommand(markup_escape(binding.description), markup_escape(f"{help_text}  [{keys}]"),
-                                _runner(target, binding.action))
+            ours.append(SystemCommand(markup_escape(binding.description), markup_escape(f"{help_text}  [{keys}]"),
+                                      _runner(target, binding.action)))
+        for command in super().get_system_commands(screen):
+            if command.title not in titles:
+                yield command
+        yield from ours
 
     def key_for(self, binding_id: str) -> str:
         """The keys a binding id is on now (config overrides applied), as shown to the curator."""

@@ -186,6 +186,10 @@ class RunBridge:
         self._when_settled.append(callback)
         self._settle()
 
+    def forget_waiters(self) -> None:
+        """The curator stayed after all: nothing waits for the runs to end any more."""
+        self._when_settled = []
+
     def _settle(self) -> None:
         if self.active():
             return

@@ -80,6 +80,9 @@ class WriteQueue:
         self._when_drained.append(callback)
         self._pump()
 
+    def forget_waiters(self) -> None:
+        self._when_drained = []
+
     def _pump(self) -> None:
         if self.running is not None:
             return

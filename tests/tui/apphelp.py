@@ -24,7 +24,8 @@ async def settle(pilot, rounds: int = 40) -> None:
         await pilot.pause()
         await app.workers.wait_for_complete()
         await pilot.pause()
-        if not any(w.is_running for w in app.workers) and not app.writes_pending and not _tables_resizing(app):
+        idle = not any(w.is_running for w in app.workers) and not app.writes_pending and not app.keys.pending
+        if idle and not _tables_resizing(app):
             await pilot.pause()
             return
     raise AssertionError("the app did not settle")

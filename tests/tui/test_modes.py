@@ -143,7 +143,7 @@ async def test_number_keys_open_the_design_tabs_and_are_shown(store_path):
             await pilot.press(key)
             await settle(pilot)
             assert tabs.active == tab, key
-        footer = " ".join(str(k.render()) for k in app.screen.query("FooterKey"))
+        footer = " ".join(str(k.render()) for k in app.screen.query("FooterKey, FooterLabel"))
         assert "Tabs" in footer, footer
         await pilot.press("question_mark")
         await settle(pilot)
@@ -228,7 +228,7 @@ async def test_the_missed_defect_dialog_keeps_every_key_typed_fast(store_path):
         await settle(pilot)
     stored = list_missed_defects(store_path, "d-001")
     assert [(m["rule"], m["description"], m["nodes"]) for m in stored] == [
-        ("other: patch embed stride", "the stride is wrong", ["fc"])]
+        ("other: patch embed stride", "the stride is wrong", "fc")]
 
 
 async def test_the_missed_defect_dialog_fits_or_scrolls_at_80x24(store_path):

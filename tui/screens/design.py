@@ -39,6 +39,9 @@ from ..widgets.messages import BulkPreview, DesignLoaded, NextFound, RecentLoade
 from ..widgets.queue_list import QueueModel
 
 
+TABS = Binding.Group("Tabs", compact=True)  # 1-5 shown once in the footer
+
+
 class DesignScreen(Screen):
     # The sub-title (queue position and design id) changes on every step; Screen's own reactive
     # repaints the whole screen when it does, and the header redraws it anyway (its watcher).
@@ -64,6 +67,11 @@ class DesignScreen(Screen):
         Binding("minus", "radius(-1)", "Narrower", id="narrower", show=False),
         Binding("e", "run_check('forward')", "Run check", id="run_check", show=False),
         Binding("E", "run_check('train')", "Train briefly", id="run_train", show=False),
+        Binding("1", "tab('tab-finding')", "Finding tab", id="tab_finding", group=TABS),
+        Binding("2", "tab('tab-cost')", "Cost tab", id="tab_cost", group=TABS),
+        Binding("3", "tab('tab-source')", "Source tab", id="tab_source", group=TABS),
+        Binding("4", "tab('tab-runs')", "Runs tab", id="tab_runs", group=TABS),
+        Binding("5", "tab('tab-recent')", "Recent tab", id="tab_recent", group=TABS),
         Binding("escape", "back", "Back", id="back"),
     ]
     ACTION_HELP = {
@@ -86,7 +94,12 @@ class DesignScreen(Screen):
         "narrower": "Narrow the neighbourhood",
         "run_check": "Run a forward check of this design (asks the device, says the cost first)",
         "run_train": "Train this design briefly on a synthetic task (asks the device, says the cost first)",
-        "back": "Back to the queue",
+        "tab_finding": "Show the Finding tab: the highlighted finding in the catalogue's words, its judgments",
+        "tab_cost": "Show the Cost tab: the quote, the size, the memory",
+        "tab_source": "Show the Source tab: where the design came from, its train settings",
+        "tab_runs": "Show the Runs tab: the design's runs, live and stored",
+        "tab_recent": "Show the Recent tab: your latest steps (enter opens one's design)",
+        "back": "Back to the queue (from a pane or the tab bar: back to the findings list first)",
     }
 
     def __init__(self, model: QueueModel, index: int | None = None, design_id: str | None = None) -> None:
@@ -185,6 +198,8 @@ class DesignScreen(Screen):
             self.show(self.view.id, self.index)
 
     def worker_failed(self, group: str, text: str) -> None:
+        if group in ("run-offer", "bulk-preview"):
+            self.app.keys.refused(f"{group} failed")
         if group in ("design", "next"):
             self._opening = None  # nothing is coming: the design on screen is the one judged
         if group == "design" and self.view is None:
@@ -352,6 +367,8 @@ class DesignScreen(Screen):
     def _judgeable(self) -> bool:
         view = self.view
         if view is None:
+            self.app.bell()
+            self.notify(f"still opening {self.design_id}… that key was not applied", severity="warning", timeout=3)
             return False
         if self._opening is not None:
             # a key pressed in a burst after the verdict that finished a design, or after ] : the design
@@ -504,7 +521,7 @@ class DesignScreen(Screen):
 
     # ---- the note -------------------------------------------------------------------------------
     def action_note(self) -> None:
-        self.judge_bar.note_field.focus()
+        self.set_focus(self.judge_bar.note_field)
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         if message.input.id != "note":
@@ -539,6 +556,7 @@ class DesignScreen(Screen):
 
         view = self.view
         if view is None or view.graph is None:
+            self.app.keys.refused("no graph to mark a defect on")
             self.notify("no graph to mark a defect on", severity="warning")
             return
         cursor_node = self.graph.node_at_cursor()
@@ -578,11 +596,14 @@ class DesignScreen(Screen):
     # ---- bulk ------------------------------------------------------------------------------------------
     def action_bulk(self) -> None:
         if not self._judgeable():
+            self.app.keys.refused("the bulk verdict")
             return
         f = self.findings.current_finding()
         if f is None:
+            self.app.keys.refused("the bulk verdict")
             self.notify("highlight a finding: its rule is what a bulk verdict covers", severity="warning")
             return
+        self.app.keys.expect("the bulk verdict dialog")
         self.bulk_request += 1
         self.app.bulk_preview(self, f["rule"], self.view.id, dict(self.model.filters), self.bulk_request)
 
@@ -591,6 +612,7 @@ class DesignScreen(Screen):
 
         message.stop()
         if message.request != self.bulk_request or self.view is None:
+            self.app.keys.refused("the bulk verdict")
             return
         rule, here, queue = message.rule, message.here, message.queue
         design_id = self.view.id
@@ -625,6 +647,7 @@ class DesignScreen(Screen):
 
         self.app.push_screen(ChoiceScreen(f"One verdict for every unjudged finding of {visible(rule)}", choices,
                                           note=note, filter=False), chosen)
+        self.app.keys.arrived()
 
     # ---- writes come back ---------------------------------------------------------------------------------
     def write_done(self, op, result, designs) -> None:
@@ -674,9 +697,13 @@ class DesignScreen(Screen):
             return
         self.show(self.model.ids[k], k)
 
+    def action_tab(self, tab_id: str) -> None:
+        self.tabs.open_tab(tab_id)
+
     def action_back(self) -> None:
-        if self.judge_bar.note_field.has_focus:
-            self.findings.focus()
+        """esc: from the note field, a pane or the tab bar, back to the findings list; from there, the queue."""
+        if self.focused is not None and self.focused is not self.findings:
+            self.set_focus(self.findings)
             return
         self.dismiss()
 
@@ -693,6 +720,7 @@ class DesignScreen(Screen):
     def action_diff(self) -> None:
         view = self.view
         if view is None or view.design is None:
+            self.app.keys.refused("no graph to diff")
             self.notify("no graph to diff", severity="warning")
             return
         d = view.data
@@ -709,6 +737,7 @@ class DesignScreen(Screen):
 
         view = self.view
         if view is None or view.design is None:
+            self.app.keys.refused("no graph to diff")
             self.notify("no graph to diff", severity="warning")
             return
         d = view.data
@@ -747,10 +776,13 @@ class DesignScreen(Screen):
 
     def action_run_check(self, kind: str = "forward") -> None:
         if self.view is None:
+            self.app.keys.refused("the run dialog")
             return
         if self.view.data.get("error") is not None:
+            self.app.keys.refused("the run dialog")
             self.notify("an ungenerated design has nothing to run", severity="warning")
             return
+        self.app.keys.expect("the run dialog")
         self._offer_run(self.view, kind)
 
     @work(thread=True, exclusive=True, group="run-offer", exit_on_error=False)
@@ -793,3 +825,4 @@ class DesignScreen(Screen):
 
         self.app.push_screen(ChoiceScreen(f"Launch a {what} of {visible(view.id)} on…", choices, note=note,
                                           filter=False), chosen)
+        self.app.keys.arrived()
