@@ -360,6 +360,13 @@ class AppStore:
 
         return record_judgment(self.db, design_id, finding_key, self.curator, verdict, note or None)
 
+    def judge_seen(self, design_id: str, finding_key: str | None, verdict: str, note: str | None,
+                   seen: dict) -> dict:
+        """A verdict, and which other curators changed theirs on the finding since it was shown."""
+        from .judgments import record_judgment_seen
+
+        return record_judgment_seen(self.db, design_id, finding_key, self.curator, verdict, note or None, seen)
+
     def note(self, design_id: str, finding_key: str | None, note: str | None) -> int:
         from .judgments import record_note
 

@@ -109,7 +109,8 @@ class CuratorApp(App[int]):
         self.writes = WriteQueue(self)
         self.runs = RunBridge(self)
         self.keys = KeyGate(self)
-        self.steps_this_session = 0
+        self.steps_this_session = 0  # steps taken (shown at once, saved or not)
+        self.steps_saved = 0  # steps DuckDB has committed: what the screen calls saved
         self.design_cache: OrderedDict = OrderedDict()
         self.facets: dict = {}
         self.progress: dict | None = None
@@ -414,23 +415,45 @@ class CuratorApp(App[int]):
         if op.kind != "undo":
             self.steps_this_session += 1
         self.writes.submit(op)
+        self.writes_changed()
+
+    def writes_changed(self) -> None:
+        """Steps were submitted, committed or refused: the screens that show what is pending follow."""
+        for screen in self.screen_stack:
+            handler = getattr(screen, "writes_changed", None)
+            if handler is not None:
+                handler()
 
     @property
     def writes_pending(self) -> int:
         return self.writes.pending
 
+    def writes_status(self) -> str:
+        """What is saved and what is not yet, as the design screen shows it: a step counts as saved only
+        once DuckDB has committed it, so a crash loses at most what is shown as saving."""
+        text = f"{self.steps_saved} saved"
+        if self.writes.pending:
+            text += f" · saving {self.writes.pending}…"
+            if self.writes.waiting_on:
+                text += f" ({self.writes.waiting_on})"
+        return text
+
     def judge(self, view, finding: dict | None, verdict: str, note: str | None = None) -> None:
         """Record a verdict on a finding (or `clean` on the design, finding None)."""
         key = finding["key"] if finding is not None else None
         mine = {"verdict": verdict, "note": note}
+        args = {"key": key, "verdict": verdict, "note": note}
         if finding is not None:
+            # the other curators' verdicts as shown: the store says which changed since (a notice, not a loss)
+            args["seen"] = {who: (j or {}).get("event_id") for who, j in (finding.get("judgments") or {}).items()
+                            if who != self.curator}
             finding["verdict"] = verdict
             finding.setdefault("judgments", {})[self.curator] = mine
         else:
             view.data.setdefault("design_judgments", {})[self.curator] = mine
         (view.data.get("flags") or {}).pop(key, None)
         self._local_row_update(view)
-        self.submit(WriteOp("judge", view.id, {"key": key, "verdict": verdict, "note": note}))
+        self.submit(WriteOp("judge", view.id, args))
 
     def save_note(self, view, finding: dict | None, note: str | None) -> None:
         """A note added to (or changed on) a verdict already given: the verdict stays."""
@@ -494,6 +517,14 @@ class CuratorApp(App[int]):
     def on_write_done(self, message: WriteDone) -> None:
         op, result = message.op, message.result
         designs = [op.design_id] if op.design_id else []
+        if op.kind != "undo":
+            self.steps_saved += 1
+        elif result is not None:
+            self.steps_saved = max(self.steps_saved - 1, 0)
+        self.writes_changed()
+        if op.kind == "judge" and isinstance(result, dict) and result.get("changed"):
+            self._say_changed(op, result["changed"])
+            self.forget_design(op.design_id)
         if op.kind == "undo":
             if result is None:
                 self.notify("nothing of yours left to undo")
@@ -518,10 +549,23 @@ class CuratorApp(App[int]):
             if handler is not None:
                 handler(op, result, designs)
 
+    def _say_changed(self, op: WriteOp, changed: list[dict]) -> None:
+        from .components.findings import VERDICT_LABEL as VERDICT_WORDS
+
+        parts = []
+        for c in changed:
+            now = VERDICT_WORDS.get(c["verdict"], c["verdict"])
+            parts.append(f"{c['curator']} judged it {now}" + ("" if c["was"] is None else " (changed since)"))
+        mine = VERDICT_WORDS.get(op.args["verdict"], op.args["verdict"])
+        self.notify(f"{op.args.get('key') or op.design_id} on {op.design_id}: since it was shown to you, "
+                    f"{'; '.join(parts)}. Your {mine} is stored beside it (Review, V, lists disagreements).",
+                    title="changed by another curator", severity="warning", timeout=10)
+
     def write_failed(self, op: WriteOp, error: BaseException) -> None:
         # the optimistic state shown was never saved: drop it and re-read the design
         if op.kind != "undo":
             self.steps_this_session = max(self.steps_this_session - 1, 0)
+        self.writes_changed()
         did = op.design_id
         if did is None:
             return

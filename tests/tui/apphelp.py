@@ -19,10 +19,15 @@ def make_app(path, curator: str = "ada", keymap: dict | None = None, **kw):
 
 async def settle(pilot, rounds: int = 40) -> None:
     """Wait until no worker runs and no write is pending."""
+    from textual.worker import WorkerCancelled
+
     app = pilot.app
     for _ in range(rounds):
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:
+            pass  # a worker replaced by a newer one of its group (exclusive): the loop looks again
         await pilot.pause()
         idle = not any(w.is_running for w in app.workers) and not app.writes_pending and not app.keys.pending
         if idle and not _tables_resizing(app):

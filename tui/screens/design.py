@@ -38,7 +38,6 @@ from ..widgets.header import AppHeader
 from ..widgets.messages import BulkPreview, DesignLoaded, NextFound, RecentLoaded
 from ..widgets.queue_list import QueueModel
 
-
 TABS = Binding.Group("Tabs", compact=True)  # 1-5 shown once in the footer
 
 
@@ -346,15 +345,18 @@ class DesignScreen(Screen):
     def _update_judging(self) -> None:
         view = self.view
         done, total = view.judged_count() if view is not None else (0, 0)
-        session = self.app.steps_this_session
         flagged = len(view.data.get("flags") or {}) if view is not None else 0
         later = f" · ⚑ {flagged} later" if flagged else ""
+        saved = self.app.writes_status()
         if view is not None and total == 0 and view.data.get("error") is None:
             clean = view.is_clean_marked(self.app.curator)
-            self.judge_bar.progress(1 if clean else 0, 1,
-                                    f"{'clean ✓' if clean else 'to mark'}{later} · {session} this session")
+            self.judge_bar.progress(1 if clean else 0, 1, f"{'clean ✓' if clean else 'to mark'}{later} · {saved}")
         else:
-            self.judge_bar.progress(done, total, f"{done}/{total} judged{later} · {session} this session")
+            self.judge_bar.progress(done, total, f"{done}/{total} judged{later} · {saved}")
+
+    def writes_changed(self) -> None:
+        if self.is_mounted and self.view is not None:
+            self._update_judging()
 
     # ---- the graph ---------------------------------------------------------------------
     def action_toggle_graph(self) -> None:
