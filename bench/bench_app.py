@@ -41,11 +41,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from archcurator.core.checks.connectivity import CONNECTIVITY_DEAD_NODE
+from archcurator.core.ops.rules import SHAPE_CONV_CHANNELS, SHAPE_FLATTEN_LINEAR_WIDTH
+
 ROOT = Path(__file__).resolve().parents[1]
 
 AUTHORS = [("agent", "model-a"), ("agent", "model-b"), ("agent", "model-c"), ("human", None)]
 TASK_SETS = ["plain-sentence", "repair", "open-source"]
-RULES = ["shape.flatten-linear-width", "connectivity.dead-node", "shape.conv-channels", "numerics.softmax-then-ce",
+RULES = [SHAPE_FLATTEN_LINEAR_WIDTH, CONNECTIVITY_DEAD_NODE, SHAPE_CONV_CHANNELS, "numerics.softmax-then-ce",
          "efficiency.bias-before-norm"]
 
 

@@ -233,6 +233,15 @@ ENTRIES = [
 PACKAGES = {
     "huggingface/pytorch-image-models": ("Apache-2.0", "timm==1.0.31"),
     "huggingface/transformers": ("Apache-2.0", "transformers==5.23.0"),
+    "Project-MONAI/MONAI": ("Apache-2.0", "monai==1.6.1"),
+    # an older wheel: its licence sits in the dist-info folder itself (the third field)
+    "lucidrains/conformer": ("MIT", "conformer==0.3.2", "conformer-0.3.2.dist-info/LICENSE"),
+    "qubvel-org/segmentation_models.pytorch": ("MIT", "segmentation_models_pytorch==0.6.0"),
+    # read by the smp entries (their encoders subclass torchvision's ResNet; the models mix in
+    # huggingface_hub's PyTorchModelHubMixin)
+    "pytorch/vision": ("BSD-3-Clause", "torchvision==0.29.1", "torchvision-0.29.1.dist-info/LICENSE"),
+    "huggingface/huggingface_hub": ("Apache-2.0", "huggingface_hub==0.26.5",
+                                    "huggingface_hub-0.26.5.dist-info/LICENSE"),
 }
 
 
@@ -240,8 +249,18 @@ def P(repo, file, entry, args=None, inputs=("2,3,224,224",), note=""):
     return dict(E(repo, file, entry, args, inputs, note=note), package=PACKAGES[repo][1])
 
 
+_CONFORMER = "lucidrains/conformer"
+_SMP = "qubvel-org/segmentation_models.pytorch"
+# what an smp model imports besides smp: read from their wheels too (`with`); the truth run imports the real
+# ones, with torchvision's meta-kernel registrations of its C++ ops (nms ...) left out (`stubs`): that wheel's
+# compiled ops are built for another torch, and no model here calls them
+_SMP_WITH = dict(package_with=["timm==1.0.31", "torchvision==0.29.1", "huggingface_hub==0.26.5"],
+                 stubs=["torchvision._meta_registrations"])
+
+
 _TIMM = "huggingface/pytorch-image-models"
 _HF = "huggingface/transformers"
+_MONAI = "Project-MONAI/MONAI"
 _HF_SMALL = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128}
 _DECODER = dict(_HF_SMALL, vocab_size=100, num_key_value_heads=2, use_cache=False)
 
@@ -374,4 +393,99 @@ PACKAGE_ENTRIES = [
     P(_HF, "transformers/models/mobilebert/modeling_mobilebert.py", "MobileBertModel",
       dict(_HF_SMALL, vocab_size=100, embedding_size=32, intra_bottleneck_size=32, true_hidden_size=32),
       ["2,16:int64"]),
+
+    # MONAI's networks (medical imaging: 2-D and 3-D segmentation, classification, autoencoders, GANs),
+    # built through its layer factories (`Act`, `Norm`, `Conv` ... filled at import by module-level calls
+    # and decorators) and `monai.utils` helpers
+    *[P(_MONAI, f"monai/networks/nets/{f}", entry, args, inputs, note="3d" if len(inputs[0].split(",")) == 5 else "")
+      for f, entry, args, inputs in [
+        ("basic_unet.py", "BasicUNet", {"spatial_dims": 2, "in_channels": 1, "out_channels": 2}, ["2,1,64,64"]),
+        ("basic_unet.py", "BasicUNet", {"spatial_dims": 3, "in_channels": 1, "out_channels": 3,
+                                        "features": [8, 8, 16, 32, 64, 8]}, ["1,1,32,32,32"]),
+        ("basic_unetplusplus.py", "BasicUNetPlusPlus", {"spatial_dims": 2, "in_channels": 1, "out_channels": 2,
+                                                        "features": [8, 8, 16, 32, 64, 8]}, ["2,1,64,64"]),
+        ("unet.py", "UNet", {"spatial_dims": 2, "in_channels": 1, "out_channels": 3, "channels": [8, 16, 32, 64],
+                             "strides": [2, 2, 2], "num_res_units": 2}, ["2,1,64,64"]),
+        ("unet.py", "UNet", {"spatial_dims": 3, "in_channels": 2, "out_channels": 2, "channels": [8, 16, 32],
+                             "strides": [2, 2], "norm": "batch", "act": "relu"}, ["2,2,32,32,32"]),
+        ("attentionunet.py", "AttentionUnet", {"spatial_dims": 2, "in_channels": 1, "out_channels": 2,
+                                               "channels": [8, 16, 32], "strides": [2, 2]}, ["2,1,64,64"]),
+        ("segresnet.py", "SegResNet", {"spatial_dims": 3, "init_filters": 8, "in_channels": 1,
+                                       "out_channels": 2}, ["1,1,32,32,32"]),
+        ("segresnet.py", "SegResNetVAE", {"input_image_size": [32, 32, 32], "spatial_dims": 3,
+                                          "init_filters": 8, "in_channels": 1, "out_channels": 2},
+         ["1,1,32,32,32"]),
+        ("dynunet.py", "DynUNet", {"spatial_dims": 2, "in_channels": 1, "out_channels": 2,
+                                   "kernel_size": [3, 3, 3, 3], "strides": [1, 2, 2, 2],
+                                   "upsample_kernel_size": [2, 2, 2], "filters": [8, 16, 32, 64]}, ["2,1,64,64"]),
+        ("unetr.py", "UNETR", {"in_channels": 1, "out_channels": 2, "img_size": [32, 32, 32], "feature_size": 8,
+                               "hidden_size": 96, "mlp_dim": 192, "num_heads": 4}, ["1,1,32,32,32"]),
+        ("swin_unetr.py", "SwinUNETR", {"in_channels": 1, "out_channels": 2, "feature_size": 12,
+                                        "spatial_dims": 2, "depths": [1, 1, 1, 1]}, ["1,1,64,64"]),
+        ("vnet.py", "VNet", {"spatial_dims": 3, "in_channels": 1, "out_channels": 2}, ["1,1,32,32,32"]),
+        ("densenet.py", "DenseNet121", {"spatial_dims": 2, "in_channels": 1, "out_channels": 4}, ["2,1,64,64"]),
+        ("densenet.py", "DenseNet", {"spatial_dims": 3, "in_channels": 1, "out_channels": 2, "init_features": 8,
+                                     "growth_rate": 8, "block_config": [2, 2]}, ["2,1,32,32,32"]),
+        ("resnet.py", "resnet18", {"spatial_dims": 2, "n_input_channels": 1, "num_classes": 3}, ["2,1,64,64"]),
+        ("resnet.py", "ResNet", {"block": "bottleneck", "layers": [1, 1, 1, 1], "block_inplanes": [8, 16, 32, 64],
+                                 "spatial_dims": 3, "n_input_channels": 1, "num_classes": 2},
+         ["2,1,32,32,32"]),
+        ("senet.py", "SEResNet50", {"spatial_dims": 2, "in_channels": 3, "num_classes": 5}, ["2,3,64,64"]),
+        ("efficientnet.py", "EfficientNetBN", {"model_name": "efficientnet-b0", "pretrained": False,
+                                               "spatial_dims": 2, "in_channels": 3, "num_classes": 4},
+         ["2,3,64,64"]),
+        ("highresnet.py", "HighResNet", {"spatial_dims": 2, "in_channels": 1, "out_channels": 2}, ["2,1,32,32"]),
+        ("autoencoder.py", "AutoEncoder", {"spatial_dims": 2, "in_channels": 1, "out_channels": 1,
+                                           "channels": [4, 8, 16], "strides": [2, 2, 2]}, ["2,1,32,32"]),
+        ("varautoencoder.py", "VarAutoEncoder", {"spatial_dims": 2, "in_shape": [1, 32, 32], "out_channels": 1,
+                                                 "latent_size": 8, "channels": [4, 8, 16], "strides": [2, 2, 2]},
+         ["2,1,32,32"]),
+        ("generator.py", "Generator", {"latent_shape": [16], "start_shape": [8, 4, 4], "channels": [8, 4, 1],
+                                       "strides": [2, 2, 2]}, ["2,16"]),
+        ("regressor.py", "Regressor", {"in_shape": [1, 32, 32], "out_shape": [2], "channels": [4, 8, 16],
+                                       "strides": [2, 2, 2]}, ["2,1,32,32"]),
+        ("classifier.py", "Discriminator", {"in_shape": [1, 32, 32], "channels": [4, 8, 16],
+                                            "strides": [2, 2, 2]}, ["2,1,32,32"]),
+        ("vit.py", "ViT", {"in_channels": 1, "img_size": [32, 32], "patch_size": [8, 8], "hidden_size": 64,
+                           "mlp_dim": 128, "num_layers": 2, "num_heads": 4, "spatial_dims": 2,
+                           "classification": True, "num_classes": 3}, ["2,1,32,32"]),
+        ("fullyconnectednet.py", "FullyConnectedNet", {"in_channels": 10, "out_channels": 3,
+                                                       "hidden_channels": [16, 32]}, ["2,10"]),
+        ("regunet.py", "LocalNet", {"spatial_dims": 2, "in_channels": 2, "num_channel_initial": 8,
+                                    "extract_levels": [0, 1, 2], "out_channels": 2}, ["2,2,32,32"]),
+        ("mednext.py", "MedNeXt", {"spatial_dims": 2, "init_filters": 8, "in_channels": 1, "out_channels": 2,
+                                   "blocks_down": [1, 1, 1], "blocks_bottleneck": 1, "blocks_up": [1, 1, 1]},
+         ["2,1,32,32"]),
+        ("patchgan_discriminator.py", "PatchDiscriminator", {"spatial_dims": 2, "num_layers_d": 2, "channels": 8,
+                                                             "in_channels": 1}, ["2,1,64,64"]),
+    ]],
+    # speech: the Conformer (relative-position attention, GLU convolution module, einops)
+    P(_CONFORMER, "conformer/conformer.py", "ConformerBlock", {"dim": 64, "dim_head": 16, "heads": 4,
+                                                               "conv_kernel_size": 15}, ["2,50,64"]),
+    P(_CONFORMER, "conformer/conformer.py", "Conformer", {"dim": 48, "depth": 2, "dim_head": 12, "heads": 4,
+                                                          "ff_mult": 2, "conv_kernel_size": 7}, ["2,40,48"]),
+    P(_CONFORMER, "conformer/conformer.py", "Conformer", {"dim": 32, "depth": 1, "heads": 2, "dim_head": 16,
+                                                          "conv_causal": True, "conv_kernel_size": 9},
+      ["1,30,32"], note="causal"),
+    # segmentation_models_pytorch: decoders over encoders picked by name from the table its encoders
+    # package fills with `encoders.update(...)` at import
+    *[dict(P(_SMP, f"segmentation_models_pytorch/decoders/{d}/model.py", entry,
+             dict({"encoder_weights": None, "classes": 3}, **args), [inp],
+             note="" if args["encoder_name"] == "resnet18" or entry != "Unet" else args["encoder_name"]), **_SMP_WITH)
+      for d, entry, args, inp in [
+          ("unet", "Unet", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("unet", "Unet", {"encoder_name": "resnet34", "in_channels": 1, "classes": 2,
+                            "decoder_channels": [64, 32, 16, 8, 4]}, "2,1,64,64"),
+          ("unetplusplus", "UnetPlusPlus", {"encoder_name": "resnet18", "encoder_depth": 4,
+                                            "decoder_channels": [64, 32, 16, 8]}, "2,3,64,64"),
+          ("fpn", "FPN", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("pspnet", "PSPNet", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("deeplabv3", "DeepLabV3", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("deeplabv3", "DeepLabV3Plus", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("linknet", "Linknet", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("manet", "MAnet", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("pan", "PAN", {"encoder_name": "resnet18"}, "2,3,128,128"),
+          ("upernet", "UPerNet", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("segformer", "Segformer", {"encoder_name": "mit_b0"}, "2,3,64,64"),
+      ]],
 ]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .graph import Design, parse_ref
 from .ops import OP_TABLE
+from .sizes import DEFAULT_SYMBOL_SIZE, declared_id_range, id_range, symbol_env  # noqa: F401 (asked here too)
 
 _KEY_DOT = "\u00b7"  # ModuleDict keys may not contain '.'
 
@@ -218,27 +219,6 @@ def _fmt(args: dict) -> str:
     return ", ".join(f"{k}={v!r}" for k, v in args.items())
 
 
-DEFAULT_SYMBOL_SIZE = 8
-
-
-def symbol_env(design: Design, batch: int = 2, env: dict | None = None) -> dict:
-    """Sizes for the design's symbols: the batch symbol(s) take `batch`, seq_len where declared."""
-    out: dict = {}
-    train = design.train or {}
-    seq_symbols = design.sequence_symbols() if train.get("seq_len") else set()
-    for spec in design.inputs:
-        for i, d in enumerate(spec.shape):
-            if isinstance(d, str) and d not in out:
-                if i == 0:
-                    out[d] = batch
-                elif d in seq_symbols:
-                    out[d] = int(train["seq_len"])
-                else:
-                    out[d] = DEFAULT_SYMBOL_SIZE
-    out.update(env or {})
-    return out
-
-
 def example_inputs(design: Design, batch: int = 2, device: str = "cpu", env: dict | None = None, seed: int = 0):
     """Random inputs of the declared shapes and dtypes.
 
@@ -271,31 +251,3 @@ def example_inputs(design: Design, batch: int = 2, device: str = "cpu", env: dic
 
 
 _TORCH_DTYPES = {"float": "float32", "long": "int64", "int": "int32"}
-
-
-def declared_id_range(design: Design, input_id: str) -> int | None:
-    """The declared number of distinct ids an integer input carries: the input's own
-    `vocab_size`, else train.vocab_size for the design's first integer input."""
-    spec = next((i for i in design.inputs if i.id == input_id), None)
-    if spec is None:
-        return None
-    own = spec.extra.get("vocab_size")
-    if isinstance(own, int):
-        return own
-    first_int = next((i.id for i in design.inputs if not str(i.dtype).startswith(("float", "bfloat"))), None)
-    vocab = (design.train or {}).get("vocab_size")
-    if input_id == first_int and isinstance(vocab, int):
-        return vocab
-    return None
-
-
-def id_range(design: Design, input_id: str) -> int:
-    """Ids to draw for an integer input: the declared range, else the smallest
-    table it feeds, else 16."""
-    declared = declared_id_range(design, input_id)
-    if declared is not None:
-        return declared
-    rows = [n.args.get("num_embeddings") for n in design.nodes
-            if n.op == "Embedding" and n.inputs and n.inputs[0] == input_id
-            and isinstance(n.args.get("num_embeddings"), int)]
-    return min(rows) if rows else 16

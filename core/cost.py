@@ -12,6 +12,7 @@ import sys
 from . import dims as D
 from .assets import gpu_prices
 from .graph import Design
+from .sizes import quote_env
 
 # Documented defaults for a design whose `train` block leaves a field out (README: "Cost defaults").
 DEFAULTS = {
@@ -44,29 +45,19 @@ def _finite(x: float, notes: list, what: str) -> float:
 
 
 def cost_env(design: Design, batch: int = 1) -> tuple[dict, list[str]]:
-    """Sizes for the symbols: the batch symbol(s) -> `batch`, the second dim of a
-    sequence input -> seq_len, anything else -> a documented default."""
-    train = design.train or {}
-    env: dict = {}
-    notes: list[str] = []
-    seq = train.get("seq_len")
-    declared_seq = design.sequence_symbols() if _count(seq) else set()
-    for spec in design.inputs:
-        for i, d in enumerate(spec.shape):
-            if not isinstance(d, str) or d in env:
-                continue
-            if i == 0:
-                env[d] = batch
-            elif d in declared_seq:
-                env[d] = seq
-            elif i == 1 and len(spec.shape) <= 3:
-                env[d] = seq if _count(seq) else DEFAULTS["seq_len"]
-                if not _count(seq):
-                    notes.append(f"{d}={DEFAULTS['seq_len']} (default seq_len)")
-            else:
-                env[d] = DEFAULTS["other_symbol"]
-                notes.append(f"{d}={DEFAULTS['other_symbol']} (default size of a free symbol)")
-    return env, notes
+    """Sizes for the symbols of a quote (core/sizes.py: the design's declared sizes, in one place)."""
+    return quote_env(design, batch, DEFAULTS["seq_len"], DEFAULTS["other_symbol"])
+
+
+def _input_batch(design: Design) -> int:
+    """The batch a parsed design's concrete inputs were given at (`meta.input_batch`, dim 0 of every
+    input), or 1: the graph then computes that many samples at once."""
+    b = (design.meta or {}).get("input_batch")
+    if not _count(b) or not design.inputs:
+        return 1
+    if all(spec.shape and spec.shape[0] == b for spec in design.inputs):
+        return b
+    return 1
 
 
 def compute_cost(design: Design, inf) -> dict:
@@ -104,7 +95,7 @@ def compute_cost(design: Design, inf) -> dict:
             key = t.shape if len(t.shape) <= 64 else id(t.shape)
             n = sizes.get(key, sizes)
             if n is sizes:
-                n = _value(D.prod(t.shape), env)
+                n = _numel(t.shape, env)
                 sizes[key] = n = n if D.is_const(n) and 0 <= n <= LARGEST else None
             if n is not None:
                 act_values += n
@@ -119,6 +110,11 @@ def compute_cost(design: Design, inf) -> dict:
             return DEFAULTS[name]
         return v
 
+    per = _input_batch(design)
+    if per > 1:  # a parsed design's inputs hold the batch they were given: the figures are per sample
+        flops = flops // per if flops is not None else None
+        act_values //= per
+        assumptions.append(f"inputs given at batch {per}: FLOPs and activations divided by it (per sample)")
     steps = field("steps")
     batch = field("batch_size")
     optimizer = train.get("optimizer", DEFAULTS["optimizer"])
@@ -168,6 +164,20 @@ def compute_cost(design: Design, inf) -> dict:
         },
         "assumptions": assumptions,
     }
+
+
+def _numel(shape, env):
+    """The number of values of a shape with the symbols set: the product of its sizes, multiplied as ints
+    when every size is a number or a symbol of `env` (the same figure as the product's polynomial, without
+    building it); else through the polynomial."""
+    n = 1
+    for d in shape:
+        if type(d) is not int:
+            d = env.get(d) if type(d) is str else None
+            if type(d) is not int:
+                return _value(D.prod(shape), env)
+        n *= d
+    return n
 
 
 def _value(d, env):

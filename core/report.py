@@ -16,6 +16,10 @@ class Finding:
     nodes: tuple
     message: str
 
+    def __post_init__(self) -> None:
+        if type(self.rule) is not str:  # a Rule is its id; findings carry the plain id (JSON, DuckDB)
+            object.__setattr__(self, "rule", str(self.rule))
+
     def to_dict(self) -> dict:
         return {"rule": self.rule, "severity": self.severity, "nodes": list(self.nodes), "message": self.message}
 

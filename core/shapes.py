@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import dims as D
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
-from .ops import OP_TABLE
+from .ops import OP_TABLE, ops_with
 from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
 from .ops.dtype_support import data_dtype, promotes, supported
 from .ops.layout import (
@@ -28,6 +28,23 @@ from .ops.layout import (
     view_permutation,
     writes_in_place,
 )
+from .ops.rules import (
+    CONNECTIVITY_BAD_ARG,
+    CONNECTIVITY_BAD_RESULT,
+    CONNECTIVITY_INPLACE_LEAF,
+    CONNECTIVITY_MISSING_ARG,
+    CONNECTIVITY_UNKNOWN_OP,
+    DTYPE_INT_INTO_FLOAT,
+    DTYPE_UNSUPPORTED,
+    SHAPE_ARITY,
+    SHAPE_INDEX_RANGE,
+    SHAPE_MEMORY_LAYOUT,
+    SHAPE_SHARES_IGNORED,
+    SHAPE_SHARES_MISMATCH,
+    SHAPE_UNKNOWN_DIM,
+    SHAPE_UNKNOWN_INDEX,
+)
+from .sizes import declared_id_range, declared_sizes
 
 
 @dataclass
@@ -71,16 +88,21 @@ class Inference:
         return results[idx]
 
 
-def infer_design(design: Design, order: list | None = None) -> Inference:
-    """`order`: the design's topological order when the caller already has it."""
+# repeated layers (same op, arguments and operand types) are inferred once; bench/bench_verify.py turns
+# this off to measure the walk on designs that repeat nothing
+REPEAT_CACHE = True
+
+
+def infer_design(design: Design, order: list | None = None, nodes: dict | None = None) -> Inference:
+    """`order`: the design's topological order when the caller already has it; `nodes`: its nodes by id."""
     inf = Inference()
     train = design.train or {}
     inf.train = train if type(train) is dict else {}
     for spec in design.inputs:
         inf.types[spec.id] = [TensorType(tuple(spec.shape), spec.dtype)]
-    nodes = design.node_map()
+    nodes = design.node_map() if nodes is None else nodes  # the caller's map of the same nodes, when it has one
     inf.order = design.topo_order() if order is None else order
-    memo: dict = {}
+    memo: dict | None = {} if REPEAT_CACHE else None
     inf.declared = declared_sizes(design)
     inf.input_symbols = {d for spec in design.inputs for d in spec.shape if isinstance(d, str)}
     inf.max_ref = _max_refs(design)
@@ -110,7 +132,6 @@ def _max_refs(design: Design) -> dict:
 
 
 def _declared_ranges(design: Design) -> dict:
-    from .build import declared_id_range
 
     out = {}
     for spec in design.inputs:
@@ -121,29 +142,11 @@ def _declared_ranges(design: Design) -> dict:
     return out
 
 
-def declared_sizes(design: Design) -> dict:
-    """The sizes the design itself declares for its symbols: train.batch_size for the batch symbol
-    (dim 0 of an input), train.seq_len for the sequence symbol (Design.sequence_symbols). Conditions on symbols are
-    judged at these (core.build.symbol_env runs a design at them)."""
-    train = design.train or {}
-    batch, seq = train.get("batch_size"), train.get("seq_len")
-    seq_symbols = design.sequence_symbols() if type(seq) is int and seq > 0 else set()
-    out: dict = {}
-    seen: set = set()
-    for spec in design.inputs:
-        for i, d in enumerate(spec.shape):
-            if not isinstance(d, str) or d in seen:
-                continue
-            seen.add(d)
-            if i == 0 and type(batch) is int and batch > 0:
-                out[d] = batch
-            elif i > 0 and d in seq_symbols:
-                out[d] = seq
-    return out
-
-
-SYMBOL_BOUNDS = {"Slice": ("start", "end")}  # args that may name a symbol the run resolves from the inputs
-EINOPS = {"Rearrange", "Repeat", "Reduce"}
+# args that may name a symbol the run resolves from the inputs
+SYMBOL_BOUNDS = {name: spec.symbol_args for name, spec in OP_TABLE.items() if spec.symbol_args}
+EINOPS = ops_with("einops")
+INDEXED_POOLS = ops_with("pools", "nonlinear")  # the max pools, whose return_indices gives positions
+ADAPTIVE_POOLS = ops_with("adaptive")
 
 
 def _stray_symbol(node: Node, args: dict, inf: Inference) -> tuple | None:
@@ -173,7 +176,7 @@ def _follow_layout(node: Node, inf: Inference) -> bool:
         t = inf.type_of(src)
         why = refusal(node.op, t.shape, order, inf.declared) if t.shape is not None else None
         if why:
-            _fail(inf, node, "shape.memory-layout",
+            _fail(inf, node, SHAPE_MEMORY_LAYOUT,
                   f"{node.op} {node.id!r} {why}: its input {src!r} is a permuted view (dims in memory "
                   f"{list(order)}, outermost first); call .contiguous() on it first (a Reshape after the "
                   "permute copies)")
@@ -181,7 +184,7 @@ def _follow_layout(node: Node, inf: Inference) -> bool:
     if inf.overlap and src in inf.overlap:
         mode = mode_of(inf.train)
         if writes_in_place(node.op, node.args, mode) and node.op not in OVERLAP_TOLERANT_INPLACE:
-            _fail(inf, node, "shape.memory-layout",
+            _fail(inf, node, SHAPE_MEMORY_LAYOUT,
                   f"{node.op} {node.id!r} works in place (inplace=true) on {src!r}, an expanded tensor whose "
                   "elements share memory; torch refuses to write it ('more than one element of the written-to "
                   "tensor refers to a single memory location') — set inplace=false, or clone it first")
@@ -211,10 +214,10 @@ def _reads_stale_piece(node: Node, inf: Inference) -> bool:
     outlive unchanged: an op that then writes the base in place makes every later read of a piece fail
     ('Output 0 of Split is a view and its base ... has been modified inplace', gen-254912). True when this
     node is such a read (it is refused here)."""
-    for ref in node.inputs:
+    for ref in node.inputs if inf.stale else ():  # nothing rewritten yet: no piece is stale
         writer = inf.stale.get(parse_ref(ref)[0])
         if writer is not None:
-            _fail(inf, node, "connectivity.inplace-leaf",
+            _fail(inf, node, CONNECTIVITY_INPLACE_LEAF,
                   f"{node.op} {node.id!r} reads {ref!r}, a piece of a Chunk/Split of values that need gradients, "
                   f"after {writer!r} rewrote their base in place; in training torch refuses to use such a piece "
                   "then — set inplace=false on the writer, or read the pieces before it")
@@ -254,7 +257,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         return
     spec = OP_TABLE.get(node.op)
     if spec is None:
-        _fail(inf, node, "connectivity.unknown-op",
+        _fail(inf, node, CONNECTIVITY_UNKNOWN_OP,
               f"node {node.id!r} uses op {_short(node.op, 60)}, which the op table does not know; "
               "use a torch.nn class name or a tensor op of archgraph/1")
         return
@@ -265,26 +268,27 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         own_args = other.args
     args, missing, unknown = spec.resolve_args(own_args)
     args = inf.args[node.id] = _guarded(args)
-    names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5
-                                                             else "")
+    if missing or unknown:
+        names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more"
+                                                                 if len(unknown) > 5 else "")
     if missing:
         # a misspelt name is both: say the one it gave beside the one it lacks (in_dim for in_features)
-        _fail(inf, node, "connectivity.missing-arg",
+        _fail(inf, node, CONNECTIVITY_MISSING_ARG,
               f"{node.op} {node.id!r} is missing required argument(s) {', '.join(missing)}" +
               (f"; it has argument(s) {names} that torch.nn.{node.op} does not take" if unknown else ""))
         return
     if unknown:
-        _fail(inf, node, "connectivity.bad-arg",
+        _fail(inf, node, CONNECTIVITY_BAD_ARG,
               f"{node.op} {node.id!r} has argument(s) {names} that torch.nn.{node.op} does not take")
         return
     malformed = spec.arg_problems(own_args)
     if malformed:
         # checked against the op's schema before any shape rule, check or cost reads the values
-        _fail(inf, node, "connectivity.bad-arg", f"{node.op} {node.id!r}: {'; '.join(malformed)}")
+        _fail(inf, node, CONNECTIVITY_BAD_ARG, f"{node.op} {node.id!r}: {'; '.join(malformed)}")
         return
-    stray = _stray_symbol(node, own_args, inf)
+    stray = _stray_symbol(node, own_args, inf) if node.op in SYMBOL_BOUNDS or node.op in EINOPS else None
     if stray is not None:
-        _fail(inf, node, "connectivity.bad-arg",
+        _fail(inf, node, CONNECTIVITY_BAD_ARG,
               f"{node.op} {node.id!r}: {stray[0]}={stray[1]!r} names no size of the design's inputs; the run "
               "takes a symbol's size from them")
         return
@@ -292,7 +296,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     n = len(node.inputs)
     if n < lo or (hi is not None and n > hi):
         want = f"{lo}" if lo == hi else (f"{lo}..{hi}" if hi is not None else f"at least {lo}")
-        _fail(inf, node, "shape.arity", f"{node.op} {node.id!r} takes {want} operand(s), got {n}")
+        _fail(inf, node, SHAPE_ARITY, f"{node.op} {node.id!r} takes {want} operand(s), got {n}")
         return
     in_types: list[TensorType] = []
     producers: list = []
@@ -301,7 +305,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
         results = types.get(rid)
         if results is not None and idx >= len(results) and not (len(results) == 1 and results[0].shape is None):
-            _fail(inf, node, "connectivity.bad-result",
+            _fail(inf, node, CONNECTIVITY_BAD_RESULT,
                   f"node {node.id!r} reads {ref!r}, but {rid!r} has only {len(results)} result(s)")
             return
         in_types.append(results[idx] if results and idx < len(results) else UNKNOWN)  # = inf.type_of(ref)
@@ -313,11 +317,11 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     mode = train.get("mode", "train") if type(train) is dict else "train"
     data = data_dtype(node.op, [t.dtype for t in in_types], in_types) if spec.measured_for(args) else None
     row = spec.dtype_key(args) if spec.dtype_key is not None and data is not None else node.op
-    refused = data if data is not None and supported(row, data, mode) is False and \
-        not any(t.shape is not None and 0 in t.shape for t in in_types) else None
+    takes = supported(row, data, mode) if data is not None else None
+    refused = data if takes is False and not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
         integer = refused not in ("float32", "float64", "float16", "bfloat16", "float")
-        _fail(inf, node, "dtype.int-into-float" if integer else "dtype.unsupported",
+        _fail(inf, node, DTYPE_INT_INTO_FLOAT if integer else DTYPE_UNSUPPORTED,
               f"{node.op} {node.id!r} receives {refused} values, which torch's {node.op} does not take"
               + (" in training mode" if mode != "eval" and supported(row, refused, "eval") else "")
               + ("; cast them to float (or embed token ids)" if integer else
@@ -325,25 +329,25 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
     ctx.bounds = inf.bounds
-    ctx.dtype_ok = data is not None and supported(row, data, mode) is True
+    ctx.dtype_ok = takes is True
     if inf.max_ref:
         ctx.max_result = inf.max_ref.get(node.id, 0)
     if node.op == "Parameter" or (node.inputs and node.inputs[0] in inf.leaves and _memory_view(node)):
         inf.leaves.add(node.id)
     if inf.leaves and args.get("inplace") and node.inputs and node.inputs[0] in inf.leaves and mode != "eval" and \
             node.op not in NO_WRITE_INPLACE:
-        _fail(inf, node, "connectivity.inplace-leaf",
+        _fail(inf, node, CONNECTIVITY_INPLACE_LEAF,
               f"{node.op} {node.id!r} works in place (inplace=true) on {node.inputs[0]!r}, a learned Parameter (or a "
               "view of one); in training torch refuses to overwrite a leaf that requires grad — set inplace=false")
         return
     if inf.split_views and args.get("inplace") and node.inputs and mode != "eval" and \
             node.op not in NO_WRITE_INPLACE and parse_ref(node.inputs[0])[0] in inf.split_views:
-        _fail(inf, node, "connectivity.inplace-leaf",
+        _fail(inf, node, CONNECTIVITY_INPLACE_LEAF,
               f"{node.op} {node.id!r} works in place (inplace=true) on {node.inputs[0]!r}, a view of one result of a "
               "Chunk or Split of values that need gradients; in training torch refuses to modify such a view in "
               "place — set inplace=false")
         return
-    if inf.vocab:
+    if len(inf.vocab) > 1 or node.op == "Arange":  # vocab always holds None: a range is followed from it
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
         if inf.reach:
             ctx.value_reach = {i: inf.reach[r] for i, r in enumerate(node.inputs) if r in inf.reach}
@@ -356,18 +360,18 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
                 inf.vocab[node.id] = max(ranges)
                 if any(r in inf.aranges for r in node.inputs):
                     inf.aranges[node.id] = False
-        elif node.op in ("Add", "Mul") and len(node.inputs) == 2 and \
+        elif node.op in GROWS_IDS and len(node.inputs) == 2 and \
                 all(type(inf.vocab.get(r)) is int for r in node.inputs):
             _arithmetic_range(node, inf)
         elif node.inputs and node.inputs[0] in inf.vocab:
             _follow_range(node, args, inf.vocab[node.inputs[0]], inf, mode)
         if node.id in inf.overwritten:
             inf.vocab.pop(node.id, None)
-        if node.op in ("Cumsum", "Sum") and node.id in inf.vocab and type(inf.vocab[node.id]) is int:
+        if node.op in SUMS and node.id in inf.vocab and type(inf.vocab[node.id]) is int:
             _sum_reach(node, args, inf)
         elif inf.reach and node.inputs and node.inputs[0] in inf.reach and node.id in inf.vocab:
             _follow_reach(node, inf)
-    if inf.negative or node.op in PADS_WITH_FILL or node.op.startswith("ConstantPad"):
+    if inf.negative or node.op in PADS_WITH_FILL:
         _follow_negative(node, args, in_types, inf, mode, ctx)
     if node.op in INDEX_READERS and len(node.inputs) > INDEX_READERS[node.op]:
         _unknown_index(node, in_types, nodes, inf, ctx)
@@ -379,13 +383,13 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if bad is TOO_LONG:
         bad = None
         outs = [TensorType(None, t.dtype) for t in outs]
-        ctx.warn("shape.unknown-dim",
+        ctx.warn(SHAPE_UNKNOWN_DIM,
                  f"{node.op} {node.id!r}: a result has more than {MAX_RANK} dims, or symbolic sizes too long to write; "
                  "the verifier does not follow it, so sizes after it are unknown")
     if not bad and data is not None and promotes(row, data, mode):  # the row of the args' kernels
         outs = [TensorType(t.shape, "float32") if t.dtype == data else t for t in outs]
     if bad:
-        _fail(inf, node, "connectivity.bad-arg",
+        _fail(inf, node, CONNECTIVITY_BAD_ARG,
               f"{node.op} {node.id!r}: its arguments cannot be read ({bad[:200]}); "
               "use the types torch's constructor takes")
         return
@@ -396,7 +400,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         if not any(v.severity == "block" for v in ctx.violations):
             inf.ok.add(node.id)
     inf.types[node.id] = outs
-    if args.get("return_indices") and "MaxPool" in node.op and not node.op.startswith("Fractional") and in_types:
+    if args.get("return_indices") and node.op in INDEXED_POOLS and in_types:
         _pool_index_range(node, args, in_types[0], outs, inf)
     if node.shares is not None:
         _check_shares(node, nodes, inf, declared_args)
@@ -406,18 +410,18 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             count = spec.params(args)
         except Exception:  # noqa: BLE001 - reported below as a bad argument
             count = None
-        if not _is_size(count):
+        if not (type(count) is int and count >= 0) and not _is_size(count):
             inf.ok.discard(node.id)
             inf.params[node.id] = 0
-            _fail(inf, node, "connectivity.bad-arg",
+            _fail(inf, node, CONNECTIVITY_BAD_ARG,
                   f"{node.op} {node.id!r}: its arguments give no valid parameter count; "
                   "use the types torch's constructor takes", len(outs))
             return
-        extra = parametrized_params(node, args)
+        extra = parametrized_params(node, args) if node.extra else 0
         if extra is None:
             inf.ok.discard(node.id)
             inf.params[node.id] = 0
-            _fail(inf, node, "connectivity.bad-arg",
+            _fail(inf, node, CONNECTIVITY_BAD_ARG,
                   f"{node.op} {node.id!r}: parametrize must be \"weight_norm\" or \"spectral_norm\" on a layer with "
                   f"a weight (Linear, Bilinear, Conv, ConvTranspose, Embedding), got {node.extra.get('parametrize')!r}",
                   len(outs))
@@ -436,8 +440,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
 # multi-output ops whose results are views; ops whose result is a view of their first operand (measured:
 # an in-place op on such a view of a Chunk/Split result that needs gradients raises in training mode;
 # Reshape and Flatten copy or not by strides, so they are left out)
-SPLIT_VIEWS = {"Chunk", "Split"}
-VIEW_KEEPERS = {"Slice", "Select", "Unsqueeze", "Squeeze", "Permute", "Transpose", "Expand", "Identity", "Unflatten"}
+SPLIT_VIEWS = ops_with("split-view")
+VIEW_KEEPERS = ops_with("view")
 
 
 def _track_grad(node: Node, inf: Inference) -> None:
@@ -447,7 +451,7 @@ def _track_grad(node: Node, inf: Inference) -> None:
     if not any(t.is_float for t in results):
         return
     if inf.params.get(node.id) or node.shares is not None or node.op == "Parameter" or \
-            any(parse_ref(r)[0] in inf.grad for r in node.inputs):
+            any((r if ":" not in r else parse_ref(r)[0]) in inf.grad for r in node.inputs):
         inf.grad.add(node.id)
         if node.op in SPLIT_VIEWS or (node.op in VIEW_KEEPERS and node.inputs and
                                       parse_ref(node.inputs[0])[0] in inf.split_views):
@@ -457,17 +461,15 @@ def _track_grad(node: Node, inf: Inference) -> None:
 
 
 PARAMETRIZATIONS = ("weight_norm", "spectral_norm")
+PARAMETRIZABLE = ops_with("parametrizable")
+TRANSPOSED = ops_with("transposed")
 # ops whose results hold values of their first operand only: an id range passes through them
-VALUE_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "Flatten", "Unflatten", "Permute",
-               "Transpose", "Identity", "Tile", "Roll", "Index", "Repeat", "Rearrange", "PixelShuffle",
-               "PixelUnshuffle", "ChannelShuffle"}
+VALUE_VIEWS = ops_with("moves-values")
 
 
 # ops whose result shares its operand's memory (measured on a Parameter: an in-place op on the result is
 # refused as on "a view of a leaf"); Tile, Roll, Index, PixelShuffle, ChannelShuffle copy
-MEMORY_VIEWS = {"Unsqueeze", "Squeeze", "Reshape", "Expand", "Slice", "Select", "Flatten", "Unflatten", "Permute",
-                "Transpose", "Identity"}
-EINOPS_VIEWS = {"Rearrange", "Repeat", "Reduce"}
+MEMORY_VIEWS = ops_with("view") | ops_with("view-if-contiguous")
 
 
 def _memory_view(node) -> bool:
@@ -476,7 +478,7 @@ def _memory_view(node) -> bool:
     after a reorder, a merge with a new axis and a reduction copy)."""
     if node.op in MEMORY_VIEWS:
         return True
-    pattern = node.args.get("pattern") if node.op in EINOPS_VIEWS else None
+    pattern = node.args.get("pattern") if node.op in EINOPS else None
     if not isinstance(pattern, str) or pattern.count("->") != 1:
         return False
     left, right = pattern.split("->")
@@ -493,13 +495,15 @@ def _memory_view(node) -> bool:
 
 # ops whose largest result is at least the largest id they read (ids are never negative): ReLU keeps them,
 # Amax keeps the largest, a sum or running sum of non-negative ids is at least each of them
-RANGE_KEEPERS = {"ReLU", "Amax", "Sum", "Cumsum"}
+RANGE_KEEPERS = ops_with("keeps-max")
 # ops whose result holds all the values of all their operands
-VALUE_JOINS = {"Concat", "Stack"}
+VALUE_JOINS = ops_with("joins-values")
 # ops that pass their first operand's values on unchanged in eval mode only
-EVAL_IDENTITIES = {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"}
+EVAL_IDENTITIES = ops_with("dropout")
 # ops whose every result holds values of their first operand
-VALUE_PIECES = {"Chunk", "Split"}
+VALUE_PIECES = ops_with("split-view")
+GROWS_IDS = ops_with("grows-ids")  # x + x doubles the largest id, x * x squares it
+SUMS = ops_with("sums")
 
 
 def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
@@ -544,15 +548,14 @@ def _follow_range(node, args: dict, ids, inf: Inference, mode: str) -> None:
             inf.vocab[f"{node.id}:{k}"] = ids
 
 
-PADS_WITH_FILL = {"Pad"}  # and the ConstantPad*d layers
+PADS_WITH_FILL = ops_with("pads-with-fill")
+PADS = ops_with("pads")
 # ops whose result holds every value of their first operand (no pick that could drop one)
-WHOLE_VIEWS = VALUE_VIEWS - {"Slice", "Select", "Index"}
+WHOLE_VIEWS = VALUE_VIEWS - ops_with("picks-values")
 # ops that read every value of one operand as a position and refuse a negative one (measured: gather,
 # index_select and the embedding lookups do not wrap -1 as tensor indexing does): operand index
-NEGATIVE_REFUSERS = {"Gather": 1, "IndexSelect": 1, "Embedding": 0, "EmbeddingBag": 0}
-
-
-INDEX_READERS = {**NEGATIVE_REFUSERS, "Index": 1}
+INDEX_READERS = {name: spec.positions for name, spec in OP_TABLE.items() if spec.positions is not None}
+NEGATIVE_REFUSERS = {name: k for name, k in INDEX_READERS.items() if "wraps-negative" not in OP_TABLE[name].traits}
 
 
 def _unknown_index(node, in_types: list, nodes: dict, inf: Inference, ctx: InferCtx) -> None:
@@ -565,7 +568,7 @@ def _unknown_index(node, in_types: list, nodes: dict, inf: Inference, ctx: Infer
     if producer is None or ref in inf.vocab or ref in inf.negative or t is None or not t.is_int or \
             t.dtype in ("bool", "uint8"):
         return
-    ctx.warn("shape.unknown-index", f"{node.op} {node.id!r} reads positions computed by {producer.op} "
+    ctx.warn(SHAPE_UNKNOWN_INDEX, f"{node.op} {node.id!r} reads positions computed by {producer.op} "
                                     f"{producer.id!r}, whose values the verifier does not follow; it runs only if "
                                     "they all lie within the indexed size")
 
@@ -577,7 +580,7 @@ def _follow_negative(node, args: dict, in_types: list, inf: Inference, mode: str
     fill = args.get("value") or 0
     x = in_types[0] if in_types else None
     pad = args.get("pad", args.get("padding"))
-    if (node.op.startswith("ConstantPad") or (node.op == "Pad" and args.get("mode", "constant") == "constant")) \
+    if node.op in PADS_WITH_FILL and args.get("mode", "constant") == "constant" \
             and _pads_only(node.op, args) and any(p > 0 for p in (pad if isinstance(pad, list) else [pad])) \
             and isinstance(fill, (int, float)) and int(fill) < 0 and x is not None and x.is_int \
             and x.dtype not in ("bool", "uint8"):
@@ -590,7 +593,7 @@ def _follow_negative(node, args: dict, in_types: list, inf: Inference, mode: str
     k = NEGATIVE_REFUSERS.get(node.op)
     if k is not None and len(node.inputs) > k and node.inputs[k] in inf.negative:
         ctx.violations.append(Violation(
-            "shape.index-range", f"{node.op} {node.id!r} reads {node.inputs[k]!r} as positions, and it holds "
+            SHAPE_INDEX_RANGE, f"{node.op} {node.id!r} reads {node.inputs[k]!r} as positions, and it holds "
                                  f"{inf.negative[node.inputs[k]]} (a pad's fill); {node.op} refuses a negative index",
             [node.id]))
 
@@ -656,7 +659,7 @@ def _reduces_nothing(args: dict) -> bool:
 
 def _pads_only(op: str, args: dict) -> bool:
     """A padding layer (or F.pad) that adds on every side and trims none."""
-    if not (op == "Pad" or (op.endswith(("Pad1d", "Pad2d", "Pad3d")))):
+    if op not in PADS:
         return False
     pad = args.get("pad", args.get("padding"))
     pads = pad if isinstance(pad, list) else [pad]
@@ -664,7 +667,7 @@ def _pads_only(op: str, args: dict) -> bool:
 
 
 # ops whose result holds some of their first operand's values only
-VALUE_PICKS = {"Select", "Slice", "Index"} | VALUE_PIECES
+VALUE_PICKS = ops_with("picks-values") | VALUE_PIECES
 
 
 def _arange_pick(op: str, args: dict, n):
@@ -747,7 +750,7 @@ def _pool_index_range(node, args: dict, x: TensorType, outs: list, inf: Inferenc
     flat = 0
     last = 0  # the flat position of the last window's far corner: how far the indices may reach
     for d, (size, o) in enumerate(zip(sizes, outs_n)):
-        if node.op.startswith("Adaptive"):
+        if node.op in ADAPTIVE_POOLS:
             start = (o - 1) * size // o
             end = -(-o * size // o) - 1
         else:
@@ -778,14 +781,13 @@ def _pick(v, d: int, n: int):
 
 def weight_rows(op: str, args: dict):
     """Size of dim 0 of the layer's weight (what weight_norm's magnitude g has one value per)."""
-    if op in ("Linear", "Bilinear"):
-        return args["out_features"]
-    if op.startswith("ConvTranspose"):
+    if op not in PARAMETRIZABLE:
+        return None
+    if op in TRANSPOSED:  # its weight is (in_channels, out_channels / groups, *kernel)
         return args["in_channels"]
-    if op.startswith("Conv"):
-        return args["out_channels"]
-    if op == "Embedding":
-        return args["num_embeddings"]
+    for rows in ("out_features", "out_channels", "num_embeddings"):  # Linear and Bilinear, Conv, Embedding
+        if rows in args:
+            return args[rows]
     return None
 
 
@@ -911,7 +913,7 @@ def _bad_results(outs, first_input=None) -> str | None:
                 if text > MAX_SIZE_TEXT:
                     long = TOO_LONG
                 continue
-            if not _is_size(d):
+            if (type(d) is not int or d < 0) and not _is_size(d):
                 return f"size {_short(d)} in {_short(list(shape))}"
             if d > top:
                 top = d
@@ -994,7 +996,7 @@ def _check_shares(node: Node, nodes: dict, inf: Inference, declared: dict) -> No
         diff = sorted(k for k in given if k in theirs and given[k] != theirs[k])
         if diff:
             inf.violations.append(Violation(
-                "shape.shares-ignored",
+                SHAPE_SHARES_IGNORED,
                 f"{node.op} {node.id!r} shares {other.id!r}, so it runs as {other.id!r}: its own "
                 f"{', '.join(f'{k}={given[k]!r}' for k in diff)} "
                 f"{'is' if len(diff) == 1 else 'are'} ignored (torch calls the one module twice)",
@@ -1003,14 +1005,14 @@ def _check_shares(node: Node, nodes: dict, inf: Inference, declared: dict) -> No
     a, b = weight_shape(node.op, declared), weight_shape(other.op, theirs)
     if a is None or b is None:
         inf.violations.append(Violation(
-            "shape.shares-mismatch",
+            SHAPE_SHARES_MISMATCH,
             f"{node.op} {node.id!r} ties its weight to {other.op} {other.id!r}; only Linear and Embedding weights "
             "are tied in a design (the other layers' weights do not fit each other's kernels)",
             [node.id, other.id]))
         return
     if node.op == "Linear" and declared.get("bias") and declared["out_features"] not in (b[0], 1):
         inf.violations.append(Violation(
-            "shape.shares-mismatch",
+            SHAPE_SHARES_MISMATCH,
             f"Linear {node.id!r} ties its weight to {other.op} {other.id!r} ({b[0]} rows) but keeps its own bias of "
             f"out_features={declared['out_features']}, which cannot be added to {b[0]} outputs; set out_features="
             f"{b[0]} or bias=false",
@@ -1020,7 +1022,7 @@ def _check_shares(node: Node, nodes: dict, inf: Inference, declared: dict) -> No
         names = ("out_features", "in_features") if node.op == "Linear" else ("num_embeddings", "embedding_dim")
         ignored = [f"{n}={declared[n]}" for n, x, y in zip(names, a, b) if x != y]
         inf.violations.append(Violation(
-            "shape.shares-ignored",
+            SHAPE_SHARES_IGNORED,
             f"{node.op} {node.id!r} ties its weight to {other.op} {other.id!r}, whose weight is {list(b)}: its own "
             f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} ignored (the tied weight wins)",
             [node.id, other.id], "warn"))

@@ -14,12 +14,13 @@ from .checks import GRAPH_CHECKS, NODE_CHECKS, CheckCtx
 from .checks.shape import UNKNOWN_DIM, faults_upstream
 from .cost import compute_cost
 from .graph import Design, _kahn, parse_ref, wiring
+from .ops.rules import CONNECTIVITY_BAD_RESULT, CONNECTIVITY_CYCLE, CONNECTIVITY_DANGLING, CONNECTIVITY_NO_OUTPUT
 from .report import Finding, Report
 from .shapes import infer_design
 
-_STRUCTURE_RULES = {"dangling": "connectivity.dangling", "bad-shares": "connectivity.dangling",
-                    "cycle": "connectivity.cycle", "no-output": "connectivity.no-output",
-                    "dangling-output": "connectivity.no-output"}
+_STRUCTURE_RULES = {"dangling": CONNECTIVITY_DANGLING, "bad-shares": CONNECTIVITY_DANGLING,
+                    "cycle": CONNECTIVITY_CYCLE, "no-output": CONNECTIVITY_NO_OUTPUT,
+                    "dangling-output": CONNECTIVITY_NO_OUTPUT}
 
 
 def verify_graph(design: Design, with_cost: bool = True) -> Report:
@@ -38,9 +39,9 @@ def _verify(design: Design, with_cost: bool) -> Report:
     findings: list[Finding] = []
     wired = wiring(design)
     order, stuck = _kahn(design, wired)  # one walk for both: order = design.topo_order()
-    for p in design.structural_problems(stuck):
+    for p in design.structural_problems(stuck, wired[0]):
         findings.append(Finding(_STRUCTURE_RULES[p.kind], "block", tuple(p.nodes), p.message))
-    inf = infer_design(design, order)
+    inf = infer_design(design, order, wired[0])
     for v in inf.violations:
         findings.append(Finding(v.rule, v.severity, tuple(v.nodes), v.message))
     findings.extend(_bad_output_results(design, inf))
@@ -69,7 +70,7 @@ def _bad_output_results(design: Design, inf) -> list:
         results = inf.types.get(rid)
         if results and idx >= len(results) and not (len(results) == 1 and results[0].shape is None) and \
                 rid in inf.ok:
-            out.append(Finding("connectivity.bad-result", "block", (rid,),
+            out.append(Finding(CONNECTIVITY_BAD_RESULT, "block", (rid,),
                                f"output {ref!r} reads result {idx} of {rid!r}, which has only {len(results)} "
                                "result(s)"))
     return out

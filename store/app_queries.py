@@ -202,6 +202,36 @@ def design_bundle(db: DB, design_id: str, curator: str | None = None) -> dict | 
     return d
 
 
+def keep_repair(db: DB, design_id: str, graph: dict, edits: list) -> str:
+    """See `AppStore.keep_repair`. The new id is `ID.repair`, then `ID.repair-2`, … for later ones."""
+    from .importers import import_records
+
+    with reading(db) as con:
+        row = con.execute("SELECT author, model, task_set, run FROM designs WHERE id = ?", [design_id]).fetchone()
+        if row is None:
+            raise LookupError(f"design {design_id!r} is not in the store")
+        taken = {r[0]: r[1] for r in con.execute(
+            "SELECT id, parent FROM designs WHERE id LIKE ? ESCAPE '\\'",
+            [design_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + ".repair%"]).fetchall()}
+    graph = json.loads(json.dumps(graph))
+    meta = dict(graph.get("meta") or {})
+    meta["repair"] = {"of": design_id, "edits": edits}
+    graph["meta"] = meta
+    author, model, task_set, run = row
+    base = f"{design_id}.repair"
+    k = 1
+    new_id = base
+    while new_id in taken:
+        k += 1
+        new_id = f"{base}-{k}"
+    record = {"id": new_id, "author": author, "model": model, "task_set": task_set, "run": run,
+              "parent": design_id, "graph": graph}
+    result = import_records(db, [record], label=f"repair of {design_id}")
+    if result.rejected:
+        raise ValueError(f"the repair of {design_id} was not stored: {result.rejected[0]}")
+    return new_id
+
+
 def design_graph(db: DB, design_id: str) -> dict | None:
     """Just a stored design's graph (parsed), or None."""
     with reading(db) as con:
@@ -409,6 +439,12 @@ class AppStore:
 
         retract_missed_defect(self.db, defect_id, self.curator)
 
+    def keep_repair(self, design_id: str, graph: dict, edits: list) -> str:
+        """Store a repaired design as a new version of `design_id`: a design of its own (same author,
+        model, task set and run; parent = the original; the edits in its meta), verified on import.
+        The original and every judgment on it stay as they are. Returns the new design's id."""
+        return keep_repair(self.db, design_id, graph, edits)
+
     # two curators
     def disagreements(self) -> list[dict]:
         return disagreements(self.db)
@@ -449,6 +485,12 @@ class AppStore:
 
         return K.evidence(self.db, pid)
 
+    def kb_judge(self, pid: int) -> dict:
+        """Evidence rows a curator can judge, records, uses and conflicts (store.kb_loop.show)."""
+        from . import kb_loop
+
+        return kb_loop.show(self.db, pid)
+
     def kb_suggestions(self):
         from . import kb as K
 
@@ -466,7 +508,7 @@ class AppStore:
 # ---- the knowledge base (store/kb.py), for the app's KB screen --------------------------------------
 
 KB_OPS = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", "mark_distinct", "undo",
-          "export_pack", "write_pack", "seed_kb")
+          "export_pack", "write_pack", "seed_kb", "cycle")
 
 
 def kb_view(db: DB, status: str = "live") -> dict:
@@ -485,6 +527,10 @@ def kb_op(db: DB, op: str, *args, actor: str | None = None, **kwargs):
 
     if op not in KB_OPS:
         raise ValueError(f"not a knowledge-base operation: {op!r}")
+    if op == "cycle":
+        from . import kb_loop
+
+        return kb_loop.cycle(db, *args, actor=actor, **kwargs)
     fn = getattr(K, op)
     if op == "seed_kb":
         return fn(db)

@@ -36,6 +36,8 @@ def _cases(tmp_path, bad_json):
         ("verify", [missing], str(missing)),
         ("verify", [bad_json], str(bad_json)),
         ("run", [bad_json, "--check", "forward"], str(bad_json)),
+        ("repair", [bad_json], str(bad_json)),
+        ("repair", [missing, "--json"], str(missing)),
         ("parse", [missing, "--entry", "M"], str(missing)),
         ("parse", [py, "--entry", "Nope"], str(py)),
         ("import", [missing], str(missing)),

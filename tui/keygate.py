@@ -27,10 +27,6 @@ DIALOG_WAIT_S = 6.0  # at most this long for a dialog a worker opens
 DROP_WINDOW_S = 0.35  # keys arriving this soon after a refused dialog were typed for it
 
 
-import os
-_OFF = bool(os.environ.get("KEYGATE_OFF"))
-
-
 class KeyGate:
     def __init__(self, app) -> None:
         self.app = app
@@ -50,8 +46,6 @@ class KeyGate:
     # ---- the app's key path ---------------------------------------------------------------------------
     def admit(self, event) -> bool:
         """True: the app handles `event` now; False: it is held (or dropped) here."""
-        if _OFF:
-            return True
         if getattr(event, "_gate_released", False):
             return True
         if time.monotonic() < self._drop_until:
@@ -65,8 +59,6 @@ class KeyGate:
 
     def handled(self) -> None:
         """The app forwarded the key it admitted: wait for its effects, then let the next one through."""
-        if _OFF:
-            return
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._after_key())
 

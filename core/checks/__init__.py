@@ -8,6 +8,7 @@ shipped file equal to it; `python -m archcurator.core.checks` rewrites it).
 from __future__ import annotations
 
 from ..ops import OP_TABLE
+from ..ops.rules import DTYPE_INT_INTO_FLOAT, DTYPE_UNSUPPORTED
 from . import connectivity, efficiency, numerics, shape  # noqa: F401  (registration)
 from .base import CATALOGUE, GRAPH_CHECKS, NODE_CHECKS, CheckCtx, CheckSpec
 
@@ -17,8 +18,8 @@ def _ops_raising(rule_id: str) -> list[str]:
 
     ops = {name for name, spec in OP_TABLE.items() if rule_id in spec.rules}
     # the measured dtype table raises these two for every op whose kernels refuse some dtype
-    cols = {"dtype.unsupported": ("float64", "float16", "bfloat16"),
-            "dtype.int-into-float": ("int64", "int32", "uint8", "bool")}.get(rule_id, ())
+    cols = {DTYPE_UNSUPPORTED: ("float64", "float16", "bfloat16"),
+            DTYPE_INT_INTO_FLOAT: ("int64", "int32", "uint8", "bool")}.get(rule_id, ())
     for name, row in SUPPORT.items():
         if any(row[DTYPES.index(d) * len(MODES) + m] == "X" for d in cols for m in range(len(MODES))):
             ops.add(name)

@@ -1,8 +1,8 @@
-"""The check catalogue's machinery: a CheckSpec per check, its words beside its code.
+"""The check catalogue's machinery: a `Rule` (core/rule.py) per check, its words beside its code.
 
-Three kinds of check, one registry:
-- requirements the op table's shape rules raise (`declare`, the ops that can
-  raise each are read off `OpSpec.rules`);
+Three kinds of check, one registry (`RULES`):
+- requirements the op table's shape rules raise (declared in core/ops/rules.py,
+  the ops that can raise each are read off `OpSpec.rules`);
 - node checks, dispatched by op type (`node_check(ops=...)`), so a node only
   meets the checks that concern it;
 - graph checks (`graph_check`), run once per design.
@@ -10,78 +10,44 @@ Three kinds of check, one registry:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-SEVERITIES = ("block", "warn")
-CATEGORIES = ("shape", "dtype", "connectivity", "numerics", "efficiency", "parse")
+from ..rule import CATEGORIES, RULES, SEVERITIES, Rule
+
+CheckSpec = Rule  # a check is a rule: its words and its id, one object
+CATALOGUE: dict[str, Rule] = RULES
+NODE_CHECKS: dict[str, list] = {}  # op name (or "*") -> [(rule, fn)]
+GRAPH_CHECKS: list = []  # [(rule, fn)]
 
 
-@dataclass(frozen=True)
-class CheckSpec:
-    id: str
-    severity: str
-    category: str
-    title: str
-    condition: str  # what triggers it
-    why: str  # what it costs
-    fix: str
-    kind: str = "node"  # requirement | structure | node | graph
-    ops: tuple = ()
-
-    def to_dict(self, grounding: Iterable[str] = ()) -> dict:
-        return {
-            "id": self.id, "severity": self.severity, "category": self.category, "title": self.title,
-            "condition": self.condition, "why": self.why, "fix": self.fix, "kind": self.kind,
-            "ops": list(self.ops), "grounding": list(grounding),
-        }
-
-
-CATALOGUE: dict[str, CheckSpec] = {}
-NODE_CHECKS: dict[str, list] = {}  # op name (or "*") -> [(spec, fn)]
-GRAPH_CHECKS: list = []  # [(spec, fn)]
-
-
-def _register(spec: CheckSpec) -> CheckSpec:
-    if spec.id in CATALOGUE:
-        raise RuntimeError(f"check {spec.id} declared twice")
-    if spec.severity not in SEVERITIES or spec.category not in CATEGORIES:
-        raise RuntimeError(f"check {spec.id}: bad severity or category")
-    CATALOGUE[spec.id] = spec
-    return spec
-
-
-def declare(id: str, severity: str, category: str, title: str, *, condition: str, why: str, fix: str,
-            kind: str = "requirement") -> CheckSpec:
-    """A check whose condition is evaluated elsewhere (the op table, the structural pass)."""
-    return _register(CheckSpec(id, severity, category, title, condition, why, fix, kind))
-
-
-def node_check(id: str, severity: str, category: str, title: str, *, ops: tuple, condition: str, why: str,
-               fix: str) -> Callable:
-    """Register fn(node, ctx) -> iterable of messages or (nodes, message)."""
+def node_check(rule: Rule, *, ops: tuple) -> Callable:
+    """Register fn(node, ctx) -> iterable of messages or (nodes, message) as the check of `rule`, run on the
+    nodes whose op is one of `ops`."""
 
     def wrap(fn):
-        spec = _register(CheckSpec(id, severity, category, title, condition, why, fix, "node", tuple(ops)))
+        rule.kind, rule.ops = "node", tuple(ops)
         for op in ops:
-            NODE_CHECKS.setdefault(op, []).append((spec, fn))
-        fn.spec = spec
+            NODE_CHECKS.setdefault(op, []).append((rule, fn))
+        fn.spec = rule
         return fn
 
     return wrap
 
 
-def graph_check(id: str, severity: str, category: str, title: str, *, condition: str, why: str,
-                fix: str) -> Callable:
-    """Register fn(ctx) -> iterable of (nodes, message)."""
+def graph_check(rule: Rule) -> Callable:
+    """Register fn(ctx) -> iterable of (nodes, message) as the check of `rule`, run once per design."""
 
     def wrap(fn):
-        spec = _register(CheckSpec(id, severity, category, title, condition, why, fix, "graph"))
-        GRAPH_CHECKS.append((spec, fn))
-        fn.spec = spec
+        rule.kind = "graph"
+        GRAPH_CHECKS.append((rule, fn))
+        fn.spec = rule
         return fn
 
     return wrap
+
+
+__all__ = ["CATALOGUE", "CATEGORIES", "SEVERITIES", "CheckSpec", "Rule", "node_check", "graph_check"]
 
 
 @dataclass

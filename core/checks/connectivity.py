@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ..graph import parse_ref
+from ..ops import OP_TABLE
+from ..rule import Rule
 from .base import graph_check, node_check
 
 W = "warn"
@@ -20,11 +22,14 @@ def _reaches_outputs(ctx) -> set:
     return live
 
 
-@graph_check("connectivity.dead-node", W, "connectivity", "Node with no path to an output",
-             condition="A node whose results never reach any declared output.",
-             why="Its compute and parameters are paid for in every step and contribute nothing (and its "
-                 "parameters get no gradient, which some trainers reject).",
-             fix="Wire it into the output path, or delete it.")
+CONNECTIVITY_DEAD_NODE = Rule("connectivity.dead-node", W, "connectivity", "Node with no path to an output",
+    condition="A node whose results never reach any declared output.",
+    why="Its compute and parameters are paid for in every step and contribute nothing (and its "
+        "parameters get no gradient, which some trainers reject).",
+    fix="Wire it into the output path, or delete it.")
+
+
+@graph_check(CONNECTIVITY_DEAD_NODE)
 def _dead_nodes(ctx):
     live = _reaches_outputs(ctx)
     dead = [n.id for n in ctx.design.nodes if n.id not in live]
@@ -33,10 +38,13 @@ def _dead_nodes(ctx):
         yield dead, f"{len(dead)} node(s) never reach an output: {shown}"
 
 
-@graph_check("connectivity.unused-input", W, "connectivity", "Input that nothing reads",
-             condition="A declared input that no node reads and no output names.",
-             why="The data loader feeds and transfers a tensor for nothing; often a forgotten branch.",
-             fix="Read the input, or remove it from `inputs`.")
+CONNECTIVITY_UNUSED_INPUT = Rule("connectivity.unused-input", W, "connectivity", "Input that nothing reads",
+    condition="A declared input that no node reads and no output names.",
+    why="The data loader feeds and transfers a tensor for nothing; often a forgotten branch.",
+    fix="Read the input, or remove it from `inputs`.")
+
+
+@graph_check(CONNECTIVITY_UNUSED_INPUT)
 def _unused_inputs(ctx):
     read = {rid for ids in ctx.operands.values() for rid in ids} | {parse_ref(o)[0] for o in ctx.design.outputs}
     for spec in ctx.design.inputs:
@@ -44,12 +52,15 @@ def _unused_inputs(ctx):
             yield [spec.id], f"input {spec.id!r} is never read"
 
 
-@graph_check("connectivity.unreachable", W, "connectivity", "Output not reached from any input",
-             condition="An output computed only from learned or constant tensors (Parameter, Constant, Arange), "
-                       "with no path from any input.",
-             why="It is the same for every sample: the model ignores its data there, usually a severed "
-                 "connection.",
-             fix="Feed the branch from the data path.")
+CONNECTIVITY_UNREACHABLE = Rule("connectivity.unreachable", W, "connectivity", "Output not reached from any input",
+    condition="An output computed only from learned or constant tensors (Parameter, Constant, Arange), "
+              "with no path from any input.",
+    why="It is the same for every sample: the model ignores its data there, usually a severed "
+        "connection.",
+    fix="Feed the branch from the data path.")
+
+
+@graph_check(CONNECTIVITY_UNREACHABLE)
 def _unreachable(ctx):
     fed: set = set(ctx.design.input_ids)
     for node in ctx.inf.order or ctx.design.topo_order():
@@ -60,22 +71,29 @@ def _unreachable(ctx):
             yield [o], f"output {o!r} does not depend on any input"
 
 
-@node_check("connectivity.shared-running-stats", W, "connectivity", "Normalisation with running statistics shared",
-            ops=("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm2d"),
-            condition="A BatchNorm (a module with running statistics) is shared between two call sites via `shares`.",
-            why="Both sites update one set of running mean/variance with differently distributed activations; "
-                "evaluation then normalises with statistics that fit neither.",
-            fix="Give each call site its own BatchNorm (sharing the convolution is fine).")
+CONNECTIVITY_SHARED_RUNNING_STATS = Rule("connectivity.shared-running-stats", W, "connectivity",
+    "Normalisation with running statistics shared",
+    condition="A BatchNorm (a module with running statistics) is shared between two call sites via `shares`.",
+    why="Both sites update one set of running mean/variance with differently distributed activations; "
+        "evaluation then normalises with statistics that fit neither.",
+    fix="Give each call site its own BatchNorm (sharing the convolution is fine).")
+
+
+@node_check(CONNECTIVITY_SHARED_RUNNING_STATS,
+            ops=tuple(sorted(name for name, spec in OP_TABLE.items() if spec.running_stats)))
 def _shared_bn(node, ctx):
     if node.shares is not None and node.shares in ctx.nodes:
         yield [node.id, node.shares], (f"{node.op} {node.id!r} shares running statistics with {node.shares!r}; "
                                        "use one BatchNorm per call site")
 
 
-@graph_check("connectivity.duplicate-output", W, "connectivity", "Same output listed twice",
-             condition="`outputs` names the same result more than once.",
-             why="Losses on a duplicated output count twice; usually a copy-paste slip.",
-             fix="List each output once.")
+CONNECTIVITY_DUPLICATE_OUTPUT = Rule("connectivity.duplicate-output", W, "connectivity", "Same output listed twice",
+    condition="`outputs` names the same result more than once.",
+    why="Losses on a duplicated output count twice; usually a copy-paste slip.",
+    fix="List each output once.")
+
+
+@graph_check(CONNECTIVITY_DUPLICATE_OUTPUT)
 def _duplicate_outputs(ctx):
     seen = set()
     for o in ctx.design.outputs:
@@ -84,11 +102,14 @@ def _duplicate_outputs(ctx):
         seen.add(o)
 
 
-@graph_check("parse.unfollowed", W, "parse", "Parser could not follow a construct",
-             condition="The static parser met source it could not follow (it names file:line in the design's "
-                       "meta.parser_warnings).",
-             why="The parsed graph may miss or simplify what the code does there; its findings may be incomplete.",
-             fix="Check the named line; rewrite it in a form the parser follows, or judge the design by hand.")
+PARSE_UNFOLLOWED = Rule("parse.unfollowed", W, "parse", "Parser could not follow a construct",
+    condition="The static parser met source it could not follow (it names file:line in the design's "
+              "meta.parser_warnings).",
+    why="The parsed graph may miss or simplify what the code does there; its findings may be incomplete.",
+    fix="Check the named line; rewrite it in a form the parser follows, or judge the design by hand.")
+
+
+@graph_check(PARSE_UNFOLLOWED)
 def _parser_warnings(ctx):
     warnings = (ctx.design.meta or {}).get("parser_warnings")
     if not isinstance(warnings, list):

@@ -7,20 +7,29 @@ from __future__ import annotations
 
 from ..assets import gpu_prices
 from ..graph import parse_ref
+from ..ops import ops_with
+from ..rule import Rule
 from .base import graph_check, node_check
 
 W = "warn"
+FLATTENS = ops_with("flattens")
+PERMUTES = ops_with("permutes")
+# two of these with the same args and operands are not one computation: a source has none, a dropout is random
+NEVER_DUPLICATE = ops_with("source") | ops_with("dropout")
 BLOWUP = 10.0
 GIANT_LINEAR_SHARE = 0.5
 GIANT_LINEAR_MIN = 10_000_000
 ATTN_MEMORY_SHARE = 0.25
 
 
-@graph_check("efficiency.param-blowup", W, "efficiency", "Parameters far above the declared baseline",
-             condition=f"Parameters exceed {BLOWUP:g}x the declared train.baseline.params.",
-             why="Memory, optimizer state and checkpoint size grow with it; usually a width or a head that "
-                 "exploded.",
-             fix="Compare the widths with the baseline; shrink the layer that grew.")
+EFFICIENCY_PARAM_BLOWUP = Rule("efficiency.param-blowup", W, "efficiency", "Parameters far above the declared baseline",
+    condition=f"Parameters exceed {BLOWUP:g}x the declared train.baseline.params.",
+    why="Memory, optimizer state and checkpoint size grow with it; usually a width or a head that "
+        "exploded.",
+    fix="Compare the widths with the baseline; shrink the layer that grew.")
+
+
+@graph_check(EFFICIENCY_PARAM_BLOWUP)
 def _param_blowup(ctx):
     base = ((ctx.design.train or {}).get("baseline") or {}).get("params")
     p = ctx.cost.get("params")
@@ -28,10 +37,13 @@ def _param_blowup(ctx):
         yield [], f"{p:,} parameters is {p / base:.1f}x the baseline's {int(base):,}"
 
 
-@graph_check("efficiency.flop-blowup", W, "efficiency", "FLOPs far above the declared baseline",
-             condition=f"Forward FLOPs per sample exceed {BLOWUP:g}x the declared train.baseline.flops.",
-             why="Every step costs that much more GPU time.",
-             fix="Find the stage that grew (resolution, width, sequence length) and bring it back.")
+EFFICIENCY_FLOP_BLOWUP = Rule("efficiency.flop-blowup", W, "efficiency", "FLOPs far above the declared baseline",
+    condition=f"Forward FLOPs per sample exceed {BLOWUP:g}x the declared train.baseline.flops.",
+    why="Every step costs that much more GPU time.",
+    fix="Find the stage that grew (resolution, width, sequence length) and bring it back.")
+
+
+@graph_check(EFFICIENCY_FLOP_BLOWUP)
 def _flop_blowup(ctx):
     base = ((ctx.design.train or {}).get("baseline") or {}).get("flops")
     f = ctx.cost.get("flops_per_sample")
@@ -39,11 +51,15 @@ def _flop_blowup(ctx):
         yield [], f"{f:,} FLOPs per sample is {f / base:.1f}x the baseline's {int(base):,}"
 
 
-@graph_check("efficiency.memory-over-device", W, "efficiency", "Training memory exceeds the declared device",
-             condition="Parameters + gradients + optimizer state + activations at the declared batch exceed the "
-                       "declared device's memory (no device declared: the largest device in the price table).",
-             why="The run dies with out-of-memory after the GPU is paid for.",
-             fix="Lower the batch size, use gradient checkpointing or mixed precision, or pick a larger device.")
+EFFICIENCY_MEMORY_OVER_DEVICE = Rule("efficiency.memory-over-device", W, "efficiency",
+    "Training memory exceeds the declared device",
+    condition="Parameters + gradients + optimizer state + activations at the declared batch exceed the "
+              "declared device's memory (no device declared: the largest device in the price table).",
+    why="The run dies with out-of-memory after the GPU is paid for.",
+    fix="Lower the batch size, use gradient checkpointing or mixed precision, or pick a larger device.")
+
+
+@graph_check(EFFICIENCY_MEMORY_OVER_DEVICE)
 def _memory_over(ctx):
     train = ctx.design.train or {}
     dev = train.get("device")
@@ -63,20 +79,26 @@ def _memory_over(ctx):
         yield [], f"needs ~{mem / 1024 ** 3:.1f} GiB to train, {dev} has {spec['memory_gb']} GB"
 
 
-@graph_check("efficiency.unknown-device", W, "efficiency", "Declared device not in the price table",
-             condition="train.device names a GPU the price table does not list.",
-             why="The cost quote falls back to the default GPU, so the quoted dollars may be wrong.",
-             fix="Use a device name from assets/gpu_prices.json, or add the device there.")
+EFFICIENCY_UNKNOWN_DEVICE = Rule("efficiency.unknown-device", W, "efficiency", "Declared device not in the price table",
+    condition="train.device names a GPU the price table does not list.",
+    why="The cost quote falls back to the default GPU, so the quoted dollars may be wrong.",
+    fix="Use a device name from assets/gpu_prices.json, or add the device there.")
+
+
+@graph_check(EFFICIENCY_UNKNOWN_DEVICE)
 def _unknown_device(ctx):
     dev = (ctx.design.train or {}).get("device")
     if dev and dev not in gpu_prices()["devices"]:
         yield [], f"device {dev!r} is not in the price table; quoted on {gpu_prices()['default']}"
 
 
-@graph_check("efficiency.over-budget", W, "efficiency", "Run cost over the declared budget",
-             condition="The quote for one run exceeds train.budget_usd.",
-             why="The run will cost more than was approved for it.",
-             fix="Reduce steps, batch or model size, or raise the budget.")
+EFFICIENCY_OVER_BUDGET = Rule("efficiency.over-budget", W, "efficiency", "Run cost over the declared budget",
+    condition="The quote for one run exceeds train.budget_usd.",
+    why="The run will cost more than was approved for it.",
+    fix="Reduce steps, batch or model size, or raise the budget.")
+
+
+@graph_check(EFFICIENCY_OVER_BUDGET)
 def _over_budget(ctx):
     budget = (ctx.design.train or {}).get("budget_usd")
     usd = (ctx.cost.get("quote") or {}).get("usd")
@@ -84,13 +106,16 @@ def _over_budget(ctx):
         yield [], f"one run is quoted at ${usd:,.2f}, over the budget of ${budget:,.2f}"
 
 
-@node_check("efficiency.width-not-multiple-of-8", W, "efficiency", "Hidden width not a multiple of 8",
-            ops=("Linear", "Conv1d", "Conv2d", "Conv3d"),
-            condition="A hidden Linear/convolution (not the output layer) of width >= 64 whose output width is "
-                      "not a multiple of 8.",
-            why="Tensor cores work on tiles of 8 (fp16) or 16; odd widths fall back to slower kernels or pad "
-                "silently.",
-            fix="Round the width to a multiple of 8 (or 64 for the best kernels).")
+EFFICIENCY_WIDTH_NOT_MULTIPLE_OF_8 = Rule("efficiency.width-not-multiple-of-8", W, "efficiency",
+    "Hidden width not a multiple of 8",
+    condition="A hidden Linear/convolution (not the output layer) of width >= 64 whose output width is "
+              "not a multiple of 8.",
+    why="Tensor cores work on tiles of 8 (fp16) or 16; odd widths fall back to slower kernels or pad "
+        "silently.",
+    fix="Round the width to a multiple of 8 (or 64 for the best kernels).")
+
+
+@node_check(EFFICIENCY_WIDTH_NOT_MULTIPLE_OF_8, ops=tuple(sorted(ops_with("weighted"))))
 def _width_multiple(node, ctx):
     a = ctx.args(node)
     width = a.get("out_features", a.get("out_channels"))
@@ -101,16 +126,19 @@ def _width_multiple(node, ctx):
     yield f"{node.op} {node.id!r} outputs {width}, not a multiple of 8"
 
 
-@node_check("efficiency.giant-flatten-linear", W, "efficiency", "Giant Linear after a flatten",
-            ops=("Linear",),
-            condition=f"A Linear fed by a Flatten/Reshape holding over {GIANT_LINEAR_SHARE:.0%} of all parameters "
-                      f"and at least {GIANT_LINEAR_MIN:,}.",
-            why="Flattening a large feature map into a dense layer dominates parameters and memory for little "
-                "accuracy.",
-            fix="Pool first (AdaptiveAvgPool2d to 1x1) so the Linear reads channels only.")
+EFFICIENCY_GIANT_FLATTEN_LINEAR = Rule("efficiency.giant-flatten-linear", W, "efficiency",
+    "Giant Linear after a flatten",
+    condition=f"A Linear fed by a Flatten/Reshape holding over {GIANT_LINEAR_SHARE:.0%} of all parameters "
+              f"and at least {GIANT_LINEAR_MIN:,}.",
+    why="Flattening a large feature map into a dense layer dominates parameters and memory for little "
+        "accuracy.",
+    fix="Pool first (AdaptiveAvgPool2d to 1x1) so the Linear reads channels only.")
+
+
+@node_check(EFFICIENCY_GIANT_FLATTEN_LINEAR, ops=("Linear",))
 def _giant_linear(node, ctx):
     p = ctx.producer(node)
-    if p is None or p.op not in ("Flatten", "Reshape"):
+    if p is None or p.op not in FLATTENS:
         return
     mine = ctx.inf.params.get(node.id, 0)
     total = ctx.cost.get("params") or 0
@@ -118,13 +146,15 @@ def _giant_linear(node, ctx):
         yield f"Linear {node.id!r} after {p.op} holds {mine:,} of {total:,} parameters ({mine / total:.0%})"
 
 
-@node_check("efficiency.attention-quadratic-memory", W, "efficiency",
-            "Attention scores too large at the declared length",
-            ops=("MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer"),
-            condition=f"Attention score matrices (batch x heads x T x T) at the declared seq_len and batch_size take "
-                      f"over {ATTN_MEMORY_SHARE:.0%} of the declared (or default) device's memory per layer.",
-            why="Memory grows with the square of the length; the run goes out of memory or crawls.",
-            fix="Shorten the sequence, use a memory-efficient attention kernel, or a sparse/linear attention.")
+EFFICIENCY_ATTENTION_QUADRATIC_MEMORY = Rule("efficiency.attention-quadratic-memory", W, "efficiency",
+    "Attention scores too large at the declared length",
+    condition=f"Attention score matrices (batch x heads x T x T) at the declared seq_len and batch_size take "
+              f"over {ATTN_MEMORY_SHARE:.0%} of the declared (or default) device's memory per layer.",
+    why="Memory grows with the square of the length; the run goes out of memory or crawls.",
+    fix="Shorten the sequence, use a memory-efficient attention kernel, or a sparse/linear attention.")
+
+
+@node_check(EFFICIENCY_ATTENTION_QUADRATIC_MEMORY, ops=tuple(sorted(ops_with("attention-layer"))))
 def _attn_memory(node, ctx):
     train = ctx.design.train or {}
     t = train.get("seq_len")
@@ -141,14 +171,16 @@ def _attn_memory(node, ctx):
                f"on a {dev['memory_gb']} GB device")
 
 
-@node_check("efficiency.redundant-transpose", W, "efficiency", "Transpose undone right away",
-            ops=("Transpose", "Permute"),
-            condition="A Transpose/Permute whose input is a Transpose/Permute that it exactly undoes.",
-            why="Two copies of the tensor's layout for nothing.",
-            fix="Remove both.")
+EFFICIENCY_REDUNDANT_TRANSPOSE = Rule("efficiency.redundant-transpose", W, "efficiency", "Transpose undone right away",
+    condition="A Transpose/Permute whose input is a Transpose/Permute that it exactly undoes.",
+    why="Two copies of the tensor's layout for nothing.",
+    fix="Remove both.")
+
+
+@node_check(EFFICIENCY_REDUNDANT_TRANSPOSE, ops=tuple(sorted(PERMUTES)))
 def _redundant_transpose(node, ctx):
     p = ctx.producer(node)
-    if p is None or p.op not in ("Transpose", "Permute") or len(ctx.users.get(p.id, [])) != 1:
+    if p is None or p.op not in PERMUTES or len(ctx.users.get(p.id, [])) != 1:
         return
     t = ctx.inf.type_of(p.inputs[0]) if p.inputs else None
     out = ctx.out_type(node.id)
@@ -166,15 +198,18 @@ def _redundant_transpose(node, ctx):
             yield [p.id, node.id], f"{node.id!r} undoes {p.id!r}"
 
 
-@graph_check("efficiency.duplicate-branch", W, "efficiency", "Same computation done twice",
-             condition="Two nodes with the same op, arguments and operands that do not share weights (parameter-free "
-                       "ops) — computed twice.",
-             why="The second computes exactly what the first did.",
-             fix="Compute it once and read the result twice.")
+EFFICIENCY_DUPLICATE_BRANCH = Rule("efficiency.duplicate-branch", W, "efficiency", "Same computation done twice",
+    condition="Two nodes with the same op, arguments and operands that do not share weights (parameter-free "
+              "ops) — computed twice.",
+    why="The second computes exactly what the first did.",
+    fix="Compute it once and read the result twice.")
+
+
+@graph_check(EFFICIENCY_DUPLICATE_BRANCH)
 def _duplicate_branch(ctx):
     seen: dict = {}
     for node in ctx.design.nodes:
-        if ctx.inf.params.get(node.id, 0) or node.op in ("Parameter", "Dropout", "Constant", "Arange"):
+        if ctx.inf.params.get(node.id, 0) or node.op in NEVER_DUPLICATE:
             continue
         if not node.inputs:
             continue
@@ -185,11 +220,14 @@ def _duplicate_branch(ctx):
             seen[key] = node.id
 
 
-@node_check("efficiency.oversized-embedding", W, "efficiency", "Embedding table far larger than the vocabulary",
-            ops=("Embedding",),
-            condition="num_embeddings is more than 4x the declared train.vocab_size.",
-            why="Rows no id ever reads still take memory and optimizer state.",
-            fix="Set num_embeddings to the vocabulary size (rounded up to a multiple of 64).")
+EFFICIENCY_OVERSIZED_EMBEDDING = Rule("efficiency.oversized-embedding", W, "efficiency",
+    "Embedding table far larger than the vocabulary",
+    condition="num_embeddings is more than 4x the declared train.vocab_size.",
+    why="Rows no id ever reads still take memory and optimizer state.",
+    fix="Set num_embeddings to the vocabulary size (rounded up to a multiple of 64).")
+
+
+@node_check(EFFICIENCY_OVERSIZED_EMBEDDING, ops=("Embedding",))
 def _oversized_embedding(node, ctx):
     vocab = (ctx.design.train or {}).get("vocab_size")
     n = ctx.args(node).get("num_embeddings")

@@ -3,22 +3,28 @@
 from __future__ import annotations
 
 from ..graph import parse_ref
+from ..ops import ops_with
 from ..ops.activation import SATURATING
+from ..rule import Rule
 from .base import graph_check, node_check
 
 W = "warn"
-WEIGHTED = {"Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d",
-            "Bilinear"}
-NORMS = {"BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "LayerNorm", "GroupNorm", "RMSNorm", "InstanceNorm2d",
-         "TransformerEncoderLayer", "TransformerDecoderLayer", "InstanceNorm1d", "InstanceNorm3d", "SyncBatchNorm",
-         "TransformerEncoder", "TransformerDecoder", "Transformer"}
-ACTIVATIONS = {"ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid",
-               "Hardtanh", "Softplus", "Tanh", "Sigmoid", "PReLU"}
+WEIGHTED = ops_with("weighted")
+NORMS = ops_with("normalises")
+ACTIVATIONS = ops_with("activation")
+RESIDUAL = ops_with("residual")
+SHORTCUTS = ops_with("shortcut")
+SOFTMAX = ops_with("softmax")
+NON_NEGATIVE = ops_with("non-negative")
+BATCHNORMS = ops_with("batchnorm")
+DROPOUTS = ops_with("dropout")
+POOLS = ops_with("pools")
+NONLINEAR = ops_with("nonlinear")
 DEEP_NO_NORM = 12
 DEEP_NO_RESIDUAL = 20
 DEEP_SATURATING = 6
-VIEW_OPS = {"Transpose", "Permute", "Reshape", "Unflatten", "Flatten", "Select", "Slice", "Squeeze", "Unsqueeze",
-            "Split", "Dropout", "Identity"}
+# ops a query or key passes through unchanged in kind on its way to the scores: views, splits, dropout
+VIEW_OPS = ops_with("view") | ops_with("view-if-contiguous") | ops_with("split-view") | DROPOUTS
 CE_LOSSES = {"cross_entropy", "crossentropy", "ce", "nll"}
 
 
@@ -38,11 +44,14 @@ def _weighted_depth(ctx) -> int:
     return max(depth.values(), default=0)
 
 
-@graph_check("numerics.deep-no-norm", W, "numerics", "Deep stack without normalisation",
-             condition=f"At least {DEEP_NO_NORM} weighted layers on one path and no normalisation layer anywhere.",
-             why="Activations and gradients drift in scale with depth; training needs careful init and low learning "
-                 "rates, or diverges.",
-             fix="Add BatchNorm after convolutions or LayerNorm in MLP/Transformer blocks.")
+NUMERICS_DEEP_NO_NORM = Rule("numerics.deep-no-norm", W, "numerics", "Deep stack without normalisation",
+    condition=f"At least {DEEP_NO_NORM} weighted layers on one path and no normalisation layer anywhere.",
+    why="Activations and gradients drift in scale with depth; training needs careful init and low learning "
+        "rates, or diverges.",
+    fix="Add BatchNorm after convolutions or LayerNorm in MLP/Transformer blocks.")
+
+
+@graph_check(NUMERICS_DEEP_NO_NORM)
 def _deep_no_norm(ctx):
     if any(n.op in NORMS for n in ctx.design.nodes):
         return
@@ -51,17 +60,19 @@ def _deep_no_norm(ctx):
         yield [], f"{d} weighted layers deep with no normalisation layer"
 
 
-@graph_check("numerics.deep-no-residual", W, "numerics", "Very deep without residual connections",
-             condition=f"At least {DEEP_NO_RESIDUAL} weighted layers on one path and no Add or Concat joining two "
-                       "paths.",
-             why="Plain networks this deep train worse than shallower ones (the degradation problem); gradients "
-                 "vanish through the chain.",
-             fix="Add identity shortcuts around blocks (x + f(x)).")
+NUMERICS_DEEP_NO_RESIDUAL = Rule("numerics.deep-no-residual", W, "numerics", "Very deep without residual connections",
+    condition=f"At least {DEEP_NO_RESIDUAL} weighted layers on one path and no Add or Concat joining two "
+              "paths.",
+    why="Plain networks this deep train worse than shallower ones (the degradation problem); gradients "
+        "vanish through the chain.",
+    fix="Add identity shortcuts around blocks (x + f(x)).")
+
+
+@graph_check(NUMERICS_DEEP_NO_RESIDUAL)
 def _deep_no_residual(ctx):
-    if any(n.op in ("Add", "Concat") and len(set(n.inputs)) >= 2 for n in ctx.design.nodes):
+    if any(n.op in SHORTCUTS and len(set(n.inputs)) >= 2 for n in ctx.design.nodes):
         return  # identity shortcuts, or dense / U-Net style concatenated skips
-    if any(n.op in ("TransformerEncoderLayer", "TransformerDecoderLayer", "TransformerEncoder", "TransformerDecoder",
-                    "Transformer") for n in ctx.design.nodes):
+    if any(n.op in RESIDUAL for n in ctx.design.nodes):
         return
     d = weighted_depth(ctx)
     if d >= DEEP_NO_RESIDUAL:
@@ -75,24 +86,32 @@ def _output_nodes(ctx):
             yield node
 
 
-@graph_check("numerics.softmax-before-loss", W, "numerics", "Softmax before a loss that applies it",
-             condition="An output is a Softmax/LogSoftmax and the declared loss is cross_entropy (which applies "
-                       "log-softmax itself).",
-             why="Softmax twice flattens the logits: gradients shrink and training stalls.",
-             fix="Output raw logits; apply softmax only at inference.")
+NUMERICS_SOFTMAX_BEFORE_LOSS = Rule("numerics.softmax-before-loss", W, "numerics",
+    "Softmax before a loss that applies it",
+    condition="An output is a Softmax/LogSoftmax and the declared loss is cross_entropy (which applies "
+              "log-softmax itself).",
+    why="Softmax twice flattens the logits: gradients shrink and training stalls.",
+    fix="Output raw logits; apply softmax only at inference.")
+
+
+@graph_check(NUMERICS_SOFTMAX_BEFORE_LOSS)
 def _softmax_before_loss(ctx):
     loss = str((ctx.design.train or {}).get("loss", "")).lower()
     if loss not in {"cross_entropy", "crossentropy", "ce"}:
         return
     for node in _output_nodes(ctx):
-        if node.op in ("Softmax", "LogSoftmax"):
+        if node.op in SOFTMAX:
             yield [node.id], f"output {node.id!r} is a {node.op}, but cross_entropy applies log-softmax itself"
 
 
-@graph_check("numerics.sigmoid-before-loss", W, "numerics", "Sigmoid before a loss that applies it",
-             condition="An output is a Sigmoid and the declared loss is bce_with_logits.",
-             why="The sigmoid is applied twice; gradients vanish for confident predictions.",
-             fix="Output logits and keep bce_with_logits, or use plain bce after the Sigmoid.")
+NUMERICS_SIGMOID_BEFORE_LOSS = Rule("numerics.sigmoid-before-loss", W, "numerics",
+    "Sigmoid before a loss that applies it",
+    condition="An output is a Sigmoid and the declared loss is bce_with_logits.",
+    why="The sigmoid is applied twice; gradients vanish for confident predictions.",
+    fix="Output logits and keep bce_with_logits, or use plain bce after the Sigmoid.")
+
+
+@graph_check(NUMERICS_SIGMOID_BEFORE_LOSS)
 def _sigmoid_before_loss(ctx):
     loss = str((ctx.design.train or {}).get("loss", "")).lower()
     if loss not in {"bce_with_logits", "binary_cross_entropy_with_logits", "bcewithlogits"}:
@@ -102,50 +121,61 @@ def _sigmoid_before_loss(ctx):
             yield [node.id], f"output {node.id!r} is a Sigmoid, but {loss} applies the sigmoid itself"
 
 
-@graph_check("numerics.relu-before-logits", W, "numerics", "ReLU on the logits",
-             condition="An output passes through ReLU/ReLU6 and the declared loss is a classification loss.",
-             why="Negative logits are clipped to 0, so the model cannot express 'not this class'; training "
-                 "stalls on those classes.",
-             fix="Remove the final activation; the last Linear outputs logits.")
+NUMERICS_RELU_BEFORE_LOGITS = Rule("numerics.relu-before-logits", W, "numerics", "ReLU on the logits",
+    condition="An output passes through ReLU/ReLU6 and the declared loss is a classification loss.",
+    why="Negative logits are clipped to 0, so the model cannot express 'not this class'; training "
+        "stalls on those classes.",
+    fix="Remove the final activation; the last Linear outputs logits.")
+
+
+@graph_check(NUMERICS_RELU_BEFORE_LOGITS)
 def _relu_before_logits(ctx):
     loss = str((ctx.design.train or {}).get("loss", "")).lower()
     if loss not in CE_LOSSES | {"bce_with_logits"}:
         return
     for node in _output_nodes(ctx):
-        if node.op in ("ReLU", "ReLU6"):
+        if node.op in NON_NEGATIVE:
             yield [node.id], f"output {node.id!r} is a {node.op}: logits cannot be negative"
 
 
-@node_check("numerics.dropout-before-batchnorm", W, "numerics", "Dropout right before BatchNorm",
-            ops=("BatchNorm1d", "BatchNorm2d", "BatchNorm3d"),
-            condition="A BatchNorm whose input comes straight from a Dropout.",
-            why="Dropout shifts the variance between training and evaluation, so BatchNorm's running statistics "
-                "are wrong at test time (the 'variance shift').",
-            fix="Put Dropout after the BatchNorm (and its activation), or drop it.")
+NUMERICS_DROPOUT_BEFORE_BATCHNORM = Rule("numerics.dropout-before-batchnorm", W, "numerics",
+    "Dropout right before BatchNorm",
+    condition="A BatchNorm whose input comes straight from a Dropout.",
+    why="Dropout shifts the variance between training and evaluation, so BatchNorm's running statistics "
+        "are wrong at test time (the 'variance shift').",
+    fix="Put Dropout after the BatchNorm (and its activation), or drop it.")
+
+
+@node_check(NUMERICS_DROPOUT_BEFORE_BATCHNORM, ops=tuple(sorted(BATCHNORMS)))
 def _dropout_before_bn(node, ctx):
     p = ctx.producer(node)
-    if p is not None and p.op.startswith("Dropout") and ctx.args(p).get("p", 0.5) > 0:
+    if p is not None and p.op in DROPOUTS and ctx.args(p).get("p", 0.5) > 0:
         yield [p.id, node.id], f"{p.op} {p.id!r} feeds {node.op} {node.id!r} directly"
 
 
-@node_check("numerics.bias-before-batchnorm", W, "numerics", "Bias right before BatchNorm",
-            ops=("Conv1d", "Conv2d", "Conv3d", "Linear"),
-            condition="A convolution or Linear with bias=True whose only consumer is a BatchNorm.",
-            why="BatchNorm subtracts the mean, cancelling the bias: parameters and compute for nothing.",
-            fix="Set bias=False on the layer before a BatchNorm.")
+NUMERICS_BIAS_BEFORE_BATCHNORM = Rule("numerics.bias-before-batchnorm", W, "numerics", "Bias right before BatchNorm",
+    condition="A convolution or Linear with bias=True whose only consumer is a BatchNorm.",
+    why="BatchNorm subtracts the mean, cancelling the bias: parameters and compute for nothing.",
+    fix="Set bias=False on the layer before a BatchNorm.")
+
+
+@node_check(NUMERICS_BIAS_BEFORE_BATCHNORM, ops=tuple(sorted(WEIGHTED)))
 def _bias_before_bn(node, ctx):
     if not ctx.args(node).get("bias", True):
         return
     user = ctx.only_user(node.id)
-    if user is not None and user.op.startswith("BatchNorm"):
+    if user is not None and user.op in BATCHNORMS:
         yield [node.id, user.id], f"{node.op} {node.id!r} has a bias that {user.op} {user.id!r} cancels"
 
 
-@graph_check("numerics.deep-saturating", W, "numerics", "Many saturating activations",
-             condition=f"At least {DEEP_SATURATING} Tanh/Sigmoid/Hardtanh activations in the data path (gates that "
-                       "feed a Mul are not counted) and no normalisation.",
-             why="Saturating activations multiply small derivatives layer after layer: gradients vanish.",
-             fix="Use ReLU/GELU/SiLU in the hidden layers, or normalise before each activation.")
+NUMERICS_DEEP_SATURATING = Rule("numerics.deep-saturating", W, "numerics", "Many saturating activations",
+    condition=f"At least {DEEP_SATURATING} Tanh/Sigmoid/Hardtanh activations in the data path (gates that "
+              "feed a Mul are not counted) and no normalisation.",
+    why="Saturating activations multiply small derivatives layer after layer: gradients vanish.",
+    fix="Use ReLU/GELU/SiLU in the hidden layers, or normalise before each activation.")
+
+
+@graph_check(NUMERICS_DEEP_SATURATING)
 def _deep_saturating(ctx):
     if any(n.op in NORMS for n in ctx.design.nodes):
         return
@@ -155,7 +185,7 @@ def _deep_saturating(ctx):
         yield sat, f"{len(sat)} saturating activations and no normalisation"
 
 
-SOURCES = ("Constant", "Parameter", "Arange")
+SOURCES = ops_with("source")
 
 
 def _walk_up(ctx, node, through: frozenset, marks: frozenset = frozenset()):
@@ -197,19 +227,22 @@ def _walk_up(ctx, node, through: frozenset, marks: frozenset = frozenset()):
     return src, marked
 
 
-SCALES = frozenset({"Scale", "Div"})
-SCORE_PATH = frozenset({"Add", "Sub", "Masked", "Scale", "Div"})
-QUERY_PATH = frozenset(VIEW_OPS | SCALES)
-EMBEDDING_PATH = frozenset({"Dropout", "LayerNorm", "Scale", "Identity", "Transpose", "Permute"})
+SCALES = ops_with("scales")
+SCORE_PATH = ops_with("masks") | SCALES
+QUERY_PATH = VIEW_OPS | SCALES
+EMBEDDING_PATH = ops_with("adds-no-position")
 
 
-@node_check("numerics.attention-no-scale", W, "numerics", "Hand-built attention without 1/sqrt(d) scaling",
-            ops=("Softmax",),
-            condition="A Softmax over a MatMul of two projections (hand-built attention) with no Scale or Div "
-                      "between them or on the query/key.",
-            why="Dot products grow with the head width; unscaled scores saturate the softmax and its gradients "
-                "vanish.",
-            fix="Multiply the scores (or the query) by 1/sqrt(head_dim) with Scale.")
+NUMERICS_ATTENTION_NO_SCALE = Rule("numerics.attention-no-scale", W, "numerics",
+    "Hand-built attention without 1/sqrt(d) scaling",
+    condition="A Softmax over a MatMul of two projections (hand-built attention) with no Scale or Div "
+              "between them or on the query/key.",
+    why="Dot products grow with the head width; unscaled scores saturate the softmax and its gradients "
+        "vanish.",
+    fix="Multiply the scores (or the query) by 1/sqrt(head_dim) with Scale.")
+
+
+@node_check(NUMERICS_ATTENTION_NO_SCALE, ops=("Softmax",))
 def _attention_no_scale(node, ctx):
     src, scaled = _walk_up(ctx, ctx.producer(node), SCORE_PATH, SCALES)
     if src is None or src.op != "MatMul" or scaled:
@@ -220,99 +253,114 @@ def _attention_no_scale(node, ctx):
     yield [src.id, node.id], f"scores {src.id!r} reach Softmax {node.id!r} without 1/sqrt(d) scaling"
 
 
-@node_check("numerics.double-activation", W, "numerics", "Activation applied twice",
-            ops=tuple(sorted(ACTIVATIONS)),
-            condition="An activation whose input comes straight from another activation.",
-            why="The second one is redundant (ReLU∘ReLU) or squashes twice (Sigmoid∘Tanh): compute for nothing "
-                "or weaker gradients.",
-            fix="Keep one activation between weighted layers.")
+NUMERICS_DOUBLE_ACTIVATION = Rule("numerics.double-activation", W, "numerics", "Activation applied twice",
+    condition="An activation whose input comes straight from another activation.",
+    why="The second one is redundant (ReLU∘ReLU) or squashes twice (Sigmoid∘Tanh): compute for nothing "
+        "or weaker gradients.",
+    fix="Keep one activation between weighted layers.")
+
+
+@node_check(NUMERICS_DOUBLE_ACTIVATION, ops=tuple(sorted(ACTIVATIONS)))
 def _double_activation(node, ctx):
     p = ctx.producer(node)
     if p is not None and p.op in ACTIVATIONS and len(ctx.users.get(p.id, [])) == 1:
         yield [p.id, node.id], f"{node.op} {node.id!r} follows {p.op} {p.id!r} directly"
 
 
-@node_check("numerics.linear-collapse", W, "numerics", "Two Linear layers with nothing between",
-            ops=("Linear",),
-            condition="A Linear fed directly by another Linear (no activation, norm or other op between).",
-            why="Two affine maps compose into one: the extra layer adds parameters and FLOPs but no capacity.",
-            fix="Insert a nonlinearity between them, or merge them into one Linear.")
+NUMERICS_LINEAR_COLLAPSE = Rule("numerics.linear-collapse", W, "numerics", "Two Linear layers with nothing between",
+    condition="A Linear fed directly by another Linear (no activation, norm or other op between).",
+    why="Two affine maps compose into one: the extra layer adds parameters and FLOPs but no capacity.",
+    fix="Insert a nonlinearity between them, or merge them into one Linear.")
+
+
+@node_check(NUMERICS_LINEAR_COLLAPSE, ops=("Linear",))
 def _linear_collapse(node, ctx):
     p = ctx.producer(node)
     if p is not None and p.op == "Linear" and len(ctx.users.get(p.id, [])) == 1:
         yield [p.id, node.id], f"Linear {p.id!r} feeds Linear {node.id!r} with no nonlinearity between"
 
 
-@node_check("numerics.high-dropout", W, "numerics", "Dropout rate very high",
-            ops=("Dropout", "Dropout1d", "Dropout2d"),
-            condition="A Dropout with p >= 0.8.",
-            why="Most activations are zeroed each step: the signal is mostly noise and training is slow or stalls.",
-            fix="Use p between 0.1 and 0.5.")
+NUMERICS_HIGH_DROPOUT = Rule("numerics.high-dropout", W, "numerics", "Dropout rate very high",
+    condition="A Dropout with p >= 0.8.",
+    why="Most activations are zeroed each step: the signal is mostly noise and training is slow or stalls.",
+    fix="Use p between 0.1 and 0.5.")
+
+
+@node_check(NUMERICS_HIGH_DROPOUT, ops=tuple(sorted(DROPOUTS)))
 def _high_dropout(node, ctx):
     p = ctx.args(node).get("p", 0.5)
     if isinstance(p, (int, float)) and p >= 0.8:
         yield f"{node.op} {node.id!r} drops {p:.0%} of its inputs"
 
 
-@node_check("numerics.softmax-implicit-dim", W, "numerics", "Softmax without a dim",
-            ops=("Softmax", "LogSoftmax"),
-            condition="Softmax/LogSoftmax constructed with dim=None.",
-            why="torch then guesses the dimension (deprecated); on a batch of sequences it normalises the wrong "
-                "axis silently.",
-            fix="Pass dim explicitly (usually -1).")
+NUMERICS_SOFTMAX_IMPLICIT_DIM = Rule("numerics.softmax-implicit-dim", W, "numerics", "Softmax without a dim",
+    condition="Softmax/LogSoftmax constructed with dim=None.",
+    why="torch then guesses the dimension (deprecated); on a batch of sequences it normalises the wrong "
+        "axis silently.",
+    fix="Pass dim explicitly (usually -1).")
+
+
+@node_check(NUMERICS_SOFTMAX_IMPLICIT_DIM, ops=tuple(sorted(SOFTMAX)))
 def _softmax_dim(node, ctx):
     if ctx.args(node).get("dim") is None:
         yield f"{node.op} {node.id!r} has no dim; torch will guess one"
 
 
-@graph_check("numerics.batchnorm-batch-one", W, "numerics", "BatchNorm with a batch of one",
-             condition="The design declares train.batch_size = 1 and contains a BatchNorm.",
-             why="Batch statistics over one sample are noise (BatchNorm1d on 2-D input raises in training).",
-             fix="Use a larger batch, or GroupNorm/LayerNorm.")
+NUMERICS_BATCHNORM_BATCH_ONE = Rule("numerics.batchnorm-batch-one", W, "numerics", "BatchNorm with a batch of one",
+    condition="The design declares train.batch_size = 1 and contains a BatchNorm.",
+    why="Batch statistics over one sample are noise (BatchNorm1d on 2-D input raises in training).",
+    fix="Use a larger batch, or GroupNorm/LayerNorm.")
+
+
+@graph_check(NUMERICS_BATCHNORM_BATCH_ONE)
 def _bn_batch_one(ctx):
     if (ctx.design.train or {}).get("batch_size") != 1:
         return
-    bns = [n.id for n in ctx.design.nodes if n.op.startswith("BatchNorm")]
+    bns = [n.id for n in ctx.design.nodes if n.op in BATCHNORMS]
     if bns:
         yield bns, f"{len(bns)} BatchNorm layer(s) with batch_size=1"
 
 
-@node_check("numerics.pool-after-global", W, "numerics", "Pooling an already pooled map",
-            ops=("MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
-                 "AdaptiveMaxPool2d"),
-            condition="A pooling layer whose input's spatial size is already 1.",
-            why="It does nothing but cost a kernel launch; often a leftover from a changed resolution.",
-            fix="Remove the redundant pooling.")
+NUMERICS_POOL_AFTER_GLOBAL = Rule("numerics.pool-after-global", W, "numerics", "Pooling an already pooled map",
+    condition="A pooling layer whose input's spatial size is already 1.",
+    why="It does nothing but cost a kernel launch; often a leftover from a changed resolution.",
+    fix="Remove the redundant pooling.")
+
+
+@node_check(NUMERICS_POOL_AFTER_GLOBAL, ops=tuple(sorted(POOLS)))
 def _pool_after_global(node, ctx):
     if not node.inputs:
         return
     t = ctx.inf.type_of(node.inputs[0])
     if t.shape is None or len(t.shape) < 3:
         return
-    n = 2 if "2d" in node.op else 1
+    n = int(node.op[-2])  # the pools are named by their spatial rank (MaxPool2d)
     if all(d == 1 for d in t.shape[-n:]):
         yield f"{node.op} {node.id!r} pools a {'x'.join('1' * n)} map"
 
 
-@graph_check("numerics.no-nonlinearity", W, "numerics", "No nonlinearity anywhere",
-             condition="Two or more weighted layers and no activation, attention, recurrence or gating op at all.",
-             why="The whole network is one affine map however many layers it has.",
-             fix="Add activations between the layers.")
+NUMERICS_NO_NONLINEARITY = Rule("numerics.no-nonlinearity", W, "numerics", "No nonlinearity anywhere",
+    condition="Two or more weighted layers and no activation, attention, recurrence or gating op at all.",
+    why="The whole network is one affine map however many layers it has.",
+    fix="Add activations between the layers.")
+
+
+@graph_check(NUMERICS_NO_NONLINEARITY)
 def _no_nonlinearity(ctx):
     ops = {n.op for n in ctx.design.nodes}
     weighted = [n.id for n in ctx.design.nodes if n.op in WEIGHTED]
-    nonlin = ACTIVATIONS | {"Softmax", "LogSoftmax", "MultiheadAttention", "TransformerEncoderLayer",
-                            "TransformerDecoderLayer", "LSTM", "GRU", "RNN", "MaxPool1d", "MaxPool2d", "MaxPool3d",
-                            "Mul", "MatMul", "Div", "AdaptiveMaxPool2d", "LayerNorm", "BatchNorm1d", "BatchNorm2d",
-                            "GroupNorm", "RMSNorm"}
-    if len(weighted) >= 2 and not (ops & nonlin):
+    if len(weighted) >= 2 and not (ops & NONLINEAR):
         yield weighted, f"{len(weighted)} weighted layers and no nonlinearity"
 
 
-@graph_check("numerics.loss-output-mismatch", W, "numerics", "Output shape does not suit the declared loss",
-             condition="cross_entropy with an output of width 1 or rank 1, or mse with an integer output.",
-             why="cross_entropy over one class always has zero loss: nothing is learnt.",
-             fix="Give the head one output per class, or choose a loss for regression.")
+NUMERICS_LOSS_OUTPUT_MISMATCH = Rule("numerics.loss-output-mismatch", W, "numerics",
+    "Output shape does not suit the declared loss",
+    condition="cross_entropy with an output of width 1 or rank 1, or mse with an integer output.",
+    why="cross_entropy over one class always has zero loss: nothing is learnt.",
+    fix="Give the head one output per class, or choose a loss for regression.")
+
+
+@graph_check(NUMERICS_LOSS_OUTPUT_MISMATCH)
 def _loss_output(ctx):
     loss = str((ctx.design.train or {}).get("loss", "")).lower()
     if loss not in {"cross_entropy", "crossentropy", "ce"}:
@@ -325,12 +373,15 @@ def _loss_output(ctx):
             yield [node.id], f"output {node.id!r} {list(t.shape)} has one class for cross_entropy"
 
 
-@node_check("numerics.attention-no-position", W, "numerics", "Attention over embeddings with no position",
-            ops=("TransformerEncoderLayer", "MultiheadAttention", "TransformerDecoderLayer"),
-            condition="An attention layer fed straight from an Embedding (through dropout/norm only), with no "
-                      "positional term added.",
-            why="Self-attention is permutation-invariant: without positions the model cannot tell word order.",
-            fix="Add a learned position table (Parameter) or sinusoidal positions to the token embeddings.")
+NUMERICS_ATTENTION_NO_POSITION = Rule("numerics.attention-no-position", W, "numerics",
+    "Attention over embeddings with no position",
+    condition="An attention layer fed straight from an Embedding (through dropout/norm only), with no "
+              "positional term added.",
+    why="Self-attention is permutation-invariant: without positions the model cannot tell word order.",
+    fix="Add a learned position table (Parameter) or sinusoidal positions to the token embeddings.")
+
+
+@node_check(NUMERICS_ATTENTION_NO_POSITION, ops=tuple(sorted(ops_with("attention-layer"))))
 def _attention_no_position(node, ctx):
     src, _ = _walk_up(ctx, ctx.producer(node), EMBEDDING_PATH)
     if src is not None and src.op == "Embedding":

@@ -8,270 +8,28 @@ inferred types.
 from __future__ import annotations
 
 from .. import dims as D
-from .base import declare, node_check
+from ..ops import ops_with
+from ..ops.rules import SHAPE_UNKNOWN_DIM
+from ..rule import Rule
+from ..sizes import declared_id_range
+from .base import node_check
 
 B, W = "block", "warn"
 
-declare("shape.linear-width", B, "shape", "Linear width does not match its input",
-        condition="A Linear's in_features differs from the last dimension of its input.",
-        why="torch raises a matmul shape error on the first forward; nothing trains.",
-        fix="Set in_features to the input's last dimension, or fix the layer that feeds it.")
-declare("shape.flatten-linear-width", B, "shape", "Flattened size does not match the Linear after it",
-        condition="A Linear after a Flatten/Reshape expects a width other than the flattened size.",
-        why="The classic CNN-head slip: the forward crashes at the first batch.",
-        fix="Set in_features to channels x height x width at that point, or add adaptive pooling first.")
-declare("shape.rank", B, "shape", "Input has the wrong number of dimensions",
-        condition="An op receives a tensor of a rank it does not accept (e.g. 2-D into Conv2d).",
-        why="torch refuses the call; the forward pass fails.",
-        fix="Reshape, unsqueeze or flatten so the op gets the rank it expects.")
-declare("shape.conv-channels", B, "shape", "Convolution channels do not match",
-        condition="A convolution's in_channels differs from the channel dimension of its input.",
-        why="torch raises a channel mismatch on the first forward.",
-        fix="Set in_channels to the input's channel count, or fix the layer before it.")
-declare("shape.conv-groups", B, "shape", "Channels not divisible by groups",
-        condition="in_channels or out_channels of a convolution is not a multiple of groups.",
-        why="torch.nn refuses to construct the layer.",
-        fix="Choose groups that divide both channel counts (depthwise: groups = in_channels = out_channels).")
-declare("shape.kernel-too-large", B, "shape", "Kernel larger than its input",
-        condition="A convolution's (dilated) kernel spans more than the padded input.",
-        why="torch raises 'Kernel size can't be greater than actual input size'.",
-        fix="Use a smaller kernel, pad, or downsample less before this layer.")
-declare("shape.spatial-collapse", B, "shape", "Spatial size reaches zero",
-        condition="A pooling or transposed convolution produces a spatial size of 0 or less.",
-        why="torch raises 'output size is too small'; the network is too deep for its input resolution.",
-        fix="Remove a downsampling stage, use a larger input, or use adaptive pooling.")
-declare("shape.pool-padding", B, "shape", "Pooling padding larger than half its window",
-        condition="A pooling layer's padding exceeds half of its kernel size.",
-        why="torch refuses: 'pad should be at most half of effective kernel size'.",
-        fix="Use padding <= kernel_size // 2.")
-declare("shape.norm-features", B, "shape", "Normalisation feature count does not match",
-        condition="BatchNorm num_features, GroupNorm num_channels or LayerNorm normalized_shape differs from "
-                  "the input's channels / trailing dimensions.",
-        why="torch raises a size mismatch on the first forward.",
-        fix="Set the feature count to the input's channel count (BatchNorm/GroupNorm) or trailing size (LayerNorm).")
-declare("shape.groupnorm-divisibility", B, "shape", "GroupNorm channels not divisible by groups",
-        condition="GroupNorm's num_channels is not a multiple of num_groups.",
-        why="torch.nn refuses to construct the layer.",
-        fix="Choose num_groups that divides num_channels (32 and 8 are common).")
-declare("shape.heads-divisibility", B, "shape", "Embedding width not divisible by heads",
-        condition="An attention layer's embed_dim (d_model) is not a multiple of num_heads (nhead).",
-        why="torch.nn refuses to construct the layer: each head needs an equal slice.",
-        fix="Choose a head count that divides the width (e.g. 8 heads of 64 for 512).")
-declare("shape.attention-width", B, "shape", "Attention input width does not match",
-        condition="Query, key or value width differs from embed_dim / kdim / vdim (or d_model of a "
-                  "Transformer layer).",
-        why="The input projection's matmul fails on the first forward.",
-        fix="Project inputs to the attention width first, or set kdim / vdim.")
-declare("shape.rnn-input-size", B, "shape", "RNN input size does not match",
-        condition="An RNN/LSTM/GRU's input_size differs from its input's last dimension.",
-        why="torch raises 'input.size(-1) must be equal to input_size'.",
-        fix="Set input_size to the feature width of the sequence fed in.")
-declare("shape.broadcast", B, "shape", "Element-wise operands cannot broadcast",
-        condition="An Add/Sub/Mul/Div (a residual, typically) or a batched MatMul combines shapes that do not "
-                  "broadcast.",
-        why="torch raises a size mismatch; usually a residual whose branch changed width or resolution.",
-        fix="Project the shortcut (1x1 conv + BatchNorm, or Linear) to the branch's shape.")
-declare("shape.matmul-inner", B, "shape", "Matrix product inner sizes differ",
-        condition="MatMul operands whose inner dimensions differ.",
-        why="torch raises 'mat1 and mat2 shapes cannot be multiplied'.",
-        fix="Transpose one operand, or fix the width that feeds it.")
-declare("shape.concat-sizes", B, "shape", "Joined tensors differ off the joined dimension",
-        condition="Concat/Stack operands differ in rank or in any size but the joined one (Stack: any size).",
-        why="torch raises 'Sizes of tensors must match except in dimension'.",
-        fix="Resize or project branches so they agree on every other dimension.")
-declare("shape.split-sizes", B, "shape", "Split sections do not add up",
-        condition="Split with a list of sections whose sum differs from the split dimension.",
-        why="torch raises 'split_with_sizes expects split_sizes to sum exactly to'.",
-        fix="Make the sections sum to the dimension's size.")
-declare("shape.reshape-product", B, "shape", "Reshape changes the number of elements",
-        condition="Reshape/Unflatten to a shape whose product differs from the input's.",
-        why="torch raises 'shape is invalid for input of size'.",
-        fix="Make the target's product equal the input's, or use -1 for one dimension.")
-declare("shape.dim-range", B, "shape", "Dimension argument out of range",
-        condition="A dim / dims argument names a dimension the input does not have (or is no permutation).",
-        why="torch raises 'Dimension out of range'.",
-        fix="Use a dim within the input's rank; negative dims count from the end.")
-declare("shape.index-range", B, "shape", "Index out of range",
-        condition="Select picks an index beyond the size of its dimension.",
-        why="torch raises an IndexError.",
-        fix="Select an index below the size, e.g. 0 for a class token.")
-declare("shape.unknown-index", W, "shape", "Index values the verifier does not follow",
-        condition="Gather, IndexSelect, Index or an embedding lookup reads positions computed by an op whose values "
-                  "the verifier does not follow (a sum of bools, a product, a difference, an argmax).",
-        why="torch raises 'index out of range' when one of them falls outside the indexed size; an unknown never "
-            "blocks, so the crash can hide here.",
-        fix="Make sure the computed positions lie in 0..size - 1 (clamp them, or take them from an Arange or ids "
-            "with a declared vocab_size).")
-declare("shape.expand", B, "shape", "Expand of a non-singleton dimension",
-        condition="Expand to a size that differs from a dimension that is not 1.",
-        why="torch raises 'The expanded size of the tensor must match the existing size'.",
-        fix="Expand only size-1 dimensions; use repeat for the others.")
-declare("shape.arity", B, "shape", "Wrong number of operands",
-        condition="A node lists more or fewer operands in `in` than its op takes.",
-        why="The op cannot be called with those operands.",
-        fix="List exactly the operands the op takes, in order.")
-declare("shape.shares-mismatch", B, "shape", "Tied weight that cannot run",
-        condition="A node ties its weight (`shares` of another op) where torch cannot use it: a tied Linear whose "
-                  "own bias (out_features) does not fit the tied weight's rows, or a tie between layers other "
-                  "than Linear and Embedding.",
-        why="The forward adds a bias of the wrong size, or feeds a kernel a weight of the wrong rank: torch raises.",
-        fix="Set the tied Linear's out_features to the tied weight's rows (or bias=false); tie only a Linear and "
-            "an Embedding (Linear(d, V) with Embedding(V, d)).")
-declare("shape.shares-ignored", W, "shape", "Shared weight overrides what the node declares",
-        condition="A node that `shares` another declares arguments the shared weight overrides: a module called "
-                  "twice with other arguments, or a tied Linear / Embedding declared with sizes other than the "
-                  "tied weight's.",
-        why="It runs (the shared weight wins), but the declared sizes are ignored: the design does not say what "
-            "runs.",
-        fix="Declare the shared layer's own arguments on the sharing node (or drop them).")
-declare("shape.symbol-condition", W, "shape", "Runs only under a condition on a symbolic size",
-        condition="A symbolic size (B, T, ...) meets a constant or another symbol where torch needs them equal "
-                  "(a Linear(768) fed a width T, q @ k with T against head_dim, a residual of T and S): the design "
-                  "runs only for the sizes that satisfy the stated condition. When the design's declared sizes "
-                  "(train.batch_size, train.seq_len) violate it, or no size can satisfy it, the op's own rule "
-                  "blocks instead.",
-        why="It runs at some sizes and crashes at the others: whoever runs it at another length or batch gets the "
-            "crash.",
-        fix="Make the layer independent of the symbol (e.g. project to a fixed width), or declare the size the "
-            "design is meant for in train.")
-declare("shape.memory-layout", B, "shape", "Memory layout a kernel refuses",
-        condition="A Permute, Transpose or einops reorder (and the element-wise ops after it) feeds a "
-                  "LocalResponseNorm of 5+ dims, a MaxPool3d of an unbatched 4-D input laid out channels-last, or a "
-                  "PixelShuffle / PixelUnshuffle of 5 dims laid out channels-last-3d; or an op works in place on an "
-                  "Expand whose elements share memory (core/ops/layout.py).",
-        why="torch raises 'view size is not compatible with input tensor's size and stride', 'Unsupported "
-            "memory format' or 'more than one element of the written-to tensor refers to a single memory location'.",
-        fix="Call .contiguous() on the permuted tensor (or reshape it), or permute the dims the kernel expects; "
-            "set inplace=false after an Expand (or clone it).")
-declare("shape.glu-odd", B, "shape", "GLU halves an odd size",
-        condition="GLU's dim has an odd size: it cannot be split into two equal halves.",
-        why="torch raises 'Halving dimension must be even'.",
-        fix="Make the size even (double the projection before the GLU).")
-declare("shape.channel-divisibility", B, "shape", "Size not divisible by the factor the op splits it by",
-        condition="PixelShuffle's channels not divisible by upscale_factor squared, PixelUnshuffle's height or width "
-                  "not divisible by downscale_factor, ChannelShuffle's channels not divisible by groups, or Fold's "
-                  "dim -2 not divisible by the kernel's area.",
-        why="torch raises on the first forward.",
-        fix="Make the size a multiple of the factor (adjust the layer before it).")
-declare("shape.fold-blocks", B, "shape", "Fold gets the wrong number of blocks",
-        condition="Fold's last input dim differs from the number of sliding blocks its output_size, kernel, stride, "
-                  "padding and dilation make.",
-        why="torch raises 'Given output_size ..., expected size of input's dimension 2 to match the calculated "
-            "number of sliding blocks'.",
-        fix="Use the same kernel, stride, padding and dilation as the Unfold that made the blocks.")
-declare("shape.single-value-statistics", B, "shape", "Batch statistics over a single value",
-        condition="In training mode, a BatchNorm sees one value per channel (batch x spatial = 1) or an "
-                  "InstanceNorm one spatial value, at the sizes the design has or declares.",
-        why="torch raises 'Expected more than 1 value per channel when training'.",
-        fix="Train with a batch (or feature map) larger than 1, or declare train.mode = \"eval\".")
-declare("shape.rnn-state", B, "shape", "Initial recurrent state of the wrong shape",
-        condition="The h_0 / c_0 operand of an RNN, LSTM or GRU (or h / c of a cell) does not have the shape "
-                  "(layers x directions, batch, hidden) the layer needs.",
-        why="torch raises 'Expected hidden size ..., got ...'.",
-        fix="Give the state the layer's (num_layers * directions, batch, hidden_size) shape.")
-declare("shape.attention-mask", B, "shape", "Attention mask of the wrong shape",
-        condition="An attention mask operand is not (L, S) or (batch * heads, L, S), or a key padding mask not "
-                  "(batch, S).",
-        why="torch raises 'The shape of the 2D attn_mask is ..., but should be ...'.",
-        fix="Build the mask for the query and key lengths (and the batch times heads for 3-D masks).")
-declare("dtype.mask", B, "dtype", "Attention mask of an integer dtype",
-        condition="An attention mask operand is neither bool nor float.",
-        why="torch takes bool and float masks only.",
-        fix="Make the mask bool (True = masked) or float (added to the scores).")
-declare("dtype.mixed", B, "dtype", "Operands of different dtypes where torch needs one",
-        condition="An Einsum's operands, or a recurrent layer's input and initial state, have different dtypes.",
-        why="torch's matmul kernels raise 'expected scalar type ... but found ...'.",
-        fix="Cast the operands to one dtype.")
-declare("dtype.index-dtype", B, "dtype", "Index or mask of the wrong dtype",
-        condition="Gather / IndexSelect / Index / MaxUnpool indices that are not integers, a MaskedFill mask or a "
-                  "Where condition that is not bool, EmbeddingBag offsets that are not integers.",
-        why="torch raises: indices must be long (or int), masks bool.",
-        fix="Cast the index to int64 or the mask to bool.")
-declare("shape.gather-sizes", B, "shape", "Index larger than the tensor it indexes",
-        condition="Gather's index is larger than its input at a dim other than `dim`, or a boolean Index mask "
-                  "does not match the dims it masks.",
-        why="torch raises 'Size does not match at dimension'.",
-        fix="Make the index no larger than the input off the gathered dim.")
-declare("shape.pad-size", B, "shape", "Padding too large for its mode",
-        condition="Reflect padding not smaller than the padded size, circular padding that wraps more than once, "
-                  "or a non-constant mode on an empty dim.",
-        why="torch raises 'Padding size should be less than the corresponding input dimension'.",
-        fix="Pad less, or use mode 'constant' / 'replicate'.")
-declare("shape.einsum-sizes", B, "shape", "Einsum equation does not fit its operands",
-        condition="An Einsum equation whose terms do not match the operands' ranks, a subscript with two sizes "
-                  "that do not broadcast, or an output subscript no input has.",
-        why="torch raises 'einsum(): ...'.",
-        fix="Write one subscript per dim of each operand, the same letter only for equal sizes.")
-declare("shape.einops-pattern", B, "shape", "einops pattern does not fit its input",
-        condition="A Rearrange / Reduce / Repeat pattern whose left side does not match the input's rank, a group "
-                  "whose lengths do not divide its dim, axes that appear on one side only (Rearrange), or new axes "
-                  "without lengths (Repeat).",
-        why="einops raises an EinopsError; the design cannot run.",
-        fix="Write one element per input dim and give the lengths of split or new axes.")
-declare("connectivity.inplace-leaf", B, "connectivity", "In-place op that autograd refuses",
-        condition="An op with inplace=true works directly on a Parameter node (or a view of one), or on a view of "
-                  "one result of a Chunk or Split whose values need gradients, in training mode.",
-        why="torch raises 'a leaf Variable that requires grad is being used in an in-place operation', or 'Output 0 "
-            "of Split is a view and is being modified inplace'.",
-        fix="Set inplace=false on that op.")
-declare("dtype.unsupported", B, "dtype", "A float dtype the op's kernels do not take",
-        condition="An op is fed float64, float16 or bfloat16 data its torch kernels refuse (measured per op in "
-                  "core/ops/dtype_support.py): typically a layer with float32 weights fed another float dtype.",
-        why="torch raises 'expected scalar type Float' / 'mat1 and mat2 must have the same dtype' / 'mixed dtype'.",
-        fix="Cast the input to float32, or build the layer in the input's dtype.")
-declare("dtype.int-into-float", B, "dtype", "Integer values into a float layer",
-        condition="Integer tensors (e.g. token ids) reach a Linear, convolution, normalisation, attention or "
-                  "RNN, or another op torch defines on floats only (most activations, Softmax, Mean, dropout, "
-                  "adaptive pooling, upsampling).",
-        why="torch's kernels raise a dtype error; integer ids need an Embedding first.",
-        fix="Insert an Embedding for ids, or declare the input as float.")
-declare("dtype.float-into-embedding", B, "dtype", "Float values into an Embedding",
-        condition="An Embedding receives floating-point values.",
-        why="torch raises: Embedding indices must be integers.",
-        fix="Feed integer token ids (int64), or use a Linear for dense features.")
-declare("connectivity.unknown-op", B, "connectivity", "Unknown op",
-        condition="A node's op is neither a torch.nn class nor a tensor op of archgraph/1.",
-        why="The design cannot be built.",
-        fix="Use an op of the table (README lists them), or compose it from known ops.")
-declare("connectivity.missing-arg", B, "connectivity", "Missing required argument",
-        condition="A node leaves out an argument its constructor requires.",
-        why="The design cannot be built.",
-        fix="Add the argument; the op table lists every required one.")
-declare("connectivity.bad-arg", B, "connectivity", "Argument the op does not take",
-        condition="A node passes an argument its torch.nn constructor does not accept, or a value its op's "
-                  "schema refuses (wrong type, out of range, not finite, not one of the allowed strings).",
-        why="torch raises TypeError or ValueError at construction or on the first forward; the design cannot be "
-            "built or run.",
-        fix="Use the constructor's own argument names, types and ranges (the op table's schema lists them).")
-declare("connectivity.bad-result", B, "connectivity", "Reference to a result that does not exist",
-        condition="`id:N` names a result index the node does not produce.",
-        why="The design cannot be built.",
-        fix="Use 0 for a single-result op; LSTM has 0..2, GRU/RNN 0..1, MultiheadAttention 0..1.")
-declare("connectivity.dangling", B, "connectivity", "Dangling reference",
-        condition="A node reads an id that no input or node defines, or shares weights with no node.",
-        why="The design cannot be built.",
-        fix="Point `in` / `shares` at an existing id.", kind="structure")
-declare("connectivity.cycle", B, "connectivity", "Cycle",
-        condition="Nodes feed each other in a loop.",
-        why="A feed-forward graph with a cycle has no order to run in; it cannot be built.",
-        fix="Break the loop; recurrence belongs inside an RNN/LSTM/GRU op.", kind="structure")
-declare("connectivity.no-output", B, "connectivity", "No output",
-        condition="The design declares no outputs, or an output names no node.",
-        why="Nothing can be trained or evaluated; the design cannot be built.",
-        fix="List the final node(s) in `outputs`.", kind="structure")
+
+LEARNED_TABLES = ops_with("table")
 
 
-LEARNED_TABLES = {"Parameter", "Embedding", "Constant", "Arange", "Expand"}
+SHAPE_SILENT_BROADCAST = Rule("shape.silent-broadcast", W, "shape", "Residual that broadcasts silently",
+    condition="An Add/Sub of two computed tensors (not a learned table such as a position embedding or a "
+              "bias Parameter) broadcasts: one operand has fewer dims, or size 1 where the other is larger.",
+    why="It runs, but a residual that broadcasts is almost always a wiring slip: the sum is not what the "
+        "block meant and the result grows silently.",
+    fix="Make both operands the same shape (project or pool the shortcut), or state the broadcast on "
+        "purpose with Expand.")
 
 
-@node_check("shape.silent-broadcast", W, "shape", "Residual that broadcasts silently",
-            ops=("Add", "Sub"),
-            condition="An Add/Sub of two computed tensors (not a learned table such as a position embedding or a "
-                      "bias Parameter) broadcasts: one operand has fewer dims, or size 1 where the other is larger.",
-            why="It runs, but a residual that broadcasts is almost always a wiring slip: the sum is not what the "
-                "block meant and the result grows silently.",
-            fix="Make both operands the same shape (project or pool the shortcut), or state the broadcast on "
-                "purpose with Expand.")
+@node_check(SHAPE_SILENT_BROADCAST, ops=tuple(sorted(ops_with("adds"))))
 def _silent_broadcast(node, ctx):
     if node.id not in ctx.inf.ok or len(node.inputs) != 2:
         return
@@ -293,7 +51,9 @@ def _silent_broadcast(node, ctx):
                f"dim(s) {grown}")
 
 
-UNKNOWN_DIM = "shape.unknown-dim"
+UNKNOWN_DIM = SHAPE_UNKNOWN_DIM
+READS_WIDTH = ops_with("reads-width")
+READS_CHANNELS = ops_with("reads-channels")
 
 
 def _fault_upstream(node, ctx) -> bool:
@@ -337,12 +97,7 @@ def _warned_unknown(ctx) -> set:
     return answer
 
 
-@node_check(UNKNOWN_DIM, W, "shape", "A size could not be followed",
-            ops=("Linear", "Conv1d", "Conv2d", "Conv3d", "BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm",
-                 "MultiheadAttention", "LSTM", "GRU", "RNN", "TransformerEncoderLayer", "Embedding"),
-            condition="A layer whose requirement reads a size that is unknown (null, or lost upstream).",
-            why="The verifier cannot tell whether it will run; an unknown never blocks, so a crash can hide here.",
-            fix="Declare the size (an int or a symbol) in the inputs, or give the op that lost it a known shape.")
+@node_check(SHAPE_UNKNOWN_DIM, ops=tuple(sorted(READS_WIDTH | READS_CHANNELS | ops_with("lookup"))))
 def _unknown_dim(node, ctx):
     if not node.inputs:
         return
@@ -355,23 +110,22 @@ def _unknown_dim(node, ctx):
         return  # the op's own rule already said which requirement went unchecked
     if t.shape is None:
         yield f"{node.op} {node.id!r}: the rank and sizes of its input are unknown; its requirements were not checked"
-    elif t.shape and t.shape[-1] is None and node.op in ("Linear", "LayerNorm", "MultiheadAttention", "LSTM",
-                                                        "GRU", "RNN", "TransformerEncoderLayer"):
+    elif t.shape and t.shape[-1] is None and node.op in READS_WIDTH:
         yield f"{node.op} {node.id!r}: the width of its input is unknown; the width requirement was not checked"
-    elif len(t.shape) > 1 and t.shape[1] is None and node.op.startswith(("Conv", "BatchNorm", "GroupNorm")):
+    elif len(t.shape) > 1 and t.shape[1] is None and node.op in READS_CHANNELS:
         yield f"{node.op} {node.id!r}: the channel count of its input is unknown; it was not checked"
 
 
-@node_check("dtype.index-range", B, "dtype", "Vocabulary larger than the embedding table",
-            ops=("Embedding", "EmbeddingBag"),
-            condition="An Embedding (or EmbeddingBag) reads ids straight from an input whose declared range (the "
-                      "input's own "
-                      "`vocab_size`, else train.vocab_size for the first integer input) exceeds num_embeddings.",
-            why="Token ids past the table raise 'index out of range in self' on the first batch that has one.",
-            fix="Set num_embeddings to at least the vocabulary size.")
-def _index_range(node, ctx):
-    from ..build import declared_id_range
+DTYPE_INDEX_RANGE = Rule("dtype.index-range", B, "dtype", "Vocabulary larger than the embedding table",
+    condition="An Embedding (or EmbeddingBag) reads ids straight from an input whose declared range (the "
+              "input's own "
+              "`vocab_size`, else train.vocab_size for the first integer input) exceeds num_embeddings.",
+    why="Token ids past the table raise 'index out of range in self' on the first batch that has one.",
+    fix="Set num_embeddings to at least the vocabulary size.")
 
+
+@node_check(DTYPE_INDEX_RANGE, ops=tuple(sorted(ops_with("lookup"))))
+def _index_range(node, ctx):
     ops = ctx.operands.get(node.id, [])
     if not ops or ops[0] not in ctx.design.input_ids:
         return

@@ -57,11 +57,12 @@ import sys
 import time
 
 from ..graph import Design, parse_ref
+from ..ops import ops_with
 
 # ops whose meta kernels skip a check their CPU kernels make (found by the study itself, and by
 # `archcurator ground --full`, which runs every graph for real): Softmax / LogSoftmax do not check
 # their dim, transposed convolutions do not check their input channels
-META_BLIND_OPS = {"Softmax", "LogSoftmax", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"}
+META_BLIND_OPS = ops_with("meta-blind")
 MESSAGE_MAX = 300
 BATCH = 2
 SYMBOL_SIZE = 8
@@ -85,7 +86,7 @@ def sizes_for(design: Design) -> dict:
     """Batch symbols (dim 0) -> the declared train.batch_size when it is at most 16 (a small batch is
     part of what the design says), else 2; a sequence symbol -> the declared train.seq_len; any other
     -> 8."""
-    from ..build import symbol_env
+    from ..sizes import symbol_env
 
     batch = (design.train or {}).get("batch_size")
     return symbol_env(design, batch=batch if type(batch) is int and 0 < batch <= STUDY_MAX_BATCH else BATCH)
@@ -104,7 +105,7 @@ def run_sizes(design: Design, batch: int | None = None) -> dict:
     """The sizes a differential run (and the forward check) uses: the design's declared
     train.batch_size and seq_len where it declares them (the verifier judges the design at those),
     else batch 2 and 8; `batch` overrides the batch."""
-    from ..build import symbol_env
+    from ..sizes import symbol_env
 
     return symbol_env(design, batch=run_batch(design, batch))
 

@@ -26,8 +26,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..graph import Design
+from ..ops.rules import SHAPE_SYMBOL_CONDITION
 
-CONDITION_RULE = "shape.symbol-condition"
+CONDITION_RULE = SHAPE_SYMBOL_CONDITION
 
 
 @dataclass

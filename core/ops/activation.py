@@ -11,10 +11,20 @@ anything through.
 
 from __future__ import annotations
 
+import math
+
 from .. import dims as D
 from . import torch_build as tb
 from .base import BOOL, INT, NUM, POS, UNKNOWN, Arg, Enum, Float, InferCtx, Kind, OpSpec, Optional, TensorType
 from .functional import INT_RANGES
+from .rules import (
+    CONNECTIVITY_BAD_ARG,
+    DTYPE_INT_INTO_FLOAT,
+    SHAPE_DIM_RANGE,
+    SHAPE_GLU_ODD,
+    SHAPE_NORM_FEATURES,
+    SHAPE_RANK,
+)
 
 INPLACE = Arg("inplace", False, BOOL)
 PROB = Float(0, 1)
@@ -22,7 +32,7 @@ PROB = Float(0, 1)
 
 def _refuse(ctx: InferCtx, what: str) -> None:
     x = ctx.x
-    ctx.require(False, "dtype.int-into-float",
+    ctx.require(False, DTYPE_INT_INTO_FLOAT,
                 lambda: f"{ctx.node.op} {ctx.node.id!r} receives {x.dtype} values; it is defined on {what} only — "
                         "cast first (or embed token ids)")
 
@@ -73,7 +83,7 @@ def _dropout(ctx: InferCtx):
         return [TensorType(None, x.dtype)]
     if _mode(ctx) != "eval":
         # measured: p = 0 returns its input and p = 1 multiplies by zeros, both in the input's dtype
-        ctx.require(not (x.is_int and _rescales(p)), "dtype.int-into-float",
+        ctx.require(not (x.is_int and _rescales(p)), DTYPE_INT_INTO_FLOAT,
                     lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; dropout rescales "
                     "them in training and needs floats — cast first, or embed token ids")
     return [x]
@@ -83,7 +93,7 @@ def _check_dim(ctx: InferCtx, dim, x) -> int | None:
     if dim is None or x.shape is None:
         return None
     r = max(len(x.shape), 1)
-    if not ctx.require(-r <= dim < r, "shape.dim-range",
+    if not ctx.require(-r <= dim < r, SHAPE_DIM_RANGE,
                        lambda: f"{ctx.node.op} {ctx.node.id!r}: dim={dim} is out of range for a "
                                f"{len(x.shape)}-D input"):
         return None
@@ -109,17 +119,17 @@ def _glu(ctx: InferCtx):
     if x.shape is None:
         return [x]
     if not x.shape:
-        return ctx.fail("shape.rank", f"GLU {ctx.node.id!r} needs at least one dimension to halve")
+        return ctx.fail(SHAPE_RANK, f"GLU {ctx.node.id!r} needs at least one dimension to halve")
     d = _check_dim(ctx, ctx.args["dim"], x)
     if d is None:
         return [TensorType(None, x.dtype)]
     size = x.shape[d]
     if D.is_const(size) and size % 2:
-        return ctx.fail("shape.glu-odd", f"GLU {ctx.node.id!r}: dim {ctx.args['dim']} has size {size}, which "
+        return ctx.fail(SHAPE_GLU_ODD, f"GLU {ctx.node.id!r}: dim {ctx.args['dim']} has size {size}, which "
                                          "cannot be halved; GLU splits it into two equal halves")
     half = D.exact_div(size, 2)
     if D.is_sym(size) and (half is None or "/" in str(half)):  # an odd symbolic size: its condition, or a block
-        if not ctx.require_equal(size, 2, "shape.glu-odd", f"GLU {ctx.node.id!r}: dim {ctx.args['dim']} of size "
+        if not ctx.require_equal(size, 2, SHAPE_GLU_ODD, f"GLU {ctx.node.id!r}: dim {ctx.args['dim']} of size "
                                                            f"{size} is split into two equal halves", kind="multiple"):
             return [UNKNOWN]
     s = list(x.shape)
@@ -133,10 +143,10 @@ def _prelu(ctx: InferCtx):
     if x.shape is None:
         return [x]
     if len(x.shape) == 0 and n != 1:
-        return ctx.fail("shape.rank", f"PReLU {ctx.node.id!r}: torch takes a 0-D input only with one parameter")
+        return ctx.fail(SHAPE_RANK, f"PReLU {ctx.node.id!r}: torch takes a 0-D input only with one parameter")
     if n != 1 and x.shape:
         ch = x.shape[1] if len(x.shape) >= 2 else 1
-        ctx.require_equal(ch, n, "shape.norm-features",
+        ctx.require_equal(ch, n, SHAPE_NORM_FEATURES,
                           lambda: f"PReLU {ctx.node.id!r} has num_parameters={n} but its input "
                                   f"{D.fmt_shape(x.shape)} has {ch} channels (dim 1); use 1 or the channel count")
     return [x]
@@ -158,7 +168,7 @@ def _fits_dtype(ctx: InferCtx):
         return
     for name in ("threshold", "value"):
         v = ctx.args[name]
-        ctx.require(lo_hi[0] <= v <= lo_hi[1], "connectivity.bad-arg",
+        ctx.require(lo_hi[0] <= v <= lo_hi[1], CONNECTIVITY_BAD_ARG,
                     lambda v=v, name=name: f"Threshold {ctx.node.id!r}: {name}={v} does not fit its "
                                            f"{ctx.x.dtype} input")
 
@@ -166,80 +176,87 @@ def _fits_dtype(ctx: InferCtx):
 def _arg_check(test, words):
     def check(ctx: InferCtx):
         a = ctx.args
-        ctx.require(test(a), "connectivity.bad-arg", lambda: f"{ctx.node.op} {ctx.node.id!r}: {words(a)}")
+        ctx.require(test(a), CONNECTIVITY_BAD_ARG, lambda: f"{ctx.node.op} {ctx.node.id!r}: {words(a)}")
 
     return check
 
 
-def _act(name, args=(), infer=_float_only, param_shapes=None, saturating=False, rules=(), dtype_key=None):
+def _act(name, args=(), infer=_float_only, param_shapes=None, saturating=False, rules=(), dtype_key=None,
+         traits=(), scalar=None):
     accepts = getattr(infer, "accepts", "")
-    own = ("dtype.int-into-float",) if accepts in ("float", "number", "promote-number") or \
+    own = (DTYPE_INT_INTO_FLOAT,) if accepts in ("float", "number", "promote-number") or \
         infer in (_softmax_like, _softmax2d, _glu, _prelu) else ()
     if infer is _softmax_like:
-        own += ("shape.dim-range",)
+        own += (SHAPE_DIM_RANGE,)
     return OpSpec(name, "activation", tuple(args), infer, tb.module(name),
                   accepts="any" if accepts in ("any", "promote") else "float",
                   param_shapes=param_shapes or (lambda a: []), doc="saturating" if saturating else "",
                   rules=own + tuple(rules),
-                  dtype_key=dtype_key)
+                  dtype_key=dtype_key, traits=traits, scalar=scalar)
 
 
 _NUMBER = _dtypes("number")
 
 OPS = [
-    _act("ReLU", [INPLACE], infer=_NUMBER),
-    _act("ReLU6", [INPLACE], infer=_NUMBER),
-    _act("LeakyReLU", [Arg("negative_slope", 0.01, NUM), INPLACE]),
-    _act("ELU", [Arg("alpha", 1.0, NUM), INPLACE]),
+    _act("ReLU", [INPLACE], infer=_NUMBER, traits=("activation", "keeps-max", "non-negative", "nonlinear"),
+         scalar=lambda v: max(v, 0)),
+    _act("ReLU6", [INPLACE], infer=_NUMBER, traits=("activation", "non-negative", "nonlinear")),
+    _act("LeakyReLU", [Arg("negative_slope", 0.01, NUM), INPLACE], traits=("activation", "nonlinear")),
+    _act("ELU", [Arg("alpha", 1.0, NUM), INPLACE], traits=("activation", "nonlinear")),
     _act("CELU", [Arg("alpha", 1.0, NUM), INPLACE],
          infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["alpha"] != 0, lambda a: "alpha cannot be 0")),
-         rules=("connectivity.bad-arg",)),
-    _act("SELU", [INPLACE]),
-    _act("GELU", [Arg("approximate", "none", Enum("none", "tanh"))]),
-    _act("SiLU", [INPLACE]),
-    _act("Mish", [INPLACE]),
-    _act("Hardswish", [INPLACE]),
-    _act("Hardsigmoid", [INPLACE], saturating=True),
+         rules=(CONNECTIVITY_BAD_ARG,)),
+    _act("SELU", [INPLACE], traits=("activation", "nonlinear")),
+    _act("GELU", [Arg("approximate", "none", Enum("none", "tanh"))], traits=("activation", "nonlinear")),
+    _act("SiLU", [INPLACE], traits=("activation", "nonlinear")),
+    _act("Mish", [INPLACE], traits=("activation", "nonlinear")),
+    _act("Hardswish", [INPLACE], traits=("activation", "nonlinear")),
+    _act("Hardsigmoid", [INPLACE], saturating=True, traits=("activation", "nonlinear")),
     _act("Hardtanh", [Arg("min_val", -1.0, NUM), Arg("max_val", 1.0, NUM), INPLACE],
          infer=_with_arg_rule(_NUMBER, _arg_check(lambda a: a["max_val"] > a["min_val"],
                                                   lambda a: f"max_val ({a['max_val']}) must be greater than "
                                                             f"min_val ({a['min_val']})")),
-         saturating=True, rules=("connectivity.bad-arg",),
+         saturating=True, rules=(CONNECTIVITY_BAD_ARG,),
          # uint8 takes limits it can hold once made integers (truncated: -0.5 is 0): not negative, not past 255
          dtype_key=lambda a: "Hardtanh[limits in 0..255]" if 0 <= int(a["min_val"]) and 0 <= int(a["max_val"]) <= 255
-         else "Hardtanh"),
+         else "Hardtanh", traits=("activation", "nonlinear")),
     _act("Threshold", [Arg("threshold", kind=NUM), Arg("value", kind=NUM), INPLACE],
-         infer=_with_arg_rule(_NUMBER, _fits_dtype), rules=("connectivity.bad-arg",)),
+         infer=_with_arg_rule(_NUMBER, _fits_dtype), rules=(CONNECTIVITY_BAD_ARG,)),
     _act("Hardshrink", [Arg("lambd", 0.5, NUM)]),
     _act("Softshrink", [Arg("lambd", 0.5, NUM)],
          infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["lambd"] >= 0,
                                                       lambda a: f"lambd={a['lambd']} must be >= 0")),
-         rules=("connectivity.bad-arg",)),
+         rules=(CONNECTIVITY_BAD_ARG,)),
     _act("RReLU", [Arg("lower", 1 / 8, NUM), Arg("upper", 1 / 3, NUM), INPLACE],
          infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["lower"] <= a["upper"],
                                                       lambda a: "lower must be <= upper")),
-         rules=("connectivity.bad-arg",)),
-    _act("Softplus", [Arg("beta", 1.0, NUM), Arg("threshold", 20.0, NUM)]),
+         rules=(CONNECTIVITY_BAD_ARG,)),
+    _act("Softplus", [Arg("beta", 1.0, NUM), Arg("threshold", 20.0, NUM)], traits=("activation", "nonlinear")),
     _act("LogSigmoid"),
     _act("Softsign", infer=_dtypes("promote-number")),
     _act("Tanhshrink", infer=_dtypes("promote-number")),
-    _act("Tanh", infer=_promote, saturating=True),
-    _act("Sigmoid", infer=_promote, saturating=True),
+    _act("Tanh", infer=_promote, saturating=True, traits=("activation", "nonlinear"), scalar=math.tanh),
+    _act("Sigmoid", infer=_promote, saturating=True, traits=("activation", "nonlinear"),
+         scalar=lambda v: 1 / (1 + math.exp(-v)) if v > -700 else 0.0),
     _act("PReLU", [Arg("num_parameters", 1, POS), Arg("init", 0.25, NUM)], infer=_prelu,
-         param_shapes=lambda a: [("weight", (a["num_parameters"],))], rules=("shape.norm-features", "shape.rank")),
-    _act("Softmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
-    _act("LogSoftmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
-    _act("Softmin", [Arg("dim", None, Optional(INT))], infer=_softmax_like),
-    _act("Softmax2d", infer=_softmax2d, rules=("shape.rank",)),
-    _act("GLU", [Arg("dim", -1, INT)], infer=_glu, rules=("shape.dim-range", "shape.glu-odd", "shape.rank")),
+         param_shapes=lambda a: [("weight", (a["num_parameters"],))], rules=(SHAPE_NORM_FEATURES, SHAPE_RANK),
+         traits=("activation", "nonlinear")),
+    _act("Softmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like,
+         traits=("meta-blind", "nonlinear", "softmax")),
+    _act("LogSoftmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like,
+         traits=("meta-blind", "nonlinear", "softmax")),
+    _act("Softmin", [Arg("dim", None, Optional(INT))], infer=_softmax_like, traits=("nonlinear", "softmax")),
+    _act("Softmax2d", infer=_softmax2d, rules=(SHAPE_RANK,)),
+    _act("GLU", [Arg("dim", -1, INT)], infer=_glu, rules=(SHAPE_DIM_RANGE, SHAPE_GLU_ODD, SHAPE_RANK)),
     # torch.nn.Identity(*args, **kwargs) takes and ignores any argument (measured)
     OpSpec("Identity", "activation", (), _dtypes("any"), tb.module("Identity"), accepts="any",
-           extra=Kind(lambda v: True, "anything")),
+           extra=Kind(lambda v: True, "anything"), traits=("adds-no-position", "moves-values", "view")),
 ]
 for _name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"):
     OPS.append(OpSpec(_name, "activation", (Arg("p", 0.5, PROB), INPLACE), _dropout, tb.module(_name),
-                      rules=("dtype.int-into-float", "shape.rank"),
+                      rules=(DTYPE_INT_INTO_FLOAT, SHAPE_RANK),
                       # the dtype table was measured at p = 0.5; p = 0 and p = 1 never rescale (see _dropout)
-                      measured_for=lambda a: _rescales(a.get("p", 0.5))))
+                      measured_for=lambda a: _rescales(a.get("p", 0.5)),
+                      traits=("dropout", "adds-no-position") if _name == "Dropout" else ("dropout",)))
 
 SATURATING = {op.name for op in OPS if op.doc == "saturating"}

@@ -29,8 +29,19 @@ from .base import (
     Optional,
     TensorType,
 )
+from .rules import (
+    CONNECTIVITY_BAD_ARG,
+    DTYPE_INT_INTO_FLOAT,
+    DTYPE_MASK,
+    SHAPE_ATTENTION_MASK,
+    SHAPE_ATTENTION_WIDTH,
+    SHAPE_BROADCAST,
+    SHAPE_HEADS_DIVISIBILITY,
+    SHAPE_NORM_FEATURES,
+    SHAPE_RANK,
+)
 
-ATTN_RULES = ("shape.heads-divisibility", "shape.attention-width", "shape.rank", "dtype.int-into-float")
+ATTN_RULES = (SHAPE_HEADS_DIVISIBILITY, SHAPE_ATTENTION_WIDTH, SHAPE_RANK, DTYPE_INT_INTO_FLOAT)
 
 
 def _seq_dims(shape, batch_first):
@@ -42,7 +53,7 @@ def _seq_dims(shape, batch_first):
 
 def _mha_check(ctx: InferCtx, e: int, h: int, label: str):
     # the words only when the requirement fails: finding a divisor costs more than the check
-    ctx.require(h > 0 and e % h == 0, "shape.heads-divisibility",
+    ctx.require(h > 0 and e % h == 0, SHAPE_HEADS_DIVISIBILITY,
                 lambda: f"{label} {ctx.node.id!r}: embed_dim={e} is not divisible by num_heads={h}; "
                         f"use a head count that divides {e}" + _divisor_hint(e, h))
 
@@ -65,7 +76,7 @@ def _divisor_hint(e, h) -> str:
 def _check_mask(ctx: InferCtx, m: TensorType, lq, ls, n, heads, what: str, padding: bool = False) -> None:
     """An attention mask: bool or float; (L, S) or (N*heads, L, S); a key padding mask (N, S) or (S)."""
     label = f"{ctx.node.op} {ctx.node.id!r}"
-    ctx.require(m.dtype == "bool" or m.is_float, "dtype.mask",
+    ctx.require(m.dtype == "bool" or m.is_float, DTYPE_MASK,
                 lambda: f"{label}: {what} is {m.dtype}; torch takes bool or float masks only")
     if m.shape is None:
         return
@@ -77,10 +88,10 @@ def _check_mask(ctx: InferCtx, m: TensorType, lq, ls, n, heads, what: str, paddi
         want = (lq, ls)
     words = lambda: f"{label}: {what} {D.fmt_shape(m.shape)} should be {D.fmt_shape(want)}"  # noqa: E731
     if len(m.shape) != len(want):
-        ctx.require(False, "shape.attention-mask", words)
+        ctx.require(False, SHAPE_ATTENTION_MASK, words)
         return
     for u, v in zip(m.shape, want):
-        if v is not None and not ctx.require_equal(u, v, "shape.attention-mask", words):
+        if v is not None and not ctx.require_equal(u, v, SHAPE_ATTENTION_MASK, words):
             return
 
 
@@ -100,17 +111,17 @@ def _fast_mask(ctx: InferCtx, m: TensorType, n, length, heads, what: str, paddin
     element count matters; a key padding mask alone must be (N, L), beside an attention mask it is
     viewed as (N, 1, 1, L)."""
     label = f"{ctx.node.op} {ctx.node.id!r}"
-    ctx.require(m.dtype == "bool" or m.is_float, "dtype.mask",
+    ctx.require(m.dtype == "bool" or m.is_float, DTYPE_MASK,
                 lambda: f"{label}: {what} is {m.dtype}; torch takes bool or float masks only")
     if m.shape is None or any(s is None for s in m.shape) or n is None or length is None:
         return
     if padding and not beside:
         words = lambda: f"{label}: {what} {D.fmt_shape(m.shape)} should be {D.fmt_shape((n, length))}"  # noqa: E731
         if len(m.shape) != 2:
-            ctx.require(False, "shape.attention-mask", words)
+            ctx.require(False, SHAPE_ATTENTION_MASK, words)
             return
         for u, v in zip(m.shape, (n, length)):
-            if not ctx.require_equal(u, v, "shape.attention-mask", words):
+            if not ctx.require_equal(u, v, SHAPE_ATTENTION_MASK, words):
                 return
         return
     if padding:
@@ -120,7 +131,7 @@ def _fast_mask(ctx: InferCtx, m: TensorType, n, length, heads, what: str, paddin
         shape = f"(N, heads, L, L) = ({D.fmt(n)}, {heads}, {D.fmt(length)}, {D.fmt(length)})"
     else:
         want, shape = D.mul(length, length), f"(L, L) = ({D.fmt(length)}, {D.fmt(length)})"
-    ctx.require_equal(D.prod(list(m.shape)), want, "shape.attention-mask",
+    ctx.require_equal(D.prod(list(m.shape)), want, SHAPE_ATTENTION_MASK,
                       lambda: f"{label}: {what} {D.fmt_shape(m.shape)} cannot be viewed as {shape} on torch's eval "
                               "fast path")
 
@@ -131,11 +142,11 @@ def _mask_rank(ctx: InferCtx, m: TensorType, what: str, label: str, unbatched: t
     (heads, L, S)."""
     if m.shape is None:
         return
-    if ctx.require(len(m.shape) in (2, 3), "shape.attention-mask",
+    if ctx.require(len(m.shape) in (2, 3), SHAPE_ATTENTION_MASK,
                    lambda: f"{label} {ctx.node.id!r}: {what} is {len(m.shape)}-D {D.fmt_shape(m.shape)}; torch "
                            "takes a 2-D or 3-D mask") and unbatched is not None and len(m.shape) == 3:
         for u, v in zip(m.shape, unbatched):
-            if not ctx.require_equal(u, v, "shape.attention-mask",
+            if not ctx.require_equal(u, v, SHAPE_ATTENTION_MASK,
                                      lambda: f"{label} {ctx.node.id!r}: {what} {D.fmt_shape(m.shape)} should be "
                                              f"(heads, L, S) = {D.fmt_shape(unbatched)} for an unbatched query"):
                 return
@@ -148,7 +159,7 @@ def _mha_infer(ctx: InferCtx):
     # measured: the layer keeps dropout as a number and applies it to the weights only in training and only
     # when above 0 (a negative one is no dropout); F.dropout refuses one above 1 there
     if (ctx.design_train or {}).get("mode") != "eval" and not ctx.require(
-            a["dropout"] <= 1, "connectivity.bad-arg",
+            a["dropout"] <= 1, CONNECTIVITY_BAD_ARG,
             lambda: f"MultiheadAttention {ctx.node.id!r}: dropout={a['dropout']} in training; F.dropout takes "
                     "a probability of at most 1"):
         return [UNKNOWN, UNKNOWN]
@@ -162,11 +173,11 @@ def _mha_infer(ctx: InferCtx):
         len(set(ctx.node.inputs[:3])) == 1 and not a["add_bias_kv"] and not a["add_zero_attn"] and \
         a["kdim"] in (None, e) and a["vdim"] in (None, e) and q.dtype == "float32" and \
         all(m.dtype == "bool" for m in ctx.inputs[3:5])
-    ctx.require(not a["is_causal"] or attn_mask is not None or fast is not False, "connectivity.bad-arg",
+    ctx.require(not a["is_causal"] or attn_mask is not None or fast is not False, CONNECTIVITY_BAD_ARG,
                 lambda: f"MultiheadAttention {ctx.node.id!r}: is_causal needs an attn_mask operand (torch: 'Need "
                         "attn_mask if specifying the is_causal hint')")
     for t in (q, k, v):
-        ctx.require(not t.is_int, "dtype.int-into-float",
+        ctx.require(not t.is_int, DTYPE_INT_INTO_FLOAT,
                     f"MultiheadAttention {ctx.node.id!r} receives integer {t.dtype} values; embed tokens first")
     if q.shape is None or k.shape is None or v.shape is None:
         return [TensorType(None), TensorType(None)]
@@ -174,7 +185,7 @@ def _mha_infer(ctx: InferCtx):
     if not ok:
         return [UNKNOWN, UNKNOWN]
     # measured: torch takes a batched query with batched key and value only (and unbatched with unbatched)
-    if not ctx.require(len(q.shape) == len(k.shape) == len(v.shape), "shape.rank",
+    if not ctx.require(len(q.shape) == len(k.shape) == len(v.shape), SHAPE_RANK,
                        lambda: f"MultiheadAttention {ctx.node.id!r}: query, key and value are "
                                f"{len(q.shape)}-D, {len(k.shape)}-D and {len(v.shape)}-D; torch wants them all "
                                "batched (3-D) or all unbatched (2-D)"):
@@ -182,7 +193,7 @@ def _mha_infer(ctx: InferCtx):
     kd = a["kdim"] if a["kdim"] is not None else e
     vd = a["vdim"] if a["vdim"] is not None else e
     for t, want, name in ((q, e, "query"), (k, kd, "key"), (v, vd, "value")):
-        ctx.require_equal(t.shape[-1], want, "shape.attention-width",
+        ctx.require_equal(t.shape[-1], want, SHAPE_ATTENTION_WIDTH,
                     f"MultiheadAttention {ctx.node.id!r}: {name} width {t.shape[-1]} != "
                     f"{'embed_dim' if want == e else ('kdim' if name == 'key' else 'vdim')}={want}; "
                     f"project the {name} to {want} first")
@@ -195,7 +206,7 @@ def _mha_infer(ctx: InferCtx):
     layout = "(N, L, E)" if bf else "(L, N, E)"
     for u, w, what in ((ls, lv, "key length and value length"), (nk, nv, "key batch and value batch"),
                        (n, nk, "query batch and key batch")):
-        if not ctx.require_equal(u, w, "shape.broadcast",
+        if not ctx.require_equal(u, w, SHAPE_BROADCAST,
                                  lambda u=u, w=w, what=what: f"MultiheadAttention {ctx.node.id!r}: {what} differ "
                                  f"({D.fmt(u)} vs {D.fmt(w)}; batch_first={bf}, so the inputs are {layout})"):
             return [UNKNOWN, UNKNOWN]
@@ -205,7 +216,7 @@ def _mha_infer(ctx: InferCtx):
     dropped = a["is_causal"] and not a["need_weights"] and len(ctx.inputs) <= 4
     for i, m in enumerate(ctx.inputs[3:5]):
         if dropped and i == 0 and fast is not True:  # the eval fast path reads the mask by its size first
-            ctx.require(m.dtype == "bool" or m.is_float, "dtype.mask",
+            ctx.require(m.dtype == "bool" or m.is_float, DTYPE_MASK,
                         lambda m=m: f"MultiheadAttention {ctx.node.id!r}: attn_mask is {m.dtype}; torch takes bool "
                                     "or float masks only")
             _mask_rank(ctx, m, "attn_mask", "MultiheadAttention", None if batched else (h, lq, ls))
@@ -294,20 +305,20 @@ def _layer_infer(n_inputs: int, label: str):
         fast = _eval_fast_path(ctx, ctx.x, a["nhead"], a["batch_first"], a["bias"])
         if n_inputs == 2 and len(ctx.inputs) > 2 and ctx.inputs[2].dtype != "bool":
             fast = False
-        ctx.require(not causal or len(ctx.inputs) > n_inputs or fast is not False, "connectivity.bad-arg",
+        ctx.require(not causal or len(ctx.inputs) > n_inputs or fast is not False, CONNECTIVITY_BAD_ARG,
                     lambda: f"{label} {ctx.node.id!r}: is_causal needs a mask operand (torch: 'Need attn_mask if "
                             "specifying the is_causal hint')")
-        ctx.require(a["activation"] in ("relu", "gelu"), "connectivity.bad-arg",
+        ctx.require(a["activation"] in ("relu", "gelu"), CONNECTIVITY_BAD_ARG,
                     f"{label} {ctx.node.id!r}: activation must be 'relu' or 'gelu' in a design file, "
                     f"got {a['activation']!r}")
         for i, t in enumerate(ctx.inputs[:n_inputs]):
-            ctx.require(not t.is_int, "dtype.int-into-float",
+            ctx.require(not t.is_int, DTYPE_INT_INTO_FLOAT,
                         f"{label} {ctx.node.id!r} receives integer {t.dtype} values; embed tokens first")
             if t.shape is None:
                 continue
             if not ctx.need_rank(t, (2, 3)):
                 return [UNKNOWN]
-            ctx.require_equal(t.shape[-1], a["d_model"], "shape.attention-width",
+            ctx.require_equal(t.shape[-1], a["d_model"], SHAPE_ATTENTION_WIDTH,
                               f"{label} {ctx.node.id!r}: {'memory' if i else 'input'} width {t.shape[-1]} != "
                               f"d_model={a['d_model']}; project it to {a['d_model']} first")
         x = ctx.x
@@ -315,12 +326,12 @@ def _layer_infer(n_inputs: int, label: str):
             # the cross-attention is MultiheadAttention(tgt, memory, memory): measured, both batched or both
             # unbatched (gen-256479), and one batch
             tgt, mem = x.shape, ctx.inputs[1].shape
-            if not ctx.require(len(tgt) == len(mem), "shape.rank",
+            if not ctx.require(len(tgt) == len(mem), SHAPE_RANK,
                                lambda: f"{label} {ctx.node.id!r}: tgt {D.fmt_shape(tgt)} and memory "
                                        f"{D.fmt_shape(mem)}; torch wants both batched (3-D) or both unbatched (2-D)"):
                 return [UNKNOWN]
             if len(tgt) == 3 and not ctx.require_equal(
-                    _seq_dims(tgt, a["batch_first"])[0], _seq_dims(mem, a["batch_first"])[0], "shape.broadcast",
+                    _seq_dims(tgt, a["batch_first"])[0], _seq_dims(mem, a["batch_first"])[0], SHAPE_BROADCAST,
                     lambda: f"{label} {ctx.node.id!r}: tgt {D.fmt_shape(tgt)} and memory {D.fmt_shape(mem)} have "
                             f"different batches (batch_first={a['batch_first']})"):
                 return [UNKNOWN]
@@ -342,7 +353,7 @@ def _layer_infer(n_inputs: int, label: str):
                 # is_causal with no key padding mask: torch's attention drops the mask for SDPA's causal
                 # path without reading its shape (F.multi_head_attention_forward); only its dtype is checked
                 if k == 0 and causal and (n_inputs == 2 or len(masks) == 1):
-                    ctx.require(m.dtype == "bool" or m.is_float, "dtype.mask",
+                    ctx.require(m.dtype == "bool" or m.is_float, DTYPE_MASK,
                                 lambda m=m, what=what: f"{label} {ctx.node.id!r}: {what} is {m.dtype}; torch takes "
                                                        "bool or float masks only")
                     _mask_rank(ctx, m, what, label, None if batched else (a["nhead"], length, length))
@@ -416,7 +427,7 @@ def _dec_flops(ctx, outs):
 _LAYER_DEFAULTS = tuple((x.name, x.default) for x in _ENC_LAYER_ARGS if not x.required)
 _NORM_ARGS = (Arg("normalized_shape", kind=OneOf(NAT, ListOf(NAT))), Arg("eps", 1e-5, NUM),
               Arg("elementwise_affine", True, BOOL), Arg("bias", True, BOOL))
-MASK_RULES = ("shape.attention-mask", "dtype.mask", "connectivity.bad-arg")
+MASK_RULES = (SHAPE_ATTENTION_MASK, DTYPE_MASK, CONNECTIVITY_BAD_ARG)
 
 
 def _layer_args(a):
@@ -461,10 +472,10 @@ def _stack_norm_check(ctx: InferCtx) -> None:
     ns = ns if isinstance(ns, list) else [ns]
     tail = x.shape[-len(ns):] if len(x.shape) >= len(ns) else None
     if tail is None:
-        ctx.require(False, "shape.norm-features", f"{ctx.node.op} {ctx.node.id!r}: norm over {ns} of fewer dims")
+        ctx.require(False, SHAPE_NORM_FEATURES, f"{ctx.node.op} {ctx.node.id!r}: norm over {ns} of fewer dims")
         return
     for t, n in zip(tail, ns):
-        if not ctx.require_equal(t, n, "shape.norm-features",
+        if not ctx.require_equal(t, n, SHAPE_NORM_FEATURES,
                                  lambda: f"{ctx.node.op} {ctx.node.id!r}: its norm normalises over {ns}, the "
                                          f"output {D.fmt_shape(x.shape)} ends otherwise"):
             return
@@ -486,24 +497,24 @@ def _transformer_infer(ctx: InferCtx):
     _mha_check(ctx, a["d_model"], a["nhead"], "Transformer")
     src, tgt = ctx.inputs[0], ctx.inputs[1]
     for t, name in ((src, "src"), (tgt, "tgt")):
-        ctx.require(not t.is_int, "dtype.int-into-float",
+        ctx.require(not t.is_int, DTYPE_INT_INTO_FLOAT,
                     f"Transformer {ctx.node.id!r} receives integer {t.dtype} values ({name}); embed tokens first")
     if src.shape is None or tgt.shape is None:
         return [TensorType(None, tgt.dtype)]
     if not (ctx.need_rank(src, (2, 3), "src") and ctx.need_rank(tgt, (2, 3), "tgt")):
         return [UNKNOWN]
     if len(src.shape) != len(tgt.shape):
-        return ctx.fail("shape.rank", f"Transformer {ctx.node.id!r}: src {D.fmt_shape(src.shape)} and tgt "
+        return ctx.fail(SHAPE_RANK, f"Transformer {ctx.node.id!r}: src {D.fmt_shape(src.shape)} and tgt "
                                       f"{D.fmt_shape(tgt.shape)} must both be batched or both unbatched")
     for t, name in ((src, "src"), (tgt, "tgt")):
-        ctx.require_equal(t.shape[-1], a["d_model"], "shape.attention-width",
+        ctx.require_equal(t.shape[-1], a["d_model"], SHAPE_ATTENTION_WIDTH,
                           lambda t=t, name=name: f"Transformer {ctx.node.id!r}: {name} width {t.shape[-1]} != "
                                                  f"d_model={a['d_model']}")
     bf = a["batch_first"]
     ns, ls = _seq_dims(src.shape, bf)
     nt, lt = _seq_dims(tgt.shape, bf)
     if len(src.shape) == 3:
-        ctx.require_equal(ns, nt, "shape.broadcast",
+        ctx.require_equal(ns, nt, SHAPE_BROADCAST,
                           lambda: f"Transformer {ctx.node.id!r}: the batch of src ({ns}) and tgt ({nt}) must be equal")
     batched = len(src.shape) == 3
     for m, (what, lq, lk) in zip(ctx.inputs[2:], (("src_mask", ls, ls), ("tgt_mask", lt, lt),
@@ -555,13 +566,16 @@ OPS = [
             # forward flags, as is_causal: no weights (result 1 is None), or one map per head
             Arg("need_weights", True, BOOL), Arg("average_attn_weights", True, BOOL)),
            _mha_infer, tb.custom("MultiheadAttention"), arity=(1, 5), param_shapes=_mha_shapes, flops=_mha_flops,
-           rules=ATTN_RULES + MASK_RULES + ("shape.broadcast",)),
+           rules=ATTN_RULES + MASK_RULES + (SHAPE_BROADCAST,),
+           traits=("attention-layer", "multi-result", "nonlinear", "reads-width")),
     OpSpec("TransformerEncoderLayer", "attention", _ENC_LAYER_ARGS + (_CAUSAL,),
            _layer_infer(1, "TransformerEncoderLayer"), tb.custom("TransformerEncoderLayer"), arity=(1, 3),
-           param_shapes=_layer_shapes, flops=_enc_flops, rules=ATTN_RULES + MASK_RULES),
+           param_shapes=_layer_shapes, flops=_enc_flops, rules=ATTN_RULES + MASK_RULES,
+           traits=("attention-layer", "nonlinear", "normalises", "reads-width", "residual")),
     OpSpec("TransformerDecoderLayer", "attention", _ENC_LAYER_ARGS + (_TGT_CAUSAL,),
            _layer_infer(2, "TransformerDecoderLayer"), tb.custom("TransformerDecoderLayer"), arity=(2, 4),
-           param_shapes=lambda a: _layer_shapes(a, decoder=True), flops=_dec_flops, rules=ATTN_RULES + MASK_RULES),
+           param_shapes=lambda a: _layer_shapes(a, decoder=True), flops=_dec_flops, rules=ATTN_RULES + MASK_RULES,
+           traits=("attention-layer", "nonlinear", "normalises", "residual")),
     OpSpec("TransformerEncoder", "attention",
            (Arg("encoder_layer", kind=Nested(_ENC_LAYER_ARGS)),
             # measured: torch builds a stack of 0 layers, and its forward fails reading layers[0] (gen-316054)
@@ -571,14 +585,16 @@ OPS = [
            _stack_infer(1, "TransformerEncoder"), tb.custom("TransformerEncoder"), arity=(1, 3),
            params=lambda a: a["num_layers"] * _enc_params(_layer_args(a)) + _norm_params(a["norm"]),
            param_shapes=_stack_shapes(False),
-           flops=_stack_flops(_enc_flops), rules=ATTN_RULES + MASK_RULES + ("shape.norm-features",)),
+           flops=_stack_flops(_enc_flops), rules=ATTN_RULES + MASK_RULES + (SHAPE_NORM_FEATURES,),
+           traits=("nonlinear", "normalises", "residual", "stack"), layer_op="TransformerEncoderLayer"),
     OpSpec("TransformerDecoder", "attention",
            (Arg("decoder_layer", kind=Nested(_ENC_LAYER_ARGS)), Arg("num_layers", kind=POS),
             Arg("norm", None, Optional(Nested(_NORM_ARGS))), _TGT_CAUSAL),
            _stack_infer(2, "TransformerDecoder"), tb.custom("TransformerDecoder"), arity=(2, 4),
            params=lambda a: a["num_layers"] * _dec_params(_layer_args(a)) + _norm_params(a["norm"]),
            param_shapes=_stack_shapes(True),
-           flops=_stack_flops(_dec_flops), rules=ATTN_RULES + MASK_RULES + ("shape.norm-features",)),
+           flops=_stack_flops(_dec_flops), rules=ATTN_RULES + MASK_RULES + (SHAPE_NORM_FEATURES,),
+           traits=("nonlinear", "normalises", "residual", "stack"), layer_op="TransformerDecoderLayer"),
     OpSpec("Transformer", "attention",
            (Arg("d_model", 512, NAT), Arg("nhead", 8, POS), Arg("num_encoder_layers", 6, POS),
             Arg("num_decoder_layers", 6, POS), Arg("dim_feedforward", 2048, NAT), Arg("dropout", 0.1, PROB),
@@ -587,5 +603,6 @@ OPS = [
             Arg("norm_first", False, BOOL), Arg("bias", True, BOOL)),
            _transformer_infer, tb.custom("Transformer"), arity=(2, 5), params=_transformer_params,
            param_shapes=_transformer_shapes,
-           flops=_transformer_flops, rules=ATTN_RULES + MASK_RULES + ("shape.broadcast",)),
+           flops=_transformer_flops, rules=ATTN_RULES + MASK_RULES + (SHAPE_BROADCAST,),
+           traits=("nonlinear", "normalises", "residual")),
 ]

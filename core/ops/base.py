@@ -19,6 +19,15 @@ from typing import Any
 
 from .. import dims as D
 from ..dims import Dim
+from .rules import (
+    DTYPE_INT_INTO_FLOAT,
+    SHAPE_RANK,
+    SHAPE_SPLIT_SIZES,
+    SHAPE_SYMBOL_CONDITION,
+    SHAPE_UNKNOWN_DIM,
+    SHAPE_UNKNOWN_INDEX,
+)
+from .traits import check_traits
 
 
 class _Required:
@@ -226,12 +235,55 @@ def promote(a: str, b: str) -> str:
     return a if ra > rb else b
 
 
+def _category(d: str) -> int:
+    return 0 if d == "bool" else 2 if d in _FLOAT_RANK else 1
+
+
+_DEFAULT_OF_CATEGORY = ("bool", "int64", "float32")  # torch's default dtype of a Python bool, int, float
+
+
+def result_type(operands, divide: bool = False) -> str:
+    """The dtype torch gives an element-wise op (torch.result_type): `operands` are (dtype, kind) with kind
+    "tensor" (a dimensioned tensor, or one of unknown rank), "zerodim" (a 0-D tensor) or "number" (a Python
+    number: bool, int64 or float32 by its type). Dimensioned tensors decide; a 0-D tensor of a higher
+    category (bool < integer < float) decides among its category; a Python number of a higher category
+    gives that category's default dtype. True division makes an integer result float32.
+    tests/test_dtype_model.py measures it against torch."""
+    groups: dict = {"tensor": [], "zerodim": [], "number": []}
+    for d, kind in operands:
+        groups[kind].append(canonical_dtype(d))
+    result = None
+    for kind in ("tensor", "zerodim"):
+        found = groups[kind]
+        if not found:
+            continue
+        top = max(_category(d) for d in found)
+        if result is not None and top <= _category(result):
+            continue
+        picked = [d for d in found if result is None or _category(d) == top]
+        result = picked[0]
+        for d in picked[1:]:
+            result = promote(result, d)
+    if groups["number"]:
+        top = max(_category(d) for d in groups["number"])
+        if result is None or top > _category(result):
+            result = _DEFAULT_OF_CATEGORY[top]
+    result = result or "float32"
+    if divide and _category(result) < 2:
+        return "float32"
+    return result
+
+
 @dataclass
 class Violation:
-    rule: str
+    rule: str  # the rule's id, a plain string (a Rule passed in is read as its id)
     message: str
     nodes: list
     severity: str = "block"
+
+    def __post_init__(self) -> None:
+        if type(self.rule) is not str:
+            self.rule = str(self.rule)
 
 
 class InferCtx:
@@ -265,7 +317,7 @@ class InferCtx:
         """Record a block finding when `cond` is known to be False. `message` is a string, or a
         function that makes it (shape rules run on every node: words only when they are needed)."""
         if cond is False:
-            if rule == "dtype.int-into-float" and self.dtype_ok:
+            if rule == DTYPE_INT_INTO_FLOAT and self.dtype_ok:
                 return True  # measured: torch's kernels take this dtype (core/ops/dtype_support.py)
             self.violations.append(Violation(rule, message() if callable(message) else message, [self.node.id]))
             return False
@@ -311,11 +363,11 @@ class InferCtx:
         the node joins the first's words (an Add of [B, 8, H, W] and [B, 8, 16, 32] needs W = 32 and H = 16;
         one of them was dropped)."""
         for v in self.violations:
-            if v.rule == "shape.symbol-condition" and v.nodes == [self.node.id]:
+            if v.rule == SHAPE_SYMBOL_CONDITION and v.nodes == [self.node.id]:
                 label = f"{self.node.op} {self.node.id!r} "
                 v.message += "; and " + (message[len(label):] if message.startswith(label) else message)
                 return
-        self.violations.append(Violation("shape.symbol-condition", message, [self.node.id], "warn"))
+        self.violations.append(Violation(SHAPE_SYMBOL_CONDITION, message, [self.node.id], "warn"))
 
     def require_at_sizes(self, size, holds, text: str, rule: str, message) -> bool:
         """A requirement on a symbolic size that is not linear in it (int(T * 0.4) >= 1): judged by value,
@@ -341,19 +393,19 @@ class InferCtx:
         reach, why = self.value_reach.get(operand) or (None, "")
         sure = self.value_ranges.get(operand)
         if reach is not None and D.is_const(size) and type(sure) is int and sure <= size < reach:
-            self.warn("shape.unknown-index", f"{self.node.op} {self.node.id!r}: its index may hold values up to "
+            self.warn(SHAPE_UNKNOWN_INDEX, f"{self.node.op} {self.node.id!r}: its index may hold values up to "
                                              f"{reach - 1} ({why}); it runs only if every one lies below {size}, "
                                              "the indexed size")
 
     def unknown_size(self, message) -> None:
         """A requirement that reads a size the verifier lost (null, a count that depends on values): an
         unknown never blocks, it warns once per node with what went unchecked."""
-        if any(v.rule == "shape.unknown-dim" for v in self.violations):
+        if any(v.rule == SHAPE_UNKNOWN_DIM for v in self.violations):
             return
         label = f"{self.node.op} {self.node.id!r}"
         text = (message() if callable(message) else message).removeprefix(label + ": ").replace("None", "unknown")
         self.violations.append(Violation(
-            "shape.unknown-dim", f"{label}: a size it reads is unknown, so this was not checked ({text})",
+            SHAPE_UNKNOWN_DIM, f"{label}: a size it reads is unknown, so this was not checked ({text})",
             [self.node.id], "warn"))
 
     def warn(self, rule: str, message: str) -> None:
@@ -370,7 +422,7 @@ class InferCtx:
             want = " or ".join(f"{r}-D" for r in allowed)
             self.violations.append(
                 Violation(
-                    "shape.rank",
+                    SHAPE_RANK,
                     f"{self.node.op} {self.node.id!r} expects a {want} {what}, "
                     f"got {len(t.shape)}-D {D.fmt_shape(t.shape)}",
                     [self.node.id],
@@ -427,9 +479,18 @@ class OpSpec:
     # the row of the measured dtype table for a node with these args, where some args select other kernels
     # (a LayerNorm without weights takes float64); None: the op's own row
     dtype_key: Callable[[dict], str] | None = None
+    # what consumers ask of the op instead of keeping lists of names (core/ops/traits.py says each one)
+    traits: frozenset = frozenset()
+    positions: int | None = None  # the operand whose values it reads as positions (an index, an id)
+    symbol_args: tuple = ()  # args that may name a symbol the run resolves from the inputs (a Slice's bounds)
+    # (arg of dim 0, arg of dim 1) of a layer whose 2-D weight alone fixes what it computes (a design may tie it)
+    weight_dims: tuple | None = None
+    layer_op: str | None = None  # the op of the layer a stack repeats (TransformerEncoder: its encoder layer)
+    scalar: Callable | None = None  # the op on one Python number (the parser folds constants with it)
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
+        self.traits = check_traits(self.name, self.traits)
         if self.params is _no_params and self.param_shapes is not _no_param_shapes:
             self.params = self._count_param_shapes
         self.arg_names = frozenset(a.name for a in self.args)
@@ -440,7 +501,13 @@ class OpSpec:
     def _count_param_shapes(self, args: dict) -> Dim:
         total: Dim = 0
         for _name, shape in self.param_shapes(args):
-            total = D.add(total, D.prod(shape))
+            n = 1
+            for d in shape:  # sizes that are all ints (nearly every weight) are multiplied as ints
+                if type(d) is not int:
+                    n = D.prod(shape)
+                    break
+                n *= d
+            total = total + n if type(total) is int and type(n) is int else D.add(total, n)
         return total
 
     def arg_problems(self, given: dict) -> list[str]:
@@ -496,7 +563,7 @@ def symbolic_pieces(ctx: InferCtx, x: TensorType, dim: int, piece, what: str) ->
     size = x.shape[dim]
     n = ctx.max_result
     if n:
-        ctx.require_equal(D.add(D.mul(piece, n), 1), size, "shape.split-sizes",
+        ctx.require_equal(D.add(D.mul(piece, n), 1), size, SHAPE_SPLIT_SIZES,
                           lambda: f"{ctx.node.op} {ctx.node.id!r} is read at piece {n}, which exists only when "
                                   f"{what} of size {size} makes more than {n} pieces", kind="le")
     s = list(x.shape)

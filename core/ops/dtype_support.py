@@ -10,8 +10,9 @@ raised. Data operands are the ones the example gives as float32; indices,
 masks and ids keep their dtypes. The verifier's first pass blocks an op fed
 a dtype its kernels refuse, before its shape rule runs.
 
-`python -m archcurator.core.ops.dtype_support` measures it again and
-rewrites the table below; tests/checks/test_op_dtypes.py keeps the two equal.
+`python -m archcurator.core.ground.dtypes` measures it again and
+rewrites the table below (the measuring runs the torch builder, so it lives with the grounding, not in
+the op table); tests/checks/test_op_dtypes.py keeps the two equal.
 """
 
 from __future__ import annotations
@@ -23,22 +24,27 @@ MODES = ("train", "eval")
 ALIASES = {"float": "float32", "long": "int64", "int": "int32", "int16": "int32", "int8": "int32"}
 
 
+# a dtype's first letter in a row (its train mode's; eval's is next), aliases included: asked for every node
+_COLUMN = {d: i * len(MODES) for i, d in enumerate(DTYPES)}
+_COLUMN.update((alias, _COLUMN[d]) for alias, d in ALIASES.items())
+
+
 def supported(op: str, dtype: str, mode: str) -> bool | None:
     """Whether the op's kernels take data of this dtype in this mode (None: not measured)."""
     row = SUPPORT.get(op)
-    dtype = ALIASES.get(dtype, dtype)
-    if row is None or dtype not in DTYPES:
+    at = _COLUMN.get(dtype)
+    if row is None or at is None:
         return None
-    return row[DTYPES.index(dtype) * len(MODES) + (1 if mode == "eval" else 0)] != "X"
+    return row[at + (1 if mode == "eval" else 0)] != "X"
 
 
 def promotes(op: str, dtype: str, mode: str) -> bool:
     """Whether torch gives float32 results for data of this (integer) dtype."""
     row = SUPPORT.get(op)
-    dtype = ALIASES.get(dtype, dtype)
-    if row is None or dtype not in DTYPES:
+    at = _COLUMN.get(dtype)
+    if row is None or at is None:
         return False
-    return row[DTYPES.index(dtype) * len(MODES) + (1 if mode == "eval" else 0)] == "f"
+    return row[at + (1 if mode == "eval" else 0)] == "f"
 
 
 # ops whose kernels run on the operands' promoted dtype (TensorIterator's type promotion): the row of
@@ -59,6 +65,8 @@ def data_dtype(op: str, dtypes: list, types: list | None = None) -> str | None:
     idx = DATA_OPERANDS.get(op)
     if not idx:
         return None
+    if len(idx) == 1:  # one data operand (most ops): its dtype, when the node gives it
+        return dtypes[idx[0]] if idx[0] < len(dtypes) else None
     # a node may give fewer data operands than the example (self-attention: one for query, key and value)
     idx = [i for i in idx if i < len(dtypes)]
     seen = {dtypes[i] for i in idx}
@@ -99,67 +107,7 @@ def _data_operands() -> dict:
 DATA_OPERANDS: dict = {}
 
 
-def measure() -> dict[str, str]:
-    import warnings
-
-    import torch
-
-    from ..build import build_module
-    from ..graph import Design
-    from .examples import EXAMPLES, VARIANTS
-
-    warnings.filterwarnings("ignore")
-    out = {}
-    cases = [(op, op, operands, args) for op, (operands, args) in EXAMPLES.items()]
-    cases += [(key, op, operands, args) for key, (op, operands, args) in VARIANTS.items()]
-    for key, op, operands, args in sorted(cases):
-        inputs = [{"id": f"in{i}", "shape": list(s), "dtype": dt} for i, (s, dt) in enumerate(operands)]
-        design = Design.from_dict({"format": "archgraph/1", "name": op, "inputs": inputs,
-                                   "nodes": [{"id": "n", "op": op, "args": args, "in": [i["id"] for i in inputs]}],
-                                   "outputs": ["n"]})
-        row = []
-        for dtype in DTYPES:
-            for mode in MODES:
-                torch.manual_seed(0)
-                try:
-                    model = build_module(design, "cpu").train(mode == "train")
-                    xs = []
-                    for shape, dt in operands:
-                        if dt != "float32":
-                            xs.append(torch.zeros(shape, dtype=getattr(torch, dt)))
-                        elif dtype == "bool":
-                            xs.append(torch.rand(shape) > 0.5)
-                        elif dtype.startswith(("int", "uint")):
-                            xs.append(torch.randint(0, 3, shape, dtype=getattr(torch, dtype)))
-                        else:
-                            xs.append(torch.randn(shape).to(getattr(torch, dtype)))
-                    with torch.set_grad_enabled(mode == "train"):
-                        res = model(*xs)
-                    first = res[0] if isinstance(res, tuple) else res
-                    promoted = dtype != "float32" and first.dtype == torch.float32 and \
-                        not dtype.startswith(("float", "bfloat"))
-                    row.append("f" if promoted else ".")
-                except Exception:  # noqa: BLE001 - whatever torch raises, it refused
-                    row.append("X")
-        out[key] = "".join(row)
-    return out
-
-
-def _write(table: dict) -> None:
-    from pathlib import Path
-
-    path = Path(__file__)
-    text = path.read_text(encoding="utf-8")
-    marker = "\n# generated by `python -m archcurator.core.ops.dtype_support`"
-    head = text[: text.index(marker)]
-    body = "SUPPORT = {\n" + "".join(f"    {op!r}: {row!r},\n" for op, row in sorted(table.items())) + "}\n"
-    path.write_text(head + marker + " (torch on the CPU); do not edit by hand\n" + body, encoding="utf-8")
-
-
-if __name__ == "__main__":
-    _write(measure())
-
-# generated by `python -m archcurator.core.ops.dtype_support` (torch on the CPU); do not edit by hand
+# generated by `python -m archcurator.core.ground.dtypes` (torch on the CPU); do not edit by hand
 SUPPORT = {
     'AdaptiveAvgPool1d': '........XXXXXXXX',
     'AdaptiveAvgPool2d': '........XXXXXXXX',

@@ -12,6 +12,14 @@ import re
 from .. import dims as D
 from . import torch_build as tb
 from .base import INT_DTYPES, NAT, SYMBOL, UNKNOWN, Arg, Enum, InferCtx, Kind, OneOf, OpSpec, TensorType, promote
+from .rules import (
+    DTYPE_INT_INTO_FLOAT,
+    DTYPE_MIXED,
+    DTYPE_UNSUPPORTED,
+    SHAPE_EINOPS_PATTERN,
+    SHAPE_EINSUM_SIZES,
+    SHAPE_UNKNOWN_DIM,
+)
 
 _LETTER = re.compile(r"^[A-Za-z]$")
 
@@ -81,7 +89,7 @@ def einsum_shape(eq: str, shapes: list, ctx: InferCtx | None = None):
                 if merged is None:
                     raise PatternError(f"ellipsis dims do not broadcast ({why})")
                 for c in conds:
-                    ctx.on_condition(c, "shape.einsum-sizes", f"Einsum {ctx.node.id!r}: ellipsis dims")
+                    ctx.on_condition(c, SHAPE_EINSUM_SIZES, f"Einsum {ctx.node.id!r}: ellipsis dims")
                 ell = merged
             else:
                 ell = mine if len(mine) >= len(ell) else ell
@@ -95,7 +103,7 @@ def einsum_shape(eq: str, shapes: list, ctx: InferCtx | None = None):
                 raise PatternError(f"subscript {c} is repeated in operand {k} with sizes {mine_sizes[c]} and {s}")
             if c in mine_sizes and ctx is not None:  # a diagonal: the sizes must be equal, 1 does not broadcast
                 a, b = (s, mine_sizes[c]) if D.is_const(mine_sizes[c]) else (mine_sizes[c], s)
-                ctx.require_equal(a, b, "shape.einsum-sizes",
+                ctx.require_equal(a, b, SHAPE_EINSUM_SIZES,
                                   f"Einsum {ctx.node.id!r}: subscript {c} is repeated in operand {k} with sizes "
                                   f"{mine_sizes[c]} and {s}")
             mine_sizes[c] = s
@@ -112,7 +120,7 @@ def einsum_shape(eq: str, shapes: list, ctx: InferCtx | None = None):
                 raise PatternError(f"subscript {c} has size {s} for operand {k}, which does not broadcast with "
                                    f"size {prev} seen before")
             if ctx is not None:
-                ctx.require_equal(s, prev, "shape.einsum-sizes",
+                ctx.require_equal(s, prev, SHAPE_EINSUM_SIZES,
                                   f"Einsum {ctx.node.id!r}: subscript {c} has sizes {prev} and {s}", kind="broadcast")
     if out is None:
         once = [c for c in sorted(sizes, key=lambda c: (c.islower(), c)) if sum(t.count(c) for t in terms) == 1]
@@ -174,10 +182,10 @@ def _contract(dtypes: list, sizes: list, outs: set, is_one) -> tuple:
             else:
                 contracted = True
         if contracted and acc != dt:
-            return None, ("dtype.mixed", f"operand {k} ({dt}) is contracted with a {acc} operand in one matrix "
+            return None, (DTYPE_MIXED, f"operand {k} ({dt}) is contracted with a {acc} operand in one matrix "
                                          "product; torch needs one dtype there")
         if contracted and acc == "bool":
-            return None, ("dtype.unsupported", f"operand {k} is contracted in one matrix product of bool values, "
+            return None, (DTYPE_UNSUPPORTED, f"operand {k} is contracted in one matrix product of bool values, "
                                                "which torch's bmm does not take")
         if not contracted:
             acc = promote(acc, dt)
@@ -239,7 +247,7 @@ def _einsum_dtype(ctx: InferCtx, terms: list, out: list) -> str | None:
                                 f"Einsum {ctx.node.id!r}: unless it is 1, {why}"):
             return None
     else:
-        ctx.warn("shape.unknown-dim", f"Einsum {ctx.node.id!r}: a size it sums over is unknown; unless it is 1, "
+        ctx.warn(SHAPE_UNKNOWN_DIM, f"Einsum {ctx.node.id!r}: a size it sums over is unknown; unless it is 1, "
                                       f"{why}")
     ok = [r for r in results if r[1] is None]
     return ok[0][0] if ok else promote_all(dtypes)
@@ -259,7 +267,7 @@ def _einsum_infer(ctx: InferCtx):
     try:
         shape, _, terms, out = einsum_shape(ctx.args["equation"], [t.shape for t in ts], ctx)
     except PatternError as exc:
-        return ctx.fail("shape.einsum-sizes", f"Einsum {ctx.node.id!r}: {exc}")
+        return ctx.fail(SHAPE_EINSUM_SIZES, f"Einsum {ctx.node.id!r}: {exc}")
     dtype = _einsum_dtype(ctx, terms, out)
     if dtype is None:
         return [UNKNOWN]
@@ -402,14 +410,14 @@ def _left_lengths(left: list, shape: tuple, axes: dict, ctx: InferCtx | None):
             else:
                 lengths[unknown[0]] = q = D.exact_div(size, prod)
                 if ctx is not None and size is not None and (q is None or "/" in str(q)):
-                    ctx.require_equal(size, prod, "shape.einops-pattern",
+                    ctx.require_equal(size, prod, SHAPE_EINOPS_PATTERN,
                                       f"{ctx.node.op} {ctx.node.id!r}: dim of size {size} is split into "
                                       f"{'*'.join(members)} with {'*'.join(m for m in members if m in axes)} = {prod}",
                                       kind="multiple")
         elif D.is_const(size) and size != prod:
             raise PatternError(f"dim of size {size} does not match {'*'.join(members) or '1'} = {prod}")
         elif not D.is_const(size) and ctx is not None:
-            ctx.require_equal(size, prod, "shape.einops-pattern",
+            ctx.require_equal(size, prod, SHAPE_EINOPS_PATTERN,
                               f"{ctx.node.op} {ctx.node.id!r}: dim of size {size} against {'*'.join(members)} = "
                               f"{prod}")
     return lengths, ell
@@ -442,18 +450,18 @@ def _einops_infer(kind: str):
         x, a = ctx.x, ctx.args
         axes = {k: v for k, v in a.items() if k not in ("pattern", "reduction")}
         if kind == "reduce" and a["reduction"] == "mean" and x.is_int and _reduces(a["pattern"], axes):
-            return ctx.fail("dtype.int-into-float",
+            return ctx.fail(DTYPE_INT_INTO_FLOAT,
                             f"Reduce {ctx.node.id!r}: the mean of integer {x.dtype} values is not defined in torch")
         if x.shape is None:
             try:
                 parse_pattern(kind, a["pattern"], axes)
             except PatternError as exc:
-                return ctx.fail("shape.einops-pattern", f"{ctx.node.op} {ctx.node.id!r}: {exc}")
+                return ctx.fail(SHAPE_EINOPS_PATTERN, f"{ctx.node.op} {ctx.node.id!r}: {exc}")
             return [TensorType(None, x.dtype)]
         try:
             return [TensorType(einops_shape(kind, a["pattern"], axes, x.shape, ctx), x.dtype)]
         except PatternError as exc:
-            return ctx.fail("shape.einops-pattern", f"{ctx.node.op} {ctx.node.id!r}: {exc}")
+            return ctx.fail(SHAPE_EINOPS_PATTERN, f"{ctx.node.op} {ctx.node.id!r}: {exc}")
 
     return infer
 
@@ -514,7 +522,7 @@ def einops_apply(kind: str, pattern: str, axes: dict, x, reduction=None):
 
 PATTERN = Kind(lambda v: type(v) is str and "->" in v, "an einops pattern 'left -> right'", ("pattern",))
 EQUATION = Kind(lambda v: type(v) is str, "an einsum equation", ("equation",))
-EINOPS_RULES = ("shape.einops-pattern", "dtype.int-into-float")
+EINOPS_RULES = (SHAPE_EINOPS_PATTERN, DTYPE_INT_INTO_FLOAT)
 
 
 def _draw_axes(rng, args: dict, shapes: list) -> dict:
@@ -555,15 +563,17 @@ AXIS = OneOf(NAT, SYMBOL)
 OPS = [
     OpSpec("Einsum", "tensor", (Arg("equation", kind=EQUATION),), _einsum_infer, tb.custom("Einsum"),
            arity=(1, None), accepts="any", flops=_einsum_flops,
-           rules=("shape.einsum-sizes", "dtype.mixed", "dtype.unsupported"),
+           rules=(SHAPE_EINSUM_SIZES, DTYPE_MIXED, DTYPE_UNSUPPORTED),
            measured_for=lambda a: False,  # which dtypes torch takes depends on the equation: _einsum_dtype
-           draw_extra=_draw_equation),
+           draw_extra=_draw_equation, traits=("functional",)),
     OpSpec("Rearrange", "tensor", (Arg("pattern", kind=PATTERN),), _einops_infer("rearrange"),
-           tb.custom("Rearrange"), accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES),
+           tb.custom("Rearrange"), accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES,
+           traits=("functional", "einops", "moves-values")),
     OpSpec("Reduce", "tensor", (Arg("pattern", kind=PATTERN),
                                 Arg("reduction", kind=Enum("min", "max", "sum", "mean", "prod"))),
            _einops_infer("reduce"), tb.custom("Reduce"), accepts="any", extra=AXIS, draw_extra=_draw_axes,
-           rules=EINOPS_RULES),
+           rules=EINOPS_RULES, traits=("functional", "einops")),
     OpSpec("Repeat", "tensor", (Arg("pattern", kind=PATTERN),), _einops_infer("repeat"), tb.custom("Repeat"),
-           accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES),
+           accepts="any", extra=AXIS, draw_extra=_draw_axes, rules=EINOPS_RULES,
+           traits=("functional", "einops", "moves-values")),
 ]

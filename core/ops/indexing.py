@@ -11,13 +11,22 @@ from __future__ import annotations
 from .. import dims as D
 from . import torch_build as tb
 from .base import INT, NUM, UNKNOWN, Arg, InferCtx, ListOf, OneOf, OpSpec, Optional, TensorType, broadcast
+from .rules import (
+    CONNECTIVITY_BAD_ARG,
+    DTYPE_INDEX_DTYPE,
+    SHAPE_BROADCAST,
+    SHAPE_DIM_RANGE,
+    SHAPE_GATHER_SIZES,
+    SHAPE_INDEX_RANGE,
+    SHAPE_RANK,
+)
 
-INDEX_RULES = ("shape.dim-range", "shape.rank", "shape.index-range", "dtype.index-dtype", "shape.gather-sizes")
+INDEX_RULES = (SHAPE_DIM_RANGE, SHAPE_RANK, SHAPE_INDEX_RANGE, DTYPE_INDEX_DTYPE, SHAPE_GATHER_SIZES)
 
 
 def _dim(ctx: InferCtx, rank: int) -> int | None:
     dim, r = ctx.args["dim"], max(rank, 1)
-    if not ctx.require(-r <= dim < r, "shape.dim-range",
+    if not ctx.require(-r <= dim < r, SHAPE_DIM_RANGE,
                        lambda: f"{ctx.node.op} {ctx.node.id!r}: dim={dim} is out of range for a {rank}-D input"):
         return None
     return dim % r
@@ -25,7 +34,7 @@ def _dim(ctx: InferCtx, rank: int) -> int | None:
 
 def _index_dtype(ctx: InferCtx, t: TensorType, allow_bool: bool = False) -> bool:
     ok = t.dtype in ("int64", "long", "int32", "int") or (allow_bool and t.dtype in ("bool", "uint8"))
-    return ctx.require(ok, "dtype.index-dtype",
+    return ctx.require(ok, DTYPE_INDEX_DTYPE,
                        lambda: f"{ctx.node.op} {ctx.node.id!r}: its index is {t.dtype}; torch indexes with int64 "
                                f"(or int32){' or bool' if allow_bool else ''} tensors")
 
@@ -36,7 +45,7 @@ def _values_below(ctx: InferCtx, operand: int, size) -> None:
     vocab = (ctx.value_ranges or {}).get(operand)
     if vocab is None or size is None:
         return
-    if not ctx.require_equal(vocab, size, "shape.index-range",
+    if not ctx.require_equal(vocab, size, SHAPE_INDEX_RANGE,
                              lambda: f"{ctx.node.op} {ctx.node.id!r}: its index carries values up to {vocab} - 1 "
                                      f"(a declared vocab_size or an Arange's end, through the ops before it) but the "
                                      f"indexed dim has size {size}",
@@ -51,13 +60,13 @@ def _gather(ctx: InferCtx):
         return [TensorType(idx.shape, x.dtype)]
     # measured: torch compares ranks with a 0-D tensor counted as 1-D (gen-319932: a 0-D index of a 1-D input)
     if max(len(idx.shape), 1) != max(len(x.shape), 1):
-        return ctx.fail("shape.rank", f"Gather {ctx.node.id!r}: index {D.fmt_shape(idx.shape)} must have the rank of "
+        return ctx.fail(SHAPE_RANK, f"Gather {ctx.node.id!r}: index {D.fmt_shape(idx.shape)} must have the rank of "
                                       f"the input {D.fmt_shape(x.shape)}")
     d = _dim(ctx, len(x.shape))
     if d is None:
         return [UNKNOWN]
     for i, (u, v) in enumerate(zip(idx.shape, x.shape)):
-        if i != d and not ctx.require_equal(u, v, "shape.gather-sizes",
+        if i != d and not ctx.require_equal(u, v, SHAPE_GATHER_SIZES,
                                             lambda i=i: f"Gather {ctx.node.id!r}: index {D.fmt_shape(idx.shape)} is "
                                                         f"larger than the input {D.fmt_shape(x.shape)} at dim {i}",
                                             kind="le"):
@@ -79,7 +88,7 @@ def _index_select(ctx: InferCtx):
             s[d] = None
         return [TensorType(tuple(s), x.dtype)]
     if len(idx.shape) > 1:
-        return ctx.fail("shape.rank", f"IndexSelect {ctx.node.id!r}: the index must be 0-D or 1-D, got "
+        return ctx.fail(SHAPE_RANK, f"IndexSelect {ctx.node.id!r}: the index must be 0-D or 1-D, got "
                                       f"{D.fmt_shape(idx.shape)}")
     _values_below(ctx, 1, x.shape[d] if x.shape else 1)  # measured: a 0-D input takes index 0 only
     s = list(x.shape)
@@ -92,7 +101,7 @@ def _index(ctx: InferCtx):
     x = ctx.x
     const = ctx.args["index"]
     if (const is None) == (len(ctx.inputs) < 2):
-        return ctx.fail("connectivity.bad-arg", f"Index {ctx.node.id!r}: give the index either as the `index` list "
+        return ctx.fail(CONNECTIVITY_BAD_ARG, f"Index {ctx.node.id!r}: give the index either as the `index` list "
                                                 "or as a second operand, not both or neither")
     if x.shape is None:
         return [TensorType(None, x.dtype)]
@@ -100,7 +109,7 @@ def _index(ctx: InferCtx):
         # measured: torch indexes a 0-D tensor with a 0-D bool (or uint8) mask only, giving 1 or 0 elements
         mask = ctx.inputs[1] if const is None else None
         if mask is None or mask.dtype not in ("bool", "uint8") or mask.shape:
-            return ctx.fail("shape.rank", f"Index {ctx.node.id!r}: a 0-D tensor cannot be indexed, except by a "
+            return ctx.fail(SHAPE_RANK, f"Index {ctx.node.id!r}: a 0-D tensor cannot be indexed, except by a "
                                           "0-D bool mask")
         if _dim(ctx, 0) is None or mask.shape is None:
             return [TensorType(None, x.dtype)]
@@ -114,10 +123,10 @@ def _index(ctx: InferCtx):
         if D.is_const(size):
             bad = [v for v in values if not -size <= v < size]
             if bad:
-                return ctx.fail("shape.index-range", f"Index {ctx.node.id!r}: index {bad[0]} is out of range for "
+                return ctx.fail(SHAPE_INDEX_RANGE, f"Index {ctx.node.id!r}: index {bad[0]} is out of range for "
                                                      f"dim {d} of size {size}")
         else:
-            ctx.require_equal(max(max(values) + 1, -min(values)) if values else 0, size, "shape.index-range",
+            ctx.require_equal(max(max(values) + 1, -min(values)) if values else 0, size, SHAPE_INDEX_RANGE,
                               f"Index {ctx.node.id!r}: index values {values} against dim {d} of size {size}",
                               kind="le")
         if isinstance(const, list):
@@ -129,9 +138,9 @@ def _index(ctx: InferCtx):
     if idx.dtype in ("bool", "uint8"):
         k = len(idx.shape)
         if d + k > len(x.shape):
-            return ctx.fail("shape.rank", f"Index {ctx.node.id!r}: a {k}-D mask on dim {d} of {D.fmt_shape(x.shape)}")
+            return ctx.fail(SHAPE_RANK, f"Index {ctx.node.id!r}: a {k}-D mask on dim {d} of {D.fmt_shape(x.shape)}")
         for u, v in zip(idx.shape, x.shape[d:d + k]):
-            if not ctx.require_equal(u, v, "shape.gather-sizes",
+            if not ctx.require_equal(u, v, SHAPE_GATHER_SIZES,
                                      lambda: f"Index {ctx.node.id!r}: mask {D.fmt_shape(idx.shape)} does not match "
                                              f"{D.fmt_shape(x.shape)} from dim {d}"):
                 return [UNKNOWN]
@@ -148,10 +157,10 @@ def _broadcast_all(ctx: InferCtx, types: list, what: str):
         conds: list = []
         out, why = broadcast(shape, t.shape, conds)
         if out is None:
-            ctx.fail("shape.broadcast", f"{ctx.node.op} {ctx.node.id!r}: {what} cannot broadcast ({why})")
+            ctx.fail(SHAPE_BROADCAST, f"{ctx.node.op} {ctx.node.id!r}: {what} cannot broadcast ({why})")
             return False
         for c in conds:
-            if not ctx.on_condition(c, "shape.broadcast", f"{ctx.node.op} {ctx.node.id!r}: {what}"):
+            if not ctx.on_condition(c, SHAPE_BROADCAST, f"{ctx.node.op} {ctx.node.id!r}: {what}"):
                 return False
         shape = out
     return shape
@@ -159,7 +168,7 @@ def _broadcast_all(ctx: InferCtx, types: list, what: str):
 
 def _masked_fill(ctx: InferCtx):
     x, m = ctx.inputs[0], ctx.inputs[1]
-    ctx.require(m.dtype == "bool", "dtype.index-dtype",
+    ctx.require(m.dtype == "bool", DTYPE_INDEX_DTYPE,
                 lambda: f"MaskedFill {ctx.node.id!r}: the mask is {m.dtype}; torch takes bool masks only")
     shape = _broadcast_all(ctx, [x, m], f"mask {D.fmt_shape(m.shape)} against {D.fmt_shape(x.shape)}")
     if shape is False:
@@ -169,7 +178,7 @@ def _masked_fill(ctx: InferCtx):
 
 def _where(ctx: InferCtx):
     c, a, b = ctx.inputs
-    ctx.require(c.dtype in ("bool", "uint8"), "dtype.index-dtype",
+    ctx.require(c.dtype in ("bool", "uint8"), DTYPE_INDEX_DTYPE,
                 lambda: f"Where {ctx.node.id!r}: the condition is {c.dtype}; torch takes a bool condition")
     floats = [t.dtype for t in (a, b) if t.is_float]
     dtype = floats[0] if floats else a.dtype
@@ -181,13 +190,14 @@ def _where(ctx: InferCtx):
 
 OPS = [
     OpSpec("Gather", "tensor", (Arg("dim", kind=INT),), _gather, tb.custom("Gather"), arity=(2, 2), accepts="any",
-           rules=INDEX_RULES),
+           rules=INDEX_RULES, positions=1, traits=("functional",)),
     OpSpec("IndexSelect", "tensor", (Arg("dim", kind=INT),), _index_select, tb.custom("IndexSelect"), arity=(2, 2),
-           accepts="any", rules=INDEX_RULES),
+           accepts="any", rules=INDEX_RULES, positions=1, traits=("functional",)),
     OpSpec("Index", "tensor", (Arg("dim", 0, INT), Arg("index", None, Optional(OneOf(INT, ListOf(INT))))), _index,
-           tb.custom("Index"), arity=(1, 2), accepts="any", rules=INDEX_RULES + ("connectivity.bad-arg",)),
+           tb.custom("Index"), arity=(1, 2), accepts="any", rules=INDEX_RULES + (CONNECTIVITY_BAD_ARG,),
+           positions=1, traits=("functional", "moves-values", "picks-values", "wraps-negative")),
     OpSpec("MaskedFill", "tensor", (Arg("value", kind=NUM),), _masked_fill, tb.custom("MaskedFill"), arity=(2, 2),
-           accepts="any", rules=("shape.broadcast", "dtype.index-dtype")),
+           accepts="any", rules=(SHAPE_BROADCAST, DTYPE_INDEX_DTYPE), traits=("functional", "masks",)),
     OpSpec("Where", "tensor", (), _where, tb.custom("Where"), arity=(3, 3), accepts="any",
-           rules=("shape.broadcast", "dtype.index-dtype")),
+           rules=(SHAPE_BROADCAST, DTYPE_INDEX_DTYPE), traits=("functional",)),
 ]

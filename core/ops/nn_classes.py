@@ -10,6 +10,8 @@ torch's own signatures.
 
 from __future__ import annotations
 
+import functools
+
 from .base import BOOL, Arg
 
 # arguments of an op that torch's forward takes, not its constructor
@@ -34,12 +36,17 @@ CONSTRUCTOR_ONLY = {
 }
 
 # ops of the table that are no class of torch.nn: tensor functions and methods, einops' layers, our own
-NOT_NN = frozenset({
-    "Add", "Sub", "Mul", "Div", "MatMul", "Concat", "Stack", "Split", "Reshape", "Permute", "Transpose", "Squeeze",
-    "Unsqueeze", "Mean", "Sum", "Amax", "Amin", "Select", "Slice", "Expand", "Scale", "Constant", "Arange",
-    "Parameter", "Gather", "IndexSelect", "Index", "MaskedFill", "Where", "Clamp", "Normalize", "Roll", "Cumsum",
-    "Chunk", "Tile", "Pad", "Interpolate", "Einsum", "Rearrange", "Reduce", "Repeat",
-})
+@functools.cache
+def _not_nn() -> frozenset:
+    from . import ops_with
+
+    return ops_with("functional")
+
+
+def __getattr__(name: str):
+    if name == "NOT_NN":  # asked of the table once it is built (this module is read while it is being built)
+        return _not_nn()
+    raise AttributeError(name)
 
 
 def _args(*spec) -> tuple:
@@ -98,7 +105,7 @@ def is_nn_class(name: str) -> bool:
     """Whether `torch.nn.<name>` is a module class this table knows (an op's layer, a loss, a container)."""
     from . import OP_TABLE
 
-    return name in NOT_OPS or (name in OP_TABLE and name not in NOT_NN)
+    return name in NOT_OPS or (name in OP_TABLE and name not in _not_nn())
 
 
 def constructor_args(name: str) -> tuple | None:

@@ -12,6 +12,15 @@ from __future__ import annotations
 from .. import dims as D
 from . import torch_build as tb
 from .base import BOOL, INT, NAT, NUM, POS, UNKNOWN, Arg, InferCtx, Int, ListOf, OneOf, OpSpec, Optional
+from .rules import (
+    CONNECTIVITY_BAD_ARG,
+    DTYPE_INT_INTO_FLOAT,
+    DTYPE_UNSUPPORTED,
+    SHAPE_GROUPNORM_DIVISIBILITY,
+    SHAPE_NORM_FEATURES,
+    SHAPE_RANK,
+    SHAPE_SINGLE_VALUE_STATISTICS,
+)
 
 # without weights or running statistics torch never reads num_features (BatchNorm1d(-1, affine=False,
 # track_running_stats=False) runs); with them it must equal the channels, which the shape rule checks
@@ -23,14 +32,14 @@ NORMALIZED_SHAPE = OneOf(NAT, ListOf(NAT))
 def _bn_infer(ranks: tuple):
     def infer(ctx: InferCtx):
         x, a = ctx.x, ctx.args
-        ctx.require(not x.is_int, "dtype.int-into-float",
+        ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                     lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; "
                             "normalisation needs floats")
         _params_dtype(ctx, a["affine"] or a["track_running_stats"])
         # F.batch_norm: batch statistics (training, or no running ones) need eps > 0; any use needs eps >= 0
         batch_stats = _training(ctx) or not a["track_running_stats"]
         eps = a["eps"]
-        if not ctx.require(eps > 0 if batch_stats else eps >= 0, "connectivity.bad-arg",
+        if not ctx.require(eps > 0 if batch_stats else eps >= 0, CONNECTIVITY_BAD_ARG,
                            lambda: f"{ctx.node.op} {ctx.node.id!r}: eps={eps} — torch's batch_norm needs eps "
                                    + ("> 0 when it uses batch statistics" if batch_stats else ">= 0")):
             return [UNKNOWN]
@@ -41,7 +50,7 @@ def _bn_infer(ranks: tuple):
         # BatchNorm1d on a 2-D input reads channels from dim 1 too
         ch = x.shape[1]
         ok = not (a["affine"] or a["track_running_stats"]) or ctx.require_equal(ch, a["num_features"],
-                                                                                 "shape.norm-features",
+                                                                                 SHAPE_NORM_FEATURES,
                                lambda: f"{ctx.node.op} {ctx.node.id!r} expects num_features={a['num_features']} but "
                                f"its input {D.fmt_shape(x.shape)} has {ch} channels at dim 1; set num_features={ch}")
         if ok and batch_stats:  # measured: eval mode without running statistics uses batch statistics too
@@ -59,7 +68,7 @@ def _params_dtype(ctx: InferCtx, has_params: bool) -> bool:
     """A norm with float32 weights or running statistics refuses float64 data (torch: 'mixed dtype');
     without either it normalises any float. (Integers are the measured dtype table's.)"""
     x = ctx.x
-    return ctx.require(not (has_params and x.dtype == "float64"), "dtype.unsupported",
+    return ctx.require(not (has_params and x.dtype == "float64"), DTYPE_UNSUPPORTED,
                        lambda: f"{ctx.node.op} {ctx.node.id!r} receives float64 values but its weights or running "
                                "statistics are float32; cast the input to float32")
 
@@ -67,21 +76,21 @@ def _params_dtype(ctx: InferCtx, has_params: bool) -> bool:
 def _more_than_one(ctx: InferCtx, count, what: str, words: str | None = None) -> None:
     """Batch statistics need more than one value: blocked when the sizes (declared ones included)
     give exactly one."""
-    words = words or (f"{ctx.node.op} {ctx.node.id!r} normalises over one {what} with batch statistics (training "
-                      "mode, or no running statistics); torch raises 'Expected more than 1 value' — use a batch (or "
-                      "map) larger than 1, or eval mode with running statistics")
+    words = words or (lambda: f"{ctx.node.op} {ctx.node.id!r} normalises over one {what} with batch statistics "
+                              "(training mode, or no running statistics); torch raises 'Expected more than 1 value' "
+                              "— use a batch (or map) larger than 1, or eval mode with running statistics")
     if count is not None and not D.is_const(count):
         unnamed = [v for v in D.symbols_of(count) if v not in ctx.declared and ".size" in v]
-        least = D.substitute(count, {v: 1 for v in D.symbols_of(count)})
+        least = D.substitute(count, {v: 1 for v in D.symbols_of(count)}) if unnamed else None
         if unnamed and D.is_const(least) and least == 1:
             # a size nobody declared (a null size, a slice or piece length, which the run may make 1; a named
             # batch or sequence symbol is not warned about, item 6 of the known limits): stated
-            ctx.require_at_sizes(count, lambda v: v > 1, f"{D.fmt(count)} >= 2", "shape.single-value-statistics",
+            ctx.require_at_sizes(count, lambda v: v > 1, f"{D.fmt(count)} >= 2", SHAPE_SINGLE_VALUE_STATISTICS,
                                  words)
             return
     if not D.is_const(count):
         count = D.substitute(count, ctx.declared) if ctx.declared else None
-    ctx.require(not (D.is_const(count) and count == 1), "shape.single-value-statistics", words)
+    ctx.require(not (D.is_const(count) and count == 1), SHAPE_SINGLE_VALUE_STATISTICS, words)
 
 
 def _affine_shapes(features: str):
@@ -102,7 +111,7 @@ def _ln_shape(a) -> tuple:
 
 def _ln_infer(ctx: InferCtx):
     x = ctx.x
-    ctx.require(not x.is_int, "dtype.int-into-float",
+    ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                 lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
     if x.shape is None:
         return [x]
@@ -115,10 +124,10 @@ def _ln_infer(ctx: InferCtx):
                 f"set normalized_shape to the trailing size(s)")
 
     if tail is None or (not ns and False):
-        ctx.require(False, "shape.norm-features", words)
+        ctx.require(False, SHAPE_NORM_FEATURES, words)
         return [x]
     for t, n in zip(tail, ns):
-        if not ctx.require_equal(t, n, "shape.norm-features", words):
+        if not ctx.require_equal(t, n, SHAPE_NORM_FEATURES, words):
             break
     return [x]
 
@@ -132,11 +141,11 @@ def _ln_shapes(a):
 
 def _gn_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
-    ctx.require(not x.is_int, "dtype.int-into-float",
+    ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                 f"GroupNorm {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs floats")
     if a["affine"] and a["num_channels"] < 0:
-        return ctx.fail("connectivity.bad-arg", f"GroupNorm {ctx.node.id!r}: num_channels must be >= 0 with affine")
-    ctx.require(a["num_channels"] % a["num_groups"] == 0, "shape.groupnorm-divisibility",  # the constructor checks it
+        return ctx.fail(CONNECTIVITY_BAD_ARG, f"GroupNorm {ctx.node.id!r}: num_channels must be >= 0 with affine")
+    ctx.require(a["num_channels"] % a["num_groups"] == 0, SHAPE_GROUPNORM_DIVISIBILITY,  # the constructor checks it
                 f"GroupNorm {ctx.node.id!r}: num_channels={a['num_channels']} is not divisible by "
                 f"num_groups={a['num_groups']}; pick a group count that divides the channels")
     if x.shape is None:
@@ -145,11 +154,11 @@ def _gn_infer(ctx: InferCtx):
         return [UNKNOWN]
     ch = x.shape[1]
     if D.is_const(ch) and ch % a["num_groups"]:
-        ctx.require(False, "shape.groupnorm-divisibility",
+        ctx.require(False, SHAPE_GROUPNORM_DIVISIBILITY,
                     lambda: f"GroupNorm {ctx.node.id!r}: its input's {ch} channels are not divisible by "
                             f"num_groups={a['num_groups']}")
     elif not D.is_const(ch) and a["num_groups"] > 1 and not ctx.require_equal(
-            ch, a["num_groups"], "shape.groupnorm-divisibility",
+            ch, a["num_groups"], SHAPE_GROUPNORM_DIVISIBILITY,
             lambda: f"GroupNorm {ctx.node.id!r}: its input's {D.fmt(ch)} channels must be divisible by "
                     f"num_groups={a['num_groups']}", kind="multiple"):  # gen-237273
         return [UNKNOWN]
@@ -161,7 +170,7 @@ def _gn_infer(ctx: InferCtx):
                        f"{a['num_groups']} groups); torch raises 'Expected more than 1 value', in eval mode "
                        "too — use fewer groups, a larger batch or a larger map")
     if a["affine"]:
-        ctx.require_equal(ch, a["num_channels"], "shape.norm-features",
+        ctx.require_equal(ch, a["num_channels"], SHAPE_NORM_FEATURES,
                 f"GroupNorm {ctx.node.id!r} expects num_channels={a['num_channels']} but its input "
                 f"{D.fmt_shape(x.shape)} has {ch} channels at dim 1")
     return [x]
@@ -174,7 +183,7 @@ _IN_ARGS = (Arg("num_features", kind=Int()), Arg("eps", 1e-5, NUM), Arg("momentu
 def _in_infer(ranks):
     def infer(ctx: InferCtx):
         x = ctx.x
-        ctx.require(not x.is_int, "dtype.int-into-float",
+        ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                     lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; "
                             "normalisation needs floats")
         if x.shape is None:
@@ -185,10 +194,10 @@ def _in_infer(ranks):
         batched = len(x.shape) == max(ranks)
         ch = x.shape[1] if batched else x.shape[0]
         if ctx.args["num_features"] < 0 and (ctx.args["affine"] or ctx.args["track_running_stats"]):
-            return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: num_features must be >= 0 with "
+            return ctx.fail(CONNECTIVITY_BAD_ARG, f"{ctx.node.op} {ctx.node.id!r}: num_features must be >= 0 with "
                                                     "affine or running statistics")
         if ctx.args["affine"] or ctx.args["track_running_stats"]:
-            ctx.require_equal(ch, ctx.args["num_features"], "shape.norm-features",
+            ctx.require_equal(ch, ctx.args["num_features"], SHAPE_NORM_FEATURES,
                               f"{ctx.node.op} {ctx.node.id!r} expects num_features={ctx.args['num_features']}, "
                               f"input {D.fmt_shape(x.shape)} has {ch} channels")
         if _training(ctx) or not ctx.args["track_running_stats"]:  # measured: input statistics in eval too
@@ -201,7 +210,7 @@ def _in_infer(ranks):
 def _lrn_infer(ranks):
     def infer(ctx: InferCtx):
         x = ctx.x
-        ctx.require(not x.is_int, "dtype.int-into-float",
+        ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                     lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; normalisation needs "
                             "floats")
         if x.shape is not None and not ctx.need_rank(x, ranks):
@@ -209,7 +218,7 @@ def _lrn_infer(ranks):
         # LocalResponseNorm's 4-D and larger inputs go through avg_pool3d, whose CPU kernel has no float16
         # and no bfloat16 (measured)
         ctx.require(not (ctx.node.op == "LocalResponseNorm" and x.shape is not None and len(x.shape) >= 4
-                         and x.dtype in ("float16", "bfloat16")), "dtype.unsupported",
+                         and x.dtype in ("float16", "bfloat16")), DTYPE_UNSUPPORTED,
                     lambda: f"{ctx.node.op} {ctx.node.id!r}: torch's CPU kernel for a {len(x.shape)}-D input has no "
                             f"{x.dtype}; cast to float32")
         return [x]
@@ -218,46 +227,52 @@ def _lrn_infer(ranks):
 
 
 _LRN_ARGS = (Arg("size", kind=POS), Arg("alpha", 1e-4, NUM), Arg("beta", 0.75, NUM), Arg("k", 1.0, NUM))
-_NORM_RULES = ("shape.norm-features", "shape.rank", "dtype.int-into-float", "shape.single-value-statistics",
-               "dtype.unsupported", "connectivity.bad-arg")
+_NORM_RULES = (SHAPE_NORM_FEATURES, SHAPE_RANK, DTYPE_INT_INTO_FLOAT, SHAPE_SINGLE_VALUE_STATISTICS,
+               DTYPE_UNSUPPORTED, CONNECTIVITY_BAD_ARG)
 
 OPS = [
     OpSpec("BatchNorm1d", "norm", _BN_ARGS, _bn_infer((2, 3)), tb.module("BatchNorm1d"),
-           param_shapes=_bn_shapes, running_stats=True, rules=_NORM_RULES),
+           param_shapes=_bn_shapes, running_stats=True, rules=_NORM_RULES,
+           traits=("affine", "batchnorm", "nonlinear", "normalises", "reads-channels")),
     OpSpec("BatchNorm2d", "norm", _BN_ARGS, _bn_infer((4,)), tb.module("BatchNorm2d"),
-           param_shapes=_bn_shapes, running_stats=True, rules=_NORM_RULES),
+           param_shapes=_bn_shapes, running_stats=True, rules=_NORM_RULES,
+           traits=("affine", "batchnorm", "nonlinear", "normalises", "reads-channels")),
     OpSpec("BatchNorm3d", "norm", _BN_ARGS, _bn_infer((5,)), tb.module("BatchNorm3d"),
-           param_shapes=_bn_shapes, running_stats=True, rules=_NORM_RULES),
+           param_shapes=_bn_shapes, running_stats=True, rules=_NORM_RULES,
+           traits=("affine", "batchnorm", "nonlinear", "normalises", "reads-channels")),
     OpSpec("LayerNorm", "norm",
            (Arg("normalized_shape", kind=NORMALIZED_SHAPE), Arg("eps", 1e-5, NUM), Arg("elementwise_affine", True,
             BOOL),
             Arg("bias", True, BOOL)),
            _ln_infer, tb.module("LayerNorm"), param_shapes=_ln_shapes,
-           rules=("shape.norm-features", "dtype.int-into-float"),
-           dtype_key=lambda a: "LayerNorm" if a["elementwise_affine"] else "LayerNorm[no affine]"),
+           rules=(SHAPE_NORM_FEATURES, DTYPE_INT_INTO_FLOAT),
+           dtype_key=lambda a: "LayerNorm" if a["elementwise_affine"] else "LayerNorm[no affine]",
+           traits=("adds-no-position", "affine", "nonlinear", "normalises", "reads-width")),
     OpSpec("RMSNorm", "norm",
            (Arg("normalized_shape", kind=NORMALIZED_SHAPE), Arg("eps", None, Optional(NUM)),
             Arg("elementwise_affine", True, BOOL)),
            _ln_infer, tb.module("RMSNorm"),
            param_shapes=lambda a: [("weight", _ln_shape(a))] if a["elementwise_affine"] else [],
-           rules=("shape.norm-features", "dtype.int-into-float")),
+           rules=(SHAPE_NORM_FEATURES, DTYPE_INT_INTO_FLOAT), traits=("affine", "nonlinear", "normalises")),
     OpSpec("GroupNorm", "norm",
            (Arg("num_groups", kind=POS), Arg("num_channels", kind=Int()), Arg("eps", 1e-5, NUM), Arg("affine", True,
             BOOL)),
            _gn_infer, tb.module("GroupNorm"),
            param_shapes=_affine_shapes("num_channels"),
-           rules=("shape.norm-features", "shape.groupnorm-divisibility", "shape.rank", "dtype.int-into-float",
-                  "connectivity.bad-arg", "shape.single-value-statistics"),
-           dtype_key=lambda a: "GroupNorm" if a["affine"] else "GroupNorm[no affine]"),
+           rules=(SHAPE_NORM_FEATURES, SHAPE_GROUPNORM_DIVISIBILITY, SHAPE_RANK, DTYPE_INT_INTO_FLOAT,
+                  CONNECTIVITY_BAD_ARG, SHAPE_SINGLE_VALUE_STATISTICS),
+           dtype_key=lambda a: "GroupNorm" if a["affine"] else "GroupNorm[no affine]",
+           traits=("affine", "nonlinear", "normalises", "reads-channels")),
     OpSpec("SyncBatchNorm", "norm", _BN_ARGS + (Arg("process_group", None),),
            _bn_infer((2, 3, 4, 5, 6, 7, 8)), tb.module("SyncBatchNorm"), param_shapes=_bn_shapes, running_stats=True,
-           rules=_NORM_RULES, doc="process_group is null in a design (one process)"),
+           rules=_NORM_RULES, doc="process_group is null in a design (one process)",
+           traits=("affine", "batchnorm", "nonlinear", "normalises")),
     OpSpec("LocalResponseNorm", "norm", _LRN_ARGS, _lrn_infer((3, 4, 5, 6, 7, 8)), tb.module("LocalResponseNorm"),
-           rules=("shape.rank", "dtype.int-into-float", "dtype.unsupported")),
+           rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT, DTYPE_UNSUPPORTED)),
     OpSpec("CrossMapLRN2d", "norm", _LRN_ARGS, _lrn_infer((4,)), tb.module("CrossMapLRN2d"),
-           rules=("shape.rank", "dtype.int-into-float")),
+           rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT)),
 ]
 for _n, _ranks in ((1, (2, 3)), (2, (3, 4)), (3, (4, 5))):
     OPS.append(OpSpec(f"InstanceNorm{_n}d", "norm", _IN_ARGS, _in_infer(_ranks), tb.module(f"InstanceNorm{_n}d"),
                       param_shapes=_bn_shapes, running_stats=True,
-                      rules=_NORM_RULES))
+                      rules=_NORM_RULES, traits=("affine", "nonlinear", "normalises")))

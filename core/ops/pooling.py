@@ -26,8 +26,18 @@ from .base import (
     TensorType,
     pair,
 )
+from .rules import (
+    CONNECTIVITY_BAD_ARG,
+    DTYPE_INDEX_DTYPE,
+    DTYPE_INT_INTO_FLOAT,
+    SHAPE_BROADCAST,
+    SHAPE_KERNEL_TOO_LARGE,
+    SHAPE_POOL_PADDING,
+    SHAPE_RANK,
+    SHAPE_SPATIAL_COLLAPSE,
+)
 
-POOL_RULES = ("shape.kernel-too-large", "shape.spatial-collapse", "shape.pool-padding", "shape.rank")
+POOL_RULES = (SHAPE_KERNEL_TOO_LARGE, SHAPE_SPATIAL_COLLAPSE, SHAPE_POOL_PADDING, SHAPE_RANK)
 
 
 def _pool_out(size, k, s, p, d, ceil):
@@ -46,7 +56,7 @@ def _pool_out(size, k, s, p, d, ceil):
 
 def _int_check(ctx: InferCtx, why: str) -> None:
     x = ctx.x
-    ctx.require(not x.is_int, "dtype.int-into-float",
+    ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                 lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; {why} — cast first")
 
 
@@ -63,7 +73,7 @@ def _pool_infer(n: int, kind: str):
         if not ctx.need_rank(x, (n + 1, n + 2)):
             return [UNKNOWN]
         if any(d == 0 for d in x.shape[-n - 1:]):
-            return ctx.fail("shape.spatial-collapse", f"{op} {ctx.node.id!r}: its input {D.fmt_shape(x.shape)} has "
+            return ctx.fail(SHAPE_SPATIAL_COLLAPSE, f"{op} {ctx.node.id!r}: its input {D.fmt_shape(x.shape)} has "
                                                       "an empty channel or spatial dim; pooling needs them non-empty")
         k = pair(a["kernel_size"], n)
         s = pair(a["stride"] if a["stride"] not in (None, []) else a["kernel_size"], n)
@@ -71,7 +81,7 @@ def _pool_infer(n: int, kind: str):
         d = pair(a.get("dilation", 1), n)
         for i in range(n):
             if p[i] * 2 > k[i]:
-                ctx.require(False, "shape.pool-padding",
+                ctx.require(False, SHAPE_POOL_PADDING,
                             f"{op} {ctx.node.id!r}: padding {p[i]} is more than half the kernel {k[i]}; "
                             f"use padding <= {k[i] // 2}")
                 return [UNKNOWN]
@@ -79,7 +89,7 @@ def _pool_infer(n: int, kind: str):
             # torch's 3-D average pooling (LPPool3d's too) on the CPU wants each input size at least the
             # kernel, padding and ceil_mode aside (measured: "input image smaller than kernel size")
             for i, size in enumerate(x.shape[-n:]):
-                if not ctx.require_equal(k[i], size, "shape.kernel-too-large",
+                if not ctx.require_equal(k[i], size, SHAPE_KERNEL_TOO_LARGE,
                                          lambda i=i, size=size: f"{op} {ctx.node.id!r}: a window of {k[i]} on input "
                                                                 f"size {size} at spatial dim {i}", kind="le"):
                     return [UNKNOWN]
@@ -89,13 +99,13 @@ def _pool_infer(n: int, kind: str):
                 # a window must fit a symbolic size: d(k-1)+1 - 2p <= size, a condition on the symbol (blocks
                 # on a declared size it does not fit)
                 need = d[i] * (k[i] - 1) + 1 - 2 * p[i]
-                if need > 1 and not ctx.require_equal(need, size, "shape.spatial-collapse",
+                if need > 1 and not ctx.require_equal(need, size, SHAPE_SPATIAL_COLLAPSE,
                                                       lambda i=i, size=size: f"{op} {ctx.node.id!r}: a window of "
                                                       f"{k[i]} on size {size} at spatial dim {i}", kind="le"):
                     return [UNKNOWN]
             v = _pool_out(size, k[i], s[i], p[i], d[i], a.get("ceil_mode", False))
             if D.is_const(v) and v <= 0:
-                ctx.require(False, "shape.spatial-collapse",
+                ctx.require(False, SHAPE_SPATIAL_COLLAPSE,
                             f"{op} {ctx.node.id!r}: a window of {k[i]} on size {size} leaves output size {v} at "
                             f"spatial dim {i}; the feature map has collapsed — downsample less before it")
                 return [UNKNOWN]
@@ -181,7 +191,7 @@ def _ratio_fits(ctx: InferCtx, size, ratio, extra: int, i: int) -> bool:
     int(size * ratio) + extra <= size (judged by value). False when it blocked."""
     return ctx.require_at_sizes(
         size, lambda v: int(v * ratio) + extra <= v, f"int({D.fmt(size)} * {ratio:g}) + {extra} <= {D.fmt(size)}",
-        "shape.kernel-too-large",
+        SHAPE_KERNEL_TOO_LARGE,
         f"{ctx.node.op} {ctx.node.id!r}: output_ratio {ratio:g} with its window at spatial dim {i} of size "
         f"{D.fmt(size)}")
 
@@ -191,7 +201,7 @@ def _fractional_infer(n: int):
         x, a = ctx.x, ctx.args
         _int_check(ctx, "fractional max pooling has no integer kernel")
         if (a["output_size"] is None) == (a["output_ratio"] is None):
-            return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: give exactly one of "
+            return ctx.fail(CONNECTIVITY_BAD_ARG, f"{ctx.node.op} {ctx.node.id!r}: give exactly one of "
                                                     "output_size and output_ratio")
         if x.shape is None:
             return _with_indices(ctx, x)
@@ -210,11 +220,11 @@ def _fractional_infer(n: int):
             # measured: the 2-D kernel wants o + k - 1 <= size, the 3-D one o + k - 1 < size
             need = o + k[i] - 1 + (n == 3) if o is not None else None
             if D.is_const(size) and need is not None and need > size:
-                return ctx.fail("shape.kernel-too-large",
+                return ctx.fail(SHAPE_KERNEL_TOO_LARGE,
                                 f"{ctx.node.op} {ctx.node.id!r}: output size {o} with a window of {k[i]} needs an "
                                 f"input of at least {need} at spatial dim {i}, got {size}")
             if not D.is_const(size) and need is not None and not ctx.require_equal(
-                    need, size, "shape.kernel-too-large",
+                    need, size, SHAPE_KERNEL_TOO_LARGE,
                     f"{ctx.node.op} {ctx.node.id!r}: output size {o} with a window of {k[i]} needs an input of at "
                     f"least {need} at spatial dim {i}, got {D.fmt(size)}", kind="le"):
                 return [UNKNOWN] * (2 if a.get("return_indices") else 1)
@@ -228,7 +238,7 @@ def _unpool_infer(n: int):
     def infer(ctx: InferCtx):
         x, idx, a = ctx.inputs[0], ctx.inputs[1], ctx.args
         _int_check(ctx, "max unpooling scatters floats")
-        ctx.require(idx.dtype in ("int64", "long"), "dtype.index-dtype",
+        ctx.require(idx.dtype in ("int64", "long"), DTYPE_INDEX_DTYPE,
                     lambda: f"{ctx.node.op} {ctx.node.id!r}: its indices (operand 1) are {idx.dtype}; torch needs "
                             "the int64 indices a max pool with return_indices=True gives")
         if x.shape is None:
@@ -237,12 +247,12 @@ def _unpool_infer(n: int):
             return [UNKNOWN]
         if idx.shape is not None and idx.shape != x.shape:
             for u, v in zip(idx.shape, x.shape):
-                if not ctx.require_equal(u, v, "shape.broadcast",
+                if not ctx.require_equal(u, v, SHAPE_BROADCAST,
                                          lambda: f"{ctx.node.op} {ctx.node.id!r}: indices {D.fmt_shape(idx.shape)} and "
                                                  f"values {D.fmt_shape(x.shape)} differ"):
                     return [UNKNOWN]
             if len(idx.shape) != len(x.shape):
-                return ctx.fail("shape.broadcast", f"{ctx.node.op} {ctx.node.id!r}: indices "
+                return ctx.fail(SHAPE_BROADCAST, f"{ctx.node.op} {ctx.node.id!r}: indices "
                                                    f"{D.fmt_shape(idx.shape)} and values {D.fmt_shape(x.shape)} differ")
         k = pair(a["kernel_size"], n)
         s = pair(a["stride"] if a["stride"] not in (None, []) else a["kernel_size"], n)
@@ -251,7 +261,7 @@ def _unpool_infer(n: int):
         for i, size in enumerate(x.shape[-n:]):
             v = D.add(D.mul(D.sub(size, 1), s[i]), k[i] - 2 * p[i])
             if D.is_const(v) and v <= 0:
-                return ctx.fail("shape.spatial-collapse",
+                return ctx.fail(SHAPE_SPATIAL_COLLAPSE,
                                 f"{ctx.node.op} {ctx.node.id!r}: output size {v} at spatial dim {i}")
             out.append(v)
         return [TensorType(x.shape[:-n] + tuple(out), x.dtype)]
@@ -263,26 +273,28 @@ _RATIO = Float(0, 1, lo_open=True, hi_open=True)
 OPS = []
 for _n in (1, 2, 3):
     OPS.append(OpSpec(f"MaxPool{_n}d", "pooling", _max_args(_n), _pool_infer(_n, "max"), tb.module(f"MaxPool{_n}d"),
-                      rules=POOL_RULES + (("dtype.int-into-float",) if _n == 1 else ()),
+                      rules=POOL_RULES + ((DTYPE_INT_INTO_FLOAT,) if _n == 1 else ()),
                       # 1-D max pooling with indices runs another kernel, which takes integers
-                      measured_for=(lambda a: not a["return_indices"]) if _n == 1 else (lambda a: True)))
+                      measured_for=(lambda a: not a["return_indices"]) if _n == 1 else (lambda a: True),
+                      traits=("pools", "nonlinear")))
     OPS.append(OpSpec(f"AvgPool{_n}d", "pooling", _avg_args(_n), _pool_infer(_n, "avg"), tb.module(f"AvgPool{_n}d"),
-                      rules=POOL_RULES + (("shape.kernel-too-large",) if _n == 3 else ())))
+                      rules=POOL_RULES + ((SHAPE_KERNEL_TOO_LARGE,) if _n == 3 else ()), traits=("pools",)))
     OPS.append(OpSpec(f"LPPool{_n}d", "pooling", _lp_args(_n), _pool_infer(_n, "lp"), tb.module(f"LPPool{_n}d"),
-                      rules=POOL_RULES + ("dtype.int-into-float",) + (("shape.kernel-too-large",) if _n == 3 else ())))
+                      rules=POOL_RULES + (DTYPE_INT_INTO_FLOAT,) + ((SHAPE_KERNEL_TOO_LARGE,) if _n == 3 else ()),
+                      traits=("pools",)))
     OPS.append(OpSpec(f"AdaptiveAvgPool{_n}d", "pooling", (Arg("output_size", kind=_output_size(_n)),),
                       _adaptive_infer(_n), tb.module(f"AdaptiveAvgPool{_n}d"),
-                      rules=("shape.rank", "dtype.int-into-float")))
+                      rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT), traits=("adaptive", "pools")))
     OPS.append(OpSpec(f"AdaptiveMaxPool{_n}d", "pooling",
                       (Arg("output_size", kind=_output_size(_n)), Arg("return_indices", False, BOOL)),
                       _adaptive_infer(_n), tb.module(f"AdaptiveMaxPool{_n}d"),
-                      rules=("shape.rank", "dtype.int-into-float")))
+                      rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT), traits=("adaptive", "pools", "nonlinear")))
     OPS.append(OpSpec(f"MaxUnpool{_n}d", "pooling",
                       (Arg("kernel_size", kind=Ints(_n)), Arg("stride", None, _stride(_n)),
                        Arg("padding", 0, Ints(_n, NAT))),
                       _unpool_infer(_n), tb.module(f"MaxUnpool{_n}d"), arity=(2, 2),
-                      rules=("shape.rank", "shape.spatial-collapse", "shape.broadcast", "dtype.index-dtype",
-                             "dtype.int-into-float")))
+                      rules=(SHAPE_RANK, SHAPE_SPATIAL_COLLAPSE, SHAPE_BROADCAST, DTYPE_INDEX_DTYPE,
+                             DTYPE_INT_INTO_FLOAT)))
 for _n in (2, 3):
     OPS.append(OpSpec(f"FractionalMaxPool{_n}d", "pooling",
                       # FractionalMaxPool2d never checks its kernel (0 and -1 run, measured); the 3-D one wants
@@ -292,4 +304,5 @@ for _n in (2, 3):
                        Arg("output_ratio", None, Optional(OneOf(_RATIO, ListOf(_RATIO, _n)))),
                        Arg("return_indices", False, BOOL)),
                       _fractional_infer(_n), tb.module(f"FractionalMaxPool{_n}d"),
-                      rules=("shape.rank", "shape.kernel-too-large", "connectivity.bad-arg", "dtype.int-into-float")))
+                      rules=(SHAPE_RANK, SHAPE_KERNEL_TOO_LARGE, CONNECTIVITY_BAD_ARG, DTYPE_INT_INTO_FLOAT),
+                      traits=("nonlinear",)))

@@ -7,6 +7,14 @@ from __future__ import annotations
 from .. import dims as D
 from . import torch_build as tb
 from .base import BOOL, NAT, POS, UNKNOWN, Arg, Enum, Float, InferCtx, OpSpec, TensorType  # noqa: F401
+from .rules import (
+    CONNECTIVITY_BAD_ARG,
+    DTYPE_INT_INTO_FLOAT,
+    DTYPE_MIXED,
+    SHAPE_RANK,
+    SHAPE_RNN_INPUT_SIZE,
+    SHAPE_RNN_STATE,
+)
 
 GATES = {"RNN": 1, "GRU": 3, "LSTM": 4}
 _COMMON = [Arg("input_size", kind=NAT), Arg("hidden_size", kind=POS), Arg("num_layers", 1, POS)]
@@ -25,12 +33,12 @@ def _args(op):
 def _rnn_infer(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     op = ctx.node.op
-    ctx.require(not x.is_int, "dtype.int-into-float",
+    ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                 f"{op} {ctx.node.id!r} receives integer {x.dtype} values; embed token ids first")
     dirs = 2 if a["bidirectional"] else 1
     proj = a.get("proj_size", 0) or 0
     h_out = proj or a["hidden_size"]
-    if not ctx.require(proj < a["hidden_size"] or not proj, "connectivity.bad-arg",
+    if not ctx.require(proj < a["hidden_size"] or not proj, CONNECTIVITY_BAD_ARG,
                        lambda: f"{op} {ctx.node.id!r}: proj_size={proj} must be smaller than "
                                f"hidden_size={a['hidden_size']} (torch's constructor refuses it)"):
         return [UNKNOWN] * (3 if op == "LSTM" else 2)
@@ -38,7 +46,7 @@ def _rnn_infer(ctx: InferCtx):
         return [TensorType(None)] * (3 if op == "LSTM" else 2)
     if not ctx.need_rank(x, (2, 3)):
         return [UNKNOWN] * (3 if op == "LSTM" else 2)
-    ctx.require_equal(x.shape[-1], a["input_size"], "shape.rnn-input-size",
+    ctx.require_equal(x.shape[-1], a["input_size"], SHAPE_RNN_INPUT_SIZE,
                 f"{op} {ctx.node.id!r} expects input_size={a['input_size']} but its input "
                 f"{D.fmt_shape(x.shape)} ends in {x.shape[-1]}; set input_size={x.shape[-1]}")
     layers = a["num_layers"] * dirs
@@ -47,18 +55,18 @@ def _rnn_infer(ctx: InferCtx):
         ((layers, n_batch, h_out), (layers, n_batch, a["hidden_size"]))
     for k, t in enumerate(ctx.inputs[1:]):
         name = ("h_0", "c_0")[k]
-        ctx.require(t.dtype == x.dtype or t.shape is None and False, "dtype.mixed",
+        ctx.require(t.dtype == x.dtype or t.shape is None and False, DTYPE_MIXED,
                     lambda t=t, name=name: f"{op} {ctx.node.id!r}: {name} is {t.dtype} but the input is {x.dtype}; "
                                            "torch needs one dtype")
         if t.shape is None:
             continue
         want = states[k]
         if len(t.shape) != len(want):
-            ctx.require(False, "shape.rnn-state", lambda t=t, name=name, want=want: (
+            ctx.require(False, SHAPE_RNN_STATE, lambda t=t, name=name, want=want: (
                 f"{op} {ctx.node.id!r}: {name} {D.fmt_shape(t.shape)} should be {D.fmt_shape(want)}"))
             continue
         for u, v in zip(t.shape, want):
-            if not ctx.require_equal(u, v, "shape.rnn-state", lambda t=t, name=name, want=want: (
+            if not ctx.require_equal(u, v, SHAPE_RNN_STATE, lambda t=t, name=name, want=want: (
                     f"{op} {ctx.node.id!r}: {name} {D.fmt_shape(t.shape)} should be {D.fmt_shape(want)}")):
                 break
     if len(x.shape) == 2:
@@ -154,14 +162,14 @@ CELL_GATES = {"RNNCell": 1, "GRUCell": 3, "LSTMCell": 4}
 
 def _cell_infer(ctx: InferCtx):
     x, a, op = ctx.x, ctx.args, ctx.node.op
-    ctx.require(not x.is_int, "dtype.int-into-float",
+    ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                 lambda: f"{op} {ctx.node.id!r} receives integer {x.dtype} values; embed token ids first")
     n_out = 2 if op == "LSTMCell" else 1
     if x.shape is None:
         return [TensorType(None, x.dtype)] * n_out
     if not ctx.need_rank(x, (1, 2)):
         return [UNKNOWN] * n_out
-    ctx.require_equal(x.shape[-1], a["input_size"], "shape.rnn-input-size",
+    ctx.require_equal(x.shape[-1], a["input_size"], SHAPE_RNN_INPUT_SIZE,
                       lambda: f"{op} {ctx.node.id!r} expects input_size={a['input_size']} but its input "
                               f"{D.fmt_shape(x.shape)} ends in {x.shape[-1]}")
     want = x.shape[:-1] + (a["hidden_size"],)
@@ -170,23 +178,23 @@ def _cell_infer(ctx: InferCtx):
         # measured: an unbatched input unsqueezes h to [1, a, b]; torch checks only a against hidden_size and
         # the product h @ W_hh needs b = hidden_size, so h [H, H] runs and gives [H, H] (gen-189936)
         for u in h.shape:
-            if not ctx.require_equal(u, a["hidden_size"], "shape.rnn-state",
+            if not ctx.require_equal(u, a["hidden_size"], SHAPE_RNN_STATE,
                                      lambda: f"{op} {ctx.node.id!r}: h {D.fmt_shape(h.shape)} should be "
                                              f"{D.fmt_shape(want)}"):
                 return [UNKNOWN]
         return [TensorType((h.shape[0], a["hidden_size"]), x.dtype)]
     for k, t in enumerate(ctx.inputs[1:]):
         name = ("h", "c")[k]
-        ctx.require(t.dtype == x.dtype, "dtype.mixed",
+        ctx.require(t.dtype == x.dtype, DTYPE_MIXED,
                     lambda t=t, name=name: f"{op} {ctx.node.id!r}: {name} is {t.dtype} but the input is {x.dtype}")
         if t.shape is None:
             continue
         if len(t.shape) != len(want):
-            ctx.require(False, "shape.rnn-state", lambda t=t, name=name: (
+            ctx.require(False, SHAPE_RNN_STATE, lambda t=t, name=name: (
                 f"{op} {ctx.node.id!r}: {name} {D.fmt_shape(t.shape)} should be {D.fmt_shape(want)}"))
             continue
         for u, v in zip(t.shape, want):
-            if not ctx.require_equal(u, v, "shape.rnn-state", lambda t=t, name=name: (
+            if not ctx.require_equal(u, v, SHAPE_RNN_STATE, lambda t=t, name=name: (
                     f"{op} {ctx.node.id!r}: {name} {D.fmt_shape(t.shape)} should be {D.fmt_shape(want)}")):
                 break
     return [TensorType(want, x.dtype)] * n_out
@@ -207,15 +215,17 @@ def _cell_flops(ctx, outs):
     return D.mul(rows, 2 * g * h * (a["input_size"] + h))
 
 
-_RNN_RULES = ("shape.rnn-input-size", "shape.rnn-state", "shape.rank", "dtype.int-into-float", "dtype.mixed")
+_RNN_RULES = (SHAPE_RNN_INPUT_SIZE, SHAPE_RNN_STATE, SHAPE_RANK, DTYPE_INT_INTO_FLOAT, DTYPE_MIXED)
 OPS = [
     OpSpec(op, "recurrent", _args(op), _rnn_infer, tb.custom(op), params=_rnn_params(op), param_shapes=_rnn_shapes(op),
            flops=_rnn_flops(op),
-           arity=(1, 3 if op == "LSTM" else 2), rules=_RNN_RULES)
+           arity=(1, 3 if op == "LSTM" else 2), rules=_RNN_RULES,
+           traits=("multi-result", "nonlinear", "reads-width"))
     for op in ("RNN", "LSTM", "GRU")
 ] + [
     OpSpec(op, "recurrent", _cell_args(op), _cell_infer, tb.custom(op),
            param_shapes=lambda a, op=op: _cell_shapes(a, op), flops=_cell_flops,
-           arity=(1, 3 if op == "LSTMCell" else 2), rules=_RNN_RULES)
+           arity=(1, 3 if op == "LSTMCell" else 2), rules=_RNN_RULES,
+           traits=("multi-result", "nonlinear") if op == "LSTMCell" else ("nonlinear",))
     for op in ("RNNCell", "GRUCell", "LSTMCell")
 ]

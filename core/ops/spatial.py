@@ -26,14 +26,25 @@ from .base import (
     pair,
     promote,
 )
-from .functional import scaled_sizes
+from .functional import resized
+from .rules import (
+    CONNECTIVITY_BAD_ARG,
+    DTYPE_INT_INTO_FLOAT,
+    SHAPE_BROADCAST,
+    SHAPE_CHANNEL_DIVISIBILITY,
+    SHAPE_DIM_RANGE,
+    SHAPE_FOLD_BLOCKS,
+    SHAPE_KERNEL_TOO_LARGE,
+    SHAPE_RANK,
+    SHAPE_SPATIAL_COLLAPSE,
+)
 
 RANKS_3_UP = (3, 4, 5, 6, 7, 8)
 
 
 def _divides(ctx: InferCtx, size, k: int, what: str) -> bool:
     """`size` must be a multiple of k (a symbol: a condition on it)."""
-    return ctx.require_equal(size, k, "shape.channel-divisibility",
+    return ctx.require_equal(size, k, SHAPE_CHANNEL_DIVISIBILITY,
                              lambda: f"{ctx.node.op} {ctx.node.id!r}: {what} {size} is not divisible by {k}",
                              kind="multiple")
 
@@ -77,7 +88,7 @@ def _channel_shuffle(ctx: InferCtx):
 
 def _unfold(ctx: InferCtx):
     x, a = ctx.x, ctx.args
-    ctx.require(not x.is_int, "dtype.int-into-float",
+    ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                 lambda: f"Unfold {ctx.node.id!r} receives integer {x.dtype} values; im2col needs floats")
     if x.shape is None:
         return [TensorType(None, x.dtype)]
@@ -88,11 +99,11 @@ def _unfold(ctx: InferCtx):
     for i, size in enumerate(x.shape[-2:]):
         n = D.conv_out(size, k[i], s[i], p[i], d[i])
         if D.is_const(n) and n <= 0:
-            return ctx.fail("shape.kernel-too-large",
+            return ctx.fail(SHAPE_KERNEL_TOO_LARGE,
                             f"Unfold {ctx.node.id!r}: a {k[i]} window (dilation {d[i]}) does not fit size {size} "
                             f"padded by {p[i]} at spatial dim {i}")
         if not D.is_const(size) and not ctx.require_equal(
-                d[i] * (k[i] - 1) + 1 - 2 * p[i], size, "shape.kernel-too-large",
+                d[i] * (k[i] - 1) + 1 - 2 * p[i], size, SHAPE_KERNEL_TOO_LARGE,
                 f"Unfold {ctx.node.id!r}: a {k[i]} window (dilation {d[i]}) against size {D.fmt(size)} padded by "
                 f"{p[i]} at spatial dim {i}", kind="le"):
             return [UNKNOWN]
@@ -103,7 +114,7 @@ def _unfold(ctx: InferCtx):
 
 def _fold(ctx: InferCtx):
     x, a = ctx.x, ctx.args
-    ctx.require(not x.is_int, "dtype.int-into-float",
+    ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                 lambda: f"Fold {ctx.node.id!r} receives integer {x.dtype} values; col2im needs floats")
     if x.shape is None:
         return [TensorType(None, x.dtype)]
@@ -118,10 +129,10 @@ def _fold(ctx: InferCtx):
     for i in range(2):
         n = (o[i] + 2 * p[i] - (d[i] * (k[i] - 1) + 1)) // s[i] + 1
         if n <= 0:
-            return ctx.fail("shape.kernel-too-large",
+            return ctx.fail(SHAPE_KERNEL_TOO_LARGE,
                             f"Fold {ctx.node.id!r}: a {k[i]} window does not fit output size {o[i]}")
         want *= n
-    if not ctx.require_equal(blocks, want, "shape.fold-blocks",
+    if not ctx.require_equal(blocks, want, SHAPE_FOLD_BLOCKS,
                              lambda: f"Fold {ctx.node.id!r}: its input has {blocks} blocks at dim -1 but output_size "
                                      f"{list(o)} with this kernel, stride, padding and dilation makes {want}"):
         return [UNKNOWN]
@@ -132,28 +143,17 @@ def _fold(ctx: InferCtx):
 def _upsampling2d(ctx: InferCtx):
     x, a = ctx.x, ctx.args
     bilinear = ctx.node.op == "UpsamplingBilinear2d"
-    ctx.require(not x.is_int, "dtype.int-into-float",
+    ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                 lambda: f"{ctx.node.op} {ctx.node.id!r} receives integer {x.dtype} values; torch interpolates floats "
                         "only — cast first")
     if x.shape is None:
         return [x]
     if not ctx.need_rank(x, (4,) if bilinear else (3, 4, 5)):
         return [UNKNOWN]
-    n = len(x.shape) - 2
     if (a["size"] is None) == (a["scale_factor"] is None):
-        return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: give exactly one of size and "
+        return ctx.fail(CONNECTIVITY_BAD_ARG, f"{ctx.node.op} {ctx.node.id!r}: give exactly one of size and "
                                                 "scale_factor")
-    if a["size"] is not None:
-        sz = a["size"] if isinstance(a["size"], list) else [a["size"]] * n
-        if len(sz) != n:
-            return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: size {sz} for {n} spatial dims")
-        return [TensorType(x.shape[:2] + tuple(sz), x.dtype)]
-    sf = a["scale_factor"]
-    sfs = sf if isinstance(sf, list) else [sf] * n
-    if len(sfs) != n:
-        return ctx.fail("connectivity.bad-arg", f"{ctx.node.op} {ctx.node.id!r}: scale_factor {sfs} for {n} dims")
-    out = scaled_sizes(ctx, x.shape[2:], sfs)
-    return [UNKNOWN] if out is None else [TensorType(x.shape[:2] + tuple(out), x.dtype)]
+    return resized(ctx, x, a["size"], a["scale_factor"])
 
 
 def _distance(cosine: bool):
@@ -169,16 +169,16 @@ def _distance(cosine: bool):
         conds: list = []
         out, why = broadcast(a.shape, b.shape, conds)
         if out is None:
-            return ctx.fail("shape.broadcast", f"{ctx.node.op} {ctx.node.id!r}: {D.fmt_shape(a.shape)} and "
+            return ctx.fail(SHAPE_BROADCAST, f"{ctx.node.op} {ctx.node.id!r}: {D.fmt_shape(a.shape)} and "
                                                f"{D.fmt_shape(b.shape)} cannot broadcast ({why})")
         for c in conds:
-            if not ctx.on_condition(c, "shape.broadcast", f"{ctx.node.op} {ctx.node.id!r}: {D.fmt_shape(a.shape)} "
+            if not ctx.on_condition(c, SHAPE_BROADCAST, f"{ctx.node.op} {ctx.node.id!r}: {D.fmt_shape(a.shape)} "
                                                           f"and {D.fmt_shape(b.shape)}"):
                 return [UNKNOWN]
         if cosine:
             r = len(out)
             dim = ctx.args["dim"]
-            if not ctx.require(-max(r, 1) <= dim < max(r, 1), "shape.dim-range",
+            if not ctx.require(-max(r, 1) <= dim < max(r, 1), SHAPE_DIM_RANGE,
                                lambda: f"CosineSimilarity {ctx.node.id!r}: dim={dim} is out of range for "
                                        f"{D.fmt_shape(out)}"):
                 return [UNKNOWN]
@@ -202,26 +202,27 @@ _FOLD = (Arg("kernel_size", kind=Ints(2)), Arg("dilation", 1, Ints(2)), Arg("pad
 
 OPS = [
     OpSpec("PixelShuffle", "spatial", (Arg("upscale_factor", kind=POS),), _pixel_shuffle, tb.module("PixelShuffle"),
-           accepts="any", rules=("shape.rank", "shape.channel-divisibility")),
+           accepts="any", rules=(SHAPE_RANK, SHAPE_CHANNEL_DIVISIBILITY), traits=("moves-values",)),
     OpSpec("PixelUnshuffle", "spatial", (Arg("downscale_factor", kind=POS),), _pixel_unshuffle,
-           tb.module("PixelUnshuffle"), accepts="any", rules=("shape.rank", "shape.channel-divisibility")),
+           tb.module("PixelUnshuffle"), accepts="any", rules=(SHAPE_RANK, SHAPE_CHANNEL_DIVISIBILITY),
+           traits=("moves-values",)),
     OpSpec("ChannelShuffle", "spatial", (Arg("groups", kind=POS),), _channel_shuffle, tb.module("ChannelShuffle"),
-           accepts="any", rules=("shape.rank", "shape.channel-divisibility")),
+           accepts="any", rules=(SHAPE_RANK, SHAPE_CHANNEL_DIVISIBILITY), traits=("moves-values",)),
     OpSpec("Unfold", "spatial", _FOLD, _unfold, tb.module("Unfold"),
-           rules=("shape.rank", "shape.kernel-too-large", "dtype.int-into-float")),
+           rules=(SHAPE_RANK, SHAPE_KERNEL_TOO_LARGE, DTYPE_INT_INTO_FLOAT)),
     OpSpec("Fold", "spatial", (Arg("output_size", kind=Ints(2)),) + _FOLD, _fold, tb.module("Fold"),
-           rules=("shape.rank", "shape.kernel-too-large", "shape.channel-divisibility", "shape.fold-blocks",
-                  "dtype.int-into-float")),
+           rules=(SHAPE_RANK, SHAPE_KERNEL_TOO_LARGE, SHAPE_CHANNEL_DIVISIBILITY, SHAPE_FOLD_BLOCKS,
+                  DTYPE_INT_INTO_FLOAT)),
     OpSpec("CosineSimilarity", "spatial", (Arg("dim", 1, INT), Arg("eps", 1e-8, Float(0))), _distance(True),
            tb.module("CosineSimilarity"), arity=(2, 2),
-           rules=("shape.broadcast", "shape.dim-range", "dtype.int-into-float")),
+           rules=(SHAPE_BROADCAST, SHAPE_DIM_RANGE, DTYPE_INT_INTO_FLOAT)),
     OpSpec("PairwiseDistance", "spatial", (Arg("p", 2.0, NUM), Arg("eps", 1e-6, NUM), Arg("keepdim", False, BOOL)),
            _distance(False), tb.module("PairwiseDistance"), arity=(2, 2),
-           rules=("shape.broadcast", "dtype.int-into-float")),
+           rules=(SHAPE_BROADCAST, DTYPE_INT_INTO_FLOAT)),
 ]
-_SIZE2 = Optional(OneOf(POS, ListOf(POS, min_len=1, max_len=2)))  # a list as long as the spatial dims
+_SIZE2 = Optional(OneOf(NAT, ListOf(NAT, min_len=1, max_len=2)))  # a list as long as the spatial dims
 _SCALE2 = Optional(Float(0, lo_open=True))  # torch's Upsampling*2d take float(scale_factor): one number
 for _name in ("UpsamplingNearest2d", "UpsamplingBilinear2d"):
     OPS.append(OpSpec(_name, "spatial", (Arg("size", None, _SIZE2), Arg("scale_factor", None, _SCALE2)),
-                      _upsampling2d, tb.module(_name), rules=("shape.rank", "dtype.int-into-float",
-                                                               "connectivity.bad-arg", "shape.spatial-collapse")))
+                      _upsampling2d, tb.module(_name), rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT,
+                                                               CONNECTIVITY_BAD_ARG, SHAPE_SPATIAL_COLLAPSE)))

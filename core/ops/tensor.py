@@ -33,7 +33,32 @@ from .base import (
     size_symbol,
     symbolic_pieces,
 )
-from .functional import INTERP_MODES, SCALE, fill_fits, interp_dtype_key, interpolate_infer, pad_sizes
+from .functional import (
+    INTERP_MODES,
+    INTERP_SCALE,
+    INTERP_SIZE,
+    fill_fits,
+    interp_dtype_key,
+    interpolate_infer,
+    pad_sizes,
+)
+from .rules import (
+    CONNECTIVITY_BAD_ARG,
+    DTYPE_INT_INTO_FLOAT,
+    DTYPE_MIXED,
+    SHAPE_BROADCAST,
+    SHAPE_CONCAT_SIZES,
+    SHAPE_DIM_RANGE,
+    SHAPE_EXPAND,
+    SHAPE_INDEX_RANGE,
+    SHAPE_MATMUL_INNER,
+    SHAPE_PAD_SIZE,
+    SHAPE_RANK,
+    SHAPE_RESHAPE_PRODUCT,
+    SHAPE_SPATIAL_COLLAPSE,
+    SHAPE_SPLIT_SIZES,
+    SHAPE_UNKNOWN_DIM,
+)
 
 DIM = Arg("dim", kind=INT)
 DIMS = Optional(OneOf(INT, ListOf(INT)))
@@ -46,7 +71,7 @@ def _norm_dim(ctx: InferCtx, dim, rank: int, extra: int = 0):
     takes dims 0 and -1, as torch wraps it like a 1-D one)."""
     r = max(rank + extra, 1)
     if not isinstance(dim, int) or not (-r <= dim < r):
-        ctx.require(False, "shape.dim-range",
+        ctx.require(False, SHAPE_DIM_RANGE,
                     f"{ctx.node.op} {ctx.node.id!r}: dim={dim} is out of range for a {rank}-D input")
         return None
     return dim % r
@@ -79,9 +104,9 @@ def _binary_infer(ctx: InferCtx):
     words = (f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)}, "
              f"which cannot broadcast ({why}); project one side (e.g. a 1x1 conv or Linear) to match")
     if out is None:
-        return ctx.fail("shape.broadcast", words)
+        return ctx.fail(SHAPE_BROADCAST, words)
     for c in conds:
-        if not ctx.on_condition(c, "shape.broadcast",
+        if not ctx.on_condition(c, SHAPE_BROADCAST,
                                 f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and "
                                 f"{D.fmt_shape(b.shape)}"):
             return [UNKNOWN]
@@ -90,31 +115,31 @@ def _binary_infer(ctx: InferCtx):
 
 def _matmul_infer(ctx: InferCtx):
     a, b = ctx.inputs[0], ctx.inputs[1]
-    ctx.require(not (a.is_int or b.is_int) or (a.is_int and b.is_int), "dtype.int-into-float",
+    ctx.require(not (a.is_int or b.is_int) or (a.is_int and b.is_int), DTYPE_INT_INTO_FLOAT,
                 f"MatMul {ctx.node.id!r} mixes integer and float operands; cast one side")
     if a.shape is None or b.shape is None:
         return [TensorType(None, _dtype_join([a, b]))]
     # measured: every matmul kernel (dot, mv, mm, bmm) needs one dtype; nothing promotes (float32 @ float64 fails)
     da, db = canonical_dtype(a.dtype), canonical_dtype(b.dtype)
-    ctx.require(da == db or a.is_int != b.is_int, "dtype.mixed",
+    ctx.require(da == db or a.is_int != b.is_int, DTYPE_MIXED,
                 lambda: f"MatMul {ctx.node.id!r} multiplies {da} by {db}; torch's matmul needs one dtype — "
                 "cast one side")
     if len(a.shape) == 0 or len(b.shape) == 0:
-        return ctx.fail("shape.rank", f"MatMul {ctx.node.id!r}: operands must be at least 1-D")
+        return ctx.fail(SHAPE_RANK, f"MatMul {ctx.node.id!r}: operands must be at least 1-D")
     sa = a.shape if len(a.shape) > 1 else (1,) + a.shape
     sb = b.shape if len(b.shape) > 1 else b.shape + (1,)
-    if not ctx.require_equal(sa[-1], sb[-2], "shape.matmul-inner",
+    if not ctx.require_equal(sa[-1], sb[-2], SHAPE_MATMUL_INNER,
                              f"MatMul {ctx.node.id!r}: inner sizes differ: {D.fmt_shape(a.shape)} @ "
                              f"{D.fmt_shape(b.shape)} ({sa[-1]} vs {sb[-2]}); transpose one operand or fix its width"):
         return [UNKNOWN]
     conds: list = []
     batch, why = broadcast(sa[:-2], sb[:-2], conds)
     for c in conds:
-        if not ctx.on_condition(c, "shape.broadcast", f"MatMul {ctx.node.id!r}: batch dims {D.fmt_shape(sa[:-2])} "
+        if not ctx.on_condition(c, SHAPE_BROADCAST, f"MatMul {ctx.node.id!r}: batch dims {D.fmt_shape(sa[:-2])} "
                                                       f"and {D.fmt_shape(sb[:-2])}"):
             return [UNKNOWN]
     if batch is None:
-        return ctx.fail("shape.broadcast",
+        return ctx.fail(SHAPE_BROADCAST,
                         f"MatMul {ctx.node.id!r}: batch dims {D.fmt_shape(sa[:-2])} and {D.fmt_shape(sb[:-2])} "
                         f"cannot broadcast ({why})")
     out = batch + ((sa[-2],) if len(a.shape) > 1 else ()) + ((sb[-1],) if len(b.shape) > 1 else ())
@@ -144,7 +169,7 @@ def _concat_infer(stack: bool):
             return [TensorType(None, dtype)]
         r = len(ts[0].shape)
         if any(len(t.shape) != r for t in ts):
-            return ctx.fail("shape.concat-sizes",
+            return ctx.fail(SHAPE_CONCAT_SIZES,
                             f"{ctx.node.op} {ctx.node.id!r}: operands have different ranks "
                             f"({_shapes_text(ts)})")
         dim = _norm_dim(ctx, ctx.args["dim"], r, 1 if stack else 0)
@@ -154,7 +179,7 @@ def _concat_infer(stack: bool):
         for t in ts[1:]:
             for i, (u, v) in enumerate(zip(out, t.shape)):
                 if (stack or i != dim) and not ctx.require_equal(
-                        u, v, "shape.concat-sizes",
+                        u, v, SHAPE_CONCAT_SIZES,
                         lambda i=i: f"{ctx.node.op} {ctx.node.id!r} along dim {ctx.args['dim']}: operands differ at "
                         f"dim {i} ({_shapes_text(ts)}); all sizes but the joined dim must agree"):
                     return [UNKNOWN]
@@ -196,7 +221,7 @@ def _split_infer(ctx: InferCtx):
     sec = ctx.args["split_size_or_sections"]
     size = x.shape[dim]
     if isinstance(sec, list) and not ctx.require_equal(
-            sum(sec), size, "shape.split-sizes",
+            sum(sec), size, SHAPE_SPLIT_SIZES,
             f"Split {ctx.node.id!r}: sections {sec} sum to {sum(sec)} but dim {dim} has size {size}"):
         return [UNKNOWN]
     pieces = _split_results(ctx.args, size)
@@ -220,21 +245,21 @@ def _reshape_infer(ctx: InferCtx):
         return [TensorType(tuple(None if t == -1 else t for t in target), x.dtype)]
     total = D.prod(x.shape)
     if target.count(-1) > 1:
-        return ctx.fail("shape.reshape-product", f"Reshape {ctx.node.id!r}: only one -1 is allowed in {target}")
+        return ctx.fail(SHAPE_RESHAPE_PRODUCT, f"Reshape {ctx.node.id!r}: only one -1 is allowed in {target}")
     known = D.prod([t for t in target if t != -1])
     if -1 in target:
         if D.is_const(total) and D.is_const(known) and (known == 0 or total % known):
-            return ctx.fail("shape.reshape-product",
+            return ctx.fail(SHAPE_RESHAPE_PRODUCT,
                             f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} has {total} elements, "
                             f"which is not a multiple of {known} for target {target}")
         if not (D.is_const(total) and D.is_const(known)) and not D.divides(total, known) and \
-                not ctx.require_equal(total, known, "shape.reshape-product",
+                not ctx.require_equal(total, known, SHAPE_RESHAPE_PRODUCT,
                                       f"Reshape {ctx.node.id!r}: the -1 in {target} needs {D.fmt_shape(x.shape)}'s "
                                       f"{D.fmt(total)} elements to be a multiple of {D.fmt(known)}", kind="multiple"):
             return [UNKNOWN]
         fill = D.exact_div(total, known)
         target = [fill if t == -1 else t for t in target]
-    elif not ctx.require_equal(total, known, "shape.reshape-product",
+    elif not ctx.require_equal(total, known, SHAPE_RESHAPE_PRODUCT,
                                f"Reshape {ctx.node.id!r}: {D.fmt_shape(x.shape)} has {total} elements but target "
                                f"{target} holds {known}; make the products agree"):
         return [UNKNOWN]
@@ -254,7 +279,7 @@ def _flatten_infer(ctx: InferCtx):
     if s is None or e is None:
         return [UNKNOWN]
     if s > e:
-        return ctx.fail("shape.dim-range", f"Flatten {ctx.node.id!r}: start_dim {s} comes after end_dim {e}")
+        return ctx.fail(SHAPE_DIM_RANGE, f"Flatten {ctx.node.id!r}: start_dim {s} comes after end_dim {e}")
     return [TensorType(x.shape[:s] + (D.prod(x.shape[s:e + 1]),) + x.shape[e + 1:], x.dtype)]
 
 
@@ -267,17 +292,17 @@ def _unflatten_infer(ctx: InferCtx):
         return [UNKNOWN]
     sizes = list(ctx.args["unflattened_size"])
     if sizes.count(-1) > 1:
-        return ctx.fail("shape.reshape-product", f"Unflatten {ctx.node.id!r}: only one -1 is allowed in {sizes}")
+        return ctx.fail(SHAPE_RESHAPE_PRODUCT, f"Unflatten {ctx.node.id!r}: only one -1 is allowed in {sizes}")
     if -1 in sizes:
         known = D.prod([v for v in sizes if v != -1])
         size = x.shape[dim]
-        if not ctx.require_equal(size, known, "shape.reshape-product",
+        if not ctx.require_equal(size, known, SHAPE_RESHAPE_PRODUCT,
                                  f"Unflatten {ctx.node.id!r}: sizes {sizes} do not divide dim {dim} of size {size}",
                                  kind="multiple"):
             return [UNKNOWN]
         sizes = [D.exact_div(size, known) if v == -1 else v for v in sizes]
     prod = D.prod(sizes)
-    if not ctx.require_equal(prod, x.shape[dim], "shape.reshape-product",
+    if not ctx.require_equal(prod, x.shape[dim], SHAPE_RESHAPE_PRODUCT,
                              f"Unflatten {ctx.node.id!r}: sizes {ctx.args['unflattened_size']} multiply to {prod}, "
                              f"but dim {dim} has {x.shape[dim]}"):
         return [UNKNOWN]
@@ -292,7 +317,7 @@ def _permute_infer(ctx: InferCtx):
     r = len(x.shape)
     norm = [d % r if isinstance(d, int) and -r <= d < r else None for d in dims]
     if len(dims) != r or None in norm or sorted(norm) != list(range(r)):
-        return ctx.fail("shape.dim-range",
+        return ctx.fail(SHAPE_DIM_RANGE,
                         f"Permute {ctx.node.id!r}: dims {dims} are not a permutation of the {r} dims of "
                         f"{D.fmt_shape(x.shape)}")
     return [TensorType(tuple(x.shape[d] for d in norm), x.dtype)]
@@ -326,14 +351,14 @@ def _squeeze_infer(ctx: InferCtx):
         return [TensorType(tuple(d for d, v in zip(x.shape, sizes) if v != 1), x.dtype)]
     literal = dim if isinstance(dim, list) else [dim]
     if len(set(literal)) != len(literal):
-        return ctx.fail("shape.dim-range", f"Squeeze {ctx.node.id!r}: a dim appears more than once in {dim}")
+        return ctx.fail(SHAPE_DIM_RANGE, f"Squeeze {ctx.node.id!r}: a dim appears more than once in {dim}")
     dims = []
     for one in (dim if isinstance(dim, list) else [dim]):
         d = _norm_dim(ctx, one, max(len(x.shape), 1))
         if d is None:
             return [UNKNOWN]
         if d in dims:
-            return ctx.fail("shape.dim-range", f"Squeeze {ctx.node.id!r}: dim {d} appears more than once in {dim}")
+            return ctx.fail(SHAPE_DIM_RANGE, f"Squeeze {ctx.node.id!r}: dim {d} appears more than once in {dim}")
         dims.append(d)
     if not x.shape:
         return [x]
@@ -356,7 +381,7 @@ def _maybe_one(ctx: InferCtx, size) -> bool:
 
 
 def _squeeze_unknown(ctx: InferCtx, x: TensorType, which: list) -> list:
-    ctx.warn("shape.unknown-dim", f"Squeeze {ctx.node.id!r} drops {', '.join(map(D.fmt, which))} only where it is "
+    ctx.warn(SHAPE_UNKNOWN_DIM, f"Squeeze {ctx.node.id!r} drops {', '.join(map(D.fmt, which))} only where it is "
                                   "1, which the verifier cannot tell; the sizes after it are unknown")
     return [TensorType(None, x.dtype)]
 
@@ -376,7 +401,7 @@ def _unsqueeze_infer(ctx: InferCtx):
 def _reduce_infer(ctx: InferCtx):
     x = ctx.x
     if ctx.node.op == "Mean":
-        ctx.require(not x.is_int, "dtype.int-into-float",
+        ctx.require(not x.is_int, DTYPE_INT_INTO_FLOAT,
                     f"Mean {ctx.node.id!r} of integer {x.dtype} values is not defined in torch; cast first")
     # torch sums bool and integer values as int64 (amax/amin keep the dtype)
     dtype = "int64" if ctx.node.op == "Sum" and x.is_int else x.dtype
@@ -394,7 +419,7 @@ def _reduce_infer(ctx: InferCtx):
             return [UNKNOWN]
         norm.append(nd)
     if len(set(norm)) != len(norm):  # torch compares the dims made non-negative: [-1, 1] on 2-D names 1 twice
-        return ctx.fail("shape.dim-range", f"{ctx.node.op} {ctx.node.id!r}: a dim appears more than once in {dim} "
+        return ctx.fail(SHAPE_DIM_RANGE, f"{ctx.node.op} {ctx.node.id!r}: a dim appears more than once in {dim} "
                                            f"(for a {r}-D input)")
     norm = set(norm)  # looked up once per dim: a list made this rank x len(dim)
     out = [1 if i in norm else s for i, s in enumerate(x.shape)] if keep else \
@@ -408,12 +433,12 @@ def _select_infer(ctx: InferCtx):
         return [x]
     r = len(x.shape)
     if r == 0:
-        return ctx.fail("shape.rank", f"Select {ctx.node.id!r}: a 0-D tensor has no dim to select from")
+        return ctx.fail(SHAPE_RANK, f"Select {ctx.node.id!r}: a 0-D tensor has no dim to select from")
     d = _norm_dim(ctx, ctx.args["dim"], r)
     if d is None:
         return [UNKNOWN]
     idx, size = ctx.args["index"], x.shape[d]
-    if not ctx.require_equal(idx + 1 if idx >= 0 else -idx, size, "shape.index-range",
+    if not ctx.require_equal(idx + 1 if idx >= 0 else -idx, size, SHAPE_INDEX_RANGE,
                              f"Select {ctx.node.id!r}: index {idx} is out of range for dim {d} of size {size}",
                              kind="le"):
         return [UNKNOWN]
@@ -535,7 +560,7 @@ def _expand_infer(ctx: InferCtx):
     if x.shape is None:
         return [TensorType(tuple(None if t == -1 else t for t in target), x.dtype)]
     if len(target) < len(x.shape):
-        return ctx.fail("shape.expand",
+        return ctx.fail(SHAPE_EXPAND,
                         f"Expand {ctx.node.id!r}: target {target} has fewer dims than {D.fmt_shape(x.shape)}")
     pad = len(target) - len(x.shape)
     out = []
@@ -543,12 +568,12 @@ def _expand_infer(ctx: InferCtx):
         src = x.shape[i - pad] if i >= pad else None
         if t == -1:
             if i < pad:
-                return ctx.fail("shape.expand", f"Expand {ctx.node.id!r}: -1 is not allowed in a new leading dim "
+                return ctx.fail(SHAPE_EXPAND, f"Expand {ctx.node.id!r}: -1 is not allowed in a new leading dim "
                                                 f"({target})")
             out.append(src)
             continue
         if i >= pad and src != 1 and not ctx.require_equal(
-                src, t, "shape.expand", f"Expand {ctx.node.id!r}: cannot expand size {src} to {t} at dim {i}; only "
+                src, t, SHAPE_EXPAND, f"Expand {ctx.node.id!r}: cannot expand size {src} to {t} at dim {i}; only "
                                         "size-1 dims can be expanded", kind="expand"):
             return [UNKNOWN]
         out.append(t)
@@ -575,69 +600,87 @@ def _param_shapes(a):
 
 OPS = [
     OpSpec(name, "tensor", (), _binary_infer, tb.custom(name), arity=(2, 2), accepts="any",
-           rules=("shape.broadcast",))
-    for name in ("Add", "Sub", "Mul", "Div")
+           rules=(SHAPE_BROADCAST,), traits=("functional",) + traits)
+    for name, traits in (("Add", ("adds", "grows-ids", "masks", "shortcut")), ("Sub", ("adds", "masks")),
+                         ("Mul", ("grows-ids", "nonlinear")), ("Div", ("nonlinear", "scales")))
 ] + [
     OpSpec("MatMul", "tensor", (), _matmul_infer, tb.custom("MatMul"), arity=(2, 2), flops=_matmul_flops,
-           rules=("shape.matmul-inner", "shape.broadcast", "shape.rank", "dtype.mixed")),
+           rules=(SHAPE_MATMUL_INNER, SHAPE_BROADCAST, SHAPE_RANK, DTYPE_MIXED), traits=("functional", "nonlinear",)),
     OpSpec("Concat", "tensor", (Arg("dim", 0, INT),), _concat_infer(False), tb.custom("Concat"), arity=(1, None),
-           accepts="any", rules=("shape.concat-sizes", "shape.dim-range")),
+           accepts="any", rules=(SHAPE_CONCAT_SIZES, SHAPE_DIM_RANGE),
+           traits=("functional", "first-dtype", "joins-values", "shortcut")),
     OpSpec("Stack", "tensor", (Arg("dim", 0, INT),), _concat_infer(True), tb.custom("Stack"), arity=(1, None),
-           accepts="any", rules=("shape.concat-sizes", "shape.dim-range")),
+           accepts="any", rules=(SHAPE_CONCAT_SIZES, SHAPE_DIM_RANGE),
+           traits=("functional", "first-dtype", "joins-values")),
     OpSpec("Split", "tensor", (Arg("split_size_or_sections", kind=OneOf(POS, ListOf(NAT))), Arg("dim", 0, INT)),
            _split_infer, tb.custom("Split"),
-           accepts="any", rules=("shape.split-sizes", "shape.dim-range")),
+           accepts="any", rules=(SHAPE_SPLIT_SIZES, SHAPE_DIM_RANGE),
+           traits=("functional", "first-dtype", "multi-result", "split-view")),
     OpSpec("Reshape", "tensor", (Arg("shape", kind=TARGET),), _reshape_infer, tb.custom("Reshape"), accepts="any",
-           rules=("shape.reshape-product",)),
+           rules=(SHAPE_RESHAPE_PRODUCT,),
+
+           traits=("functional", "first-dtype", "flattens", "moves-values",
+                   "takes-target-shape", "view-if-contiguous")),
     OpSpec("Flatten", "tensor", (Arg("start_dim", 1, INT), Arg("end_dim", -1, INT)), _flatten_infer,
            tb.module("Flatten"),
-           accepts="any", rules=("shape.dim-range",)),
+           accepts="any", rules=(SHAPE_DIM_RANGE,),
+           traits=("first-dtype", "flattens", "moves-values", "view-if-contiguous")),
     OpSpec("Unflatten", "tensor", (DIM, Arg("unflattened_size", kind=ListOf(Int(-1), min_len=1))), _unflatten_infer,
            tb.module("Unflatten"),
-           accepts="any", rules=("shape.reshape-product",)),
+           accepts="any", rules=(SHAPE_RESHAPE_PRODUCT,), traits=("moves-values", "view")),
     OpSpec("Permute", "tensor", (Arg("dims", kind=ListOf(INT)),), _permute_infer, tb.custom("Permute"), accepts="any",
-           rules=("shape.dim-range",)),
+           rules=(SHAPE_DIM_RANGE,),
+           traits=("functional", "adds-no-position", "first-dtype", "moves-values", "permutes", "view")),
     OpSpec("Transpose", "tensor", (Arg("dim0", kind=INT), Arg("dim1", kind=INT)), _transpose_infer,
            tb.custom("Transpose"),
-           accepts="any", rules=("shape.dim-range",)),
-    OpSpec("Squeeze", "tensor", (Arg("dim", None, DIMS),), _squeeze_infer, tb.custom("Squeeze"), accepts="any"),
-    OpSpec("Unsqueeze", "tensor", (DIM,), _unsqueeze_infer, tb.custom("Unsqueeze"), accepts="any"),
+           accepts="any", rules=(SHAPE_DIM_RANGE,),
+           traits=("functional", "adds-no-position", "first-dtype", "moves-values", "permutes", "view")),
+    OpSpec("Squeeze", "tensor", (Arg("dim", None, DIMS),), _squeeze_infer, tb.custom("Squeeze"), accepts="any",
+           traits=("functional", "moves-values", "view")),
+    OpSpec("Unsqueeze", "tensor", (DIM,), _unsqueeze_infer, tb.custom("Unsqueeze"), accepts="any",
+           traits=("functional", "moves-values", "view")),
     OpSpec("Mean", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Mean"),
-           rules=("shape.dim-range", "dtype.int-into-float")),
+           rules=(SHAPE_DIM_RANGE, DTYPE_INT_INTO_FLOAT), traits=("functional",)),
     OpSpec("Sum", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Sum"),
-           accepts="any", rules=("shape.dim-range",)),
+           accepts="any", rules=(SHAPE_DIM_RANGE,), traits=("functional", "keeps-max", "sums")),
     OpSpec("Amax", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Amax"),
-           accepts="any", rules=("shape.dim-range",), doc="torch.amax: the largest value over dim"),
+           accepts="any", rules=(SHAPE_DIM_RANGE,), doc="torch.amax: the largest value over dim",
+           traits=("functional", "keeps-max")),
     OpSpec("Amin", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Amin"),
-           accepts="any", rules=("shape.dim-range",), doc="torch.amin: the smallest value over dim"),
+           accepts="any", rules=(SHAPE_DIM_RANGE,), doc="torch.amin: the smallest value over dim",
+           traits=("functional",)),
     OpSpec("Select", "tensor", (DIM, Arg("index", kind=INT)), _select_infer, tb.custom("Select"), accepts="any",
-           rules=("shape.dim-range", "shape.index-range")),
+           rules=(SHAPE_DIM_RANGE, SHAPE_INDEX_RANGE),
+           traits=("functional", "first-dtype", "moves-values", "picks-values", "view")),
     OpSpec("Slice", "tensor", (DIM, Arg("start", None, Optional(OneOf(INT, SYMBOL))),
                                Arg("end", None, Optional(OneOf(INT, SYMBOL))),
                                    Arg("step", 1, Optional(POS))), _slice_infer,
-           tb.custom("Slice"), accepts="any", rules=("shape.dim-range",)),
+           tb.custom("Slice"), accepts="any", rules=(SHAPE_DIM_RANGE,), symbol_args=("start", "end"),
+           traits=("functional", "first-dtype", "moves-values", "picks-values", "view")),
     OpSpec("Expand", "tensor", (Arg("shape", kind=TARGET),), _expand_infer, tb.custom("Expand"), accepts="any",
-           rules=("shape.expand",)),
+           rules=(SHAPE_EXPAND,),
+           traits=("functional", "first-dtype", "moves-values", "table", "takes-target-shape", "view")),
     OpSpec("Scale", "tensor", (Arg("value", kind=NUM),), _scale_infer, tb.custom("Scale"), accepts="any",
-           dtype_key=lambda a: "Scale[integer value]" if type(a["value"]) is int else "Scale"),
+           dtype_key=lambda a: "Scale[integer value]" if type(a["value"]) is int else "Scale",
+           traits=("functional", "adds-no-position", "scales")),
     OpSpec("Constant", "tensor", (Arg("shape", kind=ListOf(Optional(SIZE))), Arg("value", 0.0, OneOf(NUM, BOOL)),
                                   Arg("dtype", None, Optional(Enum(*sorted(FLOAT_DTYPES | INT_DTYPES | {"bool"}))))),
            _source_infer(lambda a: a["dtype"] if a.get("dtype") else
                          "bool" if isinstance(a.get("value"), bool) else  # torch.full(shape, True) is bool
                          "int64" if isinstance(a.get("value"), int) else "float32"),
-           tb.custom("Constant"), arity=(0, 0), accepts="any"),
+           tb.custom("Constant"), arity=(0, 0), accepts="any", traits=("functional", "source", "table")),
     OpSpec("Arange", "tensor", (Arg("end", kind=SIZE),), _source_infer(lambda a: "int64"), tb.custom("Arange"),
-           arity=(0, 0), accepts="any"),
+           arity=(0, 0), accepts="any", traits=("functional", "source", "table")),
     OpSpec("Parameter", "tensor", (Arg("shape", kind=ListOf(NAT)),), _source_infer(lambda a: "float32"),
            tb.custom("Parameter"),
-           arity=(0, 0), param_shapes=_param_shapes, accepts="any"),
-    OpSpec("Upsample", "tensor", (Arg("size", None, Optional(OneOf(NAT, ListOf(NAT, min_len=1)))),
-                                  Arg("scale_factor", None, Optional(OneOf(SCALE, ListOf(SCALE, min_len=1)))),
+           arity=(0, 0), param_shapes=_param_shapes, accepts="any", traits=("functional", "source", "table")),
+    OpSpec("Upsample", "tensor", (Arg("size", None, Optional(INTERP_SIZE)),
+                                  Arg("scale_factor", None, Optional(INTERP_SCALE)),
                                   Arg("mode", "nearest", INTERP_MODES), Arg("align_corners", None, Optional(BOOL))),
                                       # nn.Upsample reads a tuple of scale factors but calls float() on a list:
                                       # a design's JSON list is the tuple a Python author writes
                                       _upsample_infer, tb.module("Upsample", _scale_factor_tuple),
-           rules=("shape.rank", "dtype.int-into-float", "connectivity.bad-arg", "shape.spatial-collapse"),
+           rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT, CONNECTIVITY_BAD_ARG, SHAPE_SPATIAL_COLLAPSE),
            dtype_key=interp_dtype_key),
 ]
 
@@ -656,7 +699,7 @@ def _pad_infer(n: int, mode: str):
         r = len(x.shape)
         if (mode == "constant" and r < n) or (mode != "constant" and r not in (n + 1, n + 2)):
             want = f"at least {n}-D" if mode == "constant" else f"{n + 1}-D or {n + 2}-D"
-            return ctx.fail("shape.rank", f"{ctx.node.op} {ctx.node.id!r} expects a {want} input, "
+            return ctx.fail(SHAPE_RANK, f"{ctx.node.op} {ctx.node.id!r} expects a {want} input, "
                                           f"got {D.fmt_shape(x.shape)}")
         pad = ctx.args["padding"]
         pads = list(pad) if isinstance(pad, (list, tuple)) else [pad] * (2 * n)
@@ -670,18 +713,18 @@ def _pad_infer(n: int, mode: str):
     return infer
 
 
-PAD_RULES = ("shape.rank", "shape.spatial-collapse", "shape.pad-size")
+PAD_RULES = (SHAPE_RANK, SHAPE_SPATIAL_COLLAPSE, SHAPE_PAD_SIZE)
 for _n in (1, 2, 3):
     _padding = Arg("padding", kind=Ints(2 * _n, INT))
     OPS += [
         OpSpec(f"ZeroPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "constant"), tb.module(f"ZeroPad{_n}d"),
-               accepts="any", rules=PAD_RULES),
+               accepts="any", rules=PAD_RULES, traits=("pads",)),
         OpSpec(f"ConstantPad{_n}d", "tensor", (_padding, Arg("value", kind=NUM)), _pad_infer(_n, "constant"),
-               tb.module(f"ConstantPad{_n}d"), accepts="any", rules=PAD_RULES),
+               tb.module(f"ConstantPad{_n}d"), accepts="any", rules=PAD_RULES, traits=("pads", "pads-with-fill")),
         OpSpec(f"ReflectionPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "reflect"),
-               tb.module(f"ReflectionPad{_n}d"), accepts="any", rules=PAD_RULES),
+               tb.module(f"ReflectionPad{_n}d"), accepts="any", rules=PAD_RULES, traits=("pads",)),
         OpSpec(f"ReplicationPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "replicate"),
-               tb.module(f"ReplicationPad{_n}d"), accepts="any", rules=PAD_RULES),
+               tb.module(f"ReplicationPad{_n}d"), accepts="any", rules=PAD_RULES, traits=("pads",)),
         OpSpec(f"CircularPad{_n}d", "tensor", (_padding,), _pad_infer(_n, "circular"), tb.module(f"CircularPad{_n}d"),
-               accepts="any", rules=PAD_RULES),
+               accepts="any", rules=PAD_RULES, traits=("pads",)),
     ]

@@ -33,6 +33,7 @@ import re
 import sys
 from dataclasses import dataclass, field
 
+from ..ops import OP_TABLE
 from . import torch as torchlib
 from .graph import Graph
 from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
@@ -196,19 +197,23 @@ def _load_entry_module(path, package_roots=()):
 
 def parse_source(path, entry: str, args: dict | None = None, inputs: list | None = None, *,
                  time_limit: float = TIME_LIMIT, memory_limit: int = MEMORY_LIMIT,
-                 package_roots=()) -> ParseResult:
+                 package_roots=(), mode: str | None = None) -> ParseResult:
     """Read `entry` of `path` into a design.  The reading has a budget: `time_limit` seconds
     and `memory_limit` bytes of growth; past either (or on code that would build values too
     large to follow), ParseFailure says "too costly to follow" at the line where it stopped.
     Imports of installed packages are read from their source in `package_roots` (folders
-    holding top-level packages, such as an unpacked wheel), then in site-packages."""
+    holding top-level packages, such as an unpacked wheel), then in site-packages.  `mode`
+    ("train" or "eval") is written into the design's `train.mode`, the mode the verifier checks the
+    model in, and is what `self.training` reads in forward (unknown without it)."""
+    if mode not in (None, "train", "eval"):
+        raise ParseFailure(f"{path}: mode must be 'train' or 'eval', not {mode!r}")
     gc_was = gc.isenabled()
     gc.disable()  # many short-lived objects; collecting them mid-walk costs more than it saves
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 6000))  # the interpreter nests ~20 frames per call it follows
     state = {}
     try:
-        return _parse_source(path, entry, args, inputs, (time_limit, memory_limit), state, package_roots)
+        return _parse_source(path, entry, args, inputs, (time_limit, memory_limit), state, package_roots, mode)
     except (TooCostly, MemoryError) as e:
         it = state.get("it")
         where = getattr(e, "where", None) or (it.where() if it is not None and it.loc[0] is not None else str(path))
@@ -224,7 +229,7 @@ def parse_source(path, entry: str, args: dict | None = None, inputs: list | None
             gc.enable()
 
 
-def _parse_source(path, entry, args, inputs, budget, state, package_roots=()):
+def _parse_source(path, entry, args, inputs, budget, state, package_roots=(), mode=None):
     path = str(path)
     if inputs is not None:
         inputs = [parse_input_spec(x) for x in inputs] or None
@@ -233,6 +238,9 @@ def _parse_source(path, entry, args, inputs, budget, state, package_roots=()):
     loader, mod = _load_entry_module(path, package_roots)
     display = _display_fn(path)
     it = Interp(loader, display)
+    it.training = None if mode is None else mode == "train"
+    if mod.outward or mod.side_imports:  # the entry's module is imported too: its effects run
+        it._imported_effects.append(mod)
     state["it"] = it
     it.start_budget(*budget)
     it.settled = []
@@ -287,6 +295,8 @@ def _parse_source(path, entry, args, inputs, budget, state, package_roots=()):
         raise ParseFailure(f"{path}:{defline}: nothing of '{entry}' recognised{first}")
     warnings = [ParseWarning(f, line, msg) for f, line, msg in it.warnings]
     design["meta"]["parser_warnings"] = [{"line": f"{w.file}:{w.line}", "message": w.message} for w in warnings]
+    if mode is not None:
+        design["train"] = {"mode": mode}
     return ParseResult(design, warnings)
 
 
@@ -396,7 +406,7 @@ def _forward_signature(it, model):
     if f is None:
         if model.op == "MultiheadAttention":
             return ["query", "key", "value"], 3, None
-        if model.op in ("TransformerDecoderLayer", "Bilinear", "Transformer"):
+        if model.op in OP_TABLE and OP_TABLE[model.op].arity[0] == 2:  # a decoder layer, a Bilinear
             return ["x", "x1"], 2, None
         return ["x"], 1, None
     a = f.node.args
@@ -486,7 +496,7 @@ def _walk(it, model, entry, inputs, mod, defline, shown_path):
         "nodes": g.nodes,
         "outputs": outputs,
         "meta": {"source": f"{shown_path}:{defline}", "entry": entry, "parser": "archcurator.parse",
-                 "parser_warnings": []},
+                 "parser_warnings": [], **({"input_batch": batch} if is_int(batch) and batch > 0 else {})},
     }
 
 

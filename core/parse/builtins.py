@@ -278,6 +278,8 @@ def make_builtins(it):
         v = a[0]
         if isinstance(v, Unknown):
             return v
+        if typ in (bytes, bytearray, complex):  # a type to test against, never a value a model is built from
+            return Unknown(typ.__name__)
         if typ in (list, tuple, set, frozenset):
             if isinstance(v, TensorVal):
                 from . import torch as torchlib
@@ -325,8 +327,11 @@ def make_builtins(it):
         "setattr": b_setattr, "print": b_print, "super": b_super, "divmod": b_divmod, "pow": b_pow,
         "type": b_type, "callable": b_callable, "iter": b_iter, "next": b_next, "repr": b_repr, "id": b_id,
     }
+    from .stdlib import import_by_name, open_text
+    B["open"] = lambda a, k: open_text(it, a, k)
+    B["__import__"] = lambda a, k: import_by_name(it, a[0] if a else k.get("name"), top=True)
     out = {name: BuiltinFn(name, f) for name, f in B.items()}
-    for t in (int, float, str, bool, list, tuple, dict, set, frozenset, object, slice):
+    for t in (int, float, str, bool, list, tuple, dict, set, frozenset, object, slice, bytes, bytearray, complex):
         out[t.__name__] = t
     for e in _EXC:
         out[e] = ExcClass(e)
@@ -343,6 +348,10 @@ def make_builtins(it):
 def _missing():
     from .source import _MISSING
     return _MISSING
+
+
+_LIBRARY_TYPES = frozenset({"numpy", "scipy", "pandas", "PIL", "enum", "torch"})
+_PLAIN_TYPES = (int, float, str, bool, type(None), list, tuple, dict, set, frozenset)
 
 
 def isinstance_(it, v, target):
@@ -393,6 +402,19 @@ def isinstance_(it, v, target):
             if isinstance(v, (int, float, str, bool, list, tuple, dict, type(None), TensorVal, Sym)):
                 return False
             return it.builtins["callable"].impl([v], {})
+        if p in ("enum.EnumMeta", "enum.EnumType"):
+            return isinstance(v, ClassVal) and it._is_enum(v)
+        if p in ("collections.abc.Collection", "typing.Collection", "collections.abc.Sized",
+                 "collections.abc.Container"):
+            return isinstance(v, (list, tuple, dict, set, frozenset, str, range))
+        if p in ("collections.abc.Hashable", "typing.Hashable"):
+            if isinstance(v, (list, dict, set)):
+                return False
+            if isinstance(v, (int, float, str, bool, tuple, frozenset, type(None), ClassVal, FuncVal)):
+                return True
+        if p.split(".")[0] in _LIBRARY_TYPES and isinstance(v, _PLAIN_TYPES + (TensorVal, Sym)) and \
+                p not in ("torch.Size", "torch.SymInt"):
+            return False  # a numpy array, an enum's metaclass ... is never a plain Python value or a tensor
         return Unknown("isinstance of external class")
     if type(target) is TorchClass:
         if type(v) is not InstanceVal:

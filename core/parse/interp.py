@@ -39,6 +39,7 @@ from .values import (
     Sym,
     TensorMethod,
     TensorVal,
+    TextFile,
     TooCostly,
     TorchClass,
     Unknown,
@@ -119,6 +120,40 @@ _SCALARS = (int, float, str, bool, type(None))
 _HASHING_METHODS = frozenset(("index", "count", "remove", "add", "discard", "get", "pop", "setdefault", "fromkeys",
                               "union", "intersection", "difference", "issubset", "issuperset", "update"))
 _SEQS = (tuple, list, set, frozenset)
+
+
+# what torch.nn.Module's class itself defines (`vars(nn.Module)`, torch 2.x): a later mixin never shadows it
+_MODULE_CLASS_ATTRS = frozenset((
+    "T_destination", "__call__", "__delattr__", "__dir__", "__getattr__", "__getstate__", "__init__", "__repr__",
+    "__setattr__", "__setstate__", "_apply", "_call_impl", "_compiled_call_impl", "_get_backward_hooks",
+    "_get_backward_pre_hooks", "_get_name", "_load_from_state_dict", "_maybe_warn_non_full_backward_hook",
+    "_named_members", "_register_load_state_dict_pre_hook", "_register_state_dict_hook",
+    "_replicate_for_data_parallel", "_save_to_state_dict", "_slow_forward", "_version", "_wrapped_call_impl",
+    "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu", "cuda",
+    "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "register_backward_hook",
+    "register_buffer", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train",
+    "type", "xpu", "zero_grad", "training", "_parameters", "_buffers", "_modules", "__dict__", "__class__",
+    "__module__", "__doc__", "__name__", "__qualname__"))
+
+
+def _file_method(f, name):
+    """The reading methods of a text file of the package (stdlib's `open`)."""
+    if name == "read":
+        return BuiltinFn("file.read", lambda a, k: f.text)
+    if name == "readlines":
+        return BuiltinFn("file.readlines", lambda a, k: f.lines())
+    if name in ("close", "__exit__"):
+        return BuiltinFn(f"file.{name}", lambda a, k: None)
+    if name == "__enter__":
+        return BuiltinFn("file.__enter__", lambda a, k: f)
+    if name == "name":
+        return f.path
+    raise InterpError(f"file.{name} not followed: files are only read")
 
 
 def _is_plain(v):
@@ -218,8 +253,11 @@ class Interp:
         self.depth = 0
         self.symbolic = True  # inputs have symbolic sizes (design shape args keep symbols)
         self.batch_env = {}  # symbol -> int given on the command line
+        self.training = None  # what forward's `self.training` reads: None (unknown), or the mode parsed in
         self.fwd_modules = []  # module-instance stack during the forward walk
         self._mod_frames = {}
+        self._imported_effects = []  # modules loaded whose effects on imported registries are to run
+        self._flushing = False
         self._acache = {}
         self._memo = {}
         from .builtins import make_builtins
@@ -298,7 +336,7 @@ class Interp:
     def _mod_lookup_source(self, mod, name):
         if name in mod.values:
             return mod.values[name]
-        stmts = mod.defs.get(name)
+        stmts = mod.statements(name)
         if stmts is None:
             for st in mod.star:
                 target = self._import_target(mod, st)
@@ -342,9 +380,72 @@ class Interp:
 
     def _safe_load(self, f):
         try:
-            return self.load(f)
+            fresh = os.path.abspath(f) not in self.loader.cache
+            mod = self.load(f)
+            if fresh and (mod.outward or mod.side_imports):
+                self._imported_effects.append(mod)
+            return mod
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as e:
             raise InterpError(f"cannot read {self.display(f)}: {type(e).__name__} {e}") from None
+
+    def flush_imported_effects(self):
+        """Run what loading a module would have run on names it imports: registrations into another
+        module's registry (`@MODELS.register_module()` on a class, `Act.add(...)`), and the relative
+        imports it makes only for their effects (`from . import backbones`).  Only effects whose target is
+        a registry of the source (an object, dict, list or set it built, or a function of its own that
+        writes into its module's names); decorators and calls of modelled libraries are never run."""
+        if self._flushing:  # a registry being built while its registrations are pending: after it
+            return
+        self._flushing = True
+        try:
+            self._flush_imported_effects()
+        finally:
+            self._flushing = False
+
+    def _flush_imported_effects(self):
+        while self._imported_effects:
+            mod = self._imported_effects.pop(0)
+            saved = self.loc
+            try:
+                for st in mod.side_imports:
+                    if id(st) in mod.done:
+                        continue
+                    mod.done.add(id(st))
+                    self.loc = (mod, st.lineno)
+                    f = self.loader.resolve(mod.path, st.module or "", st.level)
+                    try:
+                        target = self._safe_load(f) if f else None
+                        for a in st.names:
+                            if isinstance(target, SourceModule):
+                                sub = self.loader.submodule_file(target, a.name)
+                                if sub:
+                                    self._safe_load(sub)
+                    except InterpError:
+                        continue
+                for st, root, _ in mod.outward:
+                    if id(st) in mod.done or not self._is_registry(mod, root):
+                        continue
+                    self._exec_top(mod, st, None, self.module_frame(mod))
+            finally:
+                self.loc = saved
+
+    def _is_registry(self, mod, name):
+        nwarn = len(self.warnings)
+        try:
+            v = self.mod_lookup(mod, name)
+        except InterpError:
+            v = None
+        del self.warnings[nwarn:]
+        self._wseen = set(self.warnings)
+        if isinstance(v, (dict, list, set)) or (isinstance(v, InstanceVal) and v.kind != "module"):
+            return True
+        if isinstance(v, BoundMethod):
+            v = v.obj if isinstance(v.obj, InstanceVal) and v.obj.kind != "module" else None
+            return v is not None
+        if isinstance(v, FuncVal) and isinstance(v.module, SourceModule) and not v.is_lambda:
+            from .source import _written_globals
+            return bool(_written_globals(v.node) & set(v.module.defs))
+        return False
 
     def _import_target(self, mod, st):
         f = self.loader.resolve(mod.path, st.module or "", st.level)
@@ -353,6 +454,10 @@ class Interp:
         return None
 
     def _exec_top(self, mod, st, name, fr):
+        if id(st) in mod.effect_ids:  # a statement changing a registry (or binding one) runs once
+            if id(st) in mod.done:
+                return
+            mod.done.add(id(st))
         self.loc = (mod, st.lineno)
         try:
             if isinstance(st, ast.ImportFrom):
@@ -661,12 +766,33 @@ class Interp:
     s_Nonlocal = s_Global
 
     def s_FunctionDef(self, st, fr):
-        fr.vars[st.name] = self.make_function(st, fr)
+        fr.vars[st.name] = self._registered(st, fr, self.make_function(st, fr))
 
     s_AsyncFunctionDef = s_FunctionDef
 
     def s_ClassDef(self, st, fr):
-        fr.vars[st.name] = self.make_class(st, fr)
+        fr.vars[st.name] = self._registered(st, fr, self.make_class(st, fr))
+
+    def _registered(self, st, fr, value):
+        """A module-level definition whose decorators put it in a registry of the module
+        (`@Act.factory_function("swish")`, `@register("name")`): those decorators are called, innermost
+        first, as importing the module does; the others are read as before (passed through)."""
+        mod = fr.module
+        at_top = isinstance(mod, SourceModule) and fr.vars is mod.values
+        marks = list(mod.effect_decorators.get(id(st), ())) if at_top else None
+        if at_top and mod.outward and id(st) in mod.effect_ids:
+            from .source import _root
+            for s_, _, idx in mod.outward:
+                if s_ is st:
+                    marks += [i for i in idx if self._is_registry(mod, _root(st.decorator_list[i]))]
+        if not marks:
+            return value
+        for i in sorted(marks, reverse=True):
+            deco = self.eval(st.decorator_list[i], fr)
+            out = self.call(deco, [value], {})
+            if out is not None and not isinstance(out, Unknown):
+                value = out
+        return value
 
     def s_Import(self, st, fr):
         for a in st.names:
@@ -680,9 +806,9 @@ class Interp:
 
     def s_With(self, st, fr):
         for item in st.items:
-            self.eval(item.context_expr, fr)
+            cm = self.eval(item.context_expr, fr)
             if item.optional_vars is not None:
-                self.assign(item.optional_vars, Unknown("context manager"), fr)
+                self.assign(item.optional_vars, cm if isinstance(cm, TextFile) else Unknown("context manager"), fr)
         self.exec_block(st.body, fr)
 
     def s_Try(self, st, fr):
@@ -1228,12 +1354,20 @@ class Interp:
                 seq = seq[seq.index(start_after) + 1:]
             except ValueError:
                 seq = []
-        for c in seq:
+        for i, c in enumerate(seq):
             if isinstance(c, ClassVal):
                 v = self.class_own(c, name)
                 if v is not _MISSING:
                     return v, c
             elif isinstance(c, TorchClass):
+                if c.name == "Module" and name not in _MODULE_CLASS_ATTRS:
+                    # a plain mixin after nn.Module in the MRO (`class Encoder(ResNet, EncoderMixin)`):
+                    # torch's Module does not define the name, so Python finds it in the mixin
+                    for m in seq[i + 1:]:
+                        if isinstance(m, ClassVal):
+                            v = self.class_own(m, name)
+                            if v is not _MISSING:
+                                return v, m
                 return _MISSING, c
         return _MISSING, None
 
@@ -1281,6 +1415,8 @@ class Interp:
     def call_func(self, fn, args, kwargs):
         if fn.name in _TELEMETRY:
             return None
+        if self._imported_effects:  # by the time a function runs, the imports before it have run
+            self.flush_imported_effects()
         self.charge()
         self.depth += 1
         saved = self.loc
@@ -1388,6 +1524,20 @@ class Interp:
     def _is_enum(self, cls):
         return any(isinstance(c, ExtVal) and c.path in ("enum.Enum", "enum.IntEnum", "enum.StrEnum")
                    for c in self.mro(cls))
+
+    def enum_members(self, cls):
+        """The members of an Enum class in definition order (each is its value, see `_enum_member`)."""
+        out = []
+        for c in reversed(self.mro(cls)):
+            if isinstance(c, ClassVal) and c.node is not None:
+                for st in c.node.body:
+                    if isinstance(st, ast.Assign):
+                        for t in st.targets:
+                            if isinstance(t, ast.Name) and not t.id.startswith("_"):
+                                v = self.class_own(c, t.id)
+                                if v is not _MISSING and not isinstance(v, (FuncVal, ClassVal)) and v not in out:
+                                    out.append(v)
+        return out
 
     def _enum_member(self, cls, value):
         """`Format('NHWC')`: the member of that value.  Members are their values (`Format.NHWC` is
@@ -1544,11 +1694,22 @@ class Interp:
             return self.super_getattr(obj, name)
         if isinstance(obj, Unknown):
             return obj
+        if t is TextFile:
+            return _file_method(obj, name)
         if isinstance(obj, NTuple):
             if name in obj._ntclass.fields:
                 return obj[obj._ntclass.fields.index(name)]
             if name == "_fields":
                 return tuple(obj._ntclass.fields)
+            if name == "_replace":  # a copy with some fields changed (EfficientNet's block arguments)
+                def _replace(a, k, obj=obj):
+                    bad = [f for f in k if f not in obj._ntclass.fields]
+                    if bad or a:
+                        raise InterpError(f"_replace() of fields {bad or a} not in {obj._ntclass.name}")
+                    return NTuple([k.get(f, v) for f, v in zip(obj._ntclass.fields, obj)], obj._ntclass)
+                return BuiltinFn("_replace", _replace)
+            if name == "_asdict":
+                return BuiltinFn("_asdict", lambda a, k, obj=obj: dict(zip(obj._ntclass.fields, obj)))
         if isinstance(obj, Sym):
             raise InterpError(f"attribute {name} of a size")
         if t is FuncVal:
@@ -1573,6 +1734,8 @@ class Interp:
                         return PyMethod(obj, name)
             if isinstance(obj, (int, float)) and name in ("real", "imag"):
                 return getattr(obj, name)
+            if name == "value" and type(obj) in (str, int):  # an Enum member is read as its value
+                return obj
         if isinstance(obj, dict) and name in obj:
             return obj[name]  # a dict standing for a config namespace (argparse args, a config object)
         if name == "__class__":
@@ -1594,7 +1757,7 @@ class Interp:
         ctx = InstanceVal(TorchClass("FunctionCtx"), "object")
         return self.call_func(f, [ctx] + list(args), kwargs)
 
-    def inst_getattr(self, inst, name):
+    def inst_getattr(self, inst, name, fallback=True):
         v = inst.attrs.get(name, _MISSING)
         if v is not _MISSING:
             return v
@@ -1625,6 +1788,12 @@ class Interp:
                 if v is not _MISSING:
                     return v
             return torchlib.module_builtin_attr(self, inst, name)
+        if name == "__doc__" and isinstance(inst.cls, ClassVal):
+            return ast.get_docstring(inst.cls.node, clean=False)
+        if fallback and isinstance(inst.cls, ClassVal) and not name.startswith("__"):
+            hook, _ = self.class_attr(inst.cls, "__getattr__")
+            if isinstance(hook, FuncVal):  # the class's own __getattr__ (`Act.RELU`, a factory's names)
+                return self.call_func(hook, [inst, name], {})
         raise InterpError(f"'{inst.cls.name}' object has no attribute '{name}'")
 
     def super_getattr(self, sv, name):
@@ -1643,6 +1812,8 @@ class Interp:
             return v
         if isinstance(owner, TorchClass) and isinstance(obj, InstanceVal):
             return torchlib.torch_super_method(self, obj, owner.name, name)
+        if name == "__getattribute__" and isinstance(obj, InstanceVal) and obj.kind != "module":
+            return BuiltinFn("object.__getattribute__", lambda a, k: self.inst_getattr(obj, a[0], fallback=False))
         if name == "__init__" and isinstance(obj, InstanceVal):
             if self._inherited_dataclass(obj.cls):
                 return BuiltinFn("dataclass.__init__", lambda a, k: self.dataclass_init(obj, a, k))
@@ -1741,6 +1912,10 @@ class Interp:
             return torchlib.module_iter(self, v)
         if isinstance(v, TensorVal):
             return torchlib.tensor_iter(self, v)
+        if isinstance(v, ClassVal) and self._is_enum(v):
+            return self.enum_members(v)
+        if isinstance(v, TextFile):
+            return v.lines()
         if isinstance(v, Unknown):
             raise InterpError("iteration over a value not known when reading the source"
                               + (f" ({v.why})" if v.why else ""))
@@ -1853,7 +2028,13 @@ class Interp:
             if isinstance(b, Unknown) or isinstance(a, Unknown):
                 return Unknown("membership of unknown")
             if isinstance(b, InstanceVal):
-                r = a in b.modules
+                hook, _ = self.class_attr(b.cls, "__contains__") if isinstance(b.cls, ClassVal) else (None, None)
+                if isinstance(hook, FuncVal):
+                    r = self.truth(self.call_func(hook, [b, a], {}))
+                else:
+                    r = a in b.modules
+            elif isinstance(b, ClassVal) and self._is_enum(b):
+                r = a in self.enum_members(b)
             elif isinstance(b, (list, tuple, set, frozenset, dict, str, range)):
                 if isinstance(a, (tuple, list)):
                     _is_plain(a)

@@ -17,6 +17,7 @@ from .values import (
     PartialVal,
     Sym,
     TensorVal,
+    TextFile,
     Unknown,
     is_int,
 )
@@ -63,6 +64,29 @@ def call_numpy(it, name, args, kwargs):
         return _arange(it, args, kwargs)
     if name in ("array", "asarray"):
         return make_tensor(it, args[0] if args else None)
+    shaped = numpy_shaped(name, args, kwargs)
+    if shaped is not None:
+        return shaped
+    if name in ("prod", "sum") and len(args) == 1 and not kwargs:
+        v = args[0]
+        vals = v.values if isinstance(v, TensorVal) else (list(v) if isinstance(v, (list, tuple)) else [v])
+        if vals is not None and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
+            return math.prod(vals) if name == "prod" else sum(vals)
+    if name in ("atleast_1d",) and len(args) == 1:
+        v = args[0]
+        if isinstance(v, TensorVal):
+            return v if v.shape is None or len(v.shape) >= 1 else TensorVal(None, [1], v.dtype, values=v.values)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return make_tensor(it, [v], "int64" if isinstance(v, int) else "float64")
+        if isinstance(v, (list, tuple)) and v and all(isinstance(x, (int, float)) for x in v):
+            return make_tensor(it, list(v), "int64" if all(isinstance(x, int) for x in v) else "float64")
+    if name in ("any", "all") and len(args) == 1 and not kwargs:
+        v = args[0]
+        vals = v.values if isinstance(v, TensorVal) else (list(v) if isinstance(v, (list, tuple)) else None)
+        if vals is not None and all(isinstance(x, (int, float, bool)) for x in vals):
+            return any(vals) if name == "any" else all(vals)
+        if isinstance(v, bool):
+            return v
     if name in ("sqrt", "log", "exp", "ceil", "floor", "log2", "prod", "pi", "round"):
         if args and isinstance(args[0], (int, float)):
             return call_math(it, name if name != "round" else "floor", args, {}) if name != "round" else round(
@@ -463,3 +487,286 @@ from .torch.dispatch import _arg  # noqa: E402
 from .torch.modules import clone_module  # noqa: E402
 
 
+def _param_names(it, fn):
+    """The parameter names `inspect.signature(fn)` lists, or None when the parser cannot read them."""
+    from .values import BoundMethod, ClassVal, FuncVal, TorchClass
+    if isinstance(fn, BoundMethod):
+        names = _param_names(it, fn.func)
+        return names[1:] if names else names
+    if isinstance(fn, FuncVal):
+        a = fn.node.args
+        names = [x.arg for x in a.posonlyargs + a.args]
+        names += [a.vararg.arg] if a.vararg else []
+        names += [x.arg for x in a.kwonlyargs] + ([a.kwarg.arg] if a.kwarg else [])
+        return names
+    if isinstance(fn, ClassVal):
+        init, _ = it.class_attr(fn, "__init__")
+        if isinstance(init, FuncVal):
+            return _param_names(it, init)[1:]
+        owner = it.torch_base(fn)
+        return _param_names(it, TorchClass(owner)) if owner is not None else None
+    if isinstance(fn, TorchClass):
+        from ..ops.nn_classes import constructor_args
+        args = constructor_args(fn.name)
+        return None if args is None else [x.name for x in args] + ["device", "dtype"]
+    return None
+
+
+@handles("inspect.signature")
+def inspect_signature(it, args, kwargs):
+    """`inspect.signature(f).parameters`: the names f takes (`has_option(Norm[...], "num_features")`)."""
+    from .values import TorchClass
+    names = _param_names(it, args[0]) if args else None
+    if names is None:
+        return Unknown("signature")
+    sig = InstanceVal(TorchClass("Signature"), "object")
+    sig.attrs["parameters"] = {n: Unknown(f"parameter {n}") for n in names}
+    return sig
+
+
+# ---- numpy / scipy arrays made in a constructor (weights initialised from a QR or an LU
+# decomposition, a random projection): their values are never computed, their shapes are all a
+# design needs.  An array is a constant TensorVal (float64 unless said), as np.arange's is.
+def _np_shape(v):
+    if is_int(v):
+        return [v]
+    if isinstance(v, (list, tuple)) and all(is_int(x) for x in v):
+        return list(v)
+    if v is None:
+        return []
+    return None
+
+
+def _np_array(shape, dtype="float64"):
+    return TensorVal(None, shape, dtype) if shape is not None else Unknown("numpy array of unknown shape")
+
+
+_NP_SIZED = {"zeros": "float64", "ones": "float64", "empty": "float64", "full": "float64"}
+_NP_RANDOM_SIZE_KW = {"random": 0, "random_sample": 0, "rand": None, "randn": None, "standard_normal": 0,
+                      "normal": 2, "uniform": 2, "randint": 2, "choice": 1, "laplace": 2, "exponential": 1,
+                      "beta": 2, "gamma": 2, "binomial": 2, "poisson": 1}
+
+
+def numpy_shaped(name, args, kwargs):
+    """The array numpy's creation function `name` returns, by shape; None when `name` is no such function."""
+    if name in _NP_SIZED:
+        shape = _np_shape(args[0] if args else kwargs.get("shape"))
+        return _np_array(shape, _np_dtype(kwargs.get("dtype"), "float64"))
+    if name in ("zeros_like", "ones_like", "empty_like", "full_like") and args and isinstance(args[0], TensorVal):
+        return _np_array(args[0].shape, _np_dtype(kwargs.get("dtype"), args[0].dtype))
+    if name in ("eye", "identity"):
+        n = args[0] if args else kwargs.get("N")
+        m = args[1] if len(args) > 1 and name == "eye" else kwargs.get("M", n)
+        return _np_array([n, m] if is_int(n) and is_int(m) else None, _np_dtype(kwargs.get("dtype"), "float64"))
+    return None
+
+
+def _np_dtype(d, default):
+    from .values import ExtVal
+    if isinstance(d, str):
+        return d[6:] if d.startswith("dtype:") else d
+    if isinstance(d, ExtVal):
+        last = d.path.rsplit(".", 1)[-1]
+        return {"float_": "float64", "int_": "int64", "bool_": "bool"}.get(last, last)
+    if d is float:
+        return "float64"
+    if d is int:
+        return "int64"
+    return default
+
+
+@handles_module("numpy.random", "np.random")
+def call_numpy_random(it, name, args, kwargs):
+    if name in ("seed", "set_state", "shuffle"):
+        return None
+    pos = _NP_RANDOM_SIZE_KW.get(name, -1)
+    if pos == -1:
+        return Unknown(f"numpy.random.{name}")
+    if pos is None:  # rand(d0, d1, ...)
+        shape = list(args) if all(is_int(a) for a in args) else None
+    else:
+        size = kwargs.get("size", args[pos] if len(args) > pos else None)
+        shape = _np_shape(size)
+    return _np_array(shape, "int64" if name in ("randint", "binomial", "poisson") else "float64")
+
+
+def _matrix(a):
+    if isinstance(a, TensorVal) and a.shape is not None and len(a.shape) == 2 and all(is_int(d) for d in a.shape):
+        return a.shape
+    return None
+
+
+def _decompose(lib, name, args, kwargs):
+    """Shapes of a linear-algebra routine of numpy.linalg or scipy.linalg on a known 2-D array."""
+    a = args[0] if args else kwargs.get("a")
+    mn = _matrix(a)
+    if mn is None:
+        return Unknown(f"{lib}.{name} of an array not known")
+    m, n = mn
+    k = min(m, n)
+    dt = a.dtype if a.dtype.startswith("float") else "float64"
+    if name == "qr":
+        mode = kwargs.get("mode", args[1] if len(args) > 1 else ("full" if lib == "scipy.linalg" else "reduced"))
+        if mode in ("r",):
+            return _np_array([k, n] if lib == "numpy.linalg" else [m, n], dt)
+        if mode in ("full", "complete"):
+            return (_np_array([m, m], dt), _np_array([m, n], dt))
+        return (_np_array([m, k], dt), _np_array([k, n], dt))
+    if name == "lu" and lib == "scipy.linalg":
+        return (_np_array([m, m], dt), _np_array([m, k], dt), _np_array([k, n], dt))
+    if name == "svd":
+        full = kwargs.get("full_matrices", args[1] if len(args) > 1 else True)
+        if full is False:
+            return (_np_array([m, k], dt), _np_array([k], dt), _np_array([k, n], dt))
+        return (_np_array([m, m], dt), _np_array([k], dt), _np_array([n, n], dt))
+    if name in ("eigh", "eig") and m == n:
+        return (_np_array([n], dt), _np_array([n, n], dt))
+    if name in ("eigvalsh", "eigvals") and m == n:
+        return _np_array([n], dt)
+    if name in ("inv", "pinv", "cholesky", "expm", "sqrtm", "logm", "orth") and (m == n or name in ("pinv", "orth")):
+        if name == "pinv":
+            return _np_array([n, m], dt)
+        if name == "orth":
+            return Unknown(f"{lib}.orth: rank not known")
+        return _np_array([m, n], dt)
+    if name in ("det", "norm", "slogdet", "matrix_rank", "cond"):
+        return Unknown(f"{lib}.{name}: a value, not a shape")
+    return Unknown(f"{lib}.{name}")
+
+
+@handles_module("numpy.linalg", "np.linalg")
+def call_numpy_linalg(it, name, args, kwargs):
+    return _decompose("numpy.linalg", name, args, kwargs)
+
+
+@handles_module("scipy.linalg")
+def call_scipy_linalg(it, name, args, kwargs):
+    return _decompose("scipy.linalg", name, args, kwargs)
+
+
+# ---- text files of the package read, never executed: a model description beside the source
+# (`open(os.path.join(os.path.dirname(__file__), "arch.json"))`, then json / yaml).  Only a file
+# inside the package root of the module that opens it, for reading, of at most MAX_TEXT bytes.
+MAX_TEXT = 1 << 20
+_OS_PATH_PURE = ("join", "dirname", "basename", "splitext", "split", "normpath", "isabs", "sep")
+
+
+def _inside(path, root):
+    import os
+    real, top = os.path.realpath(path), os.path.realpath(root)
+    return real == top or real.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def _caller_root(it):
+    """The folder of the top-level package of the module running (a lone file: its own folder); for an
+    installed package that is its folder in site-packages, never site-packages itself."""
+    import os
+    mod = it.loc[0]
+    if mod is None:
+        return None
+    here = os.path.dirname(os.path.abspath(mod.path))
+    root = it.loader.package_root(mod.path)
+    if root == here:
+        return here
+    rel = os.path.relpath(here, root).split(os.sep)
+    return os.path.join(root, rel[0])
+
+
+@handles_module("os.path")
+def call_os_path(it, name, args, kwargs):
+    import os.path as osp
+    if any(not isinstance(a, str) for a in args) or kwargs:
+        return Unknown(f"os.path.{name} of a value not known")
+    if name in _OS_PATH_PURE and name != "sep":
+        try:
+            return getattr(osp, name)(*args)
+        except (TypeError, ValueError) as e:
+            raise InterpError(f"os.path.{name}: {e}") from None
+    if name in ("abspath", "realpath") and len(args) == 1 and osp.isabs(args[0]):
+        return osp.normpath(args[0])
+    if name in ("exists", "isfile", "isdir") and len(args) == 1 and osp.isabs(args[0]):
+        root = _caller_root(it)
+        if root is not None and _inside(args[0], root):
+            return getattr(osp, name)(args[0])
+    return Unknown(f"os.path.{name}")
+
+
+def open_text(it, args, kwargs):
+    """The builtin `open`, for reading a text file of the package; anything else is unknown (warned)."""
+    import os
+    path = args[0] if args else kwargs.get("file")
+    mode = args[1] if len(args) > 1 else kwargs.get("mode", "r")
+    if not isinstance(path, str) or not isinstance(mode, str):
+        raise InterpError("open() of a file not known when reading the source")
+    if set(mode) - set("rt"):
+        raise InterpError(f"open({path!r}, {mode!r}) not followed: only text files are read")
+    root = _caller_root(it)
+    if not os.path.isabs(path) or root is None or not _inside(path, root):
+        raise InterpError(f"open({path!r}) not followed: only files inside the package are read")
+    try:
+        if os.path.getsize(path) > MAX_TEXT:
+            raise InterpError(f"open({path!r}): file larger than {MAX_TEXT} bytes not read")
+        with open(path, encoding=kwargs.get("encoding") or "utf-8") as f:
+            text = f.read(MAX_TEXT + 1)
+    except (OSError, UnicodeDecodeError, LookupError) as e:
+        raise InterpError(f"open({path!r}): {type(e).__name__} {e}") from None
+    return TextFile(path, text)
+
+
+def _text_of(v, what):
+    if isinstance(v, TextFile):
+        return v.text
+    if isinstance(v, str):
+        return v
+    raise InterpError(f"{what} of a value not known when reading the source")
+
+
+@handles("json.load", "json.loads")
+def json_load(it, args, kwargs):
+    import json
+    text = _text_of(args[0] if args else kwargs.get("fp", kwargs.get("s")), "json.load")
+    it.check_size(len(text))
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as e:
+        raise InterpError(f"json.load: {e}") from None
+
+
+@handles("yaml.safe_load", "yaml.load", "yaml.full_load")
+def yaml_load(it, args, kwargs):
+    """YAML read with PyYAML's safe loader where this Python has it (data only, no tags run)."""
+    text = _text_of(args[0] if args else kwargs.get("stream"), "yaml.load")
+    try:
+        import yaml
+    except ImportError:
+        return Unknown("yaml (PyYAML is not installed here)")
+    it.check_size(len(text))
+    try:
+        return yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError) as e:
+        raise InterpError(f"yaml.load: {e}") from None
+
+
+def import_by_name(it, name, top=False):
+    """`__import__(name)` / `importlib.import_module(name)`: the module an import statement naming it
+    would give (read from source, or the model of torch, numpy, einops ...), never Python's import."""
+    from . import torch as torchlib
+    if not isinstance(name, str) or not all(p.isidentifier() for p in name.split(".")):
+        raise InterpError("import of a module whose name is not known when reading the source")
+    mod = it.loc[0]
+    parts = name.split(".")
+    want = parts[:1] if top else parts
+    f = it.loader.resolve(mod.path, ".".join(want), 0) if mod is not None else None
+    if f:
+        return it._safe_load(f)
+    if it.loader.resolve(mod.path, parts[0], 0) if mod is not None else None:
+        raise InterpError(f"module {name} not found")
+    return torchlib.ext(".".join(want))
+
+
+@handles("importlib.import_module")
+def _import_module(it, args, kwargs):
+    name = args[0] if args else kwargs.get("name")
+    if isinstance(name, str) and name.startswith("."):
+        raise InterpError("relative importlib.import_module not followed")
+    return import_by_name(it, name)

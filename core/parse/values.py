@@ -437,3 +437,20 @@ class DefaultDict(dict):
             raise KeyError(key)
         v = self[key] = self.interp.call(self.factory, [], {})
         return v
+
+
+class TextFile:
+    """A text file of the package opened for reading (`open(os.path.join(here, "arch.json"))`): its
+    text, read when opened; nothing is ever written."""
+
+    __slots__ = ("path", "text")
+
+    def __init__(self, path, text):
+        self.path = path
+        self.text = text
+
+    def __repr__(self):
+        return f"<file {self.path}>"
+
+    def lines(self):
+        return self.text.splitlines(keepends=True)

@@ -1,10 +1,18 @@
-"""Every check fires on its fixture and stays silent on the clean twin (rule_fixtures.py);
-and block pairs hold in torch: the firing design fails, the clean one runs."""
+"""Every rule fires on its folder's fire.json and stays silent on clean.json (rules/<rule id>/); the
+verifier's exact words on both are the folder's reviewed messages.txt; and block pairs hold in torch: the
+firing design fails, the clean one runs.
+
+A changed message fails here until its snapshot is reviewed: `ARCHCURATOR_UPDATE_SNAPSHOTS=1 pytest
+tests/checks/test_fixtures.py` rewrites the messages.txt files, and `git diff tests/checks/rules` shows
+what changed.
+"""
 
 from __future__ import annotations
 
+import os
+
 import pytest
-from rule_fixtures import FIXTURES
+from rule_fixtures import FIXTURES, RULES_DIR
 
 from archcurator.core.checks import CATALOGUE
 from archcurator.core.graph import Design
@@ -17,6 +25,26 @@ MAY_FAIL_WHEN_RUN = {"shape.unknown-dim"}
 
 def _findings(d: dict):
     return verify_graph(Design.from_dict(d)).findings
+
+
+def messages(rule: str) -> str:
+    """What the verifier says on the rule's two designs, one finding a line."""
+    out = [f"# {rule}: the verifier's findings on fire.json and clean.json"]
+    for name, design in zip(("fire", "clean"), FIXTURES[rule]):
+        report = verify_graph(Design.from_dict(design))
+        out.append(f"{name}.json: {report.verdict}")
+        out += [f"  {f.severity} {f.rule} [{', '.join(f.nodes)}]: {f.message}" for f in report.findings]
+    return "\n".join(out) + "\n"
+
+
+@pytest.mark.parametrize("rule", sorted(FIXTURES))
+def test_messages_are_the_reviewed_snapshot(rule):
+    path = RULES_DIR / rule / "messages.txt"
+    said = messages(rule)
+    if os.environ.get("ARCHCURATOR_UPDATE_SNAPSHOTS") == "1":
+        path.write_text(said, encoding="utf-8")
+    assert path.exists(), f"{path} missing: run with ARCHCURATOR_UPDATE_SNAPSHOTS=1 and review it"
+    assert said == path.read_text(encoding="utf-8"), f"the words of {rule} changed: review, then update {path}"
 
 
 def test_every_check_has_a_fixture_pair():

@@ -121,6 +121,7 @@ def test_every_op_of_the_table_blocks_exactly_when_torch_fails_on_int_and_float_
 
 
 def test_the_measured_dtype_table_is_what_torch_does():
-    from archcurator.core.ops.dtype_support import SUPPORT, measure
+    from archcurator.core.ground.dtypes import measure
+    from archcurator.core.ops.dtype_support import SUPPORT
 
-    assert measure() == SUPPORT, "core/ops/dtype_support.py is stale: run python -m archcurator.core.ops.dtype_support"
+    assert measure() == SUPPORT, "core/ops/dtype_support.py is stale: run python -m archcurator.core.ground.dtypes"

@@ -280,6 +280,7 @@ def scenarios_for(blocked: str, clean: str, ungenerated: str, with_parent: str) 
         Scenario("run confirmation", [jump(blocked), "enter", "e"], skip=runs),
         Scenario("diff pick", [jump(with_parent), "enter", "D"]),
         Scenario("diff", [jump(with_parent), "enter", "d"]),
+        Scenario("repair", [jump(blocked), "enter", "P"]),
         Scenario("reports", ["R"]),
         Scenario("runs", ["X"]),
         Scenario("review", ["V"]),

@@ -74,10 +74,8 @@ class PtyApp:
         raise AssertionError(f"{pattern!r} never shown; the screen's last text: {self.text()[-1500:]!r}")
 
     def last(self, pattern: str) -> re.Match | None:
-        found = None
-        for found in re.finditer(pattern, self.text()):
-            pass
-        return found
+        matches = list(re.finditer(pattern, self.text()))
+        return matches[-1] if matches else None
 
     def send(self, key: str) -> None:
         os.write(self.fd, KEYS.get(key, key).encode())

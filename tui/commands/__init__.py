@@ -14,4 +14,5 @@ COMMAND_MODULES = [
     "ground_cmd",
     "kb_cmd",
     "catalogue_cmd",
+    "repair_cmd",
 ]

@@ -30,10 +30,14 @@ def register(subparsers):
                    help="keyword arguments of NAME as a JSON object, e.g. '{\"num_classes\": 10}'")
     p.add_argument("--input", dest="inputs", action="append", default=[], metavar="SHAPE[:DTYPE]",
                    help="one per forward argument, e.g. 2,3,32,32 or 2,16:int64 (symbols allowed: B,3,H,W); "
-                        "without it the inputs are symbolic")
+                        "dim 0 is the batch (the cost is quoted per sample); without it the inputs are symbolic")
     p.add_argument("--package-root", dest="package_roots", action="append", default=[], metavar="DIR",
                    help="a folder holding installed packages the file imports (an unpacked wheel); searched "
                         "before site-packages; their source is read, never imported")
+    p.add_argument("--mode", choices=("train", "eval"),
+                   help="the mode the model runs in, written into the design's train.mode and checked by verify "
+                        "(eval: batch statistics are not needed, so BatchNorm at batch 1 is fine); forward's "
+                        "self.training reads it")
     p.add_argument("--json", action="store_true", help="print the archgraph/1 design as JSON")
     p.set_defaults(func=run)
     return p
@@ -59,7 +63,8 @@ def run(args) -> int:
     try:
         inputs = [parse_input_spec(s) for s in (args.inputs or [])] or None
         result = parse_source(path, args.entry, entry_args, inputs,
-                              package_roots=getattr(args, "package_roots", None) or ())
+                              package_roots=getattr(args, "package_roots", None) or (),
+                              mode=getattr(args, "mode", None))
     except ParseFailure as exc:
         return _fail(path, exc)
     design = result.design

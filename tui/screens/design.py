@@ -35,10 +35,11 @@ from ..sanitise import visible
 from ..widgets.design_model import DesignView, catalogue_entry, catalogue_ids
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
-from ..widgets.messages import BulkPreview, DesignLoaded, NextFound, RecentLoaded
+from ..widgets.messages import BulkPreview, DesignLoaded, NextFound, RecentLoaded, RepairReady
 from ..widgets.queue_list import QueueModel
 
 TABS = Binding.Group("Tabs", compact=True)  # 1-5 shown once in the footer
+REPAIR_TIME_LIMIT_S = 10.0  # the repair search's bound in the app (the command line's default is 20 s)
 
 
 class DesignScreen(Screen):
@@ -66,6 +67,7 @@ class DesignScreen(Screen):
         Binding("minus", "radius(-1)", "Narrower", id="narrower", show=False),
         Binding("e", "run_check('forward')", "Run check", id="run_check", show=False),
         Binding("E", "run_check('train')", "Train briefly", id="run_train", show=False),
+        Binding("P", "propose_repair", "Repair", id="propose_repair", show=False),
         Binding("1", "tab('tab-finding')", "Finding tab", id="tab_finding", group=TABS),
         Binding("2", "tab('tab-cost')", "Cost tab", id="tab_cost", group=TABS),
         Binding("3", "tab('tab-source')", "Source tab", id="tab_source", group=TABS),
@@ -93,6 +95,8 @@ class DesignScreen(Screen):
         "narrower": "Narrow the neighbourhood",
         "run_check": "Run a forward check of this design (asks the device, says the cost first)",
         "run_train": "Train this design briefly on a synthetic task (asks the device, says the cost first)",
+        "propose_repair": "Propose the smallest verified repair of every block: the diff, the cost before and "
+                          "after; s there stores it as a new version",
         "tab_finding": "Show the Finding tab: the highlighted finding in the catalogue's words, its judgments",
         "tab_cost": "Show the Cost tab: the quote, the size, the memory",
         "tab_source": "Show the Source tab: where the design came from, its train settings",
@@ -775,6 +779,44 @@ class DesignScreen(Screen):
                 self._open_diff(kind, name)
 
         self.app.push_screen(ChoiceScreen(f"Compare {view.id} with…", choices), chosen)
+
+    def action_propose_repair(self) -> None:
+        view = self.view
+        if view is None or view.design is None:
+            self.notify("no graph to repair", severity="warning")
+            return
+        if not any(f.get("severity") == "block" for f in view.live_findings):
+            self.notify("nothing blocks this design: nothing to repair", timeout=3)
+            return
+        self.notify("searching a repair…", timeout=2)
+        self._search_repair(view.id, view.data["graph"])
+
+    @work(thread=True, exclusive=True, group="repair", exit_on_error=False)
+    def _search_repair(self, design_id: str, graph: dict) -> None:
+        from archcurator.core.graph import Design
+        from archcurator.core.repair import repair_design
+        from archcurator.core.verify import verify_graph
+
+        rep = repair_design(graph, time_limit_s=REPAIR_TIME_LIMIT_S)
+        before = verify_graph(Design.from_dict(graph)).cost
+        after = verify_graph(Design.from_dict(rep.design)).cost if rep.found else None
+        self.post_message(RepairReady(design_id, rep, before, after))
+
+    def on_repair_ready(self, message: RepairReady) -> None:
+        message.stop()
+        view = self.view
+        if view is None or view.id != message.design_id or self not in self.app.screen_stack:
+            return
+        rep = message.repair
+        if not rep.found:
+            stuck = rep.repairs[-1].finding if rep.repairs else None
+            why = f" for {stuck['rule']} at {', '.join(stuck['nodes']) or 'the graph'}" if stuck else ""
+            self.notify(visible(f"no repair found{why} ({rep.tried} candidates verified)"), severity="warning",
+                        timeout=6)
+            return
+        from .repair import RepairScreen
+
+        self.app.push_screen(RepairScreen(view, rep, message.cost_before, message.cost_after))
 
     def action_run_check(self, kind: str = "forward") -> None:
         if self.view is None:

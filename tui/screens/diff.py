@@ -41,11 +41,15 @@ class DiffScreen(Screen):
         "diff_back": "Back to the design",
     }
 
-    def __init__(self, view, base_kind: str, base_name: str) -> None:
+    def __init__(self, view, base_kind: str, base_name: str, b_graph: dict | None = None,
+                 b_label: str | None = None) -> None:
         super().__init__()
         self.view = view
         self.base_kind = base_kind
         self.base_name = base_name
+        # the right side: the design on screen, or a graph of it not stored (a proposed repair)
+        self.b_graph = b_graph
+        self.b_label = b_label or view.id
         self.diff = None
         self.base_label = ""
         self.unfolded: set[int] = set()
@@ -63,10 +67,11 @@ class DiffScreen(Screen):
     def on_mount(self) -> None:
         if self not in self.app.screen_stack:
             return  # closed before it was mounted (a key pressed at once): nothing to set up
-        self.sub_title = visible(f"diff: {self.base_name} ({self.base_kind}) → {self.view.id}")
+        self.sub_title = visible(f"diff: {self.base_name} ({self.base_kind}) → {self.b_label}")
         self.query_one("#diff-summary", Static).update(Text(visible(f"computing the diff against {self.base_name}…")))
         self.query_one("#diff-lines", LinesView).focus()
-        self.app.compute_diff(self, self.base_kind, self.base_name, self.view.data["graph"], self.view.id,
+        self.app.compute_diff(self, self.base_kind, self.base_name,
+                              self.view.data["graph"] if self.b_graph is None else self.b_graph, self.b_label,
                               self.request)
 
     def worker_failed(self, group: str, text: str) -> None:

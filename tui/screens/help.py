@@ -18,12 +18,14 @@ def scopes() -> list[tuple[str, type]]:
     from .diff import DiffScreen
     from .kb import KnowledgeBaseScreen
     from .queue import QueueScreen
+    from .repair import RepairScreen
     from .reports import ReportsScreen
     from .review import ReviewScreen
     from .runs import RunsScreen
 
     return [("Everywhere", CuratorApp), ("Queue", QueueScreen), ("Design and judging", DesignScreen),
-            ("Diff", DiffScreen), ("Reports", ReportsScreen), ("Review (two curators)", ReviewScreen),
+            ("Diff", DiffScreen), ("Repair", RepairScreen), ("Reports", ReportsScreen),
+            ("Review (two curators)", ReviewScreen),
             ("Knowledge base", KnowledgeBaseScreen), ("Runs", RunsScreen)]
 
 

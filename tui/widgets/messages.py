@@ -144,11 +144,15 @@ class KbSuggestionsLoaded(Message):
 
 
 class KbDetailLoaded(Message):
-    def __init__(self, pid: int, evidence: list, request: int) -> None:
+    """One proposition's evidence rows (each with recipes, means ± std, pool), and in JUDGE its
+    records (train / held-out / imported), uses and conflicts (store.kb_loop.show)."""
+
+    def __init__(self, pid: int, evidence: list, request: int, judge: dict | None = None) -> None:
         super().__init__()
         self.pid = pid
         self.evidence = evidence
         self.request = request
+        self.judge = judge or {}
 
 
 class KbOpDone(Message):
@@ -165,3 +169,22 @@ class RunUpdate(Message):
         super().__init__()
         self.handle = handle
         self.stored_id = stored_id
+
+
+class RepairReady(Message):
+    """The repair search of a design ended: `repair` is core.repair's Repair; `cost_before` /
+    `cost_after` the cost quotes of the original and of the repaired design (None when not found)."""
+
+    def __init__(self, design_id: str, repair: Any, cost_before: dict, cost_after: dict | None) -> None:
+        super().__init__()
+        self.design_id = design_id
+        self.repair = repair
+        self.cost_before = cost_before
+        self.cost_after = cost_after
+
+
+class RepairKept(Message):
+    def __init__(self, original_id: str, new_id: str) -> None:
+        super().__init__()
+        self.original_id = original_id
+        self.new_id = new_id

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ... import dims as D
 from ...graph import Design
+from ...ops import OP_TABLE, ops_of, ops_with
 from ..edit import G
 
 Sites = Callable[[G], list]
@@ -49,25 +50,19 @@ def _graph_site(g: G) -> list:
     return [GRAPH_SITE]
 
 
-CONVS = ("Conv1d", "Conv2d", "Conv3d")
-
-
-CONVS_ALL = CONVS + ("ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d")
-
-
-POOLS = ("MaxPool1d", "MaxPool2d", "AvgPool1d", "AvgPool2d")
-
-
-BNS = ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d")
-
-
-ATTN = ("MultiheadAttention", "TransformerEncoderLayer", "TransformerDecoderLayer")
-
-
-RNNS = ("LSTM", "GRU", "RNN")
-
-
-ELEMENTWISE = ("ReLU", "ReLU6", "GELU", "SiLU", "Tanh", "Sigmoid", "Hardswish", "Dropout", "Identity")
+# which ops a kind mutates is asked of the op table (core/ops/traits.py), never listed here
+CONVS = ops_with("reads-channels", family="conv")
+CONVS_ALL = ops_of("conv")
+# the windowed pools: a kernel and a padding to push past what the map holds
+POOLS = frozenset(p for p in ops_with("pools") if {"kernel_size", "padding"} <= OP_TABLE[p].arg_names)
+BNS = ops_with("batchnorm")
+ATTN = ops_with("attention-layer")
+RNNS = ops_with("reads-width", family="recurrent")
+SINGLE_STATE_RNNS = frozenset(r for r in RNNS if OP_TABLE[r].arity[1] == 2)  # a GRU's h, not an LSTM's (h, c)
+ACTIVATIONS = ops_with("activation")
+WEIGHTED = ops_with("weighted")
+# the layers that keep their operand's shape and dtype, one operand in, one result out
+ELEMENTWISE = ACTIVATIONS | ops_with("dropout") | ops_with("view", family="activation")
 
 
 def _of(g: G, ops) -> list:
@@ -86,7 +81,7 @@ def _first_operand_shape(g: G, nid: str):
 
 
 def _index_range_sites(g):
-    from ...build import declared_id_range
+    from ...sizes import declared_id_range
 
     out = []
     design = Design.from_dict(g.d)

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from ...checks.shape import DTYPE_INDEX_RANGE
 from ...graph import Design
-from .base import _const, _index_range_sites, branch, constant, kind, maps, shape_of
+from ...ops.rules import (
+    DTYPE_FLOAT_INTO_EMBEDDING,
+    DTYPE_INDEX_DTYPE,
+    DTYPE_INT_INTO_FLOAT,
+    DTYPE_MASK,
+    DTYPE_MIXED,
+    DTYPE_UNSUPPORTED,
+)
+from .base import SINGLE_STATE_RNNS, WEIGHTED, _const, _index_range_sites, branch, constant, kind, maps, shape_of
 
 
 def _int_input_apply(g, site):
@@ -13,7 +22,7 @@ def _int_input_apply(g, site):
     return g.d
 
 
-@kind("dtype-int-into-float", "block", ["dtype.int-into-float"],
+@kind("dtype-int-into-float", "block", [DTYPE_INT_INTO_FLOAT],
      bases=("resnet18", "mlp_mnist", "mobilenet_v2", "lenet5", "vit_b_32", "mlp_tabular", "unet", "vae_encoder",
             "tiny_cnn", "linear_classifier"),
      doc="the image / feature input is declared int64 (raw pixels or ids) and reaches a float layer",
@@ -29,7 +38,7 @@ def _float_input_apply(g, site):
     return g.d
 
 
-@kind("dtype-float-into-embedding", "block", ["dtype.float-into-embedding"],
+@kind("dtype-float-into-embedding", "block", [DTYPE_FLOAT_INTO_EMBEDDING],
      bases=("char_rnn", "gpt-nano", "lstm_lm", "gru_lm", "text_cnn", "tiny_transformer_lm", "seq2seq_gru",
             "bert-base-uncased"),
      doc="the token-id input is declared float32 and reaches an Embedding", apply=_float_input_apply)
@@ -39,7 +48,7 @@ def _float_input_sites(g):
 
 
 def _index_range_apply(g, site):
-    from ...build import declared_id_range
+    from ...sizes import declared_id_range
 
     src = g.node(site)["in"][0]
     vocab = declared_id_range(Design.from_dict(g.d), src)
@@ -47,7 +56,7 @@ def _index_range_apply(g, site):
     return g.d
 
 
-@kind("index-range", "block", ["dtype.index-range"],
+@kind("index-range", "block", [DTYPE_INDEX_RANGE],
      bases=("char_rnn", "gpt-nano", "lstm_lm", "gru_lm", "text_cnn", "tiny_transformer_lm", "seq2seq_gru",
             "distilbert-base-uncased"),
      doc="the token Embedding has half the rows of the declared vocabulary", apply=_index_range_apply)
@@ -68,7 +77,7 @@ def _int_mask_apply(g, site):
     return g.d
 
 
-@kind("integer-attention-mask", "block", ["dtype.mask"], bases=("vit_b_32",), per_base=2,
+@kind("integer-attention-mask", "block", [DTYPE_MASK], bases=("vit_b_32",), per_base=2,
       doc="an attention mask built as integers (0/1) instead of bool or float", apply=_int_mask_apply)
 def _int_mask_sites(g):
     return [n["id"] for n in g.nodes if n["op"] == "MultiheadAttention"]
@@ -82,10 +91,10 @@ def _int_state_apply(g, site):
     return g.d
 
 
-@kind("integer-initial-state", "block", ["dtype.mixed"], bases=("gru_lm", "seq2seq_gru"),
+@kind("integer-initial-state", "block", [DTYPE_MIXED], bases=("gru_lm", "seq2seq_gru"),
       doc="a GRU's initial state made as integer zeros (torch.zeros(..., dtype=long))", apply=_int_state_apply)
 def _int_state_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("GRU", "RNN") and len(n.get("in", [])) == 1]
+    return [n["id"] for n in g.nodes if n["op"] in SINGLE_STATE_RNNS and len(n.get("in", [])) == 1]
 
 
 def _float_mask_apply(g, site):
@@ -94,7 +103,7 @@ def _float_mask_apply(g, site):
     return g.d
 
 
-@kind("float-fill-mask", "block", ["dtype.index-dtype"], bases=("mlp_mnist", "resnet18", "gpt-nano"),
+@kind("float-fill-mask", "block", [DTYPE_INDEX_DTYPE], bases=("mlp_mnist", "resnet18", "gpt-nano"),
       doc="a masked_fill given a float mask instead of a bool one", apply=_float_mask_apply)
 def _float_mask_sites(g):
     return maps(g, 2)[:2] + maps(g, 4)[:2]
@@ -107,8 +116,8 @@ def _double_apply(g, site):
     return g.d
 
 
-@kind("float64-input", "block", ["dtype.unsupported"], bases=("resnet18", "mlp_mnist", "lenet5", "tiny_cnn"),
+@kind("float64-input", "block", [DTYPE_UNSUPPORTED], bases=("resnet18", "mlp_mnist", "lenet5", "tiny_cnn"),
       doc="the input declared float64 while the layers' weights are float32", apply=_double_apply)
 def _double_sites(g):
-    first = {n["in"][0] for n in g.nodes if n["op"] in ("Linear", "Conv2d") and n.get("in")}
+    first = {n["in"][0] for n in g.nodes if n["op"] in WEIGHTED and n.get("in")}
     return [i["id"] for i in g.d["inputs"] if i.get("dtype", "float32") == "float32" and i["id"] in first]

@@ -2,8 +2,22 @@
 
 from __future__ import annotations
 
+from ...checks.efficiency import (
+    EFFICIENCY_DUPLICATE_BRANCH,
+    EFFICIENCY_MEMORY_OVER_DEVICE,
+    EFFICIENCY_OVER_BUDGET,
+    EFFICIENCY_OVERSIZED_EMBEDDING,
+    EFFICIENCY_PARAM_BLOWUP,
+    EFFICIENCY_REDUNDANT_TRANSPOSE,
+    EFFICIENCY_UNKNOWN_DEVICE,
+    EFFICIENCY_WIDTH_NOT_MULTIPLE_OF_8,
+)
 from ...graph import Design, parse_ref
-from .base import _graph_site, _index_range_sites, _of, kind
+from ...ops import ops_with
+from .base import ACTIVATIONS, ELEMENTWISE, _graph_site, _index_range_sites, _of, kind
+
+# parameter-free layers a kind computes twice: activations, max pools, flattens
+PARAMETER_FREE = ACTIVATIONS | (ops_with("pools") & ops_with("nonlinear")) | ops_with("flattens")
 
 
 def _transpose_apply(g, site):
@@ -12,10 +26,10 @@ def _transpose_apply(g, site):
     return g.d
 
 
-@kind("redundant-transpose", "warn", ["efficiency.redundant-transpose"], bases=("resnet18", "gpt-nano"),
+@kind("redundant-transpose", "warn", [EFFICIENCY_REDUNDANT_TRANSPOSE], bases=("resnet18", "gpt-nano"),
      doc="a Transpose undone right after", apply=_transpose_apply)
 def _transpose_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("ReLU", "GELU") and g.shape(n["id"]) is not None
+    return [n["id"] for n in g.nodes if n["op"] in ACTIVATIONS and g.shape(n["id"]) is not None
             and len(g.shape(n["id"])) >= 3]
 
 
@@ -28,7 +42,7 @@ def _elementwise_chain_to_linear(g, nid):
         u = us[0]
         if u["op"] == "Linear" and not u.get("shares"):
             return u["id"]
-        if u["op"] not in ("ReLU", "GELU", "Tanh", "SiLU", "Dropout"):
+        if u["op"] not in ELEMENTWISE:
             return None
         cur = u["id"]
     return None
@@ -42,7 +56,7 @@ def _width8_apply(g, site):
     return g.d
 
 
-@kind("width-not-multiple-of-8", "warn", ["efficiency.width-not-multiple-of-8"],
+@kind("width-not-multiple-of-8", "warn", [EFFICIENCY_WIDTH_NOT_MULTIPLE_OF_8],
      bases=("mlp_mnist", "mlp_tabular", "vgg11"),
      doc="a hidden width moved off a multiple of 8 (consistently on both sides)", apply=_width8_apply)
 def _width8_sites(g):
@@ -58,14 +72,14 @@ def _width8_sites(g):
 
 
 def _oversized_apply(g, site):
-    from ...build import declared_id_range
+    from ...sizes import declared_id_range
 
     vocab = declared_id_range(Design.from_dict(g.d), g.node(site)["in"][0])
     g.args(site)["num_embeddings"] = vocab * 5
     return g.d
 
 
-@kind("oversized-embedding", "warn", ["efficiency.oversized-embedding"], bases=("char_rnn", "gpt-nano"),
+@kind("oversized-embedding", "warn", [EFFICIENCY_OVERSIZED_EMBEDDING], bases=("char_rnn", "gpt-nano"),
      doc="an Embedding with 5x the rows of the vocabulary", apply=_oversized_apply)
 def _oversized_sites(g):
     return _index_range_sites(g)
@@ -79,7 +93,7 @@ def _budget_apply(g, site):
     return g.d
 
 
-@kind("over-budget", "warn", ["efficiency.over-budget"], bases=("resnet18", "gpt-nano"),
+@kind("over-budget", "warn", [EFFICIENCY_OVER_BUDGET], bases=("resnet18", "gpt-nano"),
      doc="a declared budget far under the run's quote", apply=_budget_apply)
 def _where_over_budget(g):
     return _graph_site(g)
@@ -90,7 +104,7 @@ def _device_apply(g, site):
     return g.d
 
 
-@kind("unknown-device", "warn", ["efficiency.unknown-device"], bases=("mlp_mnist",),
+@kind("unknown-device", "warn", [EFFICIENCY_UNKNOWN_DEVICE], bases=("mlp_mnist",),
      doc="a declared device the price table does not know", apply=_device_apply)
 def _where_unknown_device(g):
     return _graph_site(g)
@@ -104,7 +118,7 @@ def _blowup_apply(g, site):
     return g.d
 
 
-@kind("param-blowup", "warn", ["efficiency.param-blowup"], bases=("resnet18", "char_rnn"),
+@kind("param-blowup", "warn", [EFFICIENCY_PARAM_BLOWUP], bases=("resnet18", "char_rnn"),
      doc="a declared baseline with 1/20 of the parameters", apply=_blowup_apply)
 def _where_param_blowup(g):
     return _graph_site(g)
@@ -117,7 +131,7 @@ def _memory_apply(g, site):
     return g.d
 
 
-@kind("memory-over-device", "warn", ["efficiency.memory-over-device"], bases=("resnet50", "vgg16"),
+@kind("memory-over-device", "warn", [EFFICIENCY_MEMORY_OVER_DEVICE], bases=("resnet50", "vgg16"),
      doc="a batch of 65,536 declared on a 16 GB T4", apply=_memory_apply)
 def _where_memory_over_device(g):
     return _graph_site(g)
@@ -133,9 +147,9 @@ def _dup_branch_apply(g, site):
     return g.d
 
 
-@kind("duplicate-branch", "warn", ["efficiency.duplicate-branch"], bases=("lenet5", "resnet18"),
+@kind("duplicate-branch", "warn", [EFFICIENCY_DUPLICATE_BRANCH], bases=("lenet5", "resnet18"),
      doc="a parameter-free layer computed twice from the same operand", apply=_dup_branch_apply)
 def _dup_branch_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("ReLU", "MaxPool2d", "Flatten") and len(g.users(n["id"])) >= 1
+    return [n["id"] for n in g.nodes if n["op"] in PARAMETER_FREE and len(g.users(n["id"])) >= 1
             and n.get("in")]
 

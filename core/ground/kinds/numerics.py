@@ -2,8 +2,24 @@
 
 from __future__ import annotations
 
+from ...checks.numerics import (
+    NUMERICS_ATTENTION_NO_POSITION,
+    NUMERICS_ATTENTION_NO_SCALE,
+    NUMERICS_BIAS_BEFORE_BATCHNORM,
+    NUMERICS_DEEP_NO_NORM,
+    NUMERICS_DEEP_SATURATING,
+    NUMERICS_DOUBLE_ACTIVATION,
+    NUMERICS_DROPOUT_BEFORE_BATCHNORM,
+    NUMERICS_HIGH_DROPOUT,
+    NUMERICS_LINEAR_COLLAPSE,
+    NUMERICS_LOSS_OUTPUT_MISMATCH,
+    NUMERICS_NO_NONLINEARITY,
+    NUMERICS_POOL_AFTER_GLOBAL,
+    NUMERICS_RELU_BEFORE_LOGITS,
+    NUMERICS_SOFTMAX_BEFORE_LOSS,
+)
 from ...graph import parse_ref
-from .base import BNS, CONVS, GRAPH_SITE, _of, kind
+from .base import ACTIVATIONS, BNS, GRAPH_SITE, WEIGHTED, _of, kind
 
 
 def _remove_apply(g, site):
@@ -16,12 +32,12 @@ def _bias_bn_apply(g, site):
     return g.d
 
 
-@kind("bias-before-bn", "warn", ["numerics.bias-before-batchnorm"],
+@kind("bias-before-bn", "warn", [NUMERICS_BIAS_BEFORE_BATCHNORM],
      bases=("resnet18", "mobilenet_v2", "resnet20_cifar"), per_base=1,
      doc="bias switched on in a convolution whose BatchNorm cancels it", apply=_bias_bn_apply)
 def _bias_bn_sites(g):
     out = []
-    for n in _of(g, CONVS + ("Linear",)):
+    for n in _of(g, WEIGHTED):
         us = g.users(n)
         if len(us) == 1 and us[0]["op"] in BNS and g.args(n).get("bias", True) is False:
             out.append(n)
@@ -33,7 +49,7 @@ def _drop_bn_apply(g, site):
     return g.d
 
 
-@kind("dropout-before-bn", "warn", ["numerics.dropout-before-batchnorm"], bases=("resnet18", "vgg11_bn"),
+@kind("dropout-before-bn", "warn", [NUMERICS_DROPOUT_BEFORE_BATCHNORM], bases=("resnet18", "vgg11_bn"),
      doc="a Dropout inserted right before a BatchNorm", apply=_drop_bn_apply)
 def _drop_bn_sites(g):
     return [n["id"] for n in g.nodes if n["op"] in BNS and n.get("in")]
@@ -44,18 +60,18 @@ def _double_act_apply(g, site):
     return g.d
 
 
-@kind("double-activation", "warn", ["numerics.double-activation"], bases=("mlp_mnist", "vgg11"),
+@kind("double-activation", "warn", [NUMERICS_DOUBLE_ACTIVATION], bases=("mlp_mnist", "vgg11"),
      doc="an activation applied twice in a row", apply=_double_act_apply)
 def _double_act_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("ReLU", "GELU", "SiLU") and len(g.users(n["id"])) == 1]
+    return [n["id"] for n in g.nodes if n["op"] in ACTIVATIONS and len(g.users(n["id"])) == 1]
 
 
-@kind("linear-collapse", "warn", ["numerics.linear-collapse"], bases=("mlp_mnist", "mlp_tabular"),
+@kind("linear-collapse", "warn", [NUMERICS_LINEAR_COLLAPSE], bases=("mlp_mnist", "mlp_tabular"),
      doc="the activation between two Linears removed (the two collapse into one)", apply=_remove_apply)
 def _collapse_lin_sites(g):
     out = []
     for n in g.nodes:
-        if n["op"] in ("ReLU", "GELU", "Tanh", "SiLU") and len(n.get("in", [])) == 1:
+        if n["op"] in ACTIVATIONS and len(n.get("in", [])) == 1:
             p = parse_ref(n["in"][0])[0]
             us = g.users(n["id"])
             if len(us) == 1 and us[0]["op"] == "Linear" and any(x["id"] == p and x["op"] == "Linear"
@@ -69,7 +85,7 @@ def _high_dropout_apply(g, site):
     return g.d
 
 
-@kind("high-dropout", "warn", ["numerics.high-dropout"], bases=("char_rnn", "vgg11"),
+@kind("high-dropout", "warn", [NUMERICS_HIGH_DROPOUT], bases=("char_rnn", "vgg11"),
      doc="a Dropout rate of 0.9", apply=_high_dropout_apply)
 def _dropout_sites(g):
     return [n["id"] for n in g.nodes if n["op"] == "Dropout"]
@@ -86,7 +102,7 @@ def _softmax_out_apply(g, site):
     return g.d
 
 
-@kind("softmax-before-loss", "warn", ["numerics.softmax-before-loss"], bases=("resnet18", "mlp_mnist", "lenet5"),
+@kind("softmax-before-loss", "warn", [NUMERICS_SOFTMAX_BEFORE_LOSS], bases=("resnet18", "mlp_mnist", "lenet5"),
      doc="a Softmax appended to logits that cross_entropy normalises again", apply=_softmax_out_apply)
 def _where_softmax_before_loss(g):
     return _ce_classifier(g)
@@ -97,7 +113,7 @@ def _relu_out_apply(g, site):
     return g.d
 
 
-@kind("relu-before-logits", "warn", ["numerics.relu-before-logits"], bases=("mlp_mnist", "tiny_cnn"),
+@kind("relu-before-logits", "warn", [NUMERICS_RELU_BEFORE_LOGITS], bases=("mlp_mnist", "tiny_cnn"),
      doc="a ReLU on the logits", apply=_relu_out_apply)
 def _where_relu_before_logits(g):
     return _ce_classifier(g)
@@ -108,7 +124,7 @@ def _pool_again_apply(g, site):
     return g.d
 
 
-@kind("pool-after-global", "warn", ["numerics.pool-after-global"], bases=("resnet18", "mobilenet_v2"),
+@kind("pool-after-global", "warn", [NUMERICS_POOL_AFTER_GLOBAL], bases=("resnet18", "mobilenet_v2"),
      doc="a second global pooling on an already pooled map", apply=_pool_again_apply)
 def _global_pool_sites(g):
     return [n["id"] for n in g.nodes if n["op"] == "AdaptiveAvgPool2d" and g.shape(n["id"]) is not None
@@ -127,7 +143,7 @@ def _saturate_apply(g, site):
     return g.d
 
 
-@kind("deep-saturating", "warn", ["numerics.deep-saturating"], bases=("vgg11", "alexnet"),
+@kind("deep-saturating", "warn", [NUMERICS_DEEP_SATURATING], bases=("vgg11", "alexnet"),
      doc="every ReLU of a normalisation-free net turned into Tanh", apply=_saturate_apply)
 def _where_deep_saturating(g):
     return _relu_sites(g)
@@ -141,7 +157,7 @@ def _linearise_apply(g, site):
     return g.d
 
 
-@kind("no-nonlinearity", "warn", ["numerics.no-nonlinearity"], bases=("mlp_mnist", "mlp_tabular"),
+@kind("no-nonlinearity", "warn", [NUMERICS_NO_NONLINEARITY], bases=("mlp_mnist", "mlp_tabular"),
      doc="every ReLU replaced by Identity", apply=_linearise_apply)
 def _where_no_nonlinearity(g):
     return _relu_sites(g)
@@ -155,13 +171,13 @@ def _drop_norms_apply(g, site):
     return g.d
 
 
-@kind("deep-no-norm", "warn", ["numerics.deep-no-norm"], bases=("vgg16_bn", "resnet18"),
+@kind("deep-no-norm", "warn", [NUMERICS_DEEP_NO_NORM], bases=("vgg16_bn", "resnet18"),
      doc="every BatchNorm of a deep plain net removed", apply=_drop_norms_apply)
 def _bn_sites(g):
     return [GRAPH_SITE] if any(n["op"] in BNS for n in g.nodes) else []
 
 
-@kind("attention-no-scale", "warn", ["numerics.attention-no-scale"], bases=("gpt-nano", "distilbert-base-uncased"),
+@kind("attention-no-scale", "warn", [NUMERICS_ATTENTION_NO_SCALE], bases=("gpt-nano", "distilbert-base-uncased"),
      doc="the 1/sqrt(d) Scale of hand-built attention removed", apply=_remove_apply)
 def _scale_sites(g):
     return [n["id"] for n in g.nodes if n["op"] == "Scale" and
@@ -174,7 +190,7 @@ def _pos_apply(g, site):
     return g.d
 
 
-@kind("attention-no-position", "warn", ["numerics.attention-no-position"], bases=("tiny_transformer_lm",),
+@kind("attention-no-position", "warn", [NUMERICS_ATTENTION_NO_POSITION], bases=("tiny_transformer_lm",),
      doc="the position embedding is no longer added to the tokens", apply=_pos_apply)
 def _pos_sites(g):
     out = []
@@ -195,7 +211,7 @@ def _loss_shape_apply(g, site):
     return g.d
 
 
-@kind("loss-output-mismatch", "warn", ["numerics.loss-output-mismatch"], bases=("mlp_mnist", "resnet18"),
+@kind("loss-output-mismatch", "warn", [NUMERICS_LOSS_OUTPUT_MISMATCH], bases=("mlp_mnist", "resnet18"),
      doc="a cross_entropy classifier with a single output", apply=_loss_shape_apply)
 def _where_loss_output_mismatch(g):
     return _ce_classifier(g)

@@ -2,14 +2,54 @@
 
 from __future__ import annotations
 
+from ...checks.shape import SHAPE_SILENT_BROADCAST
 from ...graph import parse_ref
+from ...ops import OP_TABLE, ops_with
+from ...ops.rules import (
+    SHAPE_ARITY,
+    SHAPE_ATTENTION_MASK,
+    SHAPE_ATTENTION_WIDTH,
+    SHAPE_BROADCAST,
+    SHAPE_CHANNEL_DIVISIBILITY,
+    SHAPE_CONCAT_SIZES,
+    SHAPE_CONV_CHANNELS,
+    SHAPE_CONV_GROUPS,
+    SHAPE_DIM_RANGE,
+    SHAPE_EINOPS_PATTERN,
+    SHAPE_EINSUM_SIZES,
+    SHAPE_EXPAND,
+    SHAPE_FLATTEN_LINEAR_WIDTH,
+    SHAPE_FOLD_BLOCKS,
+    SHAPE_GATHER_SIZES,
+    SHAPE_GLU_ODD,
+    SHAPE_GROUPNORM_DIVISIBILITY,
+    SHAPE_HEADS_DIVISIBILITY,
+    SHAPE_INDEX_RANGE,
+    SHAPE_KERNEL_TOO_LARGE,
+    SHAPE_LINEAR_WIDTH,
+    SHAPE_MATMUL_INNER,
+    SHAPE_MEMORY_LAYOUT,
+    SHAPE_NORM_FEATURES,
+    SHAPE_PAD_SIZE,
+    SHAPE_POOL_PADDING,
+    SHAPE_RANK,
+    SHAPE_RESHAPE_PRODUCT,
+    SHAPE_RNN_INPUT_SIZE,
+    SHAPE_RNN_STATE,
+    SHAPE_SHARES_MISMATCH,
+    SHAPE_SINGLE_VALUE_STATISTICS,
+    SHAPE_SPATIAL_COLLAPSE,
+    SHAPE_SPLIT_SIZES,
+)
 from .base import (
+    ACTIVATIONS,
     ATTN,
     BNS,
     CONVS,
     CONVS_ALL,
     POOLS,
     RNNS,
+    SINGLE_STATE_RNNS,
     _const,
     _first_operand_shape,
     _of,
@@ -19,6 +59,19 @@ from .base import (
     maps,
     shape_of,
 )
+
+TRANSPOSED = CONVS_ALL - CONVS
+# the layers that also take an unbatched input one dim short (a 2-D Conv1d input, a 2-D RNN input)
+UNBATCHED_2D = RNNS | frozenset(c for c in CONVS if OP_TABLE[c].name.endswith("1d"))
+# the ops whose dim argument the dim-range kind pushes past the tensor's rank: `dim`, Transpose's dim0,
+# Flatten's start_dim
+DIM_OPS = ops_with("softmax") | ops_with("joins-values") | \
+    frozenset(t for t in ops_with("permutes") if "dim0" in OP_TABLE[t].arg_names) | \
+    frozenset(f for f in ops_with("flattens") if "start_dim" in OP_TABLE[f].arg_names)
+# unary ops that a stray operand breaks, and the Add / Sub a lost operand breaks
+ARITY_SITES = ACTIVATIONS | ops_with("dropout") | ops_with("adds")
+# the layers whose input width or channels a `shares` reuse fixes
+SHAREABLE = frozenset(w for w in ops_with("weighted") if OP_TABLE[w].arity == (1, 1))
 
 
 def _heads_apply(g, site):
@@ -32,7 +85,7 @@ def _heads_apply(g, site):
     return g.d
 
 
-@kind("head-divisibility", "block", ["shape.heads-divisibility"],
+@kind("head-divisibility", "block", [SHAPE_HEADS_DIVISIBILITY],
      bases=("vit_b_32", "tiny_transformer_lm", "transformer", "vit_b_16"), per_base=2,
      doc="an attention layer's head count no longer divides its width", apply=_heads_apply)
 def _heads_sites(g):
@@ -45,7 +98,7 @@ def _linear_apply(g, site):
     return g.d
 
 
-@kind("linear-width", "block", ["shape.linear-width", "shape.flatten-linear-width"],
+@kind("linear-width", "block", [SHAPE_LINEAR_WIDTH, SHAPE_FLATTEN_LINEAR_WIDTH],
      bases=("resnet18", "mlp_mnist", "gpt-nano", "char_rnn", "vgg11", "lenet5", "mixer_s16_224", "text_cnn",
             "mobilenet_v3_small", "cifar_cnn", "seq2seq_gru"), per_base=2,
      doc="a Linear's in_features is twice what reaches it", apply=_linear_apply)
@@ -59,7 +112,7 @@ def _conv_ch_apply(g, site):
     return g.d
 
 
-@kind("conv-channels", "block", ["shape.conv-channels"],
+@kind("conv-channels", "block", [SHAPE_CONV_CHANNELS],
      bases=("resnet18", "mobilenet_v2", "vgg11", "squeezenet1_1", "unet", "lenet5", "efficientnet_b0",
             "shufflenet_v2_x0_5", "text_cnn", "conv_autoencoder", "resnet20_cifar", "mnasnet0_5"), per_base=2,
      doc="a convolution expects twice the channels it receives", apply=_conv_ch_apply)
@@ -80,12 +133,12 @@ def _norm_apply(g, site):
     return g.d
 
 
-@kind("norm-features", "block", ["shape.norm-features"],
+@kind("norm-features", "block", [SHAPE_NORM_FEATURES],
      bases=("resnet18", "mobilenet_v2", "vgg11_bn", "gpt-nano", "vit_b_32", "convnext_tiny", "mixer_s16_224",
             "tiny_transformer_lm", "resnet20_cifar", "cifar_cnn"), per_base=2,
      doc="a BatchNorm / LayerNorm normalises twice the features it receives", apply=_norm_apply)
 def _norm_sites(g):
-    return _of(g, BNS + ("LayerNorm", "GroupNorm", "RMSNorm"))
+    return _of(g, ops_with("affine"))
 
 
 def _conflicts(a, b) -> bool:
@@ -118,7 +171,7 @@ def _residual_apply(g, site):
     return g.d
 
 
-@kind("residual-shape", "block", ["shape.broadcast"],
+@kind("residual-shape", "block", [SHAPE_BROADCAST],
      bases=("resnet18", "resnet50", "mobilenet_v2", "gpt-nano", "convnext_tiny", "resnet20_cifar",
             "efficientnet_b0", "vit_b_32", "mnasnet0_5"), per_base=2,
      doc="a residual Add's shortcut reads a tensor of another shape (the projection was lost)", apply=_residual_apply)
@@ -158,7 +211,7 @@ def _concat_apply(g, site):
     return g.d
 
 
-@kind("concat-sizes", "block", ["shape.concat-sizes"],
+@kind("concat-sizes", "block", [SHAPE_CONCAT_SIZES],
      bases=("densenet121", "squeezenet1_1", "shufflenet_v2_x0_5", "unet", "text_cnn", "vit_b_32", "seq2seq_gru",
             "squeezenet1_0"), per_base=2,
      doc="one branch of a Concat is cropped off the joined dimension", apply=_concat_apply)
@@ -175,7 +228,7 @@ def _concat_sites(g):
 def _collapse_apply(g, site):
     n = g.node(site)
     a = g.args(site)
-    if n["op"].startswith("ConvTranspose"):
+    if n["op"] in TRANSPOSED:
         # output = (L-1)s - 2p + d(k-1) + output_padding + 1: pad past it
         s = _first_operand_shape(g, site)
         k = a["kernel_size"] if isinstance(a["kernel_size"], int) else a["kernel_size"][0]
@@ -196,7 +249,7 @@ def _collapse_apply(g, site):
     return g.d
 
 
-@kind("spatial-collapse", "block", ["shape.spatial-collapse"],
+@kind("spatial-collapse", "block", [SHAPE_SPATIAL_COLLAPSE],
      bases=("lenet5", "cifar_cnn", "vgg11", "alexnet", "conv_autoencoder", "unet", "mnist_cnn", "resnet18"),
      per_base=2, doc="pooling stages added until the feature map reaches size 0, or a transposed convolution "
                      "padded past its output", apply=_collapse_apply)
@@ -207,7 +260,7 @@ def _collapse_sites(g):
             s = g.shape(n["id"])
             if s is not None and len(s) >= 3 and _const(*s[2:]):
                 out.append(n["id"])
-        elif n["op"].startswith("ConvTranspose"):
+        elif n["op"] in TRANSPOSED:
             out.append(n["id"])
     return out
 
@@ -222,7 +275,7 @@ def _reshape_apply(g, site):
     return g.d
 
 
-@kind("reshape-product", "block", ["shape.reshape-product"],
+@kind("reshape-product", "block", [SHAPE_RESHAPE_PRODUCT],
      bases=("gpt-nano", "shufflenet_v2_x0_5", "mlp_autoencoder", "distilbert-base-uncased", "gpt2"), per_base=2,
      doc="a reshape's target holds one more row than its input", apply=_reshape_apply)
 def _reshape_sites(g):
@@ -243,17 +296,17 @@ def _rank_apply(g, site):
     n = g.node(site)
     # a flatten left in by mistake: 2-D into a layer that needs 4-D; 1-D into the layers that also
     # take an unbatched 2-D input (Conv1d, RNNs)
-    start = 0 if n["op"] in RNNS + ("Conv1d",) else 1
+    start = 0 if n["op"] in UNBATCHED_2D else 1
     g.insert_after(n["in"][0], "Flatten", {"start_dim": start}, consumer=site, suffix="flatten")
     return g.d
 
 
-@kind("rank", "block", ["shape.rank"],
+@kind("rank", "block", [SHAPE_RANK],
      bases=("resnet18", "vgg11", "mobilenet_v2", "lenet5", "char_rnn", "text_cnn"), per_base=2,
      doc="a stray Flatten gives a convolution / BatchNorm / RNN too few dimensions", apply=_rank_apply)
 def _rank_sites(g):
     out = []
-    for n in _of(g, ("Conv2d", "Conv1d", "BatchNorm2d") + RNNS):
+    for n in _of(g, CONVS | BNS | RNNS):
         s = _first_operand_shape(g, n)
         if s is not None and len(s) >= 3:
             out.append(n)
@@ -270,7 +323,7 @@ def _groups_apply(g, site):
     return g.d
 
 
-@kind("conv-groups", "block", ["shape.conv-groups"],
+@kind("conv-groups", "block", [SHAPE_CONV_GROUPS],
      bases=("resnet18", "mobilenet_v2", "resnext50_32x4d", "vgg11", "efficientnet_b0"), per_base=2,
      doc="a convolution's groups does not divide its channels", apply=_groups_apply)
 def _groups_sites(g):
@@ -285,7 +338,7 @@ def _ktl_apply(g, site):
     return g.d
 
 
-@kind("kernel-too-large", "block", ["shape.kernel-too-large"],
+@kind("kernel-too-large", "block", [SHAPE_KERNEL_TOO_LARGE],
      bases=("resnet18", "lenet5", "cifar_cnn", "mnist_cnn", "vgg11", "tiny_cnn"), per_base=2,
      doc="a convolution's kernel is wider than the map it slides over", apply=_ktl_apply)
 def _ktl_sites(g):
@@ -304,7 +357,7 @@ def _pool_pad_apply(g, site):
     return g.d
 
 
-@kind("pool-padding", "block", ["shape.pool-padding"],
+@kind("pool-padding", "block", [SHAPE_POOL_PADDING],
      bases=("resnet18", "vgg11", "lenet5", "densenet121", "cifar_cnn", "alexnet"), per_base=1,
      doc="a pooling layer padded by more than half its window", apply=_pool_pad_apply)
 def _pool_pad_sites(g):
@@ -322,7 +375,7 @@ def _gn_apply(g, site):
     return g.d
 
 
-@kind("groupnorm-divisibility", "block", ["shape.groupnorm-divisibility"],
+@kind("groupnorm-divisibility", "block", [SHAPE_GROUPNORM_DIVISIBILITY],
      bases=("resnet18", "mobilenet_v2", "unet", "resnet20_cifar"), per_base=2,
      doc="a BatchNorm swapped for a GroupNorm whose group count does not divide the channels", apply=_gn_apply)
 def _gn_sites(g):
@@ -342,7 +395,7 @@ def _attn_width_apply(g, site):
     return g.d
 
 
-@kind("attention-width", "block", ["shape.attention-width"],
+@kind("attention-width", "block", [SHAPE_ATTENTION_WIDTH],
      bases=("vit_b_32", "tiny_transformer_lm", "transformer"), per_base=2,
      doc="an attention layer's width differs from the tokens it reads", apply=_attn_width_apply)
 def _attn_width_sites(g):
@@ -355,7 +408,7 @@ def _rnn_apply(g, site):
     return g.d
 
 
-@kind("rnn-input-size", "block", ["shape.rnn-input-size"],
+@kind("rnn-input-size", "block", [SHAPE_RNN_INPUT_SIZE],
      bases=("char_rnn", "lstm_lm", "gru_lm", "seq2seq_gru"), per_base=2,
      doc="a recurrent layer expects twice the features it receives", apply=_rnn_apply)
 def _rnn_sites(g):
@@ -384,7 +437,7 @@ def _matmul_apply(g, site):
     return g.d
 
 
-@kind("matmul-inner", "block", ["shape.matmul-inner"],
+@kind("matmul-inner", "block", [SHAPE_MATMUL_INNER],
      bases=("gpt-nano", "seq2seq_gru", "distilbert-base-uncased"), per_base=2,
      doc="one operand of a matrix product is cropped along the inner dimension", apply=_matmul_apply)
 def _matmul_sites(g):
@@ -408,7 +461,7 @@ def _split_apply(g, site):
     return g.d
 
 
-@kind("split-sizes", "block", ["shape.split-sizes"],
+@kind("split-sizes", "block", [SHAPE_SPLIT_SIZES],
      bases=("gpt-nano", "shufflenet_v2_x0_5", "gpt2"), per_base=2,
      doc="a Split's sections add up to one more than the dimension", apply=_split_apply)
 def _split_sites(g):
@@ -435,13 +488,13 @@ def _dim_apply(g, site):
     return g.d
 
 
-@kind("dim-range", "block", ["shape.dim-range"],
+@kind("dim-range", "block", [SHAPE_DIM_RANGE],
      bases=("gpt-nano", "mnist_cnn", "text_cnn", "seq2seq_gru", "squeezenet1_1", "resnet18", "mixer_s16_224"),
      per_base=2, doc="a dim argument names a dimension the tensor does not have", apply=_dim_apply)
 def _dim_sites(g):
     out = []
     for n in g.nodes:
-        if n["op"] in ("Softmax", "LogSoftmax", "Concat", "Transpose", "Flatten") and \
+        if n["op"] in DIM_OPS and \
                 _first_operand_shape(g, n["id"]) is not None:
             out.append(n["id"])
     return out
@@ -454,7 +507,7 @@ def _select_apply(g, site):
     return g.d
 
 
-@kind("select-index", "block", ["shape.index-range"],
+@kind("select-index", "block", [SHAPE_INDEX_RANGE],
      bases=("vit_b_32", "vit_b_16", "bert-base-uncased"),
      doc="Select picks the index one past the end of its dimension", apply=_select_apply)
 def _select_sites(g):
@@ -478,7 +531,7 @@ def _expand_apply(g, site):
     return g.d
 
 
-@kind("expand", "block", ["shape.expand"], bases=("vit_b_32", "vit_b_16", "vit_l_16"),
+@kind("expand", "block", [SHAPE_EXPAND], bases=("vit_b_32", "vit_b_16", "vit_l_16"),
      doc="Expand asks a dimension that is not 1 to grow", apply=_expand_apply)
 def _expand_sites(g):
     return [n["id"] for n in g.nodes if n["op"] == "Expand"]
@@ -493,10 +546,10 @@ def _arity_apply(g, site):
     return g.d
 
 
-@kind("arity", "block", ["shape.arity"], bases=("resnet18", "gpt-nano", "mlp_mnist", "mobilenet_v2"), per_base=2,
+@kind("arity", "block", [SHAPE_ARITY], bases=("resnet18", "gpt-nano", "mlp_mnist", "mobilenet_v2"), per_base=2,
      doc="a node lists one operand too many (unary op) or too few (Add)", apply=_arity_apply)
 def _arity_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("ReLU", "GELU", "Add", "Dropout") and n.get("in")]
+    return [n["id"] for n in g.nodes if n["op"] in ARITY_SITES and n.get("in")]
 
 
 def _width_read(g, n):
@@ -520,14 +573,14 @@ def _shares_apply(g, site):
     return None
 
 
-@kind("shares-mismatch", "block", ["shape.linear-width", "shape.conv-channels", "shape.flatten-linear-width"],
+@kind("shares-mismatch", "block", [SHAPE_LINEAR_WIDTH, SHAPE_CONV_CHANNELS, SHAPE_FLATTEN_LINEAR_WIDTH],
      bases=("resnet18", "mlp_mnist", "lenet5", "gpt-nano"), per_base=2,
      doc="a layer reuses ('shares') an earlier layer that expects another input width", apply=_shares_apply)
 def _shares_sites(g):
     out = []
     seen: dict = {}
     for n in g.nodes:
-        if n["op"] not in ("Conv2d", "Linear") or n.get("shares"):
+        if n["op"] not in SHAREABLE or n.get("shares"):
             continue
         key = "in_features" if n["op"] == "Linear" else "in_channels"
         width = _width_read(g, n)
@@ -551,7 +604,7 @@ def _bcast_apply(g, site):
     return g.d
 
 
-@kind("silent-broadcast", "warn", ["shape.silent-broadcast"],
+@kind("silent-broadcast", "warn", [SHAPE_SILENT_BROADCAST],
      bases=("resnet18", "gpt-nano", "resnet20_cifar", "mobilenet_v2", "convnext_tiny"), per_base=1,
      doc="a residual's shortcut is averaged to 1 along the map / sequence and broadcast back", apply=_bcast_apply)
 def _bcast_sites(g):
@@ -576,7 +629,7 @@ def _glu_apply(g, site):
     return g.d
 
 
-@kind("glu-odd", "block", ["shape.glu-odd"], bases=("resnet18", "lenet5", "vit_b_32", "cifar_cnn"),
+@kind("glu-odd", "block", [SHAPE_GLU_ODD], bases=("resnet18", "lenet5", "vit_b_32", "cifar_cnn"),
       doc="a GLU halves a dimension of odd size", apply=_glu_apply)
 def _glu_sites(g):
     return maps(g, 4, lambda s: any(_const(d) and d % 2 and d > 1 for d in s[1:]))[:6]
@@ -587,7 +640,7 @@ def _shuffle_apply(g, site):
     return g.d
 
 
-@kind("pixel-shuffle-channels", "block", ["shape.channel-divisibility"], bases=("resnet18", "tiny_cnn", "lenet5"),
+@kind("pixel-shuffle-channels", "block", [SHAPE_CHANNEL_DIVISIBILITY], bases=("resnet18", "tiny_cnn", "lenet5"),
       doc="a PixelShuffle(2) on a map whose channels are not a multiple of 4", apply=_shuffle_apply)
 def _shuffle_sites(g):
     return maps(g, 4, lambda s: _const(s[1]) and s[1] % 4)[:4]
@@ -601,7 +654,7 @@ def _layout_apply(g, site):
     return g.d
 
 
-@kind("permuted-into-view", "block", ["shape.memory-layout"], bases=("resnet18", "tiny_cnn", "cifar_cnn"),
+@kind("permuted-into-view", "block", [SHAPE_MEMORY_LAYOUT], bases=("resnet18", "tiny_cnn", "cifar_cnn"),
       doc="a LocalResponseNorm over a feature map split and transposed in place of being copied: its view "
           "cannot merge the swapped dims", apply=_layout_apply)
 def _layout_sites(g):
@@ -615,7 +668,7 @@ def _fold_apply(g, site):
     return g.d
 
 
-@kind("fold-blocks", "block", ["shape.fold-blocks"], bases=("resnet18", "tiny_cnn", "cifar_cnn"),
+@kind("fold-blocks", "block", [SHAPE_FOLD_BLOCKS], bases=("resnet18", "tiny_cnn", "cifar_cnn"),
       doc="a Fold told an output size one row larger than the Unfold it reverses", apply=_fold_apply)
 def _fold_sites(g):
     return maps(g, 4, lambda s: s[2] >= 2 and s[3] >= 2 and s[1] * s[2] * s[3] <= 1 << 20)[:4]
@@ -628,7 +681,7 @@ def _bn_batch_apply(g, site):
     return g.d
 
 
-@kind("batch-of-one", "block", ["shape.single-value-statistics"], bases=("mlp_mnist", "mlp_tabular", "vae_encoder"),
+@kind("batch-of-one", "block", [SHAPE_SINGLE_VALUE_STATISTICS], bases=("mlp_mnist", "mlp_tabular", "vae_encoder"),
       doc="a BatchNorm1d after a Linear, trained at a declared batch of 1", apply=_bn_batch_apply)
 def _bn_batch_sites(g):
     return [n for n in maps(g, 2) if n in {m["id"] for m in g.nodes if m["op"] == "Linear"}][:3]
@@ -643,10 +696,10 @@ def _state_apply(g, site):
     return g.d
 
 
-@kind("rnn-state", "block", ["shape.rnn-state"], bases=("gru_lm", "seq2seq_gru"),
+@kind("rnn-state", "block", [SHAPE_RNN_STATE], bases=("gru_lm", "seq2seq_gru"),
       doc="a GRU given an initial state one unit wider than its hidden size", apply=_state_apply)
 def _state_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in ("GRU", "RNN") and len(n.get("in", [])) == 1]
+    return [n["id"] for n in g.nodes if n["op"] in SINGLE_STATE_RNNS and len(n.get("in", [])) == 1]
 
 
 def _mask_apply(g, site):
@@ -661,7 +714,7 @@ def _mask_apply(g, site):
     return g.d
 
 
-@kind("attention-mask-shape", "block", ["shape.attention-mask"], bases=("vit_b_32",), per_base=2,
+@kind("attention-mask-shape", "block", [SHAPE_ATTENTION_MASK], bases=("vit_b_32",), per_base=2,
       doc="an attention mask one position longer than the sequence it masks", apply=_mask_apply)
 def _mask_sites(g):
     return [n["id"] for n in g.nodes if n["op"] == "MultiheadAttention"]
@@ -675,7 +728,7 @@ def _gather_apply(g, site):
     return g.d
 
 
-@kind("gather-larger-index", "block", ["shape.gather-sizes"], bases=("mlp_mnist", "resnet18"),
+@kind("gather-larger-index", "block", [SHAPE_GATHER_SIZES], bases=("mlp_mnist", "resnet18"),
       doc="a Gather whose index is larger than its input off the gathered dim", apply=_gather_apply)
 def _gather_sites(g):
     return maps(g, 2, lambda s: len(s) == 2)[:2] + maps(g, 4)[:2]
@@ -687,7 +740,7 @@ def _reflect_apply(g, site):
     return g.d
 
 
-@kind("reflect-pad-too-wide", "block", ["shape.pad-size"], bases=("resnet18", "tiny_cnn", "unet"),
+@kind("reflect-pad-too-wide", "block", [SHAPE_PAD_SIZE], bases=("resnet18", "tiny_cnn", "unet"),
       doc="a reflection pad as wide as the map it reflects", apply=_reflect_apply)
 def _reflect_sites(g):
     return maps(g, 4, lambda s: s[3] >= 1)[:4]
@@ -698,7 +751,7 @@ def _einsum_apply(g, site):
     return g.d
 
 
-@kind("einsum-rank", "block", ["shape.einsum-sizes"], bases=("resnet18", "vit_b_32"),
+@kind("einsum-rank", "block", [SHAPE_EINSUM_SIZES], bases=("resnet18", "vit_b_32"),
       doc="an einsum written for a matrix applied to a 4-D map", apply=_einsum_apply)
 def _einsum_sites(g):
     return maps(g, 4)[:3]
@@ -709,7 +762,7 @@ def _rearrange_apply(g, site):
     return g.d
 
 
-@kind("einops-rank", "block", ["shape.einops-pattern"], bases=("resnet18", "vit_b_32", "mixer_s16_224"),
+@kind("einops-rank", "block", [SHAPE_EINOPS_PATTERN], bases=("resnet18", "vit_b_32", "mixer_s16_224"),
       doc="an einops Rearrange written for two dims applied to a 4-D map", apply=_rearrange_apply)
 def _rearrange_sites(g):
     return maps(g, 4)[:3]
@@ -727,7 +780,7 @@ def _tie_bias_apply(g, site):
     return g.d
 
 
-@kind("tied-head-own-bias", "block", ["shape.shares-mismatch"], bases=("gpt-nano", "tiny_transformer_lm"),
+@kind("tied-head-own-bias", "block", [SHAPE_SHARES_MISMATCH], bases=("gpt-nano", "tiny_transformer_lm"),
       doc="an LM head tied to the token table keeps a bias one wider than the table's rows", apply=_tie_bias_apply)
 def _tie_bias_sites(g):
     widths = {m.get("args", {}).get("embedding_dim") for m in g.nodes if m["op"] == "Embedding"}

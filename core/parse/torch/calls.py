@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...ops import OP_TABLE
+from ...ops import OP_TABLE, ops_of, ops_with
 from ..values import (
     ClassVal,
     InterpError,
@@ -11,6 +11,15 @@ from ..values import (
     is_int,
 )
 from . import optable
+
+STACKS = ops_with("stack")
+RECURRENT_ALL = ops_of("recurrent")
+RNNS = ops_with("reads-width", family="recurrent")  # the layers over a sequence (not the cells)
+CONVS = ops_of("conv")
+# the norms of a [B, C, H, W] map: the 2-D batch and instance norms, GroupNorm
+CHANNEL_NORMS_2D = frozenset(n for n in ops_with("affine") if n.endswith("2d")) | \
+    (ops_with("reads-channels", family="norm") - ops_with("batchnorm"))
+TRANSFORMER_LAYERS = ops_with("attention-layer", "residual")
 
 
 def call_module(it, inst, args, kwargs):
@@ -51,7 +60,7 @@ def builtin_forward(it, inst, args, kwargs, tname=None):
             if g is not None:
                 g.scope.pop()
         return x
-    if tb in ("TransformerEncoder", "TransformerDecoder"):
+    if tb in STACKS:
         x = args[0] if args else kwargs.get("src", kwargs.get("tgt"))
         rest = list(args[1:2]) if tb == "TransformerDecoder" else []
         if tb == "TransformerDecoder" and not rest and "memory" in kwargs:
@@ -92,7 +101,7 @@ def _tensor_inputs(it, inst, op, args, kwargs):
                 it.warn(f"{name} of nn.MultiheadAttention is not part of the design")
         nw = kwargs.get("need_weights", args[4] if len(args) > 4 else True)
         return [q, k, v], {"need_weights": nw}
-    if op in ("LSTM", "GRU", "RNN", "LSTMCell", "GRUCell", "RNNCell"):
+    if op in RECURRENT_ALL:
         x = args[0] if args else kwargs.get("input")
         hx = args[1] if len(args) > 1 else kwargs.get("hx")
         ins = [x]
@@ -105,8 +114,8 @@ def _tensor_inputs(it, inst, op, args, kwargs):
             # the op table takes no initial state: it changes values, never shapes or parameters
             it.warn(f"initial state of nn.{op} is not part of the design")
         return ins, {}
-    if op in ("TransformerDecoderLayer", "Transformer"):
-        return [a for a in args[:2]], {}
+    if op in OP_TABLE and OP_TABLE[op].family == "attention" and OP_TABLE[op].arity[0] == 2:
+        return [a for a in args[:2]], {}  # a decoder layer, a Transformer: target and memory
     least = OP_TABLE[op].arity[0] if op in OP_TABLE else 1
     if least > 1:  # Bilinear, CosineSimilarity, PairwiseDistance, MaxUnpool (x, indices): by position or name
         named = [v for v in kwargs.values() if isinstance(v, TensorVal)]
@@ -192,7 +201,7 @@ def _results(op, nid, shapes, extra, ins, full):
     if full.get("return_indices"):  # a max pool's values and their int64 positions
         shapes = shapes or [None, None]
         return (TensorVal(nid, shapes[0], dt), TensorVal(nid + ":1", shapes[1], "int64"))
-    if op in ("LSTM", "GRU", "RNN"):
+    if op in RNNS:
         shapes = shapes or [None, None, None]
         out = TensorVal(nid, shapes[0], dt)
         h = TensorVal(nid + ":1", shapes[1], dt)
@@ -215,7 +224,7 @@ def _const_results(op, shapes, extra, full):
     if full.get("return_indices"):
         shapes = shapes or [None, None]
         return (TensorVal(None, shapes[0]), TensorVal(None, shapes[1], "int64"))
-    if op in ("LSTM", "GRU", "RNN"):
+    if op in RNNS:
         shapes = shapes or [None, None, None]
         if op == "LSTM":
             return (TensorVal(None, shapes[0]), (TensorVal(None, shapes[1]), TensorVal(None, shapes[2])))
@@ -234,11 +243,11 @@ def settle_pending(it, t, op, a):
     t.pending = False
     B = Sym.named("B")
     shape = None
-    if op in ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"):
+    if op in CONVS:
         n = optable.spatial_dims(op)
         sp = {1: ["L"], 2: ["H", "W"], 3: ["D", "H", "W"]}[n]
         shape = [B, a.get("in_channels")] + [Sym.named(s) for s in sp]
-    elif op in ("BatchNorm2d", "InstanceNorm2d", "GroupNorm"):
+    elif op in CHANNEL_NORMS_2D:
         c = a.get("num_features", a.get("num_channels"))
         shape = [B, c, Sym.named("H"), Sym.named("W")]
     elif op in ("BatchNorm1d",):
@@ -248,14 +257,14 @@ def settle_pending(it, t, op, a):
     elif op in ("Embedding",):
         shape = [B, Sym.named("T")]
         t.dtype = "int64"
-    elif op in ("LSTM", "GRU", "RNN"):
+    elif op in RNNS:
         T = Sym.named("T")
         shape = [B, T, a.get("input_size")] if a.get("batch_first") else [T, B, a.get("input_size")]
     elif op in ("MultiheadAttention",):
         T = Sym.named("T")
         e = a.get("embed_dim")
         shape = [B, T, e] if a.get("batch_first") else [T, B, e]
-    elif op in ("TransformerEncoderLayer", "TransformerDecoderLayer"):
+    elif op in TRANSFORMER_LAYERS:
         T = Sym.named("T")
         e = a.get("d_model")
         shape = [B, T, e] if a.get("batch_first") else [T, B, e]

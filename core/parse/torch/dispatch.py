@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import math
 
+from ...ops import ops_with
 from ..registry import handler_for, handles, handles_module
 from ..values import (
     ExtVal,
@@ -19,6 +20,9 @@ from ..values import (
     prod,
 )
 from . import optable
+
+SOFTMAX = ops_with("softmax")
+DROPOUTS = ops_with("dropout")
 
 
 def _first_tensor(args, kwargs, key="input"):
@@ -72,9 +76,9 @@ def functional_as_module(it, op, args, kwargs, skip_kw=("training", "inplace", "
             continue
         if k in names:
             given[k] = v
-    if op.startswith("Dropout") or op == "AlphaDropout":
+    if op in DROPOUTS:
         given = {"p": _arg(args, kwargs, 1, "p", 0.5)}
-    if op in ("Softmax", "LogSoftmax", "Softmin") and given.get("dim") is None:
+    if op in SOFTMAX and given.get("dim") is None:
         it.warn(f"{op} without dim")
     for t in [x]:
         if t.pending:
@@ -141,7 +145,7 @@ def f_group_norm(it, args, kwargs):
 def f_batch_norm(it, args, kwargs):
     x = _arg(args, kwargs, 0, "input")
     w = _arg(args, kwargs, 3, "weight")
-    owner = _owner_leaf(w, ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm"))
+    owner = _owner_leaf(w, ops_with("batchnorm"))
     if owner is not None:
         return emit_module(it, owner, [x], {})
     return passthrough(it, "F.batch_norm with weights not owned by nn.BatchNorm", x)
@@ -450,6 +454,8 @@ def _const_call(it, name, args, kwargs):
         if all(isinstance(v, (int, float)) for v in (s, e)) and is_int(n):
             return TensorVal(None, [n], dt, values=[_f32(v) for v in _linspace(s, e, n)])
         return TensorVal(None, [n if is_int(n) else None], dt)
+    if name == "from_numpy" and args and isinstance(args[0], TensorVal) and args[0].is_const:
+        return TensorVal(None, args[0].shape, args[0].dtype, values=args[0].values)
     if name in ("tensor", "as_tensor", "Tensor", "FloatTensor", "LongTensor"):
         data = args[0] if args else kwargs.get("data")
         d = kwargs.get("dtype")
@@ -524,7 +530,7 @@ def call_functional(it, name, args, kwargs):
             v = _arg(args, kwargs, i + 1, k)
             if v is not None:
                 given[k] = v
-        if op in ("Softmax", "LogSoftmax", "Softmin") and "dim" not in given:
+        if op in SOFTMAX and "dim" not in given:
             it.warn(f"F.{name} without dim")
         if x.pending:
             settle_pending(it, x, op, optable.full_args(op, given))
@@ -704,7 +710,7 @@ def _checkpoint(it, args, kwargs):
 
 
 # the layers whose `weight` a design's `parametrize` may name (core/shapes.weight_rows)
-_PARAMETRIZABLE = ("Linear", "Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d")
+_PARAMETRIZABLE = ops_with("parametrizable")
 
 
 def _reparam(it, what, args, kwargs):

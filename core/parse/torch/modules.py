@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...ops import OP_TABLE, ops_of, ops_with
 from ..values import (
     BuiltinFn,
     ClassVal,
@@ -70,7 +71,7 @@ def torch_init(it, inst, name, args, kwargs):
             for k, p in items:
                 module_setattr(it, inst, str(k), p)
         return
-    if name in ("TransformerEncoder", "TransformerDecoder"):
+    if name in STACKS:
         layer = args[0] if args else kwargs.get("encoder_layer", kwargs.get("decoder_layer"))
         n = args[1] if len(args) > 1 else kwargs.get("num_layers")
         norm = args[2] if len(args) > 2 else kwargs.get("norm")
@@ -124,7 +125,7 @@ def torch_init(it, inst, name, args, kwargs):
                                        param=ParamInfo(inst, pname, leaf=True))
     if "bias" in full and "bias" not in inst.params and full.get("bias") is False:
         inst.params["bias"] = None
-    if name in ("LayerNorm", "RMSNorm", "GroupNorm") or name.startswith("BatchNorm") or name.startswith("InstanceNorm"):
+    if name in AFFINE_NORMS:
         for pn in ("weight", "bias"):
             inst.params.setdefault(pn, None)
     for k, v in full.items():
@@ -141,9 +142,10 @@ def _transformer_init(it, inst, args, kwargs):
     a.update({k: v for k, v in kwargs.items() if k in a})
     layer_kw = {k: a[k] for k in ("dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
                                   "norm_first", "bias")}
-    parts = (("encoder", "TransformerEncoder", "TransformerEncoderLayer", "num_encoder_layers"),
-             ("decoder", "TransformerDecoder", "TransformerDecoderLayer", "num_decoder_layers"))
-    for attr, stack, layer, count in parts:
+    parts = (("encoder", "TransformerEncoder", "num_encoder_layers"), ("decoder", "TransformerDecoder",
+                                                                      "num_decoder_layers"))
+    for attr, stack, count in parts:
+        layer = OP_TABLE[stack].layer_op
         custom = a.get(f"custom_{attr}")
         if _is_module(custom):
             inst.modules[attr] = custom
@@ -168,7 +170,7 @@ def _arg_value(v):
 
 
 def _attr_view(op, k, v):
-    if op.startswith(("Conv", "ConvTranspose", "MaxPool", "AvgPool")) and k in (
+    if op in WINDOWED and k in (
             "kernel_size", "stride", "padding", "dilation", "output_padding"):
         n = optable.spatial_dims(op)
         if v is None:
@@ -255,7 +257,13 @@ def make_parameter(it, args, kwargs):
 
 
 # (arg of dim 0, arg of dim 1) of the layers whose weight alone fixes what they compute
-_WEIGHT_SIZES = {"Embedding": ("num_embeddings", "embedding_dim"), "Linear": ("out_features", "in_features")}
+_WEIGHT_SIZES = {name: spec.weight_dims for name, spec in OP_TABLE.items() if spec.weight_dims}
+AFFINE_NORMS = ops_with("affine")
+STACKS = ops_with("stack")
+# the layers whose kernel, stride and padding read as tuples (the convolutions, the max and average pools)
+WINDOWED = ops_of("conv") | frozenset(p for p in ops_with("pools")
+                                      if {"kernel_size", "padding"} <= OP_TABLE[p].arg_names)
+RUNNING_STATS = frozenset(name for name, spec in OP_TABLE.items() if spec.running_stats)
 
 
 def _sized_by_weight(inst, weight):
@@ -314,7 +322,25 @@ def module_setattr(it, inst, name, value):
     if name in inst.params and isinstance(value, TensorVal):
         inst.params[name] = value
         return
+    if inst.op and isinstance(inst.args, dict) and not isinstance(value, (TensorVal, Unknown)) and \
+            name in (optable.arg_names(inst.op) or ()):
+        _set_leaf_arg(inst, name, value)
     inst.attrs[name] = value
+
+
+def _set_leaf_arg(inst, name, value):
+    """`conv.stride = (1, 1)`, `conv.dilation = (2, 2)`, `conv.in_channels = 1` set on a built layer
+    (a backbone made dilated, a first conv patched for other inputs): its forward computes with them,
+    so the op's arguments change, and its own learned tensors take the shapes they give."""
+    value = _arg_value(value)
+    if inst.args.get(name) == value:
+        return
+    inst.args = {**inst.args, name: value}
+    inst.cache = None
+    for pname, shape in optable.param_shapes(inst.op, inst.args):
+        p = inst.params.get(pname)
+        if isinstance(p, TensorVal) and p.param is not None and p.param.owner is inst and p.param.leaf:
+            p.shape = [_dimv(d) for d in shape]
 
 
 def named_modules(inst, prefix="", seen=None):
@@ -347,6 +373,8 @@ def module_builtin_attr(it, inst, name):
         return BuiltinFn(f"{inst.cls.name}.{name}", f)
 
     if name == "training":
+        if it.graph is not None and getattr(it, "training", None) is not None:
+            return it.training  # parsed with a mode: forward runs in it (modules are built in train mode)
         return Unknown("self.training")
     if name == "__setattr__":  # self.__setattr__('level_%d' % i, sub): registers like an assignment
         return fn(lambda a, k: it.setattr(inst, a[0], a[1]) if a and isinstance(a[0], str) else None)
@@ -453,7 +481,7 @@ def module_builtin_attr(it, inst, name):
             return fn(lambda a, k: inst.modules.pop(a[0] if isinstance(a[0], str) else list(inst.modules)[a[0]]))
         if name == "__len__":
             return fn(lambda a, k: len(inst.modules))
-    if name in _NORM_BUFFERS and inst.op and inst.op.startswith(("BatchNorm", "SyncBatchNorm", "InstanceNorm")):
+    if name in _NORM_BUFFERS and inst.op in RUNNING_STATS:
         return _norm_buffer(inst, name)
     if inst.op:
         if name in ("weight", "bias"):

@@ -8,7 +8,7 @@ the walk (the value is then unknown).
 
 from __future__ import annotations
 
-from ...ops import OP_TABLE
+from ...ops import OP_TABLE, ops_with
 from ...ops.base import InferCtx, TensorType
 from ...ops.base import broadcast as _broadcast
 from ...ops.nn_classes import PARAMETRIZATIONS, constructor_args, constructor_defaults, parametrized
@@ -16,7 +16,7 @@ from ...shapes import weight_rows
 from ..values import Sym, Unknown, from_dim, is_int
 
 # ops whose call returns several tensors (the interpreter unpacks them); a max pool too, with return_indices
-MULTI_RESULT = {"LSTM", "GRU", "RNN", "LSTMCell", "MultiheadAttention", "Split"}
+MULTI_RESULT = ops_with("multi-result")
 _RULE_ERRORS = (TypeError, ValueError, IndexError, ZeroDivisionError, KeyError, AttributeError)
 
 

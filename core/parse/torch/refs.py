@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ...ops import ops_with
 from ..values import (
     InstanceVal,
     Sym,
@@ -11,6 +12,8 @@ from ..values import (
     is_int,
 )
 from . import optable
+
+TARGET_SHAPES = ops_with("takes-target-shape")
 
 
 def ref_of(it, t):
@@ -167,7 +170,7 @@ def unknown_size(it, op):
     """A size of a Reshape / Expand the parser cannot know: a symbol of its own (`unknown_1`), which the
     verifier holds as a size not known; a null there is an argument the op refuses, a block for a defect
     that is the parser's, not the code's.  A Constant's shape may hold null."""
-    if op not in ("Reshape", "Expand"):
+    if op not in TARGET_SHAPES:
         it.warn(f"a size of {op} depends on values not known when reading the source; left unknown (null)")
         return None
     it.unknown_sizes = getattr(it, "unknown_sizes", 0) + 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 import ast
 import math
 
+from ...ops import OP_TABLE, ops_with
+from ...ops.base import result_type
 from ..values import (
     InterpError,
     Sym,
@@ -20,6 +22,8 @@ from ..values import (
 )
 from . import optable
 
+FIRST_DTYPE = ops_with("first-dtype")  # ops whose result takes their first operand's dtype
+
 
 def _is_graph(t):
     return isinstance(t, TensorVal) and not t.is_const
@@ -34,7 +38,7 @@ def emit_op(it, op, args, ins, full=None, nres=None):
     shapes = optable.infer(op, full, [t.shape for t in ins], [t.dtype for t in ins])
     g = it.graph
     dt = next((t.dtype for t in ins if t.dtype not in ("int64", "bool")), ins[0].dtype if ins else "float32")
-    if op in ("Reshape", "Permute", "Transpose", "Select", "Slice", "Expand", "Concat", "Stack", "Split", "Flatten"):
+    if op in FIRST_DTYPE:
         dt = ins[0].dtype if ins else dt
     if g is None or not any(_is_graph(t) for t in ins):
         # constant computation: shapes only
@@ -147,7 +151,7 @@ def transpose(it, t, d0, d1):
     return emit_op(it, "Transpose", {"dim0": d0, "dim1": d1}, [t])
 
 
-_TIEABLE = ("Embedding", "Linear")
+_TIEABLE = frozenset(name for name, spec in OP_TABLE.items() if spec.weight_dims)
 
 
 def _tieable_weight(it, w):
@@ -508,17 +512,10 @@ def concat(it, ts, dim=0, op="Concat"):
 def activation(it, op, t, args=None):
     if not isinstance(t, TensorVal):
         raise InterpError(f"{op} of {it.describe(t)}")
-    if t.is_const and t.values is not None and op in _ACT_VALUES:
-        f = _ACT_VALUES[op]
+    f = OP_TABLE[op].scalar if op in OP_TABLE else None
+    if t.is_const and t.values is not None and f is not None:
         return TensorVal(None, t.shape, t.dtype, values=[f(v) for v in t.values])
     return emit_op(it, op, args or {}, [t])
-
-
-_ACT_VALUES = {
-    "ReLU": lambda v: max(v, 0),
-    "Sigmoid": lambda v: 1 / (1 + math.exp(-v)) if v > -700 else 0.0,
-    "Tanh": math.tanh,
-}
 
 
 def scale(it, t, value):
@@ -570,19 +567,16 @@ def _elementwise_values(op, a, b, dtype):
     return out
 
 
+def _operand_dtype(v) -> tuple:
+    """(dtype, kind) of an arithmetic operand, as the op table's dtype model reads it (ops.base.result_type)."""
+    if isinstance(v, TensorVal):
+        return v.dtype, "zerodim" if v.shape is not None and len(v.shape) == 0 else "tensor"
+    return ("bool" if isinstance(v, bool) else "float32" if isinstance(v, float) else "int64"), "number"
+
+
 def _result_dtype(op, a, b):
-    da = a.dtype if isinstance(a, TensorVal) else ("float32" if isinstance(a, float) else "int64")
-    db = b.dtype if isinstance(b, TensorVal) else ("float32" if isinstance(b, float) else "int64")
-    ta, tb = isinstance(a, TensorVal), isinstance(b, TensorVal)
-    if op is ast.Div:
-        return "float32" if "float64" not in (da, db) else "float64"
-    floats = [d for d, t in ((da, ta), (db, tb)) if d.startswith("float") or d == "bfloat16"]
-    if floats:
-        tensor_floats = [d for d, t in ((da, ta), (db, tb)) if t and (d.startswith("float") or d == "bfloat16")]
-        return tensor_floats[0] if tensor_floats else "float32"
-    if ta and tb:
-        return da
-    return da if ta else db
+    """torch's dtype of `a op b` (float16 + float32 tensors is float32; int / int is float32)."""
+    return result_type([_operand_dtype(a), _operand_dtype(b)], divide=op is ast.Div)
 
 
 def tensor_binop(it, op, a, b, inplace=False):
@@ -651,12 +645,31 @@ def tensor_unary(it, op, t):
     return passthrough(it, "~ on a tensor", t)
 
 
+def _compare_values(op, a, b):
+    """The values of a comparison of constants whose values are known (a numpy array of kernel sizes
+    against a number: `np.all(stride_np == 1)`), elementwise; None otherwise."""
+    import ast
+    import operator
+    fn = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
+          ast.Gt: operator.gt, ast.GtE: operator.ge}.get(op)
+    va = a.values if isinstance(a, TensorVal) else [a]
+    vb = b.values if isinstance(b, TensorVal) else [b]
+    if fn is None or va is None or vb is None or not va or not vb:
+        return None
+    if not all(isinstance(x, (int, float, bool)) for x in va + vb):
+        return None
+    n = max(len(va), len(vb))
+    if len(va) not in (1, n) or len(vb) not in (1, n):
+        return None
+    return [bool(fn(va[i if len(va) > 1 else 0], vb[i if len(vb) > 1 else 0])) for i in range(n)]
+
+
 def tensor_compare(it, op, a, b):
     t = a if isinstance(a, TensorVal) else b
     other = b if t is a else a
     if t.is_const and (not isinstance(other, TensorVal) or other.is_const):
         sh = optable.broadcast(t.shape, other.shape if isinstance(other, TensorVal) else [])
-        return TensorVal(None, sh, "bool")
+        return TensorVal(None, sh, "bool", values=_compare_values(op, a, b))
     return TensorVal(None, t.shape, "bool")  # a run-time value: any `if` on it warns
 
 
@@ -1000,6 +1013,9 @@ def _index_add(it, t, args, kwargs):
 
 
 def tensor_method(it, t, name, args, kwargs):
+    if name == "astype" and t.is_const:  # a numpy array made in a constructor (stdlib's numpy model)
+        from ..stdlib import _np_dtype
+        return TensorVal(None, t.shape, _np_dtype(args[0] if args else kwargs.get("dtype"), t.dtype))
     if name in ("addmm", "baddbmm"):
         from .dispatch import add_product
         a = args[0] if args else kwargs.get("mat1", kwargs.get("batch1"))

@@ -1,0 +1,173 @@
+"""The op table's traits: every consumer asks the table, none keeps a list of op names (NNSmith's layout).
+
+The scan fails on a new literal collection of op-table names outside core/ops (a set, tuple, list or the
+keys of a dict naming two or more ops), and on a family kept by name pattern (`op.startswith("Conv")`,
+`"MaxPool" in node.op`); the grounding kinds' choice of which ops to mutate is asked of the table too.
+The traits that say what torch does are measured against torch.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from archcurator.core.ops import OP_TABLE, has, ops_of, ops_with
+from archcurator.core.ops.examples import EXAMPLES
+from archcurator.core.ops.traits import TRAITS
+
+ROOT = Path(__file__).resolve().parents[1]
+# the application's code; bench/ holds generators that stay blind to the table on purpose (they test it)
+SCANNED = ("core", "tui", "store")
+OPS_ROOM = ROOT / "core" / "ops"
+
+
+def _project_files():
+    for room in SCANNED:
+        for p in sorted((ROOT / room).rglob("*.py")):
+            if OPS_ROOM not in p.parents:
+                yield p
+
+
+def _op_names(node) -> list[str]:
+    elts = node.keys if isinstance(node, ast.Dict) else node.elts
+    return [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value in OP_TABLE]
+
+
+def _mentions_op(node) -> bool:
+    """Whether an expression reads an op name (`node.op`, `n["op"]`, a variable called op / name)."""
+    text = ast.unparse(node)
+    return "op" in text.replace("ops", "") or text in ("name", "tb")
+
+
+def _prefix_of_ops(s: str) -> bool:
+    return len(s) >= 3 and s[0].isupper() and any(name != s and (name.startswith(s) or name.endswith(s))
+                                                  for name in OP_TABLE)
+
+
+def hand_kept_op_lists(source: str, path: str = "<string>") -> list[str]:
+    """Where `source` keeps op names by hand: 'path:line: what'."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.Set, ast.Tuple, ast.List, ast.Dict)):
+            names = _op_names(node)
+            if len(names) >= 2:
+                out.append(f"{path}:{node.lineno}: a collection of op names {names[:4]}")
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in ("startswith", "endswith") and _mentions_op(node.func.value):
+            args = node.args[0].elts if node.args and isinstance(node.args[0], ast.Tuple) else node.args
+            pats = [a.value for a in args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if any(_prefix_of_ops(p) for p in pats):
+                out.append(f"{path}:{node.lineno}: a family of ops kept by name pattern {pats}")
+        elif isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str) and \
+                _prefix_of_ops(node.left.value) and _mentions_op(node.comparators[0]):
+            out.append(f"{path}:{node.lineno}: a family of ops kept by name pattern {node.left.value!r}")
+    return out
+
+
+def test_no_hand_kept_op_collection_outside_the_table():
+    found = []
+    for p in _project_files():
+        found += hand_kept_op_lists(p.read_text(encoding="utf-8"), str(p.relative_to(ROOT)))
+    assert not found, "ask the op table (core/ops: ops_with / has / an OpSpec field) instead:\n" + "\n".join(found)
+
+
+@pytest.mark.parametrize("source", [
+    'VIEWS = {"Reshape", "Flatten"}',
+    'if node.op in ("Linear", "Conv2d"):\n    pass',
+    'SIZES = {"Embedding": 0, "Linear": 1}',
+    'if p.op.startswith("Dropout"):\n    pass',
+    'if n["op"].startswith(("Conv", "BatchNorm")):\n    pass',
+    'if "MaxPool" in node.op:\n    pass',
+])
+def test_the_scan_fails_on_each_way_of_keeping_a_list(source):
+    assert hand_kept_op_lists(source)
+
+
+@pytest.mark.parametrize("source", [
+    'if node.op == "Linear":\n    pass',
+    'DTYPES = ("float32", "int64")',
+    'if path.endswith(".json"):\n    pass',
+])
+def test_the_scan_lets_one_op_and_other_strings_be(source):
+    assert not hand_kept_op_lists(source)
+
+
+def test_every_trait_is_declared_by_some_op_and_every_op_trait_is_known():
+    used = set().union(*(spec.traits for spec in OP_TABLE.values()))
+    assert used <= TRAITS.keys()
+    assert TRAITS.keys() <= used, f"traits no op declares: {sorted(TRAITS.keys() - used)}"
+
+
+def test_a_misspelt_trait_or_family_fails_where_it_is_asked():
+    with pytest.raises(KeyError):
+        ops_with("veiw")
+    with pytest.raises(KeyError):
+        has("Reshape", "veiw")
+    with pytest.raises(KeyError):
+        ops_of("convs")
+    from archcurator.core.ops.base import OpSpec
+
+    with pytest.raises(ValueError, match="unknown trait"):
+        OpSpec("X", "tensor", (), lambda ctx: [], lambda a: None, traits=("veiw",))
+
+
+def test_queries_answer_from_the_entries():
+    assert ops_with("dropout") == {"Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                   "FeatureAlphaDropout"}
+    assert ops_with("view", family="activation") == {"Identity"}
+    assert has("Reshape", "view-if-contiguous") and not has("Reshape", "view") and not has("NoSuchOp", "view")
+    assert ops_of("conv") == {f"Conv{n}d" for n in (1, 2, 3)} | {f"ConvTranspose{n}d" for n in (1, 2, 3)}
+    assert OP_TABLE["Index"].positions == 1 and OP_TABLE["Embedding"].positions == 0
+
+
+# ---- the traits that say what torch does, measured -----------------------------------------------------------
+
+
+def _run(op: str, train: bool, **over):
+    import torch
+
+    from archcurator.core.build import _flatten
+
+    operands, args = EXAMPLES[op]
+    spec = OP_TABLE[op]
+    mod = spec.build(spec.resolve_args({**args, **over})[0])
+    mod.train(train)
+    torch.manual_seed(0)
+    xs = [(torch.randn(s) if d.startswith("float") else torch.randint(0, 5, s)) for s, d in operands]
+    return xs, _flatten(mod(*xs))
+
+
+@pytest.mark.parametrize("op", sorted(ops_with("view")))
+def test_a_view_op_gives_a_view_of_its_operand(op):
+    xs, out = _run(op, train=False)
+    x = xs[0]
+    assert out[0].untyped_storage().data_ptr() == x.untyped_storage().data_ptr(), f"{op} copied"
+
+
+@pytest.mark.parametrize("op", sorted(ops_with("dropout")))
+def test_a_dropout_is_the_identity_in_eval_and_random_in_training(op):
+    import torch
+
+    xs, out = _run(op, train=False, p=0.5)
+    assert torch.equal(out[0], xs[0])
+    xs, out = _run(op, train=True, p=0.5)
+    assert not torch.equal(out[0], xs[0])
+
+
+@pytest.mark.parametrize("op", sorted(ops_with("non-negative")))
+def test_a_non_negative_op_gives_no_negative_value(op):
+    _, out = _run(op, train=False)
+    assert float(out[0].min()) >= 0
+
+
+@pytest.mark.parametrize("op", sorted(ops_with("moves-values") - ops_with("picks-values")))
+def test_an_op_that_moves_values_keeps_the_multiset_of_them(op):
+    """Each result value is one of the operand's (an id range passes through)."""
+    import torch
+
+    xs, out = _run(op, train=False)
+    have = set(torch.unique(xs[0]).tolist())
+    assert set(torch.unique(out[0]).tolist()) <= have
