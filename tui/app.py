@@ -128,6 +128,8 @@ class CuratorApp(App[int]):
         self.store_watch_s = 1.0  # how often the store's file is looked at for changes from outside
         self._store_stamp: tuple | None = None
         self._outside_token: tuple | None = None
+        self._queue_state_read = False
+        self._queue_state_saved: tuple | None = None
         self.sub_title = visible(f"{self.db_path.name} · curator {self.curator}")
 
     # ---- start-up ----------------------------------------------------------------
@@ -259,8 +261,36 @@ class CuratorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="queue", exit_on_error=False)
     def load_queue(self, target, model: QueueModel, generation: int, select: str | None = None) -> None:
+        if model is self.main_queue:
+            self._keep_queue_state(model)
         ids, rows = self.store.queue_start(dict(model.filters), model.sort, around=select)
         self._post(target, QueueLoaded(model, generation, ids, select, rows, id_width(ids)))
+
+    def _keep_queue_state(self, model: QueueModel) -> None:
+        """(In the queue worker.) The first read restores the filters and sort the curator left the queue
+        with (kept per curator in the store); each later one keeps them."""
+        from archcurator.store.connection import StoreError
+
+        from .widgets.queue_list import FILTER_KEYS, SORTS
+
+        try:
+            if not self._queue_state_read:
+                self._queue_state_read = True
+                state = self.store.queue_state() or {}
+                saved = state.get("filters") if isinstance(state.get("filters"), dict) else {}
+                if not model.filters:
+                    model.filters.update({k: v for k, v in saved.items() if k in FILTER_KEYS and v not in (None, "")})
+                sort = state.get("sort")
+                if isinstance(sort, str) and sort.lstrip("-") in {k.lstrip("-") for k, _ in SORTS}:
+                    model.sort = sort
+                self._queue_state_saved = (dict(model.filters), model.sort)
+                return
+            now = (dict(model.filters), model.sort)
+            if now != self._queue_state_saved:
+                self.store.save_queue_state(*now)
+                self._queue_state_saved = now
+        except StoreError:
+            pass  # busy now: the next change keeps it
 
     @work(thread=True, exclusive=True, group="rows", exit_on_error=False)
     def load_rows(self, target, model: QueueModel, generation: int, ids: list[str]) -> None:

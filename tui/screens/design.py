@@ -42,6 +42,24 @@ TABS = Binding.Group("Tabs", compact=True)  # 1-5 shown once in the footer
 REPAIR_TIME_LIMIT_S = 10.0  # the repair search's bound in the app (the command line's default is 20 s)
 
 
+def run_warnings(data: dict, kind: str) -> list[str]:
+    """Why a training of this design is likely wasted: blocked by the verifier, or its forward run failed."""
+    if kind != "train":
+        return []
+    out = []
+    if data.get("verdict") == "block":
+        rules = sorted({f["rule"] for f in data.get("findings") or [] if f.get("severity") == "block"
+                        and not f.get("stale")})
+        out.append(f"{visible(data.get('id'))} is blocked ({visible(', '.join(rules[:3]) or 'a block finding')}): "
+                   "the verifier expects training to fail at its first step")
+    forward = [r for r in data.get("runs") or [] if r.get("kind") == "forward"]
+    if forward and forward[0].get("status") != "ok":
+        r = forward[0]
+        out.append(f"its last forward run (#{r.get('id')}) ended {visible(r.get('exception') or r.get('status'))}: "
+                   "training runs the same forward pass")
+    return out
+
+
 class DesignScreen(Screen):
     # The sub-title (queue position and design id) changes on every step; Screen's own reactive
     # repaints the whole screen when it does, and the header redraws it anyway (its watcher).
@@ -831,10 +849,18 @@ class DesignScreen(Screen):
 
     @work(thread=True, exclusive=True, group="run-offer", exit_on_error=False)
     def _offer_run(self, view, kind: str) -> None:
-        gpus = self.app.runs.gpus()  # may ask nvidia-smi: off the UI thread
-        self.app.call_from_thread(self._confirm_run, view, kind, gpus)
+        from archcurator.store.connection import StoreError
 
-    def _confirm_run(self, view, kind: str, gpus: list) -> None:
+        from ..run_bridge import calibrate
+
+        gpus = self.app.runs.gpus()  # may ask nvidia-smi: off the UI thread
+        try:
+            calibration = calibrate(self.app.store.run_timings(), self.app.TRAIN_STEPS)
+        except StoreError:
+            calibration = {}  # busy now: the assumed throughput, said so
+        self.app.call_from_thread(self._confirm_run, view, kind, gpus, calibration)
+
+    def _confirm_run(self, view, kind: str, gpus: list, calibration: dict | None = None) -> None:
         from ..run_bridge import duplicate_of, estimate
         from .modals import ChoiceScreen
 
@@ -842,7 +868,7 @@ class DesignScreen(Screen):
         cluster = self.app.runs.cluster_address()
         choices = []
         for device in ("cpu", "cuda", "cluster"):
-            est = estimate(view.data, kind, device, self.app.TRAIN_STEPS)
+            est = estimate(view.data, kind, device, self.app.TRAIN_STEPS, calibration)
             if device == "cuda" and not gpus:
                 label = Text.assemble(("cuda", "bold"), "  no GPU found on this machine", style="dim")
                 choices.append((ChoiceScreen.DISABLED, label))
@@ -856,6 +882,8 @@ class DesignScreen(Screen):
                                                       (f"  ({est.basis})", "dim"))))
         dup = duplicate_of(view.id, kind, view.data, self.app.run_handles)
         note = Text()
+        for warning in run_warnings(view.data, kind):
+            note.append("⚠ " + warning + "\n", style="bold yellow")
         if dup:
             note.append("⚠ " + visible(dup) + ". Run it again?\n", style="bold yellow")
         note.append(f"The {what} of {visible(view.id)} runs in a child process with a time and memory limit; "
