@@ -4,10 +4,8 @@ rules that blocked, `report agreement` naming curators, and the queue's filter k
 
 from __future__ import annotations
 
-
 import pytest
 from apphelp import make_app, open_design, settle, wait_until
-from storefix import make_store
 
 
 def _record(path, design_id: str, kind: str, status: str = "ok", seconds: float = 3.0, **outcome) -> int:
