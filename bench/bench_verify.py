@@ -1,33 +1,39 @@
-"""Verifier benchmarks: how cheap a pre-flight check is next to running the design.
+"""Verifier benchmark: verify next to its peers, on real models and on layers that never repeat.
 
-    python bench/bench_verify.py [--runs 300] [--no-ground]
+    python bench/bench_verify.py [--rounds 15] [--quick] [--cases resnet50,chain-100] [--no-ground]
 
-Prints:
+What is timed, per case, interleaved (one round runs every contender once, in turn, so a busy machine
+slows them alike; each figure is the median over the rounds, and a ratio's spread is the 10th..90th
+percentile of the per-round ratios):
 
-1. the median time of `verify_graph` (the whole catalogue, cost quote
-   included) on a 100-layer graph (goal <= 1 ms), and its ratio to a forward
-   pass of the same design built as a torch module on the meta device —
-   shapes only, no arithmetic — measured in the same run (goal >= 100x). Two
-   100-layer graphs: a pre-norm residual MLP (transformer-style blocks) and
-   a ResNet-style CNN (conv, BatchNorm, ReLU, residual Add). The meta forward
-   is timed twice: in eval mode under `torch.no_grad()` (the fastest shape
-   check a user would run: no autograd graph, no batch statistics) and in
-   training mode with autograd on; the goal is against the faster of the two;
-2. the same for a 10,000-node graph, and the time per node against the
-   100-layer graph's (linear growth: ratio ~1; what remains above 1 is the
-   memory hierarchy — no step of the verifier is more than linear);
-3. the wall time of `archcurator ground` on the full study set (goal <= 60 s
-   on two CPU cores), run as a user would.
+- verify: `Design.from_json(text)` + `verify_graph` (the whole catalogue of checks and the cost quote),
+  from the JSON text, with the repeat cache on, and again with it off (`core.shapes.REPEAT_CACHE`: a
+  repeated layer, same op, arguments and operand types, is inferred once);
+- floor: the pure-Python floor (bench/shape_floor.py): `json.loads` + one topological walk computing the
+  same shapes and nothing else (checked equal to verify's shapes before timing);
+- meta eval: the design built by our builder on the meta device, a forward in eval mode under
+  `torch.no_grad()` (the cheapest shape check torch offers a user); meta train: training mode, autograd on;
+- fake: the same module's forward under FakeTensorMode (what FX's ShapeProp runs per node; our built
+  module is not symbolically traceable, so the forward is run directly, parameters converted once);
+- flopcounter: the meta forward in eval mode (autograd on: its module tracker needs it) under
+  `torch.utils.flop_counter.FlopCounterMode`, torch's way to a cost figure; the FLOPs it counts are
+  printed beside the quote's (both count matmuls and convolutions only: they are equal on every case);
+- onnx: `onnx.shape_inference.infer_shapes` (C++) on the model exported by `torch.onnx.export` without
+  its weights (they become typed graph inputs: the shapes are all it needs), batch left symbolic; skipped,
+  with a line saying so, when onnx is not installed (`pip install onnx`, in the dev extra).
 
-Times are medians of this process's CPU time (`time.process_time`), so that
-other work on the machine does not skew the ratio: on a busy machine wall
-clock inflates the long meta forward more than the short verify. The ground
-line is wall time.
+Cases: the zoo's resnet18, resnet50, vit_b_16, gpt2 (a transformer LM) and unet, and chains of 100,
+1,000 and 10,000 distinct layers (Linear, LayerNorm, GELU blocks of widths that never repeat, so the
+repeat cache finds nothing), plus the old bench's 100-layer MLP of one repeated block for reference.
+A last table gives verify's time per node on chains of 100 .. 50,000 distinct nodes (linear: ~flat).
+
+Times are this process's CPU time (`time.process_time`); torch runs on one thread.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import statistics
@@ -37,10 +43,37 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import shape_floor  # noqa: E402 - the floor lives beside this file
+
+ZOO = ("resnet18", "resnet50", "vit_b_16", "gpt2", "unet")
 
 
-def residual_mlp(n_nodes: int, width: int = 256) -> dict:
-    """A pre-norm residual MLP: blocks of LayerNorm, Linear, GELU, Linear, Add (5 layers each)."""
+def distinct_chain(n_nodes: int, base: int = 64) -> dict:
+    """n_nodes layers, no two alike: blocks of Linear(w_i -> w_i + 1), LayerNorm, GELU over [B, T, w]."""
+    nodes = []
+    prev, width = "x", base
+    i = 0
+    while len(nodes) < n_nodes:
+        block = [
+            {"id": f"l{i}.fc", "op": "Linear", "args": {"in_features": width, "out_features": width + 1},
+             "in": [prev]},
+            {"id": f"l{i}.norm", "op": "LayerNorm", "args": {"normalized_shape": width + 1}, "in": [f"l{i}.fc"]},
+            {"id": f"l{i}.act", "op": "GELU", "args": {}, "in": [f"l{i}.norm"]},
+        ]
+        nodes += block[:n_nodes - len(nodes)]
+        prev = nodes[-1]["id"]
+        width += 1
+        i += 1
+    return {"format": "archgraph/1", "name": f"distinct-chain-{n_nodes}",
+            "inputs": [{"id": "x", "shape": ["B", "T", base], "dtype": "float32"}],
+            "nodes": nodes, "outputs": [prev],
+            "train": {"loss": "mse", "batch_size": 32, "steps": 1000, "seq_len": 128}}
+
+
+def repeated_mlp(n_nodes: int, width: int = 256) -> dict:
+    """The old bench's graph: a pre-norm residual MLP of one repeated block (LayerNorm, Linear, GELU, Linear, Add)."""
     nodes = []
     prev = "x"
     i = 0
@@ -57,114 +90,245 @@ def residual_mlp(n_nodes: int, width: int = 256) -> dict:
         ]
         prev = f"{p}.add"
         i += 1
-    return {"format": "archgraph/1", "name": f"residual-mlp-{len(nodes)}",
+    return {"format": "archgraph/1", "name": f"repeated-mlp-{len(nodes)}",
             "inputs": [{"id": "x", "shape": ["B", "T", width], "dtype": "float32"}],
             "nodes": nodes, "outputs": [prev],
             "train": {"loss": "mse", "batch_size": 32, "steps": 1000, "seq_len": 128}}
 
 
-def residual_cnn(n_nodes: int, channels: int = 64, size: int = 56) -> dict:
-    """A ResNet-style CNN: a stem, then basic blocks (conv, BN, ReLU, conv, BN, Add, ReLU)."""
-    nodes = [{"id": "stem", "op": "Conv2d", "args": {"in_channels": 3, "out_channels": channels, "kernel_size": 3,
-                                                     "padding": 1, "bias": False}, "in": ["x"]},
-             {"id": "stem_bn", "op": "BatchNorm2d", "args": {"num_features": channels}, "in": ["stem"]},
-             {"id": "stem_relu", "op": "ReLU", "args": {}, "in": ["stem_bn"]}]
-    prev = "stem_relu"
-    conv = {"in_channels": channels, "out_channels": channels, "kernel_size": 3, "padding": 1, "bias": False}
-    i = 0
-    while len(nodes) + 7 <= n_nodes:
-        p = f"blocks.{i}"
-        nodes += [
-            {"id": f"{p}.conv1", "op": "Conv2d", "args": conv, "in": [prev]},
-            {"id": f"{p}.bn1", "op": "BatchNorm2d", "args": {"num_features": channels}, "in": [f"{p}.conv1"]},
-            {"id": f"{p}.relu1", "op": "ReLU", "args": {}, "in": [f"{p}.bn1"]},
-            {"id": f"{p}.conv2", "op": "Conv2d", "args": conv, "in": [f"{p}.relu1"]},
-            {"id": f"{p}.bn2", "op": "BatchNorm2d", "args": {"num_features": channels}, "in": [f"{p}.conv2"]},
-            {"id": f"{p}.add", "op": "Add", "args": {}, "in": [f"{p}.bn2", prev]},
-            {"id": f"{p}.relu2", "op": "ReLU", "args": {}, "in": [f"{p}.add"]},
-        ]
-        prev = f"{p}.relu2"
-        i += 1
-    while len(nodes) < n_nodes:
-        nodes.append({"id": f"tail.{len(nodes)}", "op": "Identity", "args": {}, "in": [prev]})
-        prev = nodes[-1]["id"]
-    return {"format": "archgraph/1", "name": f"residual-cnn-{len(nodes)}",
-            "inputs": [{"id": "x", "shape": ["B", 3, size, size], "dtype": "float32"}],
-            "nodes": nodes, "outputs": [prev], "train": {"loss": "mse", "batch_size": 32, "steps": 1000}}
+def case_text(name: str) -> str:
+    if name.startswith("chain-"):
+        return json.dumps(distinct_chain(int(name.split("-")[1])))
+    if name == "repeated-100":
+        return json.dumps(repeated_mlp(100))
+    return (ROOT / "assets" / "architectures" / f"{name}.json").read_text()
 
 
-def median_time(fn, runs: int) -> float:
-    times = []
-    for _ in range(runs):
-        t = time.process_time()
-        fn()
-        times.append(time.process_time() - t)
-    return statistics.median(times)
+# ---- contenders: each is a function of no arguments doing one run ------------------------------------
 
-
-def bench_verify(design_dict: dict, runs: int) -> float:
+def verify_fn(text: str, cache: bool):
+    from archcurator.core import shapes
     from archcurator.core.graph import Design
     from archcurator.core.verify import verify_graph
 
-    design = Design.from_dict(design_dict)
-    for _ in range(3):
-        verify_graph(design)
-    return median_time(lambda: verify_graph(design), runs)
+    def run():
+        shapes.REPEAT_CACHE = cache
+        try:
+            return verify_graph(Design.from_json(text))
+        finally:
+            shapes.REPEAT_CACHE = True
+    return run
 
 
-def bench_meta_forward(design_dict: dict, runs: int, train: bool) -> float:
-    import torch
+def floor_fn(text: str):
+    return lambda: shape_floor.infer(text)
 
-    from archcurator.core.build import build_module, example_inputs
-    from archcurator.core.graph import Design
 
-    design = Design.from_dict(design_dict)
-    model = build_module(design, "meta").train(train)
-    inputs = example_inputs(design, batch=2, device="meta")
+class TorchPeers:
+    """The design built once by our builder; forwards of it on the meta device and under FakeTensorMode."""
 
-    def forward():
-        with torch.set_grad_enabled(train):
-            model(*inputs)
+    def __init__(self, text: str):
+        import torch
 
-    for _ in range(3):
-        forward()
-    return median_time(forward, runs)
+        from archcurator.core.build import build_module, example_inputs, symbol_env
+        from archcurator.core.graph import Design
+
+        torch.set_num_threads(1)
+        self.torch = torch
+        self.design = Design.from_json(text)
+        self.sizes = symbol_env(self.design, batch=1)
+        self.model = build_module(self.design, "meta", sizes=self.sizes)
+        self.inputs = example_inputs(self.design, batch=1, device="meta", env=self.sizes)
+        self._fake = None
+
+    def meta(self, train: bool):
+        torch, model, inputs = self.torch, self.model, self.inputs
+
+        def run():
+            model.train(train)
+            with torch.set_grad_enabled(train):
+                return model(*inputs)
+        return run
+
+    def fake(self):
+        from torch._subclasses.fake_tensor import FakeTensorMode
+
+        torch, model = self.torch, self.model
+        mode = FakeTensorMode(allow_non_fake_inputs=True)
+        state = {k: mode.from_tensor(v) for k, v in {**dict(model.named_parameters()),
+                                                      **dict(model.named_buffers())}.items()}
+        fake_inputs = [mode.from_tensor(t) for t in self.inputs]
+
+        def run():
+            model.eval()
+            with mode, torch.no_grad():
+                return torch.func.functional_call(model, state, tuple(fake_inputs))
+        return run
+
+    def flopcounter(self):
+        from torch.utils.flop_counter import FlopCounterMode
+
+        model, inputs = self.model, self.inputs
+        box = {}
+
+        def run():
+            model.eval()
+            counter = FlopCounterMode(display=False)
+            with counter:  # autograd on: its module tracker hooks the outputs' grad functions
+                model(*inputs)
+            box["flops"] = counter.get_total_flops()
+        run.box = box
+        return run
+
+    def onnx(self):
+        """infer_shapes on the exported graph (weights as typed inputs); None when onnx is missing."""
+        try:
+            import onnx
+        except ImportError:
+            return None
+        import warnings
+
+        from archcurator.core.build import build_module
+
+        torch = self.torch
+        model = build_module(self.design, "cpu", sizes=self.sizes).eval()
+        cpu = tuple(torch.zeros(t.shape, dtype=t.dtype) for t in self.inputs)
+        names = [spec.id for spec in self.design.inputs]
+        buf = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(model, cpu, buf, dynamo=False, export_params=False, input_names=names,
+                              dynamic_axes={n: {0: "B"} for n in names})
+        proto = onnx.load_from_string(buf.getvalue())
+        del proto.graph.value_info[:]
+        for out in proto.graph.output:  # left for inference to find
+            out.type.tensor_type.ClearField("shape")
+        infer = onnx.shape_inference.infer_shapes
+        return lambda: infer(proto)
+
+
+def interleaved(contenders: dict, rounds: int, warmup: int = 2) -> dict:
+    """name -> list of per-round CPU times; every round runs every contender once, in turn."""
+    for _ in range(warmup):
+        for fn in contenders.values():
+            fn()
+    times = {name: [] for name in contenders}
+    for _ in range(rounds):
+        for name, fn in contenders.items():
+            t = time.process_time()
+            fn()
+            times[name].append(time.process_time() - t)
+    return times
+
+
+def spread(ratios: list) -> str:
+    q = sorted(ratios)
+    lo, hi = q[int(0.1 * (len(q) - 1))], q[int(round(0.9 * (len(q) - 1)))]
+    return f"{statistics.median(q):.1f}x ({lo:.1f}-{hi:.1f})"
+
+
+def same_shapes(text: str, report) -> str | None:
+    """Why the floor's shapes differ from verify's (None when they agree on every node)."""
+    floor = shape_floor.infer(text)
+    for nid, results in floor.items():
+        ours = report.types.get(nid) or []
+        for k, shape in enumerate(results):
+            if shape is None:
+                continue
+            theirs = ours[k].shape if k < len(ours) else None
+            if theirs is not None and list(theirs) != list(shape):
+                return f"{nid}: floor {shape}, verify {list(theirs)}"
+    return None
+
+
+def bench_case(name: str, rounds: int) -> dict:
+    text = case_text(name)
+    run_verify = verify_fn(text, cache=True)
+    report = run_verify()
+    why = same_shapes(text, report)
+    if why:
+        raise SystemExit(f"{name}: the floor and verify disagree ({why})")
+    peers = TorchPeers(text)
+    flop = peers.flopcounter()
+    contenders = {"verify": run_verify, "verify, no cache": verify_fn(text, cache=False),
+                  "floor": floor_fn(text), "meta eval": peers.meta(False), "meta train": peers.meta(True),
+                  "fake": peers.fake(), "flopcounter": flop}
+    onnx_fn = peers.onnx()
+    if onnx_fn is not None:
+        contenders["onnx"] = onnx_fn
+    n = len(json.loads(text)["nodes"])
+    times = interleaved(contenders, rounds, warmup=1 if n > 5_000 else 2)
+    return {"name": name, "nodes": n, "verdict": report.verdict, "times": times,
+            "flops": (report.cost["flops_per_sample"], flop.box.get("flops")), "onnx": onnx_fn is not None}
+
+
+def print_table(results: list, out=None) -> None:
+    out = out or sys.stdout
+    print(f"{'case':<14}{'nodes':>6} {'verdict':<8}{'verify':>9}{'no cache':>9}{'floor':>8}{'meta ev':>9}"
+          f"{'meta tr':>9}{'fake':>8}{'flopc':>8}{'onnx':>8}   {'meta eval / verify':<20}{'verify / floor':<18}"
+          f"{'onnx / verify':<16}{'no-cache meta/verify':<22}", file=out)
+    for r in results:
+        t = r["times"]
+
+        def ms(k, t=t):
+            return f"{statistics.median(t[k]) * 1e3:.2f}" if k in t else "-"
+
+        def ratio(a, b, t=t):
+            return spread([x / y for x, y in zip(t[a], t[b])]) if a in t and b in t else "-"
+        print(f"{r['name']:<14}{r['nodes']:>6} {r['verdict']:<8}{ms('verify'):>9}{ms('verify, no cache'):>9}"
+              f"{ms('floor'):>8}{ms('meta eval'):>9}{ms('meta train'):>9}{ms('fake'):>8}{ms('flopcounter'):>8}"
+              f"{ms('onnx'):>8}   {ratio('meta eval', 'verify'):<20}{ratio('verify', 'floor'):<18}"
+              f"{ratio('onnx', 'verify'):<16}{ratio('meta eval', 'verify, no cache'):<22}", file=out)
+    print("(ms: median CPU time per run; ratios: median over rounds, 10th-90th percentile in brackets)", file=out)
+    print("FLOPs per sample, the quote's vs FlopCounterMode's (matmuls and convolutions only):", file=out)
+    for r in results:
+        ours, theirs = r["flops"]
+        print(f"  {r['name']:<14} quote {ours:,}  FlopCounterMode {theirs:,}"
+              + (f"  ({ours / theirs:.3f}x)" if theirs else ""), file=out)
+    if results and not results[0]["onnx"]:
+        print("onnx: not installed, so ONNX infer_shapes was skipped (pip install onnx)", file=out)
+
+
+def growth(sizes: list, rounds: int) -> None:
+    """verify's time per node on distinct chains: linear growth keeps it flat."""
+    print("verify on chains of distinct layers (JSON text to report, repeat cache on):")
+    base = None
+    for n in sizes:
+        text = json.dumps(distinct_chain(n))
+        run = verify_fn(text, cache=True)
+        run()
+        t = statistics.median(interleaved({"v": run}, max(3, rounds * 100 // n), warmup=0)["v"])
+        per = t / n
+        base = base or per
+        print(f"  {n:>6,} nodes: {t * 1e3:9.1f} ms = {per * 1e6:6.2f} us/node ({per / base:.2f}x the first)")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench_verify", description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=300)
+    ap.add_argument("--rounds", type=int, default=15, help="interleaved rounds per case")
+    ap.add_argument("--cases", default=None, help="comma-separated cases (default: all)")
+    ap.add_argument("--quick", action="store_true", help="5 rounds, no 10,000-layer chain, growth up to 10,000")
     ap.add_argument("--no-ground", action="store_true", help="skip the archcurator ground wall time")
     args = ap.parse_args(argv)
+    cases = args.cases.split(",") if args.cases else \
+        [*ZOO, "chain-100", "chain-1000"] + ([] if args.quick else ["chain-10000"]) + ["repeated-100"]
+    rounds = 5 if args.quick else args.rounds
+    from archcurator.core.checks import CATALOGUE
 
-    from archcurator.core.graph import Design
-    from archcurator.core.verify import verify_graph
-
-    print(f"(median CPU time of this process; whole catalogue of {_catalogue_size()} checks + the cost quote)")
-    t_verify = None
-    for label, g in (("residual MLP", residual_mlp(100)), ("ResNet-style CNN", residual_cnn(100))):
-        assert len(g["nodes"]) == 100
-        verdict = verify_graph(Design.from_dict(g)).verdict
-        tv = bench_verify(g, args.runs)
-        t_eval = bench_meta_forward(g, max(20, args.runs // 10), train=False)
-        t_train = bench_meta_forward(g, max(20, args.runs // 10), train=True)
-        tm = min(t_eval, t_train)
-        t_verify = t_verify or tv
-        print(f"verify, 100-layer {label} ({verdict}): median {tv * 1e3:.3f} ms (goal <= 1 ms) "
-              f"{'OK' if tv <= 1e-3 else 'OVER'}; meta-device forward of it built in torch: eval + no_grad "
-              f"{t_eval * 1e3:.1f} ms, training {t_train * 1e3:.1f} ms; verify is {tm / tv:.0f}x faster than the "
-              f"faster one (goal >= 100x) {'OK' if tm / tv >= 100 else 'UNDER'} ({t_train / tv:.0f}x vs training)")
-    g10k = residual_mlp(10_000)
-    assert len(g10k["nodes"]) == 10_000
-    t10k = bench_verify(g10k, max(3, args.runs // 100))
-    per100, per10k = t_verify / 100, t10k / 10_000
-    print(f"verify, 10,000-node residual MLP: median {t10k * 1e3:.1f} ms = {per10k * 1e6:.2f} us/node vs "
-          f"{per100 * 1e6:.2f} us/node at 100 (ratio {per10k / per100:.2f}; linear growth ~1)")
-    if not args.no_ground:
-        env = dict(os.environ)
+    print(f"verify = Design.from_json + verify_graph: {len(CATALOGUE)} checks and the cost quote; "
+          f"{rounds} interleaved rounds per case")
+    results = []
+    for name in cases:
+        r = max(3, rounds // 5) if name == "chain-10000" else rounds
+        results.append(bench_case(name, r))
+        print_table(results[-1:], out=sys.stderr)  # as it goes: the whole run takes minutes
+    print_table(results)
+    if args.cases is None:
+        growth([100, 1_000, 10_000] if args.quick else [100, 1_000, 10_000, 50_000], rounds)
+    if not args.no_ground and args.cases is None:
         t = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "ground", "--json"], cwd=ROOT, env=env,
-                              capture_output=True, text=True)
+        proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "ground", "--json"], cwd=ROOT,
+                              env=dict(os.environ), capture_output=True, text=True)
         wall = time.perf_counter() - t
         if proc.returncode != 0:
             print(f"archcurator ground failed ({proc.returncode}): {proc.stderr[-500:]}")
@@ -174,12 +338,6 @@ def main(argv: list[str] | None = None) -> int:
               f"(goal <= 60 s on 2) {'OK' if wall <= 60 else 'OVER'}; block <=> failure on "
               f"{s['agreement']:.1%}, warn-only graphs that failed: {len(s['warn_only_failed'])}")
     return 0
-
-
-def _catalogue_size() -> int:
-    from archcurator.core.checks import CATALOGUE
-
-    return len(CATALOGUE)
 
 
 if __name__ == "__main__":

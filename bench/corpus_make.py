@@ -93,10 +93,11 @@ def entry_id(e):
 
 
 def _package_sources(manifest):
-    for repo, (licence, pin) in PACKAGES.items():
+    for repo, (licence, pin, *where) in PACKAGES.items():
         name, _, version = pin.partition("==")
         manifest["sources"][repo] = {"package": pin, "version": version, "licence": licence,
-                                     "licence_file": f"{name}-{version}.dist-info/licenses/LICENSE",
+                                     "licence_file": where[0] if where else
+                                     f"{name}-{version}.dist-info/licenses/LICENSE",
                                      "fetched": "pip download --no-deps at bench time (bench/parse_real.py)"}
 
 
@@ -184,7 +185,9 @@ def child(rec):
         def exec_module(self, module):
             pass
 
-    if not rec.get("package", "").startswith("transformers"):
+    for name in rec.get("stubs", []):  # parts of a package no model here runs (see corpus_spec)
+        sys.modules[name] = types.ModuleType(name)
+    if not rec.get("package", "").startswith("transformers") and not rec.get("package_with"):
         sys.meta_path.insert(0, _Unused())  # transformers imports neither (and checks torchvision's version)
     file = rec["file"]
     if rec.get("package"):

@@ -234,11 +234,28 @@ PACKAGES = {
     "huggingface/pytorch-image-models": ("Apache-2.0", "timm==1.0.31"),
     "huggingface/transformers": ("Apache-2.0", "transformers==5.23.0"),
     "Project-MONAI/MONAI": ("Apache-2.0", "monai==1.6.1"),
+    # an older wheel: its licence sits in the dist-info folder itself (the third field)
+    "lucidrains/conformer": ("MIT", "conformer==0.3.2", "conformer-0.3.2.dist-info/LICENSE"),
+    "qubvel-org/segmentation_models.pytorch": ("MIT", "segmentation_models_pytorch==0.6.0"),
+    # read by the smp entries (their encoders subclass torchvision's ResNet; the models mix in
+    # huggingface_hub's PyTorchModelHubMixin)
+    "pytorch/vision": ("BSD-3-Clause", "torchvision==0.29.1", "torchvision-0.29.1.dist-info/LICENSE"),
+    "huggingface/huggingface_hub": ("Apache-2.0", "huggingface_hub==0.26.5",
+                                    "huggingface_hub-0.26.5.dist-info/LICENSE"),
 }
 
 
 def P(repo, file, entry, args=None, inputs=("2,3,224,224",), note=""):
     return dict(E(repo, file, entry, args, inputs, note=note), package=PACKAGES[repo][1])
+
+
+_CONFORMER = "lucidrains/conformer"
+_SMP = "qubvel-org/segmentation_models.pytorch"
+# what an smp model imports besides smp: read from their wheels too (`with`); the truth run imports the real
+# ones, with torchvision's meta-kernel registrations of its C++ ops (nms ...) left out (`stubs`): that wheel's
+# compiled ops are built for another torch, and no model here calls them
+_SMP_WITH = dict(package_with=["timm==1.0.31", "torchvision==0.29.1", "huggingface_hub==0.26.5"],
+                 stubs=["torchvision._meta_registrations"])
 
 
 _TIMM = "huggingface/pytorch-image-models"
@@ -442,4 +459,33 @@ PACKAGE_ENTRIES = [
         ("patchgan_discriminator.py", "PatchDiscriminator", {"spatial_dims": 2, "num_layers_d": 2, "channels": 8,
                                                              "in_channels": 1}, ["2,1,64,64"]),
     ]],
+    # speech: the Conformer (relative-position attention, GLU convolution module, einops)
+    P(_CONFORMER, "conformer/conformer.py", "ConformerBlock", {"dim": 64, "dim_head": 16, "heads": 4,
+                                                               "conv_kernel_size": 15}, ["2,50,64"]),
+    P(_CONFORMER, "conformer/conformer.py", "Conformer", {"dim": 48, "depth": 2, "dim_head": 12, "heads": 4,
+                                                          "ff_mult": 2, "conv_kernel_size": 7}, ["2,40,48"]),
+    P(_CONFORMER, "conformer/conformer.py", "Conformer", {"dim": 32, "depth": 1, "heads": 2, "dim_head": 16,
+                                                          "conv_causal": True, "conv_kernel_size": 9},
+      ["1,30,32"], note="causal"),
+    # segmentation_models_pytorch: decoders over encoders picked by name from the table its encoders
+    # package fills with `encoders.update(...)` at import
+    *[dict(P(_SMP, f"segmentation_models_pytorch/decoders/{d}/model.py", entry,
+             dict({"encoder_weights": None, "classes": 3}, **args), [inp],
+             note="" if args["encoder_name"] == "resnet18" or entry != "Unet" else args["encoder_name"]), **_SMP_WITH)
+      for d, entry, args, inp in [
+          ("unet", "Unet", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("unet", "Unet", {"encoder_name": "resnet34", "in_channels": 1, "classes": 2,
+                            "decoder_channels": [64, 32, 16, 8, 4]}, "2,1,64,64"),
+          ("unetplusplus", "UnetPlusPlus", {"encoder_name": "resnet18", "encoder_depth": 4,
+                                            "decoder_channels": [64, 32, 16, 8]}, "2,3,64,64"),
+          ("fpn", "FPN", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("pspnet", "PSPNet", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("deeplabv3", "DeepLabV3", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("deeplabv3", "DeepLabV3Plus", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("linknet", "Linknet", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("manet", "MAnet", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("pan", "PAN", {"encoder_name": "resnet18"}, "2,3,128,128"),
+          ("upernet", "UPerNet", {"encoder_name": "resnet18"}, "2,3,64,64"),
+          ("segformer", "Segformer", {"encoder_name": "mit_b0"}, "2,3,64,64"),
+      ]],
 ]

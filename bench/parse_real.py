@@ -62,7 +62,7 @@ def entry_path(e):
     """(file to parse, package roots) of a manifest entry."""
     if e.get("package"):
         root = package_dir(e["package"])
-        return os.path.join(root, e["file"]), [root]
+        return os.path.join(root, e["file"]), [root] + [package_dir(p) for p in e.get("package_with", [])]
     return os.path.join(CORPUS, e["path"]), []
 
 
@@ -137,12 +137,12 @@ def main(argv=None):
     entries = [e for e in m["entries"] if e.get("truth") and "error" not in e["truth"]]
     if a.only:
         entries = [e for e in entries if fnmatch.fnmatch(e["id"], a.only)]
-    for pin in sorted({e["package"] for e in entries if e.get("package")}):
+    for pin in sorted({p for e in entries if e.get("package") for p in [e["package"], *e.get("package_with", [])]}):
         try:
             package_dir(pin)  # fetched before the clock starts
         except PackageUnavailable as exc:
-            print(f"skipped the {pin} entries: {exc}")
-            entries = [e for e in entries if e.get("package") != pin]
+            print(f"skipped the entries needing {pin}: {exc}")
+            entries = [e for e in entries if pin not in (e.get("package"), *e.get("package_with", []))]
     results = []
     for e in entries:
         r = measure(e)

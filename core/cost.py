@@ -95,7 +95,7 @@ def compute_cost(design: Design, inf) -> dict:
             key = t.shape if len(t.shape) <= 64 else id(t.shape)
             n = sizes.get(key, sizes)
             if n is sizes:
-                n = _value(D.prod(t.shape), env)
+                n = _numel(t.shape, env)
                 sizes[key] = n = n if D.is_const(n) and 0 <= n <= LARGEST else None
             if n is not None:
                 act_values += n
@@ -164,6 +164,20 @@ def compute_cost(design: Design, inf) -> dict:
         },
         "assumptions": assumptions,
     }
+
+
+def _numel(shape, env):
+    """The number of values of a shape with the symbols set: the product of its sizes, multiplied as ints
+    when every size is a number or a symbol of `env` (the same figure as the product's polynomial, without
+    building it); else through the polynomial."""
+    n = 1
+    for d in shape:
+        if type(d) is not int:
+            d = env.get(d) if type(d) is str else None
+            if type(d) is not int:
+                return _value(D.prod(shape), env)
+        n *= d
+    return n
 
 
 def _value(d, env):

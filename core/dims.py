@@ -435,9 +435,11 @@ def substitute(d: Dim, env: dict[str, int]) -> Dim:
         return d
     if d in env:
         return env[d]
-    total = Fraction(0)
+    total = 0
     for mono, c in _poly(d):
-        v = c
+        # an integer coefficient (nearly all of them) is multiplied as an int: Fraction arithmetic was most
+        # of the cost quote's time on designs whose layers do not repeat
+        v = c.numerator if c.denominator == 1 else c
         for atom in mono:
             x = env.get(atom) if atom in env else (_eval_expr(atom, env) if not atom.isidentifier() else None)
             if not is_const(x):
@@ -537,6 +539,8 @@ def condition(kind: str, a: Dim, b: Dim) -> Condition | bool | None:
     """True / False when the sizes decide it, None when an unknown is involved, else the Condition."""
     if a is None or b is None:
         return None
+    if type(a) is int and type(b) is int and kind == "eq":  # the common case: two known sizes
+        return a == b
     if is_const(a) and is_const(b):
         return Condition(kind, a, b).check(a, b)
     if a == b:
@@ -550,12 +554,17 @@ def symbols_of(d: Dim) -> list[str]:
         return []
     if _OPERATORS.search(d) is None:
         return [d]
+    return list(_symbols_in(d) if len(d) < 64 else _symbols_in.__wrapped__(d))  # long ones stay out of the cache
+
+
+@lru_cache(maxsize=8192)
+def _symbols_in(d: str) -> tuple:
     out = []
     for part in _OPERATORS.split(d):
         part = part.strip()
         if part and not part.lstrip("-").isdigit() and part not in out:
             out.append(part)
-    return out
+    return tuple(out)
 
 
 def holds(cond: Condition, env: dict) -> bool | None:

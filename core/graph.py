@@ -9,6 +9,7 @@ one-line message naming the file and the node. Faults of the graph itself
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import re
@@ -177,7 +178,8 @@ class Design:
             ins = raw.get("in")
             if ins is None:
                 ins = []
-            elif type(ins) is not list or any(type(r) is not str for r in ins):
+            elif type(ins) is not list or (ins and (type(ins[0]) is not str or
+                                                    (len(ins) > 1 and any(type(r) is not str for r in ins)))):
                 if type(ins) is list and any(r is None for r in ins):
                     # a skipped optional operand (torch's None) has no place in archgraph/1's operand list
                     raise DesignError(f"{where}: node {nid!r}: 'in' must be a list of ids, and null is not one: "
@@ -219,13 +221,21 @@ class Design:
     @classmethod
     def from_json(cls, text: str, source: str | None = None) -> Design:
         where = source or "<design>"
+        # reading makes many small objects and frees none: the cyclic collector's passes over them made
+        # loading a large design cost several times what the parse does
+        paused = gc.isenabled()
+        gc.disable()
         try:
-            data = jsontext.loads(text)
-        except json.JSONDecodeError as exc:
-            raise DesignError(
-                f"{where}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-            ) from None
-        return cls.from_dict(data, source=source)
+            try:
+                data = jsontext.loads(text)
+            except json.JSONDecodeError as exc:
+                raise DesignError(
+                    f"{where}: malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+                ) from None
+            return cls.from_dict(data, source=source)
+        finally:
+            if paused:
+                gc.enable()
 
     @classmethod
     def load(cls, path: str | Path) -> Design:
@@ -284,14 +294,14 @@ class Design:
         later = [d for d, i in first.items() if i >= 2]
         return {later[0]} if later else set()
 
-    def structural_problems(self, stuck: list | None = None) -> list[Problem]:
+    def structural_problems(self, stuck: list | None = None, nodes: dict | None = None) -> list[Problem]:
         """Dangling references, bad `shares`, cycles, missing outputs."""
         problems: list[Problem] = []
-        known = set(self.input_ids) | {n.id for n in self.nodes}
-        nodes = self.node_map()
+        nodes = self.node_map() if nodes is None else nodes  # the caller's map of the same nodes, when it has one
+        known = set(self.input_ids) | nodes.keys()
         for n in self.nodes:
             for ref in n.inputs:
-                rid, _ = parse_ref(ref)
+                rid = ref if ":" not in ref else parse_ref(ref)[0]
                 if rid not in known:
                     problems.append(
                         Problem("dangling", [n.id], f"node {n.id!r} reads {ref!r}, which no input or node defines")

@@ -88,16 +88,21 @@ class Inference:
         return results[idx]
 
 
-def infer_design(design: Design, order: list | None = None) -> Inference:
-    """`order`: the design's topological order when the caller already has it."""
+# repeated layers (same op, arguments and operand types) are inferred once; bench/bench_verify.py turns
+# this off to measure the walk on designs that repeat nothing
+REPEAT_CACHE = True
+
+
+def infer_design(design: Design, order: list | None = None, nodes: dict | None = None) -> Inference:
+    """`order`: the design's topological order when the caller already has it; `nodes`: its nodes by id."""
     inf = Inference()
     train = design.train or {}
     inf.train = train if type(train) is dict else {}
     for spec in design.inputs:
         inf.types[spec.id] = [TensorType(tuple(spec.shape), spec.dtype)]
-    nodes = design.node_map()
+    nodes = design.node_map() if nodes is None else nodes  # the caller's map of the same nodes, when it has one
     inf.order = design.topo_order() if order is None else order
-    memo: dict = {}
+    memo: dict | None = {} if REPEAT_CACHE else None
     inf.declared = declared_sizes(design)
     inf.input_symbols = {d for spec in design.inputs for d in spec.shape if isinstance(d, str)}
     inf.max_ref = _max_refs(design)
@@ -209,7 +214,7 @@ def _reads_stale_piece(node: Node, inf: Inference) -> bool:
     outlive unchanged: an op that then writes the base in place makes every later read of a piece fail
     ('Output 0 of Split is a view and its base ... has been modified inplace', gen-254912). True when this
     node is such a read (it is refused here)."""
-    for ref in node.inputs:
+    for ref in node.inputs if inf.stale else ():  # nothing rewritten yet: no piece is stale
         writer = inf.stale.get(parse_ref(ref)[0])
         if writer is not None:
             _fail(inf, node, CONNECTIVITY_INPLACE_LEAF,
@@ -263,8 +268,9 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         own_args = other.args
     args, missing, unknown = spec.resolve_args(own_args)
     args = inf.args[node.id] = _guarded(args)
-    names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5
-                                                             else "")
+    if missing or unknown:
+        names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more"
+                                                                 if len(unknown) > 5 else "")
     if missing:
         # a misspelt name is both: say the one it gave beside the one it lacks (in_dim for in_features)
         _fail(inf, node, CONNECTIVITY_MISSING_ARG,
@@ -280,7 +286,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         # checked against the op's schema before any shape rule, check or cost reads the values
         _fail(inf, node, CONNECTIVITY_BAD_ARG, f"{node.op} {node.id!r}: {'; '.join(malformed)}")
         return
-    stray = _stray_symbol(node, own_args, inf)
+    stray = _stray_symbol(node, own_args, inf) if node.op in SYMBOL_BOUNDS or node.op in EINOPS else None
     if stray is not None:
         _fail(inf, node, CONNECTIVITY_BAD_ARG,
               f"{node.op} {node.id!r}: {stray[0]}={stray[1]!r} names no size of the design's inputs; the run "
@@ -311,8 +317,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     mode = train.get("mode", "train") if type(train) is dict else "train"
     data = data_dtype(node.op, [t.dtype for t in in_types], in_types) if spec.measured_for(args) else None
     row = spec.dtype_key(args) if spec.dtype_key is not None and data is not None else node.op
-    refused = data if data is not None and supported(row, data, mode) is False and \
-        not any(t.shape is not None and 0 in t.shape for t in in_types) else None
+    takes = supported(row, data, mode) if data is not None else None
+    refused = data if takes is False and not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
         integer = refused not in ("float32", "float64", "float16", "bfloat16", "float")
         _fail(inf, node, DTYPE_INT_INTO_FLOAT if integer else DTYPE_UNSUPPORTED,
@@ -323,7 +329,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
     ctx.bounds = inf.bounds
-    ctx.dtype_ok = data is not None and supported(row, data, mode) is True
+    ctx.dtype_ok = takes is True
     if inf.max_ref:
         ctx.max_result = inf.max_ref.get(node.id, 0)
     if node.op == "Parameter" or (node.inputs and node.inputs[0] in inf.leaves and _memory_view(node)):
@@ -341,7 +347,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
               "Chunk or Split of values that need gradients; in training torch refuses to modify such a view in "
               "place — set inplace=false")
         return
-    if inf.vocab:
+    if len(inf.vocab) > 1 or node.op == "Arange":  # vocab always holds None: a range is followed from it
         ctx.value_ranges = {i: inf.vocab[r] for i, r in enumerate(node.inputs) if r in inf.vocab}
         if inf.reach:
             ctx.value_reach = {i: inf.reach[r] for i, r in enumerate(node.inputs) if r in inf.reach}
@@ -404,14 +410,14 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             count = spec.params(args)
         except Exception:  # noqa: BLE001 - reported below as a bad argument
             count = None
-        if not _is_size(count):
+        if not (type(count) is int and count >= 0) and not _is_size(count):
             inf.ok.discard(node.id)
             inf.params[node.id] = 0
             _fail(inf, node, CONNECTIVITY_BAD_ARG,
                   f"{node.op} {node.id!r}: its arguments give no valid parameter count; "
                   "use the types torch's constructor takes", len(outs))
             return
-        extra = parametrized_params(node, args)
+        extra = parametrized_params(node, args) if node.extra else 0
         if extra is None:
             inf.ok.discard(node.id)
             inf.params[node.id] = 0
@@ -445,7 +451,7 @@ def _track_grad(node: Node, inf: Inference) -> None:
     if not any(t.is_float for t in results):
         return
     if inf.params.get(node.id) or node.shares is not None or node.op == "Parameter" or \
-            any(parse_ref(r)[0] in inf.grad for r in node.inputs):
+            any((r if ":" not in r else parse_ref(r)[0]) in inf.grad for r in node.inputs):
         inf.grad.add(node.id)
         if node.op in SPLIT_VIEWS or (node.op in VIEW_KEEPERS and node.inputs and
                                       parse_ref(node.inputs[0])[0] in inf.split_views):
@@ -907,7 +913,7 @@ def _bad_results(outs, first_input=None) -> str | None:
                 if text > MAX_SIZE_TEXT:
                     long = TOO_LONG
                 continue
-            if not _is_size(d):
+            if (type(d) is not int or d < 0) and not _is_size(d):
                 return f"size {_short(d)} in {_short(list(shape))}"
             if d > top:
                 top = d

@@ -478,6 +478,12 @@ class AppStore:
 
         return K.evidence(self.db, pid)
 
+    def kb_judge(self, pid: int) -> dict:
+        """Evidence rows a curator can judge, records, uses and conflicts (store.kb_loop.show)."""
+        from . import kb_loop
+
+        return kb_loop.show(self.db, pid)
+
     def kb_suggestions(self):
         from . import kb as K
 
@@ -495,7 +501,7 @@ class AppStore:
 # ---- the knowledge base (store/kb.py), for the app's KB screen --------------------------------------
 
 KB_OPS = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", "mark_distinct", "undo",
-          "export_pack", "write_pack", "seed_kb")
+          "export_pack", "write_pack", "seed_kb", "cycle")
 
 
 def kb_view(db: DB, status: str = "live") -> dict:
@@ -514,6 +520,10 @@ def kb_op(db: DB, op: str, *args, actor: str | None = None, **kwargs):
 
     if op not in KB_OPS:
         raise ValueError(f"not a knowledge-base operation: {op!r}")
+    if op == "cycle":
+        from . import kb_loop
+
+        return kb_loop.cycle(db, *args, actor=actor, **kwargs)
     fn = getattr(K, op)
     if op == "seed_kb":
         return fn(db)

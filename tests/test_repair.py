@@ -187,3 +187,37 @@ def test_repair_of_an_unreadable_file_is_one_error_line(tmp_path):
     assert line.startswith(f"archcurator repair: {bad}: ")
     out = _cli(tmp_path / "absent.json")
     assert out.returncode == 2 and out.stderr.strip() == f"archcurator repair: {tmp_path / 'absent.json'}: no such file"
+
+
+def test_when_torch_refuses_the_cheapest_repair_the_next_one_is_run():
+    # a differential design (seed 370,019): a Gather of a bool input by itself. The cheapest repair
+    # the verifier passes (the input declared int64) draws ids torch finds out of range; the next one runs
+    from archcurator.tui.commands.repair_cmd import forward_runner
+
+    d = json.loads((ROOT / "tests" / "fixtures" / "repair" / "gen-370019.json").read_text())
+    rep = repair_design(d)
+    assert rep.found
+    tried = []
+    run = forward_runner("cpu", 120.0, 4096)
+
+    def go(design):
+        tried.append(design)
+        return run(design)
+
+    assert rep.prove(go) is True
+    assert rep.runs_tried == len(tried) and rep.ran is True and rep.to_dict()["ran"] is True
+    assert rep.design == tried[-1] and _verdict(rep.design) != "block"
+    assert len({json.dumps(t, sort_keys=True) for t in tried}) == len(tried)  # never the same design twice
+
+
+def test_a_misspelt_argument_keeps_its_value_and_an_unknown_layer_reads_as_the_one_its_arguments_name():
+    d = _tiny()
+    conv = d["nodes"][0]
+    conv["args"]["in_channel"] = conv["args"].pop("in_channels")
+    _node(d, "fc")["op"] = "Dense"  # Keras' name; its arguments are Linear's
+    rep = repair_design(d)
+    assert rep.found and _verdict(rep.design) != "block"
+    assert _node(rep.design, conv["id"])["args"]["in_channels"] == 3
+    assert "in_channel" not in _node(rep.design, conv["id"])["args"]
+    assert _node(rep.design, "fc")["op"] == "Linear"
+    assert len(rep.repairs) == 2

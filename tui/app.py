@@ -331,7 +331,8 @@ class CuratorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="kb-detail", exit_on_error=False)
     def kb_detail(self, target, pid: int, request: int) -> None:
-        self._post(target, KbDetailLoaded(pid, self.store.kb_evidence(pid), request))
+        judge = self.store.kb_judge(pid)
+        self._post(target, KbDetailLoaded(pid, judge["evidence"], request, judge))
 
     @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
     def kb_write(self, target, op: str, args: tuple, kwargs: dict) -> None:

@@ -23,8 +23,10 @@ Pure Python, no Textual: the command line imports it too.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from rich.text import Text
+if TYPE_CHECKING:  # rich is imported where a Text is made: the command line's --json answers need none
+    from rich.text import Text
 
 # C0, DEL, C1; Arabic letter mark; zero-width and directional marks; line/paragraph separators;
 # embeddings and overrides; word joiner .. isolates; BOM / zero-width no-break space; lone surrogates
@@ -70,11 +72,15 @@ def visible_lines(value: object) -> str:
 
 def plain(value: object, style: str = "", *, lines: bool = False) -> Text:
     """A Rich `Text` of `value`, made visible, with no markup read: what every widget is given."""
+    from rich.text import Text
+
     return Text(visible_lines(value) if lines else visible(value), style=style)
 
 
 def styled(*parts) -> Text:
     """`Text` from pieces: a str or (str, style) is outside data made visible; a `Text` is taken as built."""
+    from rich.text import Text
+
     t = Text()
     for part in parts:
         if isinstance(part, Text):

@@ -501,7 +501,13 @@ class OpSpec:
     def _count_param_shapes(self, args: dict) -> Dim:
         total: Dim = 0
         for _name, shape in self.param_shapes(args):
-            total = D.add(total, D.prod(shape))
+            n = 1
+            for d in shape:  # sizes that are all ints (nearly every weight) are multiplied as ints
+                if type(d) is not int:
+                    n = D.prod(shape)
+                    break
+                n *= d
+            total = total + n if type(total) is int and type(n) is int else D.add(total, n)
         return total
 
     def arg_problems(self, given: dict) -> list[str]:

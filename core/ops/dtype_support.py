@@ -24,22 +24,27 @@ MODES = ("train", "eval")
 ALIASES = {"float": "float32", "long": "int64", "int": "int32", "int16": "int32", "int8": "int32"}
 
 
+# a dtype's first letter in a row (its train mode's; eval's is next), aliases included: asked for every node
+_COLUMN = {d: i * len(MODES) for i, d in enumerate(DTYPES)}
+_COLUMN.update((alias, _COLUMN[d]) for alias, d in ALIASES.items())
+
+
 def supported(op: str, dtype: str, mode: str) -> bool | None:
     """Whether the op's kernels take data of this dtype in this mode (None: not measured)."""
     row = SUPPORT.get(op)
-    dtype = ALIASES.get(dtype, dtype)
-    if row is None or dtype not in DTYPES:
+    at = _COLUMN.get(dtype)
+    if row is None or at is None:
         return None
-    return row[DTYPES.index(dtype) * len(MODES) + (1 if mode == "eval" else 0)] != "X"
+    return row[at + (1 if mode == "eval" else 0)] != "X"
 
 
 def promotes(op: str, dtype: str, mode: str) -> bool:
     """Whether torch gives float32 results for data of this (integer) dtype."""
     row = SUPPORT.get(op)
-    dtype = ALIASES.get(dtype, dtype)
-    if row is None or dtype not in DTYPES:
+    at = _COLUMN.get(dtype)
+    if row is None or at is None:
         return False
-    return row[DTYPES.index(dtype) * len(MODES) + (1 if mode == "eval" else 0)] == "f"
+    return row[at + (1 if mode == "eval" else 0)] == "f"
 
 
 # ops whose kernels run on the operands' promoted dtype (TensorIterator's type promotion): the row of
@@ -60,6 +65,8 @@ def data_dtype(op: str, dtypes: list, types: list | None = None) -> str | None:
     idx = DATA_OPERANDS.get(op)
     if not idx:
         return None
+    if len(idx) == 1:  # one data operand (most ops): its dtype, when the node gives it
+        return dtypes[idx[0]] if idx[0] < len(dtypes) else None
     # a node may give fewer data operands than the example (self-attention: one for query, key and value)
     idx = [i for i in idx if i < len(dtypes)]
     seen = {dtypes[i] for i in idx}

@@ -76,12 +76,12 @@ def _params_dtype(ctx: InferCtx, has_params: bool) -> bool:
 def _more_than_one(ctx: InferCtx, count, what: str, words: str | None = None) -> None:
     """Batch statistics need more than one value: blocked when the sizes (declared ones included)
     give exactly one."""
-    words = words or (f"{ctx.node.op} {ctx.node.id!r} normalises over one {what} with batch statistics (training "
-                      "mode, or no running statistics); torch raises 'Expected more than 1 value' — use a batch (or "
-                      "map) larger than 1, or eval mode with running statistics")
+    words = words or (lambda: f"{ctx.node.op} {ctx.node.id!r} normalises over one {what} with batch statistics "
+                              "(training mode, or no running statistics); torch raises 'Expected more than 1 value' "
+                              "— use a batch (or map) larger than 1, or eval mode with running statistics")
     if count is not None and not D.is_const(count):
         unnamed = [v for v in D.symbols_of(count) if v not in ctx.declared and ".size" in v]
-        least = D.substitute(count, {v: 1 for v in D.symbols_of(count)})
+        least = D.substitute(count, {v: 1 for v in D.symbols_of(count)}) if unnamed else None
         if unnamed and D.is_const(least) and least == 1:
             # a size nobody declared (a null size, a slice or piece length, which the run may make 1; a named
             # batch or sequence symbol is not warned about, item 6 of the known limits): stated

@@ -239,6 +239,8 @@ def _parse_source(path, entry, args, inputs, budget, state, package_roots=(), mo
     display = _display_fn(path)
     it = Interp(loader, display)
     it.training = None if mode is None else mode == "train"
+    if mod.outward or mod.side_imports:  # the entry's module is imported too: its effects run
+        it._imported_effects.append(mod)
     state["it"] = it
     it.start_budget(*budget)
     it.settled = []

@@ -122,6 +122,25 @@ _HASHING_METHODS = frozenset(("index", "count", "remove", "add", "discard", "get
 _SEQS = (tuple, list, set, frozenset)
 
 
+# what torch.nn.Module's class itself defines (`vars(nn.Module)`, torch 2.x): a later mixin never shadows it
+_MODULE_CLASS_ATTRS = frozenset((
+    "T_destination", "__call__", "__delattr__", "__dir__", "__getattr__", "__getstate__", "__init__", "__repr__",
+    "__setattr__", "__setstate__", "_apply", "_call_impl", "_compiled_call_impl", "_get_backward_hooks",
+    "_get_backward_pre_hooks", "_get_name", "_load_from_state_dict", "_maybe_warn_non_full_backward_hook",
+    "_named_members", "_register_load_state_dict_pre_hook", "_register_state_dict_hook",
+    "_replicate_for_data_parallel", "_save_to_state_dict", "_slow_forward", "_version", "_wrapped_call_impl",
+    "add_module", "apply", "bfloat16", "buffers", "call_super_init", "children", "compile", "cpu", "cuda",
+    "double", "dump_patches", "eval", "extra_repr", "float", "forward", "get_buffer", "get_extra_state",
+    "get_parameter", "get_submodule", "half", "ipu", "load_state_dict", "modules", "mtia", "named_buffers",
+    "named_children", "named_modules", "named_parameters", "parameters", "register_backward_hook",
+    "register_buffer", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
+    "register_full_backward_pre_hook", "register_load_state_dict_post_hook", "register_load_state_dict_pre_hook",
+    "register_module", "register_parameter", "register_state_dict_post_hook", "register_state_dict_pre_hook",
+    "requires_grad_", "set_extra_state", "set_submodule", "share_memory", "state_dict", "to", "to_empty", "train",
+    "type", "xpu", "zero_grad", "training", "_parameters", "_buffers", "_modules", "__dict__", "__class__",
+    "__module__", "__doc__", "__name__", "__qualname__"))
+
+
 def _file_method(f, name):
     """The reading methods of a text file of the package (stdlib's `open`)."""
     if name == "read":
@@ -237,6 +256,8 @@ class Interp:
         self.training = None  # what forward's `self.training` reads: None (unknown), or the mode parsed in
         self.fwd_modules = []  # module-instance stack during the forward walk
         self._mod_frames = {}
+        self._imported_effects = []  # modules loaded whose effects on imported registries are to run
+        self._flushing = False
         self._acache = {}
         self._memo = {}
         from .builtins import make_builtins
@@ -359,9 +380,72 @@ class Interp:
 
     def _safe_load(self, f):
         try:
-            return self.load(f)
+            fresh = os.path.abspath(f) not in self.loader.cache
+            mod = self.load(f)
+            if fresh and (mod.outward or mod.side_imports):
+                self._imported_effects.append(mod)
+            return mod
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError) as e:
             raise InterpError(f"cannot read {self.display(f)}: {type(e).__name__} {e}") from None
+
+    def flush_imported_effects(self):
+        """Run what loading a module would have run on names it imports: registrations into another
+        module's registry (`@MODELS.register_module()` on a class, `Act.add(...)`), and the relative
+        imports it makes only for their effects (`from . import backbones`).  Only effects whose target is
+        a registry of the source (an object, dict, list or set it built, or a function of its own that
+        writes into its module's names); decorators and calls of modelled libraries are never run."""
+        if self._flushing:  # a registry being built while its registrations are pending: after it
+            return
+        self._flushing = True
+        try:
+            self._flush_imported_effects()
+        finally:
+            self._flushing = False
+
+    def _flush_imported_effects(self):
+        while self._imported_effects:
+            mod = self._imported_effects.pop(0)
+            saved = self.loc
+            try:
+                for st in mod.side_imports:
+                    if id(st) in mod.done:
+                        continue
+                    mod.done.add(id(st))
+                    self.loc = (mod, st.lineno)
+                    f = self.loader.resolve(mod.path, st.module or "", st.level)
+                    try:
+                        target = self._safe_load(f) if f else None
+                        for a in st.names:
+                            if isinstance(target, SourceModule):
+                                sub = self.loader.submodule_file(target, a.name)
+                                if sub:
+                                    self._safe_load(sub)
+                    except InterpError:
+                        continue
+                for st, root, _ in mod.outward:
+                    if id(st) in mod.done or not self._is_registry(mod, root):
+                        continue
+                    self._exec_top(mod, st, None, self.module_frame(mod))
+            finally:
+                self.loc = saved
+
+    def _is_registry(self, mod, name):
+        nwarn = len(self.warnings)
+        try:
+            v = self.mod_lookup(mod, name)
+        except InterpError:
+            v = None
+        del self.warnings[nwarn:]
+        self._wseen = set(self.warnings)
+        if isinstance(v, (dict, list, set)) or (isinstance(v, InstanceVal) and v.kind != "module"):
+            return True
+        if isinstance(v, BoundMethod):
+            v = v.obj if isinstance(v.obj, InstanceVal) and v.obj.kind != "module" else None
+            return v is not None
+        if isinstance(v, FuncVal) and isinstance(v.module, SourceModule) and not v.is_lambda:
+            from .source import _written_globals
+            return bool(_written_globals(v.node) & set(v.module.defs))
+        return False
 
     def _import_target(self, mod, st):
         f = self.loader.resolve(mod.path, st.module or "", st.level)
@@ -694,8 +778,13 @@ class Interp:
         (`@Act.factory_function("swish")`, `@register("name")`): those decorators are called, innermost
         first, as importing the module does; the others are read as before (passed through)."""
         mod = fr.module
-        marks = mod.effect_decorators.get(id(st)) if isinstance(mod, SourceModule) and fr.vars is mod.values \
-            else None
+        at_top = isinstance(mod, SourceModule) and fr.vars is mod.values
+        marks = list(mod.effect_decorators.get(id(st), ())) if at_top else None
+        if at_top and mod.outward and id(st) in mod.effect_ids:
+            from .source import _root
+            for s_, _, idx in mod.outward:
+                if s_ is st:
+                    marks += [i for i in idx if self._is_registry(mod, _root(st.decorator_list[i]))]
         if not marks:
             return value
         for i in sorted(marks, reverse=True):
@@ -1265,12 +1354,20 @@ class Interp:
                 seq = seq[seq.index(start_after) + 1:]
             except ValueError:
                 seq = []
-        for c in seq:
+        for i, c in enumerate(seq):
             if isinstance(c, ClassVal):
                 v = self.class_own(c, name)
                 if v is not _MISSING:
                     return v, c
             elif isinstance(c, TorchClass):
+                if c.name == "Module" and name not in _MODULE_CLASS_ATTRS:
+                    # a plain mixin after nn.Module in the MRO (`class Encoder(ResNet, EncoderMixin)`):
+                    # torch's Module does not define the name, so Python finds it in the mixin
+                    for m in seq[i + 1:]:
+                        if isinstance(m, ClassVal):
+                            v = self.class_own(m, name)
+                            if v is not _MISSING:
+                                return v, m
                 return _MISSING, c
         return _MISSING, None
 
@@ -1318,6 +1415,8 @@ class Interp:
     def call_func(self, fn, args, kwargs):
         if fn.name in _TELEMETRY:
             return None
+        if self._imported_effects:  # by the time a function runs, the imports before it have run
+            self.flush_imported_effects()
         self.charge()
         self.depth += 1
         saved = self.loc

@@ -16,9 +16,10 @@ import os
 import site
 import sys
 
-# libraries whose call surface the parser models: their own source is never read
+# libraries whose call surface the parser models: their own source is never read (torchvision is not
+# one: its models are plain Python, read from source where it is installed)
 MODELLED = frozenset({
-    "torch", "torchvision", "torchaudio", "functorch", "numpy", "einops", "pytorch_lightning", "lightning",
+    "torch", "torchaudio", "functorch", "numpy", "einops", "pytorch_lightning", "lightning",
     "typing_extensions", "scipy", "triton",
 })
 

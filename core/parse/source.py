@@ -31,6 +31,11 @@ class SourceModule:
         self.effects = {}
         self.effect_ids = set()  # id() of every such statement: each runs once
         self.effect_decorators = {}  # id(def) -> indices of its decorators that register it
+        # effects on a name the module imports (`@MODELS.register_module()` with MODELS from a registry
+        # module, `register_block('x', X)`): (statement, that name, decorator indices); run when the
+        # module is loaded, as importing it would (Interp.flush_imported_effects)
+        self.outward = []
+        self.side_imports = []  # import statements whose names the module never reads: imported to run
         self.done = set()
         self.evaluating = set()
         self.is_package = os.path.basename(path) == "__init__.py"
@@ -43,13 +48,17 @@ class SourceModule:
             self.effects = {k: list(v) for k, v in cached[3].items()}
             self.effect_ids = {id(st) for v in self.effects.values() for st in v}
             self.effect_decorators = dict(cached[4])
+            self.outward = list(cached[5])
+            self.side_imports = list(cached[6])
+            self.effect_ids |= {id(st) for st, _, _ in self.outward}
             return
         self._pending = []
         for st in tree.body:
             self._collect(st)
         self._collect_effects()
         _DEFS_CACHE[id(tree)] = (tree, {k: list(v) for k, v in self.defs.items()}, list(self.star),
-                                 {k: list(v) for k, v in self.effects.items()}, dict(self.effect_decorators))
+                                 {k: list(v) for k, v in self.effects.items()}, dict(self.effect_decorators),
+                                 list(self.outward), list(self.side_imports))
 
     def __repr__(self):
         return f"<module {self.path}>"
@@ -114,6 +123,7 @@ class SourceModule:
     def _collect_effects(self):
         own = {n for n, sts in self.defs.items()
                if any(not isinstance(st, (ast.Import, ast.ImportFrom)) for st in sts)}
+        imported = {n for n in self.defs if n not in own}
         writes = {}  # module function -> module-level names its body changes
         for st in self._pending:
             if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -125,6 +135,10 @@ class SourceModule:
             else:
                 roots = [_root(st.target)]
             names = set()
+            outward = [i for i, r in enumerate(roots) if r in imported]
+            if outward:
+                self.outward.append((st, roots[outward[0]], outward))
+                self.effect_ids.add(id(st))
             for i, r in enumerate(roots):
                 if r is None or r not in own:
                     continue
@@ -144,6 +158,13 @@ class SourceModule:
                 self.effects.setdefault(n, []).append(st)
                 self.effect_ids.add(id(st))
         del self._pending
+        if not self.is_package and self.outward is not None:
+            used = {n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            used |= {_root(n) for n in ast.walk(self.tree) if isinstance(n, ast.Attribute)}
+            for st in self.tree.body:
+                if isinstance(st, ast.ImportFrom) and st.level and all(
+                        a.name != "*" and (a.asname or a.name) not in used for a in st.names):
+                    self.side_imports.append(st)
 
 
 def _root(node):

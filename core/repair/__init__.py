@@ -21,7 +21,9 @@ from dataclasses import dataclass, field
 
 from ..graph import Design
 from .edits import apply_edit, apply_edits, describe
-from .search import DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_LIMIT_S, SearchResult, search
+from .search import DEFAULT_MAX_CANDIDATES, DEFAULT_TIME_LIMIT_S, SearchResult, solutions
+
+PROVE_TRIES = 3  # repairs `prove` runs in torch before it answers that none ran
 
 
 @dataclass
@@ -48,6 +50,8 @@ class Repair:
     seconds: float = 0.0
     stopped: str | None = None
     run: dict | None = None
+    runs_tried: int = 0  # repairs run in torch by `prove` (more than one when torch refused the first)
+    _more: object = None  # the search, to go on from when torch refuses a repair
 
     @property
     def design(self) -> dict | None:
@@ -67,17 +71,40 @@ class Repair:
     def edits(self) -> list:
         return [e for r in self.repairs if r.design is not None for e in r.edits]
 
-    def prove(self, run) -> bool | None:
-        """Run the repaired design in torch with `run(design_dict) -> RunResult` (status "ok" is a run);
-        sets `ran` on the repair whose design is the whole repair. Designs that still block are not run."""
+    def prove(self, run, tries: int = PROVE_TRIES) -> bool | None:
+        """Run the repaired design in torch with `run(design_dict) -> RunResult` (status "ok" is a run) and
+        set `ran` on the repair whose design is the whole repair (earlier ones still block: not run).
+        When torch refuses it (the verifier passed a design torch does not run), the next repair in cost
+        order is searched and run, up to `tries` in all; the answer is the first that ran, else the first."""
         if not self.found or not self.repairs:
             return None
-        last = self.repairs[-1]
-        result = run(last.design)
-        last.ran = result.status == "ok"
-        last.run = result.to_answer() if hasattr(result, "to_answer") else None
-        self.run = last.run
-        return last.ran
+        first = None
+        for attempt in range(tries):
+            last = self.repairs[-1]
+            result = run(last.design)
+            last.ran = result.status == "ok"
+            last.run = result.to_answer() if hasattr(result, "to_answer") else {"status": result.status}
+            self.run = last.run
+            self.runs_tried = attempt + 1
+            if last.ran:
+                return True
+            first = first or (list(self.repairs), self.run)
+            nxt = next(self._more, None) if self._more is not None else None
+            if nxt is None or not nxt.solved:
+                break
+            self._take(nxt)
+        self.repairs, self.run = first
+        self.found = True
+        return False
+
+    def _take(self, res: SearchResult) -> None:
+        self.found = res.solved
+        self.tried += res.tried
+        self.seconds += res.seconds
+        self.stopped = res.stopped
+        self.repairs = [RepairStep(st.finding.to_dict(), st.edits, st.d, st.report.verdict) for st in res.steps]
+        if not res.solved and res.stuck_on is not None:
+            self.repairs.append(RepairStep(res.stuck_on.to_dict(), [], None, "block"))
 
     def to_dict(self) -> dict:
         return {"design": self.design, "verdict": self.verdict, "ran": self.ran,
@@ -88,12 +115,10 @@ def repair_design(design: dict | Design, *, time_limit_s: float = DEFAULT_TIME_L
                   max_candidates: int = DEFAULT_MAX_CANDIDATES) -> Repair:
     """The cheapest verified repair of `design` (a dict or a Design), within the limits."""
     d = design.to_dict() if isinstance(design, Design) else design
-    res: SearchResult = search(d, time_limit_s=time_limit_s, max_candidates=max_candidates)
-    rep = Repair(d, res.original, found=res.solved, tried=res.tried, seconds=res.seconds, stopped=res.stopped)
-    for st in res.steps:
-        rep.repairs.append(RepairStep(st.finding.to_dict(), st.edits, st.d, st.report.verdict))
-    if not res.solved and res.stuck_on is not None:
-        rep.repairs.append(RepairStep(res.stuck_on.to_dict(), [], None, "block"))
+    more = solutions(d, time_limit_s=time_limit_s, max_candidates=max_candidates)
+    res: SearchResult = next(more)
+    rep = Repair(d, res.original, _more=more)
+    rep._take(res)
     return rep
 
 

@@ -23,10 +23,11 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
+from .. import checks  # noqa: F401  (every rule is declared once its module is imported)
 from .. import dims as D
-from ..checks import CATALOGUE
 from ..graph import parse_ref
 from ..ops import OP_TABLE
+from ..rule import RULES
 
 MAX_PER_ARG = 14
 MAX_TARGETS = 4
@@ -306,7 +307,7 @@ _WORD = re.compile(r"[A-Za-z_]+")
 
 
 def fix_words(rule: str) -> set:
-    spec = CATALOGUE.get(rule)
+    spec = RULES.get(rule)
     text = f"{spec.fix} {spec.title}" if spec is not None else ""
     return {w.lower() for w in _WORD.findall(text)}
 
@@ -357,12 +358,17 @@ def _own_args(a: Around, node: dict, words: set) -> list:
     args = node.get("args") or {}
     for k in args:
         if k not in spec.arg_names:
+            # a misspelt argument (in_channel, kernel, num_head): the value kept under the name the op takes
+            for name in difflib.get_close_matches(k, sorted(spec.arg_names - set(args)), n=2, cutoff=0.6):
+                out.append(Candidate(1, [{"edit": "set-arg", "node": node["id"], "arg": k, "from": args[k]},
+                                         _set_arg(node, name, args[k])], f"{k} read as {name}"))
             out.append(Candidate(1, [{"edit": "set-arg", "node": node["id"], "arg": k, "from": args[k]}],
                                  f"drop {k}, which {node['op']} does not take"))
     order = sorted(spec.args, key=lambda g: not _mentioned(g.name, words))
     per_arg = {}
     for g in order:
         if isinstance(args.get(g.name), dict) or _form(g.kind)[0] == "nested":
+            out += _nested_args(a, node, g, words)
             continue
         vals = _arg_values(a, node, g)
         per_arg[g.name] = vals
@@ -378,6 +384,24 @@ def _own_args(a: Around, node: dict, words: set) -> list:
                     if type(v) is int and type(w) is int:
                         out.append(Candidate(2, [_set_arg(node, g.name, v), _set_arg(node, h.name, w)],
                                              f"{g.name} = {v}, {h.name} = {w}"))
+    return out
+
+
+def _nested_args(a: Around, node: dict, g, words: set) -> list:
+    """An argument that holds another layer's arguments (TransformerEncoder's encoder_layer): one of
+    those, changed as it would be on that layer (with this node's operands)."""
+    form = _form(g.kind)
+    inner = (node.get("args") or {}).get(g.name)
+    if form[0] != "nested" or not isinstance(inner, dict):
+        return []
+    probe = {"id": node["id"], "op": node["op"], "args": inner, "in": node.get("in", [])}
+    out = []
+    for h in sorted(form[1], key=lambda h: not _mentioned(h.name, words)):
+        if _form(h.kind)[0] == "nested":
+            continue
+        for v in _arg_values(a, probe, h):
+            e = {"edit": "set-arg", "node": node["id"], "arg": g.name, "from": inner, "to": {**inner, h.name: v}}
+            out.append(Candidate(1, [e], f"{g.name}.{h.name} = {v!r}"))
     return out
 
 
@@ -461,6 +485,10 @@ def _operand_count(a: Around, node: dict) -> list:
     if hi is not None and len(ins) > hi:
         out.append(Candidate(1, [{"edit": "set-in", "node": node["id"], "from": ins, "to": ins[:hi]}],
                              f"keep the first {hi} operands"))
+    for i in reversed(range(max(lo, 1), min(len(ins), hi) if hi is not None else 0)):
+        # an optional operand (a mask, an initial state) that does not fit: the op without it
+        out.append(Candidate(1, [{"edit": "set-in", "node": node["id"], "from": ins, "to": ins[:i]}],
+                             f"drop operands {i}.."))
     if len(ins) < lo and ins:
         out.append(Candidate(1, [{"edit": "set-in", "node": node["id"], "from": ins,
                                   "to": ins + [ins[0]] * (lo - len(ins))}], "repeat the first operand"))

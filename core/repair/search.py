@@ -8,8 +8,8 @@ tried before a dearer one. A candidate is kept when
 
 - the finding is gone, and
 - every other finding is no worse: no block appears on a node outside the finding's nodes and what
-  they feed (what they feed was hidden behind the fault and is only now seen), and no warn becomes a
-  block.
+  they feed (what they feed was hidden behind the fault and is only now seen), no warn becomes a
+  block, and no new warn that a crash can hide behind (shape, dtype) appears outside them either.
 
 The first state popped with no block is the repair. The search is bounded by a number of candidates
 verified and a time; past either it stops and answers what it has (possibly no repair).
@@ -24,12 +24,16 @@ import time
 from dataclasses import dataclass, field
 
 from ..graph import Design, DesignError, parse_ref
+from ..rule import RULES
 from ..verify import verify_graph
 from .candidates import Around, Candidate, candidates
 from .edits import apply_edits
 
 DEFAULT_TIME_LIMIT_S = 20.0
 DEFAULT_MAX_CANDIDATES = 3000
+# warns of these categories say the design may still crash at some size (a condition on a symbol, a size
+# or a position the verifier cannot follow); the others (efficiency, numerics) say it runs
+MAY_CRASH = ("shape", "dtype")
 
 
 @dataclass
@@ -106,19 +110,35 @@ def _downstream(d: dict, start) -> set:
 
 def no_worse(before, after, target, d_before: dict, d_after: dict, created: set) -> bool:
     """`after` lost `target` and made no other finding worse (see the module's words)."""
+    return risk(before, after, target, d_before, d_after, created) is not None
+
+
+def risk(before, after, target, d_before: dict, d_after: dict, created: set) -> float | None:
+    """None when `after` still has `target` or made another finding worse; else a penalty below one
+    cost step: half a step per new shape or dtype warn (a size the verifier cannot follow, a condition
+    on a symbol) on a node the fault was hiding. Such a warn anywhere else makes it worse: a crash
+    can hide behind it, and the repair is meant to run."""
     keys_after = {f.key for f in after.findings}
     if target.key in keys_after:
-        return False
+        return None
     old = {f.key: f.severity for f in before.findings}
     hidden = (_downstream(d_before, target.nodes) | _downstream(d_after, target.nodes)) - created
+    penalty = 0.0
     for f in after.findings:
-        if f.severity != "block" or old.get(f.key) == "block":
+        if f.severity != "block":
+            spec = RULES.get(f.rule)
+            if f.key not in old and spec is not None and spec.category in MAY_CRASH:
+                if not f.nodes or not set(f.nodes) <= hidden:
+                    return None
+                penalty += 0.5
+            continue
+        if old.get(f.key) == "block":
             continue
         if f.key in old:
-            return False  # a warn became a block
+            return None  # a warn became a block
         if not f.nodes or not set(f.nodes) <= hidden:
-            return False
-    return True
+            return None
+    return penalty
 
 
 def _canon(d: dict) -> str:
@@ -127,13 +147,23 @@ def _canon(d: dict) -> str:
 
 def search(d0: dict, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
            max_candidates: int = DEFAULT_MAX_CANDIDATES) -> SearchResult:
+    """The cheapest repair (or, past a limit or with none, the best partial path)."""
+    return next(solutions(d0, time_limit_s=time_limit_s, max_candidates=max_candidates))
+
+
+def solutions(d0: dict, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
+              max_candidates: int = DEFAULT_MAX_CANDIDATES):
+    """Repairs in the order of their cost, each a SearchResult: the search goes on from where it was when
+    the next one is asked for (with fresh limits), so a repair torch refuses can give way to the next.
+    The last one yielded is unsolved (nothing more within the limits)."""
     t0 = time.monotonic()
     report0 = _verify(d0)
     if report0 is None:
         raise DesignError("the design cannot be verified")
     start = State(d0, report0, 0)
     if not start.blocks:
-        return SearchResult(report0, [], True, None, 0, 0.0)
+        yield SearchResult(report0, [], True, None, 0, 0.0)
+        return
     seq = itertools.count()
     heap: list = []
     seen = {_canon(d0)}
@@ -141,6 +171,7 @@ def search(d0: dict, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
     best = start  # the state with the fewest blocks (then the cheapest): the answer when nothing solves it
     stopped = None
     tiers: dict[int, dict] = {}  # id(state) -> {cost: [candidates]}
+    solved = 0
 
     def push_state(s: State) -> None:
         heapq.heappush(heap, (s.cost + len(s.blocks), _warns(s), next(seq), "state", s, 0))
@@ -156,7 +187,9 @@ def search(d0: dict, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
         _, _, _, what, s, cost = heapq.heappop(heap)
         if what == "state":
             if not s.blocks:
-                return SearchResult(report0, s.steps, True, None, tried, time.monotonic() - t0)
+                yield SearchResult(report0, s.steps, True, None, tried, time.monotonic() - t0)
+                t0, tried, solved = time.monotonic(), 0, solved + 1
+                continue
             target = _first_block(s.d, s.report)
             groups: dict[int, list] = {}
             for c in candidates(Around.of(s.d, s.report), target):
@@ -185,19 +218,21 @@ def search(d0: dict, *, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
             if r1 is None:
                 continue
             created = {e["node"]["id"] for e in c.edits if e["edit"] == "insert"}
-            if not no_worse(s.report, r1, target, s.d, d1, created):
+            penalty = risk(s.report, r1, target, s.d, d1, created)
+            if penalty is None:
                 continue
-            child = State(d1, r1, s.cost + c.cost + c.nudge, s.steps + [Step(target, c.edits, d1, r1)])
+            child = State(d1, r1, s.cost + c.cost + c.nudge + penalty, s.steps + [Step(target, c.edits, d1, r1)])
             if (len(child.blocks), child.cost) < (len(best.blocks), best.cost):
                 best = child
             push_state(child)
         nxt = [k for k in costs if k > cost]
         if nxt:
             heapq.heappush(heap, (s.cost + nxt[0] + len(s.blocks) - 1, _warns(s), next(seq), "expand", s, nxt[0]))
-    if not best.blocks:  # a limit stopped the search after it had verified a repair, before it took it
-        return SearchResult(report0, best.steps, True, None, tried, time.monotonic() - t0, stopped)
+    if not best.blocks and not solved:  # a limit stopped the search after it verified a repair, before it took it
+        yield SearchResult(report0, best.steps, True, None, tried, time.monotonic() - t0, stopped)
+        return
     stuck = _first_block(best.d, best.report)
-    return SearchResult(report0, best.steps, False, stuck, tried, time.monotonic() - t0, stopped)
+    yield SearchResult(report0, best.steps, False, stuck, tried, time.monotonic() - t0, stopped)
 
 
 def _warns(s: State) -> int:
@@ -211,4 +246,5 @@ def _apply(d: dict, c: Candidate) -> dict | None:
         return None
 
 
-__all__ = ["DEFAULT_MAX_CANDIDATES", "DEFAULT_TIME_LIMIT_S", "SearchResult", "Step", "no_worse", "search"]
+__all__ = ["DEFAULT_MAX_CANDIDATES", "DEFAULT_TIME_LIMIT_S", "SearchResult", "Step", "no_worse", "search",
+           "solutions"]

@@ -52,7 +52,8 @@ def test_manifest_records_source_commit_and_licence():
 
 @pytest.fixture(scope="module")
 def results():
-    return {e["id"]: parse_real.measure(e) for e in ENTRIES if not e.get("package") or _fetched(e["package"])}
+    return {e["id"]: parse_real.measure(e) for e in ENTRIES
+            if not e.get("package") or all(_fetched(p) for p in [e["package"], *e.get("package_with", [])])}
 
 
 def test_no_entry_crashes_and_refusals_are_one_line(results):

@@ -313,3 +313,70 @@ def test_the_cost_is_quoted_per_sample_at_the_given_batch(tmp_path):
         flops.append(verify_graph(Design.from_dict(r.design)).cost["flops_per_sample"])
     assert flops[0] == flops[1] == flops[2] > 0
     assert torch.__version__  # the real torch of the truth runs is the one installed
+
+
+CROSS_MODULE = {
+    "mmx/__init__.py": "",
+    "mmx/registry.py": (
+        "class Registry:\n"
+        "    def __init__(self, name):\n"
+        "        self.name = name\n"
+        "        self._modules = {}\n"
+        "    def register_module(self, name=None):\n"
+        "        def deco(cls):\n"
+        "            self._modules[name or cls.__name__] = cls\n"
+        "            return cls\n"
+        "        return deco\n"
+        "    def build(self, cfg):\n"
+        "        cfg = dict(cfg)\n"
+        "        return self._modules[cfg.pop('type')](**cfg)\n"
+        "MODELS = Registry('models')\n"),
+    "mmx/models/__init__.py": "",
+    "mmx/models/backbones.py": (
+        "import os\n"
+        "import torch.nn as nn\n"
+        "from ..registry import MODELS\n"
+        "@MODELS.register_module()\n"
+        "class TinyNet(nn.Module):\n"
+        "    def __init__(self, width=8):\n"
+        "        super().__init__()\n"
+        "        self.conv = nn.Conv2d(3, width, 3)\n"
+        "    def forward(self, x):\n"
+        "        return self.conv(x)\n"
+        "os.system('touch MARKER')\n"),
+    "mmx/models/heads.py": (
+        "import torch.nn as nn\n"
+        "from ..registry import MODELS\n"
+        "@MODELS.register_module(name='Head')\n"
+        "class LinearHead(nn.Module):\n"
+        "    def __init__(self, cin, n):\n"
+        "        super().__init__()\n"
+        "        self.fc = nn.Linear(cin, n)\n"
+        "    def forward(self, x):\n"
+        "        return self.fc(x.mean((2, 3)))\n"),
+    "mmx/models/classifier.py": (
+        "import torch.nn as nn\n"
+        "from ..registry import MODELS\n"
+        "from . import backbones, heads  # noqa: F401  (registers them)\n"
+        "class Classifier(nn.Module):\n"
+        "    def __init__(self, width=8):\n"
+        "        super().__init__()\n"
+        "        self.backbone = MODELS.build(dict(type='TinyNet', width=width))\n"
+        "        self.head = MODELS.build(dict(type='Head', cin=width, n=5))\n"
+        "    def forward(self, x):\n"
+        "        return self.head(self.backbone(x))\n"),
+}
+
+
+def test_registrations_in_other_modules_follow_their_imports(tmp_path):
+    """A registry of one module filled by `@MODELS.register_module()` in the modules another imports
+    only for that (`from . import backbones, heads`): their registrations run, in import order, as the
+    import would run them; nothing else of their bodies does (the os.system call writes no file)."""
+    marker = tmp_path / "MARKER"
+    files = {k: v.replace("MARKER", str(marker)) for k, v in CROSS_MODULE.items()}
+    _write(tmp_path, files)
+    _, rep, got = _parsed(tmp_path / "mmx" / "models" / "classifier.py", "Classifier", {"width": 6},
+                          (2, 3, 16, 16))
+    assert not marker.exists()
+    marker.unlink(missing_ok=True)
+    assert got == _real(tmp_path, "mmx.models.classifier", "Classifier", {"width": 6}, (2, 3, 16, 16))

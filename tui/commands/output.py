@@ -14,9 +14,7 @@ JSON output needs neither: `json.dumps` escapes every control character.
 from __future__ import annotations
 
 import sys
-
-from rich.console import Console
-from rich.segment import Segment
+from functools import cache
 
 from ..sanitise import visible_lines
 
@@ -26,19 +24,33 @@ def say(*values, sep: str = " ", end: str = "\n", file=None, flush: bool = False
           flush=flush)
 
 
-class SafeConsole(Console):
-    """A Console whose written text is always visible plain text (see the module's docstring)."""
+@cache
+def _safe_console_class():
+    # made on first use: rich was a fifth of `verify --json`'s start-up, which prints no Rich text
+    from rich.console import Console
+    from rich.segment import Segment
 
-    def __init__(self, **kwargs) -> None:
-        kwargs.setdefault("markup", False)
-        kwargs.setdefault("highlight", False)
-        kwargs.setdefault("emoji", False)
-        super().__init__(**kwargs)
+    class SafeConsole(Console):
+        """A Console whose written text is always visible plain text (see the module's docstring)."""
 
-    def _render_buffer(self, buffer) -> str:
-        return super()._render_buffer(
-            seg if seg.control else Segment(visible_lines(seg.text), seg.style, seg.control) for seg in buffer)
+        def __init__(self, **kwargs) -> None:
+            kwargs.setdefault("markup", False)
+            kwargs.setdefault("highlight", False)
+            kwargs.setdefault("emoji", False)
+            super().__init__(**kwargs)
+
+        def _render_buffer(self, buffer) -> str:
+            return super()._render_buffer(
+                seg if seg.control else Segment(visible_lines(seg.text), seg.style, seg.control) for seg in buffer)
+
+    return SafeConsole
 
 
-def console(stderr: bool = False, **kwargs) -> SafeConsole:
-    return SafeConsole(stderr=stderr, **kwargs)
+def __getattr__(name: str):
+    if name == "SafeConsole":
+        return _safe_console_class()
+    raise AttributeError(name)
+
+
+def console(stderr: bool = False, **kwargs):
+    return _safe_console_class()(stderr=stderr, **kwargs)

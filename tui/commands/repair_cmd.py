@@ -34,6 +34,8 @@ def register(sub) -> None:
                    help="candidate designs the search may verify (default 3000)")
     p.add_argument("--run-time-limit", type=positive_float, default=120.0, metavar="S",
                    help="wall-time limit of the --run child in seconds (default 120)")
+    p.add_argument("--run-tries", type=positive_int, default=3, metavar="N",
+                   help="when torch refuses the repair, run the next one in cost order, up to N in all (default 3)")
     p.add_argument("--memory-limit", type=positive_int, default=None, metavar="MB",
                    help="memory limit of the --run child (default: the runs' default)")
     p.add_argument("--json", action="store_true", help="print the JSON answer (README)")
@@ -62,7 +64,7 @@ def run(args) -> int:
         return fail("repair", args.file, exc)
     rep = repair_design(design, time_limit_s=args.time_limit, max_candidates=args.max_candidates)
     if args.run:
-        rep.prove(forward_runner(args.device, args.run_time_limit, args.memory_limit))
+        rep.prove(forward_runner(args.device, args.run_time_limit, args.memory_limit), tries=args.run_tries)
     if args.json:
         say(json.dumps(rep.to_dict(), indent=2, allow_nan=False))
         return 0

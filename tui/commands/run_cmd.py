@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import sys
-from datetime import timedelta
 from pathlib import Path
 
 from .argtypes import positive_float, positive_int
@@ -173,6 +172,8 @@ def persist_result(db, spec, result, *, design_id: str | None = None,
                 design_id = None
         if design_id is None:
             design_id = f"file:{tags.get('source') or (spec.design or {}).get('name') or '?'}"
+    from datetime import timedelta  # here: every command's start-up imports this module to register it
+
     ended = utcnow()
     stored_spec = {k: v for k, v in spec.to_dict().items() if k != "design"}
     return record_run(

@@ -8,6 +8,14 @@ under the curator's name, and undo reverts the curator's own latest step.
 Suggestions are never applied on their own: Enter on one asks, and only a
 confirmation applies it. Every proposition shows its pack rank or why it is
 out of the pack; the export asks for a file and says where it wrote.
+
+Evidence a curator can judge: each evidence row and each use shows the
+question's three recipes (the fields that differ), mean ± std over seeds
+per candidate, the winner, the gap, the dataset and the candidate pool; the
+detail shows the training record beside the held-out and imported ones,
+counted per independent unit (pool × dataset) with the raw count beside,
+the uses (helpful / harmful / neutral) and any conflict. `C` runs a cycle
+of the loop (`kb cycle`) in the `kb-write` worker.
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ class KnowledgeBaseScreen(Screen):
         Binding("n", "add", "New", id="kb_add", show=False),
         Binding("d", "distinct", "Distinct", id="kb_distinct", show=False),
         Binding("ctrl+z,z", "kb_undo", "Undo (KB)", id="kb_undo"),
+        Binding("C", "cycle", "Cycle", id="kb_cycle", show=False),
         Binding("s", "toggle_status", "Live/all", id="kb_show_all", show=False),
         Binding("E", "export", "Export pack", id="kb_export", show=False),
         Binding("f5", "reload", "Refresh", id="kb_refresh", show=False),
@@ -60,6 +69,8 @@ class KnowledgeBaseScreen(Screen):
         "kb_add": "Add a proposition (text, scope, claim)",
         "kb_distinct": "Mark the highlighted proposition and another as distinct (not duplicates)",
         "kb_undo": "Undo the last knowledge-base operation",
+        "kb_cycle": "Run a cycle of the loop: the solver answers the next questions with the pack, each invoked "
+                    "proposition gets a use from the outcome, proposals enter as proposed",
         "kb_show_all": "Show live propositions, or all of them",
         "kb_export": "Export the 20-cap pack to a file (asks where; recorded)",
         "kb_refresh": "Read the knowledge base again",
@@ -92,9 +103,12 @@ class KnowledgeBaseScreen(Screen):
                 yield DataTable(id="kb-props", cursor_type="row", zebra_stripes=True)
             with Vertical(id="kb-right"):
                 yield Static(id="kb-detail")
+                yield Static(id="kb-records")
                 with TabbedContent(id="kb-tabs"):
                     with TabPane("Evidence", id="kb-tab-evidence"):
                         yield DataTable(id="kb-evidence", cursor_type="row", zebra_stripes=True)
+                    with TabPane("Uses", id="kb-tab-uses"):
+                        yield DataTable(id="kb-uses", cursor_type="row", zebra_stripes=True)
                     with TabPane("Suggestions", id="kb-tab-suggestions"):
                         yield OptionList(id="kb-suggestions")
                     with TabPane("Pack", id="kb-tab-pack"):
@@ -111,7 +125,9 @@ class KnowledgeBaseScreen(Screen):
         table = self.query_one("#kb-props", DataTable)
         table.add_columns("id", "status", "pin", "sup", "con", "≥95%", "pack", "proposition")
         ev = self.query_one("#kb-evidence", DataTable)
-        ev.add_columns("question", "verdict", "family", "category", "reason")
+        ev.add_columns("question", "verdict", "dataset", "pool", "gap", "A", "B", "C")
+        self.query_one("#kb-uses", DataTable).add_columns("cycle", "question", "use", "answer", "outcome", "A",
+                                                          "B", "C")
         pack = self.query_one("#kb-pack", DataTable)
         pack.add_columns("#", "id", "≥95%", "why", "proposition")
         table.focus()
@@ -269,9 +285,18 @@ class KnowledgeBaseScreen(Screen):
         table.clear()
         style = {"support": "green", "contradict": "red", "inapplicable": "dim"}
         for e in message.evidence[:500]:
-            table.add_row(plain(e.get("question_id", "")),
+            table.add_row(plain(e.get("question", "")),
                           Text(visible(e.get("verdict", "")), style=style.get(e.get("verdict"), "")),
-                          plain(e.get("family") or ""), plain(e.get("category") or ""), plain(e.get("reason") or ""))
+                          *_question_cells(e))
+        uses = self.query_one("#kb-uses", DataTable)
+        uses.clear()
+        effect_style = {"helpful": "green", "harmful": "red", "neutral": "dim"}
+        for u in message.judge.get("uses", [])[:500]:
+            uses.add_row(f"#{u['cycle']}", plain(u["question"]),
+                         Text(visible(u["effect"]), style=effect_style.get(u["effect"], "")),
+                         plain(u.get("answer") or "—"), plain(f"{u.get('outcome') or '—'} ({u['outcome_from']})"),
+                         *_question_cells(u)[3:])
+        self.query_one("#kb-records", Static).update(_records_text(message.judge))
 
     # ---- operations -------------------------------------------------------------------
     def _run(self, op: str, *args, select: int | None = None, **kwargs) -> None:
@@ -292,6 +317,11 @@ class KnowledgeBaseScreen(Screen):
                 "accept": "accepted", "edit": "edited", "add": "added", "mark_distinct": "marked distinct",
                 "undo": "undone", "export_pack": "pack exported", "seed_kb": "knowledge base seeded"}.get(
             message.op, message.op)
+        if message.op == "cycle" and isinstance(result, dict):
+            s = result["summary"]
+            text = (f"cycle #{result['cycle']}: {s['correct']}/{s['with_outcome']} right; uses {s['uses']['helpful']} "
+                    f"helpful, {s['uses']['harmful']} harmful, {s['uses']['neutral']} neutral; "
+                    f"{len(result['proposed'])} proposed")
         if message.op == "merge" and isinstance(result, int):
             text = f"merged into {_label(result)}"
         elif message.op == "undo" and isinstance(result, dict):
@@ -395,6 +425,21 @@ class KnowledgeBaseScreen(Screen):
 
         self.app.push_screen(PropositionFormScreen(), done)
 
+    def action_cycle(self) -> None:
+        def start(text: str) -> None:
+            try:
+                n = int(text)
+            except ValueError:
+                n = 0
+            if n <= 0:
+                self.notify(f"not a number of questions: {visible(text)}", severity="warning")
+                return
+            self.notify(f"cycle: answering {n} questions of the stream…", timeout=3)
+            self._run("cycle", questions=n)
+
+        self._prompt("Cycle: how many questions of the stream? (the solver answers with the pack; each "
+                     "invoked proposition gets a use; proposals enter as proposed)", "e.g. 10", "10", start)
+
     def action_kb_undo(self) -> None:
         self._run("undo")
 
@@ -468,3 +513,51 @@ class KnowledgeBaseScreen(Screen):
             self.query_one("#kb-props", DataTable).focus()
             return
         self.dismiss()
+
+
+def _num(x) -> str:
+    return "—" if x is None else f"{x:.3g}"
+
+
+def _question_cells(e: dict) -> list:
+    """dataset, pool, gap, then per candidate: mean ± std and the recipe fields that differ (* the winner)."""
+    from archcurator.core.kb.evidence import recipe_text
+
+    if "candidates" not in e:
+        return [plain(e.get("family") or ""), "", "", "", "", ""]
+    cells = [plain(e["dataset"]["id"]), plain(e.get("pool") or ""), Text(_num(e.get("gap")), justify="right")]
+    for c in e["candidates"][:3]:
+        m, sd = e["means"].get(c["letter"]), e["stds"].get(c["letter"])
+        win = c["letter"] == e.get("winner")
+        t = Text("*" if win else " ", style="bold green")
+        t.append(f"{_num(m)}±{_num(sd)} ", style="bold" if win else "")
+        t.append(visible(recipe_text(c, e.get("differs"))), style="dim")
+        cells.append(t)
+    while len(cells) < 6:
+        cells.append("")
+    return cells
+
+
+def _records_text(judge: dict) -> Text:
+    """The training record beside the held-out and imported ones (per unit, raw beside), the uses,
+    the conflicts."""
+    t = Text()
+    recs = judge.get("records") or {}
+    for name in ("train", "heldout", "imported"):
+        r = recs.get(name)
+        if not r:
+            continue
+        t.append(f"{name:<9}", style="dim")
+        t.append(f"{r['units_support']} for · {r['units_contradict']} against of {r['units']} units (pool × dataset)")
+        t.append(f" · raw {r['support']}–{r['contradict']}\n", style="dim")
+    u = judge.get("use_counts")
+    if u:
+        t.append("uses     ", style="dim")
+        t.append(f"{u['helpful']} helpful", style="green")
+        t.append(" · ")
+        t.append(f"{u['harmful']} harmful", style="red")
+        t.append(f" · {u['neutral']} neutral\n")
+    for c in judge.get("conflicts") or []:
+        t.append("conflict ", style="bold red")
+        t.append(visible(c["text"]) + "\n")
+    return t

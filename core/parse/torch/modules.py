@@ -322,7 +322,25 @@ def module_setattr(it, inst, name, value):
     if name in inst.params and isinstance(value, TensorVal):
         inst.params[name] = value
         return
+    if inst.op and isinstance(inst.args, dict) and not isinstance(value, (TensorVal, Unknown)) and \
+            name in (optable.arg_names(inst.op) or ()):
+        _set_leaf_arg(inst, name, value)
     inst.attrs[name] = value
+
+
+def _set_leaf_arg(inst, name, value):
+    """`conv.stride = (1, 1)`, `conv.dilation = (2, 2)`, `conv.in_channels = 1` set on a built layer
+    (a backbone made dilated, a first conv patched for other inputs): its forward computes with them,
+    so the op's arguments change, and its own learned tensors take the shapes they give."""
+    value = _arg_value(value)
+    if inst.args.get(name) == value:
+        return
+    inst.args = {**inst.args, name: value}
+    inst.cache = None
+    for pname, shape in optable.param_shapes(inst.op, inst.args):
+        p = inst.params.get(pname)
+        if isinstance(p, TensorVal) and p.param is not None and p.param.owner is inst and p.param.leaf:
+            p.shape = [_dimv(d) for d in shape]
 
 
 def named_modules(inst, prefix="", seen=None):
