@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .connection import DB, connect, reading, transaction
-from .designs import LIST_COLUMNS, filters_sql, get_design, judged_cte, order_sql
+from .designs import JUDGED_CASE, LIST_COLUMNS, filters_sql, get_design, judged_cte, order_sql
 
 JUDGED_SORTS = {"judged", "n_judged"}
 
@@ -86,7 +86,10 @@ cj AS (SELECT design_id, finding_key FROM current_judgments
        WHERE design_id IN (SELECT id FROM ids) {curator}),
 jf AS (SELECT f.design_id, count(DISTINCT f.key) AS n_judged
        FROM findings f JOIN cj ON cj.design_id = f.design_id AND cj.finding_key = f.key
-       WHERE NOT f.stale GROUP BY f.design_id),
+       WHERE NOT f.stale AND f.rule NOT IN (SELECT rule FROM rule_demotions) GROUP BY f.design_id),
+dem AS (SELECT design_id, count(*) AS n FROM findings
+        WHERE design_id IN (SELECT id FROM ids) AND NOT stale AND rule IN (SELECT rule FROM rule_demotions)
+        GROUP BY design_id),
 clean AS (SELECT DISTINCT design_id FROM cj WHERE finding_key IS NULL),
 md AS (SELECT design_id, count(*) AS n_missed FROM missed_defects
        WHERE retracted_at IS NULL AND design_id IN (SELECT id FROM ids) GROUP BY design_id),
@@ -94,18 +97,14 @@ fl AS (SELECT design_id, count(*) AS n_flagged FROM current_flags
        WHERE design_id IN (SELECT id FROM ids) {curator} GROUP BY design_id),
 br AS (SELECT design_id, min(rule) AS block_rule, count(DISTINCT rule) AS n_block_rules FROM findings
        WHERE design_id IN (SELECT id FROM ids) AND NOT stale AND severity = 'block' GROUP BY design_id)
-SELECT {cols}, d.n_block + d.n_warn AS n_findings, coalesce(jf.n_judged, 0) AS n_judged,
-       CASE WHEN d.error IS NOT NULL THEN NULL
-            WHEN d.n_block + d.n_warn = 0 THEN
-                 CASE WHEN clean.design_id IS NULL THEN 'unjudged' ELSE 'judged' END
-            WHEN coalesce(jf.n_judged, 0) = 0 THEN 'unjudged'
-            WHEN jf.n_judged < d.n_block + d.n_warn THEN 'partly'
-            ELSE 'judged' END AS judged,
+SELECT {cols}, d.n_block + d.n_warn - coalesce(dem.n, 0) AS n_findings, coalesce(jf.n_judged, 0) AS n_judged,
+       {judged} AS judged,
        coalesce(md.n_missed, 0) AS n_missed, coalesce(fl.n_flagged, 0) AS n_flagged,
        br.block_rule, coalesce(br.n_block_rules, 0) AS n_block_rules
 FROM designs d
 JOIN ids ON ids.id = d.id
 LEFT JOIN jf ON jf.design_id = d.id
+LEFT JOIN dem ON dem.design_id = d.id
 LEFT JOIN clean ON clean.design_id = d.id
 LEFT JOIN md ON md.design_id = d.id
 LEFT JOIN fl ON fl.design_id = d.id
@@ -119,7 +118,7 @@ def rows_for(db: DB, ids: Iterable[str], curator: str | None = None) -> dict[str
     ids = list(ids)
     if not ids:
         return {}
-    sql = _ROWS_SQL.format(cols=", ".join("d." + c for c in LIST_COLUMNS),
+    sql = _ROWS_SQL.format(cols=", ".join("d." + c for c in LIST_COLUMNS), judged=JUDGED_CASE,
                            curator="AND curator = ?" if curator else "")
     params: list[Any] = [ids] + ([curator, curator] if curator else [])
     with reading(db) as con:

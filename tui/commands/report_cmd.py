@@ -69,6 +69,14 @@ def _table(title, heads, rows, *, last=None, right=(), width=None):
     return t
 
 
+def false_alarm_text(row: dict) -> str:
+    """A rule's judged false-alarm rate with its Wilson 95% interval: `40% (17–69%)`, `—` unjudged."""
+    rate, ci = row.get("falseAlarmRate"), row.get("falseAlarmInterval")
+    if rate is None or not ci:
+        return "—"
+    return f"{rate:.0%} ({ci[0]:.0%}–{ci[1]:.0%})"
+
+
 def run(args) -> int:
     from archcurator.store.connection import StoreError
     from archcurator.store.reports import agreement_report, refusal_report, rules_report
@@ -113,13 +121,14 @@ def run(args) -> int:
         console.print(t if rows else "no designs in the store")
     elif args.report == "rules":
         heads = ["rule", "fires", "designs", "real", "false alarm", "unsure", "unjudged", "precision",
-                 "≥ (95%)", "missed", "recall", "stale"]
+                 "≥ (95%)", "false-alarm rate (95%)", "missed", "recall", "stale"]
         rows = [[r["rule"], str(r["firings"]), str(r["designs"]), str(r["real"]), str(r["false_alarm"]),
                  str(r["unsure"]), str(r["unjudged"]), _fmt(r["precision"], pct=True),
-                 _fmt(r["precisionLower"], pct=True), str(r["missed"]), _fmt(r["recall"], pct=True),
-                 str(r["stale"])] for r in data["rows"]]
+                 _fmt(r["precisionLower"], pct=True), false_alarm_text(r), str(r["missed"]),
+                 _fmt(r["recall"], pct=True), str(r["stale"]),
+                 f"demoted: {r['demoted']['reason']}" if r.get("demoted") else ""] for r in data["rows"]]
         title = "Rules" + (f" (verdicts of {data['curator']})" if data.get("curator") else "")
-        console.print(_table(title, heads, rows, right=range(1, 12), width=console.width)
+        console.print(_table(title, heads, rows, right=range(1, 13), width=console.width, last="demoted")
                       if rows else "no findings in the store")
         if data.get("other"):
             console.print("missed defects no rule covers (kept apart): "
