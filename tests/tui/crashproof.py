@@ -286,4 +286,9 @@ def scenarios_for(blocked: str, clean: str, ungenerated: str, with_parent: str) 
         Scenario("review", ["V"]),
         Scenario("knowledge base", ["K"]),
         Scenario("help", ["question_mark"]),
+        # the design's tabs by number, each with the tab bar focused (issue 29: keys that leaked there)
+        Scenario("design source tab", [jump(blocked), "enter", "3", "tab"]),
+        Scenario("design recent tab", [jump(blocked), "enter", "5"]),
+        Scenario("KB new proposition form", ["K", "n"]),
+        Scenario("KB merge prompt", ["K", "m"]),
     ]
