@@ -35,6 +35,7 @@ class KeyGate:
         self._task: asyncio.Task | None = None
         self._expecting: tuple[str, float] | None = None  # (what, deadline): a dialog on its way
         self._drop_until = 0.0
+        self._drop_screen = None  # the screen the refused dialog was asked from: the window is its only
         self._dropped = 0
         self._dropped_for = ""
 
@@ -48,7 +49,7 @@ class KeyGate:
         """True: the app handles `event` now; False: it is held (or dropped) here."""
         if getattr(event, "_gate_released", False):
             return True
-        if time.monotonic() < self._drop_until:
+        if time.monotonic() < self._drop_until and self._screen_now() is self._drop_screen:
             self._drop(1)
             return False
         if self.busy or self.held:
@@ -117,6 +118,12 @@ class KeyGate:
             node = node.parent
         return nodes
 
+    def _screen_now(self):
+        try:
+            return self.app.screen
+        except Exception:  # noqa: BLE001
+            return None
+
     def _screen_ready(self) -> bool:
         try:
             return self.app.screen.is_mounted
@@ -139,6 +146,7 @@ class KeyGate:
         self._drop(len(self.held))
         self.held.clear()
         self._drop_until = time.monotonic() + DROP_WINDOW_S
+        self._drop_screen = self._screen_now()
 
     def _drop(self, n: int) -> None:
         if n <= 0:
