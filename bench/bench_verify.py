@@ -47,29 +47,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import shape_floor  # noqa: E402 - the floor lives beside this file
 
+sys.path.insert(0, str(ROOT / "tests"))
+from verify_golden import chain  # noqa: E402 - the chains the golden record holds
+
 ZOO = ("resnet18", "resnet50", "vit_b_16", "gpt2", "unet")
 
 
-def distinct_chain(n_nodes: int, base: int = 64) -> dict:
-    """n_nodes layers, no two alike: blocks of Linear(w_i -> w_i + 1), LayerNorm, GELU over [B, T, w]."""
-    nodes = []
-    prev, width = "x", base
-    i = 0
-    while len(nodes) < n_nodes:
-        block = [
-            {"id": f"l{i}.fc", "op": "Linear", "args": {"in_features": width, "out_features": width + 1},
-             "in": [prev]},
-            {"id": f"l{i}.norm", "op": "LayerNorm", "args": {"normalized_shape": width + 1}, "in": [f"l{i}.fc"]},
-            {"id": f"l{i}.act", "op": "GELU", "args": {}, "in": [f"l{i}.norm"]},
-        ]
-        nodes += block[:n_nodes - len(nodes)]
-        prev = nodes[-1]["id"]
-        width += 1
-        i += 1
-    return {"format": "archgraph/1", "name": f"distinct-chain-{n_nodes}",
-            "inputs": [{"id": "x", "shape": ["B", "T", base], "dtype": "float32"}],
-            "nodes": nodes, "outputs": [prev],
-            "train": {"loss": "mse", "batch_size": 32, "steps": 1000, "seq_len": 128}}
+def distinct_chain(n_nodes: int) -> dict:
+    """n_nodes layers, no two alike: blocks of Linear(w_i -> w_i + 1), LayerNorm, GELU over [B, T, w] (the
+    golden record's chains: tests/verify_golden.py)."""
+    return chain(n_nodes)
 
 
 def repeated_mlp(n_nodes: int, width: int = 256) -> dict:
