@@ -44,7 +44,7 @@ from .ops.rules import (
     SHAPE_UNKNOWN_DIM,
     SHAPE_UNKNOWN_INDEX,
 )
-from .sizes import declared_id_range, declared_sizes
+from .sizes import declared_id_range, declared_sizes, size_roles
 
 
 @dataclass
@@ -79,6 +79,7 @@ class Inference:
     stale: dict = field(default_factory=dict)  # Chunk/Split node id -> the node that rewrote its base in place
     train: dict = field(default_factory=dict)  # the design's train block (its mode decides what writes)
     input_symbols: set = field(default_factory=set)  # the symbols the design's inputs carry (the run binds them)
+    roles: dict = field(default_factory=dict)  # symbol -> "batch" | "sequence" | "image" (sizes.size_roles)
 
     def type_of(self, ref: str) -> TensorType:
         rid, idx = parse_ref(ref)
@@ -105,6 +106,7 @@ def infer_design(design: Design, order: list | None = None, nodes: dict | None =
     memo: dict | None = {} if REPEAT_CACHE else None
     inf.declared = declared_sizes(design)
     inf.input_symbols = {d for spec in design.inputs for d in spec.shape if isinstance(d, str)}
+    inf.roles = size_roles(design)
     inf.max_ref = _max_refs(design)
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
@@ -329,6 +331,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
     ctx.bounds = inf.bounds
+    ctx.roles = inf.roles
     ctx.dtype_ok = takes is True
     if inf.max_ref:
         ctx.max_result = inf.max_ref.get(node.id, 0)

@@ -83,7 +83,7 @@ async def settle(pilot, rounds: int = 400) -> None:
         await asyncio.sleep(0)
         busy = [w for w in app.workers if w.is_running and w.group not in ("run-launch",)]
         queue_pending = getattr(app.screen, "_search_timer", None) is not None or not app.main_queue.loaded
-        if not busy and not app.writes_pending and not queue_pending:
+        if not busy and not app.writes_pending and not app.keys.pending and not queue_pending:
             await pilot._wait_for_screen()
             return
         await asyncio.sleep(0.005)
