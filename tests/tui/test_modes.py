@@ -58,6 +58,17 @@ async def test_the_palette_lists_one_quit_and_one_refresh_on_every_screen(store_
                     "KnowledgeBaseScreen"]
 
 
+async def _palette_quit(pilot) -> None:
+    """ctrl+p, type quit, enter: the palette's one Quit."""
+    await pilot.press("ctrl+p")
+    await settle(pilot)
+    await pilot.press(*"quit")
+    await asyncio.sleep(0.3)
+    await settle(pilot)
+    await pilot.press("enter")
+    await settle(pilot)
+
+
 @pytest.mark.slow
 async def test_the_palettes_quit_during_a_real_run_asks_and_the_app_keeps_answering(store_path):
     """A real training run in a child process; Quit from the palette while it goes: the question comes up,
@@ -70,13 +81,7 @@ async def test_the_palettes_quit_during_a_real_run_asks_and_the_app_keeps_answer
         await open_design(pilot, "d-003")
         app.launch_run("d-003", "train", "cpu")
         assert await wait_until(pilot, lambda: bool(app.runs.active()))
-        await pilot.press("ctrl+p")
-        await settle(pilot)
-        await pilot.press(*"quit")
-        await asyncio.sleep(0.3)
-        await settle(pilot)
-        await pilot.press("enter")
-        await settle(pilot)
+        await _palette_quit(pilot)
         from archcurator.tui.screens.modals import ChoiceScreen
 
         if app.runs.active():  # still going (a training run takes seconds): the question is asked
@@ -87,13 +92,7 @@ async def test_the_palettes_quit_during_a_real_run_asks_and_the_app_keeps_answer
             await pilot.press("escape")  # the app answers keys: back to the queue
             await settle(pilot)
             assert type(app.screen).__name__ == "QueueScreen"
-            await pilot.press("ctrl+p")
-            await settle(pilot)
-            await pilot.press(*"quit")
-            await asyncio.sleep(0.3)
-            await settle(pilot)
-            await pilot.press("enter")
-            await settle(pilot)
+            await _palette_quit(pilot)
             if isinstance(app.screen, ChoiceScreen):
                 await pilot.press("down", "enter")  # cancel it, then quit
         for _ in range(600):
