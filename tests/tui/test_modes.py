@@ -271,6 +271,12 @@ async def test_kb_cursor_moves_made_while_a_write_runs_are_kept(kb_store):
         pinned = {p.id for p in K.list_propositions(kb_store, "all") if p.pinned}
         assert pinned == {first, second}
         assert screen.current_id() == screen.order[2]
+        # esc from the evidence table returns to the propositions, and only then leaves
+        screen.query_one("#kb-evidence").focus()
+        await settle(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is screen and app.focused is screen.query_one("#kb-props")
 
 
 # ---- bug 6: enter while a search loads; a note typed as a design opens --------------------------------

@@ -534,10 +534,15 @@ class KnowledgeBaseScreen(Screen):
             self.query_one("#kb-props", DataTable).focus()
 
     def action_back(self) -> None:
+        """esc: from the filter, a tab or its table, back to the propositions; from there, back."""
         field = self.query_one("#kb-filter", Input)
+        props = self.query_one("#kb-props", DataTable)
         if field.has_focus:
             field.display = bool(field.value.strip())
-            self.query_one("#kb-props", DataTable).focus()
+            self.set_focus(props)
+            return
+        if self.focused is not None and self.focused is not props:
+            self.set_focus(props)
             return
         self.dismiss()
 
