@@ -389,6 +389,13 @@ class AppStore:
 
         return record_judgment(self.db, design_id, finding_key, self.curator, verdict, note or None)
 
+    def judge_seen(self, design_id: str, finding_key: str | None, verdict: str, note: str | None,
+                   seen: dict) -> dict:
+        """A verdict, and which other curators changed theirs on the finding since it was shown."""
+        from .judgments import record_judgment_seen
+
+        return record_judgment_seen(self.db, design_id, finding_key, self.curator, verdict, note or None, seen)
+
     def note(self, design_id: str, finding_key: str | None, note: str | None) -> int:
         from .judgments import record_note
 
@@ -462,6 +469,51 @@ class AppStore:
         from .runs import list_design_runs
 
         return list_design_runs(self.db, limit=limit)
+
+    def queue_state(self) -> dict | None:
+        """The curator's queue filters and sort as last left ({"filters", "sort"}), or None."""
+        import json
+
+        from .connection import reading
+
+        with reading(self.db) as con:
+            row = con.execute("SELECT value FROM store_meta WHERE key = ?", [f"queue:{self.curator}"]).fetchone()
+        try:
+            state = json.loads(row[0]) if row else None
+        except ValueError:
+            return None
+        return state if isinstance(state, dict) else None
+
+    def save_queue_state(self, filters: dict, sort: str) -> None:
+        import json
+
+        from .connection import transaction
+
+        with transaction(self.db) as con:
+            con.execute("INSERT OR REPLACE INTO store_meta VALUES (?, ?)",
+                        [f"queue:{self.curator}", json.dumps({"filters": filters, "sort": sort}, default=str)])
+
+    def run_timings(self, limit: int = 200) -> list[dict]:
+        """The runs that finished here (status ok, with a time), newest first, with their design's FLOPs
+        per sample and their spec (batch, steps): what run estimates are calibrated on."""
+        import json
+
+        from .connection import reading
+
+        with reading(self.db) as con:
+            rows = con.execute(
+                "SELECT r.kind, r.device, r.seconds, r.spec, d.flops FROM runs r JOIN designs d ON d.id = r.design_id"
+                " WHERE r.status = 'ok' AND r.seconds > 0 AND d.flops > 0 ORDER BY r.id DESC LIMIT ?",
+                [limit]).fetchall()
+        out = []
+        for kind, device, seconds, spec, flops in rows:
+            try:
+                spec = json.loads(spec) if isinstance(spec, str) else (spec or {})
+            except ValueError:
+                spec = {}
+            out.append({"kind": kind, "device": device, "seconds": float(seconds), "flops": float(flops),
+                        "batch": spec.get("batch_size"), "steps": spec.get("steps")})
+        return out
 
     def design_runs(self, design_id: str) -> list[dict]:
         from .runs import list_runs

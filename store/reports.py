@@ -43,14 +43,18 @@ def refusal_report(db: DB) -> dict:
                   HAVING count(*) FILTER (WHERE error IS NULL) > 0)
             GROUP BY author, model, task_set""").fetchall()
         rules = con.execute("""
-            SELECT d.author, d.model, d.task_set, f.rule, count(DISTINCT f.design_id) AS n
+            SELECT d.author, d.model, d.task_set, f.rule, count(DISTINCT f.design_id) AS n,
+                   count(DISTINCT f.design_id) FILTER (WHERE f.severity = 'block') AS nb
             FROM findings f JOIN designs d ON d.id = f.design_id
             WHERE d.verdict = 'block' AND NOT f.stale
             GROUP BY d.author, d.model, d.task_set, f.rule""").fetchall()
     by_range = {_key(*r[:3]): (r[3], r[4], r[5]) for r in ranges}
     by_rules: dict = {}
-    for a, m, t, rule, n in rules:
+    by_blocking: dict = {}
+    for a, m, t, rule, n, nb in rules:
         by_rules.setdefault(_key(a, m, t), []).append((rule, n))
+        if nb:
+            by_blocking.setdefault(_key(a, m, t), []).append((rule, nb))
     out = []
     gpu = default_gpu()
     order = {"reference": 0, "human": 1, "agent": 2}
@@ -68,6 +72,8 @@ def refusal_report(db: DB) -> dict:
             "blockedShareRange": [lo, hi] if lo is not None else [None, None],
             "ungenerated": ungenerated,
             "ruleIds": {rule: n for rule, n in rule_counts},
+            "blockingRuleIds": {rule: n for rule, n in sorted(by_blocking.get(_key(a, m, t), []),
+                                                             key=lambda x: (-x[1], x[0]))},
             "medianQuotedCost": None if med is None else float(med),
             "runs": nruns,
             "costDevice": gpu,

@@ -25,12 +25,16 @@ def open_app(db_path: str | os.PathLike | None = None, *, config_path: str | os.
 
         new = not path.exists() or not is_seeded(path)
         if new:
-            result = ensure_demo(path)
+            # the first start imports and verifies the demo (seconds): say so at once, and how far it is
+            show = SeedProgress(path)
+            result = ensure_demo(path, progress=show)
+            show.done()
             if result is not None and result.imported:
                 say(f"archcurator: first start: loaded {len(result.imported)} demo designs into {path}",
                       file=sys.stderr)
             from archcurator.store.kb import ensure_kb
 
+            say("archcurator: first start: seeding the demo knowledge base…", file=sys.stderr)
             if ensure_kb(path):
                 say("archcurator: first start: seeded the demo knowledge base", file=sys.stderr)
     except StoreError as exc:
@@ -45,3 +49,34 @@ def open_app(db_path: str | os.PathLike | None = None, *, config_path: str | os.
     app = CuratorApp(Path(path), config)
     code = app.run()
     return int(code or 0) if app.return_code is None else int(app.return_code)
+
+
+class SeedProgress:
+    """The first start's seeding on stderr: a line at once, then designs done / total (one line rewritten
+    on a terminal, a line a tenth otherwise)."""
+
+    def __init__(self, path) -> None:
+        from .commands.output import say
+
+        self.say = say
+        self.tty = sys.stderr.isatty()
+        self.shown = -1
+        self.started = False
+        say(f"archcurator: first start: loading the demo designs into {path} (verified as they are read)…",
+            file=sys.stderr)
+
+    def __call__(self, done: int, total: int) -> None:
+        self.started = True
+        step = max(total // 10, 1)
+        if self.tty:
+            sys.stderr.write(f"\rarchcurator: first start: {done:,}/{total:,} demo designs verified and stored")
+            sys.stderr.flush()
+        elif done // step != self.shown or done == total:
+            self.shown = done // step
+            self.say(f"archcurator: first start: {done:,}/{total:,} demo designs verified and stored",
+                     file=sys.stderr)
+
+    def done(self) -> None:
+        if self.tty and self.started:
+            sys.stderr.write("\n")
+            sys.stderr.flush()

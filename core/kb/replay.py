@@ -421,6 +421,20 @@ def mined_rules(train: Sequence[QuestionView], cap: int = CAP, pool: int = 60, *
     return out
 
 
+def _held_out_fold(views: Sequence[QuestionView], held: Callable[[QuestionView], bool], mine_kw: dict):
+    """One fold: mine, select and weigh on the questions HELD does not take (imported ones never
+    train), the prior rule chosen on the same; answer the held ones. (train, test, rules, prior
+    rule, its training accuracy, KB right, prior right, always-A right) or None."""
+    train = [q for q in views if not held(q) and q.origin != "imported"]
+    test = [q for q in views if held(q)]
+    if not train or not test:
+        return None
+    rules = mined_rules(train, **mine_kw)
+    rule_text, prior_fn, prior_train = best_prior(train)
+    return (train, test, rules, rule_text, prior_train, [solve(q, rules).index == q.winner for q in test],
+            [prior_fn(q).index == q.winner for q in test], [fallback(q).index == q.winner for q in test])
+
+
 def leave_one_family_out(views: Iterable[QuestionView], **mine_kw) -> dict:
     """Per family: mine on the other families' questions (imported ones never train), answer this
     family's questions with the top 20; the best single-feature rule chosen on the same training."""
@@ -428,15 +442,10 @@ def leave_one_family_out(views: Iterable[QuestionView], **mine_kw) -> dict:
     families = sorted({q.family for q in views})
     folds, kb_all, bb_all, fb_all = {}, [], [], []
     for f in families:
-        train = [q for q in views if q.family != f and q.origin != "imported"]
-        test = [q for q in views if q.family == f]
-        if not train or not test:
+        fold = _held_out_fold(views, lambda q, f=f: q.family == f, mine_kw)
+        if fold is None:
             continue
-        rules = mined_rules(train, **mine_kw)
-        rule_text, bb_fn, bb_train = best_single_rule(train)
-        ok_kb = [solve(q, rules).index == q.winner for q in test]
-        ok_bb = [bb_fn(q).index == q.winner for q in test]
-        ok_fb = [fallback(q).index == q.winner for q in test]
+        train, test, rules, rule_text, bb_train, ok_kb, ok_bb, ok_fb = fold
         kb_all += ok_kb
         bb_all += ok_bb
         fb_all += ok_fb
@@ -531,15 +540,10 @@ def leave_one_task_group_out(views: Iterable[QuestionView], **mine_kw) -> dict:
     groups = sorted({q.task for q in views})
     folds, kb_all, pr_all, fb_all, pools = {}, [], [], [], []
     for g in groups:
-        train = [q for q in views if q.task != g and q.origin != "imported"]
-        test = [q for q in views if q.task == g]
-        if not train or not test:
+        fold = _held_out_fold(views, lambda q, g=g: q.task == g, mine_kw)
+        if fold is None:
             continue
-        rules = mined_rules(train, **mine_kw)
-        rule_text, prior_fn, prior_train = best_prior(train)
-        ok_kb = [solve(q, rules).index == q.winner for q in test]
-        ok_pr = [prior_fn(q).index == q.winner for q in test]
-        ok_fb = [fallback(q).index == q.winner for q in test]
+        train, test, rules, rule_text, prior_train, ok_kb, ok_pr, ok_fb = fold
         kb_all += ok_kb
         pr_all += ok_pr
         fb_all += ok_fb

@@ -45,3 +45,31 @@ def test_a_partner_is_the_same_recipes_on_the_variant_and_the_rule_judges_it(shi
     close = {r: _res([0.5 if r == other else 0.52] * 10) for r in rids}
     assert not flips.partner(q, v, close)[1]["passed"]
     assert flips.partner(q, v, {rids[0]: results[rids[0]]}) is None   # a recipe not executed
+
+
+def test_the_shipped_flipping_pairs_are_real_executed_flips():
+    """assets/aiq/flips.jsonl: both questions of every pair kept by the study's rule, the same recipes
+    and letters, other data, and the winner recipe reversed, every result with its 10 seeds."""
+    import json
+    from pathlib import Path
+
+    from archcurator.core.aiq.execute import significance
+
+    path = Path(__file__).resolve().parents[2] / "assets" / "aiq" / "flips.jsonl"
+    qs = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    pairs: dict[str, list[dict]] = {}
+    for q in qs:
+        validate_question(q)
+        pairs.setdefault(q["pair"]["pair_id"], []).append(q)
+    assert pairs and all(len(v) == 2 for v in pairs.values())
+    for a, b in pairs.values():
+        assert a["dataset_id"] != b["dataset_id"] and a["family"] == b["family"]
+        assert [ch["recipe_id"] for ch in a["choices"]] == [ch["recipe_id"] for ch in b["choices"]]
+        winners = []
+        for q in (a, b):
+            res = [ch["result"] for ch in q["choices"]]
+            assert all(len(r["finals"]) == 10 for r in res)
+            sig = significance(res)
+            assert sig["passed"] and q["choices"][sig["winner_index"]]["letter"] == q["correct_letter"]
+            winners.append(q["choices"][sig["winner_index"]]["recipe_id"])
+        assert winners[0] != winners[1]

@@ -26,9 +26,11 @@ def register(subparsers) -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="per rule: firings, judgments, precision (Wilson 95%% lower), recall")
     rules.add_argument("--curator", help="use this curator's verdicts only (default: the majority verdict)")
     common(rules)
-    agree = sub.add_parser("agreement", help="Cohen's kappa between two curators on findings both judged")
-    agree.add_argument("--a", required=True, metavar="NAME")
-    agree.add_argument("--b", required=True, metavar="NAME")
+    agree = sub.add_parser("agreement", help="Cohen's kappa between two curators on findings both judged",
+                           description="Cohen's kappa between two curators on the findings both judged. Without "
+                                       "--a and --b it lists the store's curators (and exits 2).")
+    agree.add_argument("--a", metavar="NAME", help="one curator (the list: run without --a / --b)")
+    agree.add_argument("--b", metavar="NAME", help="the other curator")
     common(agree)
     p.set_defaults(func=run)
     return p
@@ -94,6 +96,17 @@ def run(args) -> int:
         elif args.report == "rules":
             data = rules_report(db, curator=getattr(args, "curator", None))
         else:
+            from archcurator.store.judgments import curators
+
+            known = curators(db)
+            listed = ", ".join(known) if known else "none: nobody has judged anything yet"
+            for flag, name in (("--a", args.a), ("--b", args.b)):
+                if not name:
+                    return fail("report agreement", flag, f"name two curators with --a and --b; the store's "
+                                                          f"curators: {listed}")
+                if name not in known:
+                    return fail("report agreement", flag, f"no curator {name!r} in the store; its curators: "
+                                                          f"{listed}")
             data = agreement_report(db, args.a, args.b)
     except StoreError as exc:
         return fail("report", None, exc)
@@ -115,8 +128,8 @@ def run(args) -> int:
                          str(r["blocked"]), _fmt(r["blockedShare"], pct=True),
                          f"{_fmt(lo, pct=True)}–{_fmt(hi, pct=True)}" if lo is not None else "—",
                          str(r["ungenerated"]), _fmt(r["medianQuotedCost"], money=True),
-                         ", ".join(f"{k} {v}" for k, v in r["ruleIds"].items()) or "—"])
-        t = _table("Refusals by author, model and task set", heads, rows, last="rules behind refusals",
+                         ", ".join(f"{k} {v}" for k, v in r["blockingRuleIds"].items()) or "—"])
+        t = _table("Refusals by author, model and task set", heads, rows, last="rules that blocked",
                    right=range(3, 9), width=console.width)
         console.print(t if rows else "no designs in the store")
     elif args.report == "rules":

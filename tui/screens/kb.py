@@ -20,6 +20,8 @@ of the loop (`kb cycle`) in the `kb-write` worker.
 
 from __future__ import annotations
 
+from collections import deque
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -91,6 +93,9 @@ class KnowledgeBaseScreen(Screen):
         self.detail_request = 0
         self.busy = False
         self._select_after: int | None = None
+        self._cursor_at_key: int | None = None  # the highlighted proposition when the running operation's key
+        self._ops: deque = deque()  # operations asked for while one runs: done in order, none dropped
+        self._pin_intent: dict[int, bool] = {}  # pinned as the queued operations leave it
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -190,8 +195,12 @@ class KnowledgeBaseScreen(Screen):
             audit.append(visible(a["summary"]), style=style)
             audit.append(f"  ({visible(a['actor'])})\n", style="dim")
         self.query_one("#kb-audit", Static).update(audit or Text("no operations yet", style="dim"))
-        want = self._select_after if self._select_after in self.props else current
-        self._select_after = None
+        # the operation's proposition is highlighted unless the curator moved on meanwhile
+        moved = current != self._cursor_at_key
+        want = self._select_after if self._select_after in self.props and not moved else current
+        if not self.busy:
+            self._select_after = None
+            self._pin_intent.clear()
         if want in self.props:
             table.move_cursor(row=self.order.index(want))
         self._show_detail()
@@ -300,11 +309,19 @@ class KnowledgeBaseScreen(Screen):
 
     # ---- operations -------------------------------------------------------------------
     def _run(self, op: str, *args, select: int | None = None, **kwargs) -> None:
+        """Do `op` on the store; asked while another runs, it waits its turn (the cursor moves made meanwhile
+        stay the curator's)."""
+        self._ops.append((op, args, kwargs, select, self.current_id()))
         if self.busy:
-            self.notify("still working on the last operation…")
+            self.notify(f"{op.replace('_', ' ')} queued after the operation running", timeout=2)
             return
+        self._next_op()
+
+    def _next_op(self) -> None:
+        op, args, kwargs, select, cursor = self._ops.popleft()
         self.busy = True
         self._select_after = select
+        self._cursor_at_key = cursor
         self.app.kb_write(self, op, args, kwargs)
 
     def on_kb_op_done(self, message: KbOpDone) -> None:
@@ -313,6 +330,11 @@ class KnowledgeBaseScreen(Screen):
         result = message.result
         if message.op in ("merge", "narrow", "add") and isinstance(result, int):
             self._select_after = result
+        if self._ops:
+            select, cursor = self._select_after, self._cursor_at_key
+            self._next_op()
+            if self._select_after is None:
+                self._select_after, self._cursor_at_key = select, cursor
         text = {"merge": "merged", "narrow": "narrowed", "retire": "retired", "pin": "pinned", "unpin": "unpinned",
                 "accept": "accepted", "edit": "edited", "add": "added", "mark_distinct": "marked distinct",
                 "undo": "undone", "export_pack": "pack exported", "seed_kb": "knowledge base seeded"}.get(
@@ -337,10 +359,13 @@ class KnowledgeBaseScreen(Screen):
     def worker_failed(self, group: str, text: str) -> None:
         if group == "kb-write":
             self.busy = False
+            if self._ops:
+                self._next_op()
 
     def _need(self) -> int | None:
         pid = self.current_id()
         if pid is None:
+            self.app.keys.refused("no proposition highlighted")
             self.notify("no proposition highlighted", severity="warning")
         return pid
 
@@ -394,7 +419,9 @@ class KnowledgeBaseScreen(Screen):
     def action_pin(self) -> None:
         pid = self._need()
         if pid is not None:
-            self._run("unpin" if self.props[pid].pinned else "pin", pid, select=pid)
+            pinned = self._pin_intent.get(pid, self.props[pid].pinned)
+            self._pin_intent[pid] = not pinned
+            self._run("unpin" if pinned else "pin", pid, select=pid)
 
     def action_accept(self) -> None:
         pid = self._need()
@@ -507,10 +534,15 @@ class KnowledgeBaseScreen(Screen):
             self.query_one("#kb-props", DataTable).focus()
 
     def action_back(self) -> None:
+        """esc: from the filter, a tab or its table, back to the propositions; from there, back."""
         field = self.query_one("#kb-filter", Input)
+        props = self.query_one("#kb-props", DataTable)
         if field.has_focus:
             field.display = bool(field.value.strip())
-            self.query_one("#kb-props", DataTable).focus()
+            self.set_focus(props)
+            return
+        if self.focused is not None and self.focused is not props:
+            self.set_focus(props)
             return
         self.dismiss()
 

@@ -123,10 +123,10 @@ class ReportsScreen(Screen):
         table = self.query_one("#refusal-table", DataTable)
         table.clear(columns=True)
         table.add_columns("author", "model", "task set", "returned", "blocked", "share", "runs range",
-                          "ungenerated", "top rules", "median cost")
+                          "ungenerated", "rules that blocked", "median cost")
         for r in rows:
             lo, hi = r.get("blockedShareRange") or [None, None]
-            top = ", ".join(f"{k} {v}" for k, v in list((r.get("ruleIds") or {}).items())[:2])
+            top = ", ".join(f"{k} {v}" for k, v in list((r.get("blockingRuleIds") or {}).items())[:2])
             table.add_row(plain(r["author"]), plain(r.get("model") or "—"),
                           plain((r.get("taskSet") or {}).get("label") or "—"),
                           Text(str(r["returned"]), justify="right"), Text(str(r["blocked"]), justify="right"),
