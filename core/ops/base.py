@@ -572,6 +572,9 @@ class OpSpec:
     weight_dims: tuple | None = None
     layer_op: str | None = None  # the op of the layer a stack repeats (TransformerEncoder: its encoder layer)
     scalar: Callable | None = None  # the op on one Python number (the parser folds constants with it)
+    # one valid example, (operand (shape, dtype) pairs, args), that tests/test_ops.py runs against torch and the
+    # dtype table is measured on; an op declared before this field keeps its example in examples.py
+    example: tuple | None = None
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:
