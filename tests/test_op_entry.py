@@ -30,8 +30,8 @@ def test_a_forward_of_the_entry_builds_with_the_nodes_args():
 def test_an_entrys_example_joins_the_examples(monkeypatch):
     from archcurator.core import ops
     from archcurator.core.ops import examples
-    from archcurator.core.ops.base import Arg, ListOf, OpSpec
     from archcurator.core.ops.base import INT as INT_KIND
+    from archcurator.core.ops.base import Arg, ListOf, OpSpec
 
     spec = OpSpec("FlipForTest", "tensor", (Arg("dims", kind=ListOf(INT_KIND)),), lambda ctx: [ctx.x],
                   tb.function("flip"), accepts="any", traits=("functional",),
