@@ -46,3 +46,14 @@ def test_an_operand_that_cannot_broadcast_in_an_nary_add_blocks():
     report = verify_graph(Design.from_dict(graph))
     assert seen["status"] != "ok"
     assert report.verdict == "block"
+
+
+def test_batchnorm_at_batch_one_is_no_finding_in_eval():
+    # blind set 1: BatchNorm in eval uses running statistics; torch runs it at batch 1 (train mode raises)
+    graph = json.loads((Path(__file__).parent / "fixtures" / "blind_set1" / "misc_dtype_mode-c00.json").read_text())
+    assert graph["train"]["mode"] == "eval" and graph["train"]["batch_size"] == 1
+    assert observe_eager(graph)["status"] == "ok"
+    rules = [f.rule for f in verify_graph(Design.from_dict(graph)).findings]
+    assert "numerics.batchnorm-batch-one" not in rules
+    graph["train"]["mode"] = "train"
+    assert "numerics.batchnorm-batch-one" in [f.rule for f in verify_graph(Design.from_dict(graph)).findings]
