@@ -46,3 +46,30 @@ def test_an_operand_that_cannot_broadcast_in_an_nary_add_blocks():
     report = verify_graph(Design.from_dict(graph))
     assert seen["status"] != "ok"
     assert report.verdict == "block"
+
+
+def test_batchnorm_at_batch_one_is_no_finding_in_eval():
+    # blind set 1: BatchNorm in eval uses running statistics; torch runs it at batch 1 (train mode raises)
+    graph = json.loads((Path(__file__).parent / "fixtures" / "blind_set1" / "misc_dtype_mode-c00.json").read_text())
+    assert graph["train"]["mode"] == "eval" and graph["train"]["batch_size"] == 1
+    assert observe_eager(graph)["status"] == "ok"
+    rules = [f.rule for f in verify_graph(Design.from_dict(graph)).findings]
+    assert "numerics.batchnorm-batch-one" not in rules
+    graph["train"]["mode"] = "train"
+    assert "numerics.batchnorm-batch-one" in [f.rule for f in verify_graph(Design.from_dict(graph)).findings]
+
+
+def test_a_causal_trim_to_T_is_T_long_for_every_T():
+    # blind set 1, mamba: Conv1d(padding=K-1) then Slice(end="T") is T long whatever T is; it was resolved
+    # to the declared T (stating "32 = T"), and with no declared T the gate's Mul was blocked
+    graph = json.loads((Path(__file__).parent / "fixtures" / "blind_set1" / "mamba-c00.json").read_text())
+    for t in (5, 17, 40):
+        graph["train"]["seq_len"] = t
+        assert observe_eager(graph)["status"] == "ok"
+        assert not [f for f in _findings(graph) if "T" in f.message and f.rule.startswith("shape.")]
+    graph["train"].pop("seq_len")
+    assert verify_graph(Design.from_dict(graph)).verdict != "block"
+
+
+def _findings(graph):
+    return verify_graph(Design.from_dict(graph)).findings

@@ -469,8 +469,9 @@ def _slice_infer(ctx: InferCtx):
     # size it is a number; else an end of T from the start is T long, as long as T fits the size
     if isinstance(start, str) or isinstance(end, str):
         at = D.substitute(end, ctx.declared) if isinstance(end, str) and ctx.declared else None
-        if start in (None, 0) and step == 1 and D.is_const(at) and (end == size or (D.is_const(size) and
-                                                                                   at <= size)):
+        never_past = isinstance(end, str) and end != size and D.always(D.Condition("le", end, size))
+        if start in (None, 0) and step == 1 and (never_past or D.is_const(at) and (
+                end == size or (D.is_const(size) and at <= size))):
             s = list(x.shape)
             s[d] = end  # T long, at the declared T as at any: kept as the symbol, so what meets it compares T
             return [TensorType(tuple(s), x.dtype)]
