@@ -8,6 +8,7 @@ builder for them.
 from __future__ import annotations
 
 from .graph import Design
+from .ops.base import FLOAT_DTYPES
 
 DEFAULT_SYMBOL_SIZE = 8  # a free symbol's size when a design is run or quoted
 
@@ -45,7 +46,7 @@ def size_roles(design: Design) -> dict:
                 first.setdefault(d, (i, spec))
     seq = design.sequence_symbols()
     for d, (i, spec) in first.items():
-        floating = spec.dtype in ("float32", "float16", "bfloat16", "float64", "float")
+        floating = spec.dtype in FLOAT_DTYPES
         rank = len(spec.shape)
         if i == 0:
             roles[d] = "batch"
