@@ -336,17 +336,19 @@ class DesignScreen(Screen):
         self.tabs.show_item(item)
         focus: tuple = ()
         if item is None:
-            key, label = None, "the design"
+            key, label = (self.view.id if self.view else None, None), "the design"
             mine = (self.view.data.get("design_judgments") or {}).get(self.app.curator) if self.view else None
         else:
             kind, obj = item
             focus = tuple(obj.get("nodes") or ())
             if kind == "missed":
-                self._attach_note(("missed", obj.get("id")), None, False, "this missed defect")
+                self._attach_note((self.view.id, "missed", obj.get("id")), None, False, "this missed defect")
                 if draw_graph:
                     self.graph.set_focus(focus)
                 return focus
-            key, label = obj["key"], visible(finding_label(obj))
+            # the design is part of the key: two designs share rule@node keys (a note typed on one design's
+            # finding must never go with a verdict on the next design's finding of the same rule and node)
+            key, label = (self.view.id, obj["key"]), visible(finding_label(obj))
             mine = (obj.get("judgments") or {}).get(self.app.curator)
         if draw_graph:
             self.graph.set_focus(focus)

@@ -158,6 +158,7 @@ class MissedDefectScreen(ModalScreen):
         self.rules = list(rules)  # (id, title)
         self.picked: list[str] = [n for n in (nodes or []) if n in set(node_ids)]
         self.rule: str | None = None
+        self._asked_description = False
 
     def compose(self) -> ComposeResult:
         blink = self.app.cursor_blink
@@ -314,6 +315,13 @@ class MissedDefectScreen(ModalScreen):
                 self._choose_rule(ol.get_option_at_index(ol.highlighted).id)
             else:
                 self.set_focus(self.query_one("#missed-description", Input))
+        elif not message.value.strip() and not self._asked_description:
+            # enter on the empty description does not close the dialog at once: a curator who typed
+            # "rule, enter, enter" and then the description would have had it land on the design screen
+            # as judging keys
+            self._asked_description = True
+            self.query_one("#missed-error", Static).update(
+                "say what is wrong here, or press enter again to save without a description")
         else:
             self.save()
 
