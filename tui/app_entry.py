@@ -21,9 +21,12 @@ def open_app(db_path: str | os.PathLike | None = None, *, config_path: str | os.
 
     path = resolve_db_path(db_path)
     try:
-        from archcurator.store.demo import ensure_demo, is_seeded
+        from archcurator.store.demo import ensure_demo, is_seeded, needs_demo
 
-        new = not path.exists() or not is_seeded(path)
+        # "first start" only when there is a demo to seed: a store of imported designs was said to be
+        # seeded again on every start while nothing was added
+        seeded = path.exists() and is_seeded(path)
+        new = not path.exists() or needs_demo(path)
         if new:
             # the first start imports and verifies the demo (seconds): say so at once, and how far it is
             show = SeedProgress(path)
@@ -32,11 +35,11 @@ def open_app(db_path: str | os.PathLike | None = None, *, config_path: str | os.
             if result is not None and result.imported:
                 say(f"archcurator: first start: loaded {len(result.imported)} demo designs into {path}",
                       file=sys.stderr)
-            from archcurator.store.kb import ensure_kb
-
             say("archcurator: first start: seeding the demo knowledge base…", file=sys.stderr)
-            if ensure_kb(path):
-                say("archcurator: first start: seeded the demo knowledge base", file=sys.stderr)
+        from archcurator.store.kb import ensure_kb
+
+        if not seeded and ensure_kb(path):
+            say("archcurator: seeded the demo knowledge base", file=sys.stderr)
     except StoreError as exc:
         from .commands.errors import fail
 

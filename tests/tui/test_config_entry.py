@@ -55,6 +55,17 @@ def test_open_app_seeds_the_demo_on_first_start(tmp_path, monkeypatch):
     assert is_seeded(db)
 
 
+def test_a_store_of_imported_designs_is_not_announced_as_a_first_start(store_path, monkeypatch, capsys):
+    # a blind user saw "first start: loading the demo designs" on every start of such a store
+    import archcurator.tui.app
+    from archcurator.tui.app_entry import open_app
+
+    monkeypatch.setattr(archcurator.tui.app.CuratorApp, "run", lambda self, *a, **kw: 0)
+    monkeypatch.setattr("archcurator.store.kb.ensure_kb", lambda db: None)
+    assert open_app(store_path, config_path=store_path.parent / "none.toml") == 0
+    assert "first start" not in capsys.readouterr().err
+
+
 def test_open_app_reports_an_unusable_store(tmp_path, capsys):
     from archcurator.tui.app_entry import open_app
 
