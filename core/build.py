@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from .graph import Design, parse_ref
 from .ops import OP_TABLE
+from .ops.base import canonical_dtype
 from .sizes import DEFAULT_SYMBOL_SIZE, declared_id_range, id_range, symbol_env  # noqa: F401 (asked here too)
 
 _KEY_DOT = "\u00b7"  # ModuleDict keys may not contain '.'
@@ -234,7 +235,7 @@ def example_inputs(design: Design, batch: int = 2, device: str = "cpu", env: dic
     for spec in design.inputs:
         shape = [d if isinstance(d, int) else sizes.get(d, DEFAULT_SYMBOL_SIZE) if isinstance(d, str)
                  else DEFAULT_SYMBOL_SIZE for d in spec.shape]
-        dtype = getattr(torch, _TORCH_DTYPES.get(spec.dtype, spec.dtype), None)
+        dtype = getattr(torch, canonical_dtype(spec.dtype), None)
         if dtype is None:
             raise BuildError(f"input {spec.id!r}: unknown dtype {spec.dtype!r}")
         if dtype.is_floating_point:
@@ -250,4 +251,3 @@ def example_inputs(design: Design, batch: int = 2, device: str = "cpu", env: dic
     return out
 
 
-_TORCH_DTYPES = {"float": "float32", "long": "int64", "int": "int32"}

@@ -77,11 +77,14 @@ class _Parser:
 
     def expr(self):
         p = self.term()
+        if self.peek() not in ("+", "-"):
+            return p
+        terms = dict(p)  # a sum of n terms is gathered once, not re-sorted at each addition (n^2)
         while self.peek() in ("+", "-"):
-            op = self.take()[1]
-            q = self.term()
-            p = _padd(p, q if op == "+" else _pscale(q, Fraction(-1)))
-        return p
+            sign = Fraction(1) if self.take()[1] == "+" else Fraction(-1)
+            for m, c in self.term():
+                terms[m] = terms.get(m, 0) + sign * c
+        return _norm(terms)
 
     def term(self):
         p = self.factor()
@@ -332,6 +335,20 @@ def add(a: Dim, b: Dim) -> Dim:
 @lru_cache(maxsize=8192, typed=True)
 def _add_sym(a: Dim, b: Dim) -> Dim:
     return _size(_padd(_poly(a), _poly(b)))
+
+
+def total(dims) -> Dim:
+    """The sum of many sizes in one pass (a Concat of thousands of symbolic operands): adding one at a
+    time re-reads the growing sum at each step, quadratic in the count or worse."""
+    if any(d is None for d in dims):
+        return None
+    if all(is_const(d) for d in dims):
+        return sum(dims)
+    terms: dict = {}
+    for d in dims:
+        for m, c in (_poly(d) if is_const(d) or len(d) < 64 else _poly.__wrapped__(d)):
+            terms[m] = terms.get(m, 0) + c
+    return _size(_norm(terms))
 
 
 def sub(a: Dim, b: Dim) -> Dim:
@@ -596,18 +613,43 @@ def _candidates(cond: Condition) -> list[int]:
 
 
 def always(cond: Condition) -> bool:
-    """Whether every size (>= 1) of its symbols satisfies the condition: `1 <= T`, `2 <= 2*T`, or a
-    multiple by construction (`B*T*64` of `B*T*8`). Such a condition says nothing about the design.
-    Only these provable forms; False when it cannot tell."""
+    """Whether every size (>= 1) of its symbols satisfies the condition, proved with the polynomial
+    arithmetic: `1 <= T`, `T <= (T+2)`, `T <= T*T`, `2 <= 2*T`, a multiple by construction (`B*T*64` of
+    `B*T*8`), sides equal as polynomials, a broadcast against 1. Such a condition says nothing about the
+    design. False when it cannot tell."""
     if cond.kind == "multiple":
         return divides(cond.lhs, cond.rhs)
+    if cond.kind in ("eq", "broadcast", "expand"):
+        if same(cond.lhs, cond.rhs) is True:
+            return True
+        ones = (cond.lhs,) if cond.kind == "expand" else (cond.lhs, cond.rhs) if cond.kind == "broadcast" else ()
+        return any(d == 1 for d in ones)
     if cond.kind != "le":
         return False
     rest = _poly(sub(cond.rhs, cond.lhs)) if is_sym(cond.rhs) or is_sym(cond.lhs) else None
-    if rest is None or any(not atom.isidentifier() for mono, _ in rest for atom in mono):
+    return rest is not None and nonnegative(rest)
+
+
+_SHIFT_MOST = 32  # the degree past which `nonnegative` does not expand (T**2000 would be thousands of terms)
+
+
+def nonnegative(p) -> bool:
+    """Whether the polynomial `p` is >= 0 at every size >= 1 of its symbols: written in s = T - 1 >= 0 for
+    each symbol T, a polynomial whose coefficients are all >= 0 is (T*T - T is s*s + s). A sufficient
+    test, not a decision: False when it cannot prove it (opaque atoms such as a floor division)."""
+    if any(not atom.isidentifier() for mono, _ in p for atom in mono):
         return False
-    # a polynomial with non-negative coefficients grows with each symbol: least where all are 1
-    return all(c >= 0 for mono, c in rest if mono) and sum(c for _, c in rest) >= 0
+    if any(len(mono) > _SHIFT_MOST for mono, _ in p):
+        return False
+    shifted: tuple = ()
+    for mono, c in p:
+        term = _pconst_poly(c)
+        for atom in mono:  # T -> (T + 1), T now standing for the size less one
+            term = _pmul(term, ((_ONE, Fraction(1)), ((atom,), Fraction(1))))
+            if len(term) > 4096:
+                return False
+        shifted = _padd(shifted, term)
+    return all(c >= 0 for _, c in shifted)
 
 
 def satisfiable(cond: Condition, fixed: dict | None = None, bounds: dict | None = None) -> bool:
@@ -621,9 +663,20 @@ def satisfiable(cond: Condition, fixed: dict | None = None, bounds: dict | None 
     if not syms:
         return holds(cond, fixed) is not False
     values = sorted(set(range(1, 65)) | set(_candidates(cond)))
+
+    def within(sym, tried):
+        """The sizes to try for a symbol: all of its range when short, else the sizes worth trying inside
+        it and its ends (a slice of 2**63-1 of T is up to that long: listing its range never ends)."""
+        if sym not in bounds:
+            return tried
+        lo, hi = bounds[sym][0], bounds[sym][1]
+        if hi - lo <= 4096:
+            return range(lo, hi + 1)
+        return sorted({lo, hi, *(v for v in values if lo <= v <= hi)})
+
     if len(syms) == 1:
         env = dict(fixed)
-        for v in (range(bounds[syms[0]][0], bounds[syms[0]][1] + 1) if syms[0] in bounds else values):
+        for v in within(syms[0], values):
             env[syms[0]] = v
             if holds(cond, env) is not False:
                 return True
@@ -631,7 +684,7 @@ def satisfiable(cond: Condition, fixed: dict | None = None, bounds: dict | None 
     small = [v for v in values if v <= 16] + [v for v in values if v > 16][:24]
     import itertools
 
-    domains = [range(bounds[s][0], bounds[s][1] + 1) if s in bounds else small for s in syms]
+    domains = [within(s, small) for s in syms]
     for combo in itertools.islice(itertools.product(*domains), 20000):
         env = dict(fixed)
         env.update(zip(syms, combo))

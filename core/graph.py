@@ -294,14 +294,14 @@ class Design:
         later = [d for d, i in first.items() if i >= 2]
         return {later[0]} if later else set()
 
-    def structural_problems(self, stuck: list | None = None) -> list[Problem]:
+    def structural_problems(self, stuck: list | None = None, nodes: dict | None = None) -> list[Problem]:
         """Dangling references, bad `shares`, cycles, missing outputs."""
         problems: list[Problem] = []
-        known = set(self.input_ids) | {n.id for n in self.nodes}
-        nodes = self.node_map()
+        nodes = self.node_map() if nodes is None else nodes  # the caller's map of the same nodes, when it has one
+        known = set(self.input_ids) | nodes.keys()
         for n in self.nodes:
             for ref in n.inputs:
-                rid, _ = parse_ref(ref)
+                rid = ref if ":" not in ref else parse_ref(ref)[0]
                 if rid not in known:
                     problems.append(
                         Problem("dangling", [n.id], f"node {n.id!r} reads {ref!r}, which no input or node defines")

@@ -54,3 +54,27 @@ class Report:
 
     def count(self, severity: str) -> int:
         return sum(1 for f in self.findings if f.severity == severity)
+
+
+def graph_positions(design_dict: dict | None) -> dict:
+    """node id -> its place in the design (inputs first, then nodes as written): the order a curator reads
+    the graph in, so `features.3` comes before `features.10`."""
+    out: dict = {}
+    if not isinstance(design_dict, dict):
+        return out
+    for group in ("inputs", "nodes"):
+        for item in design_dict.get(group) or ():
+            if isinstance(item, dict) and isinstance(item.get("id"), str):
+                out.setdefault(item["id"], len(out))
+    return out
+
+
+def display_key(rule: str, severity: str, nodes, positions: dict) -> tuple:
+    """How findings are listed for a curator: blocks first, then the warns the catalogue marks as likely
+    defects, then the other warns; within each, in graph order (a finding on no node after those on
+    nodes), then by rule."""
+    from .checks import CATALOGUE
+
+    spec = CATALOGUE.get(rule)
+    where = min((positions.get(n, len(positions)) for n in nodes or ()), default=len(positions) + 1)
+    return (severity != "block", not (spec is not None and spec.likely_defect), where, rule, tuple(nodes or ()))

@@ -31,9 +31,10 @@ class Rule(str):
     kind: str  # requirement (the op table raises it) | structure | node | graph (a check function)
     ops: tuple  # the ops a node check is dispatched on
     module: str  # where it is declared
+    likely_defect: bool  # a warn that is most often a real mistake: listed before the other warns
 
     def __new__(cls, id: str, severity: str, category: str, title: str, *, condition: str, why: str, fix: str,
-                kind: str = "requirement") -> Rule:
+                kind: str = "requirement", likely_defect: bool = False) -> Rule:
         if id in RULES:
             raise RuntimeError(f"rule {id} declared twice ({RULES[id].module} and here)")
         if severity not in SEVERITIES or category not in CATEGORIES or kind not in KINDS:
@@ -43,6 +44,7 @@ class Rule(str):
         self = super().__new__(cls, id)
         self.severity, self.category, self.title = severity, category, title
         self.condition, self.why, self.fix, self.kind, self.ops = condition, why, fix, kind, ()
+        self.likely_defect = likely_defect
         self.module = sys._getframe(1).f_globals.get("__name__", "?")
         RULES[id] = self
         return self

@@ -44,7 +44,7 @@ from .ops.rules import (
     SHAPE_UNKNOWN_DIM,
     SHAPE_UNKNOWN_INDEX,
 )
-from .sizes import declared_id_range, declared_sizes
+from .sizes import declared_id_range, declared_sizes, size_roles
 
 
 @dataclass
@@ -79,6 +79,7 @@ class Inference:
     stale: dict = field(default_factory=dict)  # Chunk/Split node id -> the node that rewrote its base in place
     train: dict = field(default_factory=dict)  # the design's train block (its mode decides what writes)
     input_symbols: set = field(default_factory=set)  # the symbols the design's inputs carry (the run binds them)
+    roles: dict = field(default_factory=dict)  # symbol -> "batch" | "sequence" | "image" (sizes.size_roles)
 
     def type_of(self, ref: str) -> TensorType:
         rid, idx = parse_ref(ref)
@@ -93,18 +94,19 @@ class Inference:
 REPEAT_CACHE = True
 
 
-def infer_design(design: Design, order: list | None = None) -> Inference:
-    """`order`: the design's topological order when the caller already has it."""
+def infer_design(design: Design, order: list | None = None, nodes: dict | None = None) -> Inference:
+    """`order`: the design's topological order when the caller already has it; `nodes`: its nodes by id."""
     inf = Inference()
     train = design.train or {}
     inf.train = train if type(train) is dict else {}
     for spec in design.inputs:
         inf.types[spec.id] = [TensorType(tuple(spec.shape), spec.dtype)]
-    nodes = design.node_map()
+    nodes = design.node_map() if nodes is None else nodes  # the caller's map of the same nodes, when it has one
     inf.order = design.topo_order() if order is None else order
     memo: dict | None = {} if REPEAT_CACHE else None
     inf.declared = declared_sizes(design)
     inf.input_symbols = {d for spec in design.inputs for d in spec.shape if isinstance(d, str)}
+    inf.roles = size_roles(design)
     inf.max_ref = _max_refs(design)
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
@@ -214,7 +216,7 @@ def _reads_stale_piece(node: Node, inf: Inference) -> bool:
     outlive unchanged: an op that then writes the base in place makes every later read of a piece fail
     ('Output 0 of Split is a view and its base ... has been modified inplace', gen-254912). True when this
     node is such a read (it is refused here)."""
-    for ref in node.inputs:
+    for ref in node.inputs if inf.stale else ():  # nothing rewritten yet: no piece is stale
         writer = inf.stale.get(parse_ref(ref)[0])
         if writer is not None:
             _fail(inf, node, CONNECTIVITY_INPLACE_LEAF,
@@ -329,6 +331,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
     ctx.bounds = inf.bounds
+    ctx.roles = inf.roles
     ctx.dtype_ok = takes is True
     if inf.max_ref:
         ctx.max_result = inf.max_ref.get(node.id, 0)
@@ -451,7 +454,7 @@ def _track_grad(node: Node, inf: Inference) -> None:
     if not any(t.is_float for t in results):
         return
     if inf.params.get(node.id) or node.shares is not None or node.op == "Parameter" or \
-            any(parse_ref(r)[0] in inf.grad for r in node.inputs):
+            any((r if ":" not in r else parse_ref(r)[0]) in inf.grad for r in node.inputs):
         inf.grad.add(node.id)
         if node.op in SPLIT_VIEWS or (node.op in VIEW_KEEPERS and node.inputs and
                                       parse_ref(node.inputs[0])[0] in inf.split_views):

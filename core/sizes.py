@@ -8,6 +8,7 @@ builder for them.
 from __future__ import annotations
 
 from .graph import Design
+from .ops.base import FLOAT_DTYPES
 
 DEFAULT_SYMBOL_SIZE = 8  # a free symbol's size when a design is run or quoted
 
@@ -31,6 +32,30 @@ def declared_sizes(design: Design) -> dict:
             elif i > 0 and d in seq_symbols:
                 out[d] = seq
     return out
+
+
+def size_roles(design: Design) -> dict:
+    """What the design's input symbols size, where a size of 1 or 2 makes the design degenerate: the batch
+    (dim 0), a sequence (Design.sequence_symbols, but not the feature width of a 2-D float input nor the
+    channels of an image) and an image's spatial sizes (dims 2.. of a 4-D or 5-D float input)."""
+    roles: dict = {}
+    first: dict = {}
+    for spec in design.inputs:
+        for i, d in enumerate(spec.shape):
+            if isinstance(d, str):
+                first.setdefault(d, (i, spec))
+    seq = design.sequence_symbols()
+    for d, (i, spec) in first.items():
+        floating = spec.dtype in FLOAT_DTYPES
+        rank = len(spec.shape)
+        if i == 0:
+            roles[d] = "batch"
+        elif floating and rank >= 4:
+            if i >= 2:
+                roles[d] = "image"
+        elif d in seq and not (floating and rank == 2):
+            roles[d] = "sequence"
+    return roles
 
 
 def symbol_env(design: Design, batch: int = 2, env: dict | None = None) -> dict:

@@ -39,9 +39,9 @@ def _verify(design: Design, with_cost: bool) -> Report:
     findings: list[Finding] = []
     wired = wiring(design)
     order, stuck = _kahn(design, wired)  # one walk for both: order = design.topo_order()
-    for p in design.structural_problems(stuck):
+    for p in design.structural_problems(stuck, wired[0]):
         findings.append(Finding(_STRUCTURE_RULES[p.kind], "block", tuple(p.nodes), p.message))
-    inf = infer_design(design, order)
+    inf = infer_design(design, order, wired[0])
     for v in inf.violations:
         findings.append(Finding(v.rule, v.severity, tuple(v.nodes), v.message))
     findings.extend(_bad_output_results(design, inf))

@@ -35,6 +35,7 @@ _LAZY = {
     "import_paths": ".importers", "import_records": ".importers", "ImportResult": ".importers",
     "ImportInputError": ".importers", "Defaults": ".importers",
     "seed_demo": ".demo", "ensure_demo": ".demo",
+    "demotions": ".demotions", "demote_rule": ".demotions", "restore_rule": ".demotions",
 }
 
 __all__ = ["StoreBusy", "StoreError", "connect", "transaction", "reading", "schema_version",

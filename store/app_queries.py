@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .connection import DB, connect, reading, transaction
-from .designs import LIST_COLUMNS, filters_sql, get_design, judged_cte, order_sql
+from .designs import JUDGED_CASE, LIST_COLUMNS, filters_sql, get_design, judged_cte, order_sql
 
 JUDGED_SORTS = {"judged", "n_judged"}
 
@@ -86,7 +86,10 @@ cj AS (SELECT design_id, finding_key FROM current_judgments
        WHERE design_id IN (SELECT id FROM ids) {curator}),
 jf AS (SELECT f.design_id, count(DISTINCT f.key) AS n_judged
        FROM findings f JOIN cj ON cj.design_id = f.design_id AND cj.finding_key = f.key
-       WHERE NOT f.stale GROUP BY f.design_id),
+       WHERE NOT f.stale AND f.rule NOT IN (SELECT rule FROM rule_demotions) GROUP BY f.design_id),
+dem AS (SELECT design_id, count(*) AS n FROM findings
+        WHERE design_id IN (SELECT id FROM ids) AND NOT stale AND rule IN (SELECT rule FROM rule_demotions)
+        GROUP BY design_id),
 clean AS (SELECT DISTINCT design_id FROM cj WHERE finding_key IS NULL),
 md AS (SELECT design_id, count(*) AS n_missed FROM missed_defects
        WHERE retracted_at IS NULL AND design_id IN (SELECT id FROM ids) GROUP BY design_id),
@@ -94,18 +97,14 @@ fl AS (SELECT design_id, count(*) AS n_flagged FROM current_flags
        WHERE design_id IN (SELECT id FROM ids) {curator} GROUP BY design_id),
 br AS (SELECT design_id, min(rule) AS block_rule, count(DISTINCT rule) AS n_block_rules FROM findings
        WHERE design_id IN (SELECT id FROM ids) AND NOT stale AND severity = 'block' GROUP BY design_id)
-SELECT {cols}, d.n_block + d.n_warn AS n_findings, coalesce(jf.n_judged, 0) AS n_judged,
-       CASE WHEN d.error IS NOT NULL THEN NULL
-            WHEN d.n_block + d.n_warn = 0 THEN
-                 CASE WHEN clean.design_id IS NULL THEN 'unjudged' ELSE 'judged' END
-            WHEN coalesce(jf.n_judged, 0) = 0 THEN 'unjudged'
-            WHEN jf.n_judged < d.n_block + d.n_warn THEN 'partly'
-            ELSE 'judged' END AS judged,
+SELECT {cols}, d.n_block + d.n_warn - coalesce(dem.n, 0) AS n_findings, coalesce(jf.n_judged, 0) AS n_judged,
+       {judged} AS judged,
        coalesce(md.n_missed, 0) AS n_missed, coalesce(fl.n_flagged, 0) AS n_flagged,
        br.block_rule, coalesce(br.n_block_rules, 0) AS n_block_rules
 FROM designs d
 JOIN ids ON ids.id = d.id
 LEFT JOIN jf ON jf.design_id = d.id
+LEFT JOIN dem ON dem.design_id = d.id
 LEFT JOIN clean ON clean.design_id = d.id
 LEFT JOIN md ON md.design_id = d.id
 LEFT JOIN fl ON fl.design_id = d.id
@@ -119,7 +118,7 @@ def rows_for(db: DB, ids: Iterable[str], curator: str | None = None) -> dict[str
     ids = list(ids)
     if not ids:
         return {}
-    sql = _ROWS_SQL.format(cols=", ".join("d." + c for c in LIST_COLUMNS),
+    sql = _ROWS_SQL.format(cols=", ".join("d." + c for c in LIST_COLUMNS), judged=JUDGED_CASE,
                            curator="AND curator = ?" if curator else "")
     params: list[Any] = [ids] + ([curator, curator] if curator else [])
     with reading(db) as con:
@@ -390,6 +389,13 @@ class AppStore:
 
         return record_judgment(self.db, design_id, finding_key, self.curator, verdict, note or None)
 
+    def judge_seen(self, design_id: str, finding_key: str | None, verdict: str, note: str | None,
+                   seen: dict) -> dict:
+        """A verdict, and which other curators changed theirs on the finding since it was shown."""
+        from .judgments import record_judgment_seen
+
+        return record_judgment_seen(self.db, design_id, finding_key, self.curator, verdict, note or None, seen)
+
     def note(self, design_id: str, finding_key: str | None, note: str | None) -> int:
         from .judgments import record_note
 
@@ -464,6 +470,51 @@ class AppStore:
 
         return list_design_runs(self.db, limit=limit)
 
+    def queue_state(self) -> dict | None:
+        """The curator's queue filters and sort as last left ({"filters", "sort"}), or None."""
+        import json
+
+        from .connection import reading
+
+        with reading(self.db) as con:
+            row = con.execute("SELECT value FROM store_meta WHERE key = ?", [f"queue:{self.curator}"]).fetchone()
+        try:
+            state = json.loads(row[0]) if row else None
+        except ValueError:
+            return None
+        return state if isinstance(state, dict) else None
+
+    def save_queue_state(self, filters: dict, sort: str) -> None:
+        import json
+
+        from .connection import transaction
+
+        with transaction(self.db) as con:
+            con.execute("INSERT OR REPLACE INTO store_meta VALUES (?, ?)",
+                        [f"queue:{self.curator}", json.dumps({"filters": filters, "sort": sort}, default=str)])
+
+    def run_timings(self, limit: int = 200) -> list[dict]:
+        """The runs that finished here (status ok, with a time), newest first, with their design's FLOPs
+        per sample and their spec (batch, steps): what run estimates are calibrated on."""
+        import json
+
+        from .connection import reading
+
+        with reading(self.db) as con:
+            rows = con.execute(
+                "SELECT r.kind, r.device, r.seconds, r.spec, d.flops FROM runs r JOIN designs d ON d.id = r.design_id"
+                " WHERE r.status = 'ok' AND r.seconds > 0 AND d.flops > 0 ORDER BY r.id DESC LIMIT ?",
+                [limit]).fetchall()
+        out = []
+        for kind, device, seconds, spec, flops in rows:
+            try:
+                spec = json.loads(spec) if isinstance(spec, str) else (spec or {})
+            except ValueError:
+                spec = {}
+            out.append({"kind": kind, "device": device, "seconds": float(seconds), "flops": float(flops),
+                        "batch": spec.get("batch_size"), "steps": spec.get("steps")})
+        return out
+
     def design_runs(self, design_id: str) -> list[dict]:
         from .runs import list_runs
 
@@ -477,6 +528,12 @@ class AppStore:
         from . import kb as K
 
         return K.evidence(self.db, pid)
+
+    def kb_judge(self, pid: int) -> dict:
+        """Evidence rows a curator can judge, records, uses and conflicts (store.kb_loop.show)."""
+        from . import kb_loop
+
+        return kb_loop.show(self.db, pid)
 
     def kb_suggestions(self):
         from . import kb as K
@@ -495,7 +552,7 @@ class AppStore:
 # ---- the knowledge base (store/kb.py), for the app's KB screen --------------------------------------
 
 KB_OPS = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", "mark_distinct", "undo",
-          "export_pack", "write_pack", "seed_kb")
+          "export_pack", "write_pack", "seed_kb", "cycle")
 
 
 def kb_view(db: DB, status: str = "live") -> dict:
@@ -514,6 +571,10 @@ def kb_op(db: DB, op: str, *args, actor: str | None = None, **kwargs):
 
     if op not in KB_OPS:
         raise ValueError(f"not a knowledge-base operation: {op!r}")
+    if op == "cycle":
+        from . import kb_loop
+
+        return kb_loop.cycle(db, *args, actor=actor, **kwargs)
     fn = getattr(K, op)
     if op == "seed_kb":
         return fn(db)

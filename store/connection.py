@@ -36,6 +36,13 @@ DB = str | os.PathLike | None | duckdb.DuckDBPyConnection
 _LOCK_RE = re.compile(r"Conflicting lock is held in (?P<prog>.*?) \(PID (?P<pid>\d+)\)")
 _MIGRATION_RE = re.compile(r"^(\d{4})_([A-Za-z0-9_\-]+)\.sql$")
 _migrate_lock = threading.Lock()
+# Store files this process has open through DuckDB, and how many connections each. DuckDB holds the
+# file with a POSIX record lock, which the kernel drops when the process closes ANY descriptor of the
+# file: reading the header (`check_store_path`) while a worker thread had the store open released the
+# lock, and a second app then wrote the same file at once (a damaged store, judgments lost). So the
+# header is read only while no connection of this process has the file open, under `_holders_lock`.
+_holders: dict[str, int] = {}
+_holders_lock = threading.Lock()
 
 
 class StoreError(RuntimeError):
@@ -240,12 +247,16 @@ def connect(db: str | os.PathLike | None = None, *, timeout: float | None = None
         raise StoreFault(f"{path}: the store's path is not UTF-8 text; name the store with a UTF-8 path") from None
     if path.exists() and path.is_dir():
         raise StoreError(f"{path}: is a folder, not a store file")
-    check_store_path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StoreError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
-    con = _open(path, DEFAULT_TIMEOUT if timeout is None else timeout)
+    key = os.path.realpath(path)
+    with _holders_lock:
+        if not _holders.get(key):
+            check_store_path(path)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
+        con = _open(path, DEFAULT_TIMEOUT if timeout is None else timeout)
+        _holders[key] = _holders.get(key, 0) + 1
     try:
         try:
             if migrate:
@@ -261,10 +272,14 @@ def connect(db: str | os.PathLike | None = None, *, timeout: float | None = None
                 raise
             raise fault from None
     finally:
-        try:
-            con.close()
-        except duckdb.Error:
-            pass  # closing after a failed write: nothing more to keep
+        with _holders_lock:
+            try:
+                con.close()
+            except duckdb.Error:
+                pass  # closing after a failed write: nothing more to keep
+            _holders[key] -= 1
+            if not _holders[key]:
+                del _holders[key]
 
 
 @contextmanager

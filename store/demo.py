@@ -49,11 +49,16 @@ def is_seeded(db: DB = None) -> bool:
         return con.execute("SELECT 1 FROM store_meta WHERE key = ?", [SEEDED_KEY]).fetchone() is not None
 
 
-def ensure_demo(db: DB = None, **kw) -> ImportResult | None:
-    """Seed the demo on the first start of a new store (never seeded, no designs); else None."""
+def needs_demo(db: DB = None) -> bool:
+    """A new store: never seeded and holding no designs (a store of imported designs is not seeded)."""
     with reading(db) as con:
         seeded = con.execute("SELECT 1 FROM store_meta WHERE key = ?", [SEEDED_KEY]).fetchone()
         empty = con.execute("SELECT count(*) FROM designs").fetchone()[0] == 0
-    if seeded or not empty:
+    return not seeded and empty
+
+
+def ensure_demo(db: DB = None, **kw) -> ImportResult | None:
+    """Seed the demo on the first start of a new store (never seeded, no designs); else None."""
+    if not needs_demo(db):
         return None
     return seed_demo(db, **kw)

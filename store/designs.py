@@ -14,7 +14,10 @@ from typing import Any, NamedTuple
 
 import duckdb
 
+from archcurator.core.report import display_key, graph_positions
+
 from .connection import DB, reading, transaction, utcnow
+from .demotions import DEMOTED_RULES_SQL
 
 DESIGN_COLUMNS = (
     "id", "name", "author", "model", "task_set", "run", "parent", "reference", "source",
@@ -282,6 +285,17 @@ def reverify(db: DB, ids: Iterable[str] | None = None, *, verifier: Callable | N
 
 # ---- reading -----------------------------------------------------------------
 
+# a design's judged state; the findings of demoted rules (store.demotions) are not there to judge, so a design
+# whose every finding is of a demoted rule is judged (needs `d`, `jf`, `dem` and `clean` joined)
+JUDGED_CASE = """CASE WHEN d.error IS NOT NULL THEN NULL
+                        WHEN d.n_block + d.n_warn = 0 THEN
+                             CASE WHEN clean.design_id IS NULL THEN 'unjudged' ELSE 'judged' END
+                        WHEN d.n_block + d.n_warn - coalesce(dem.n, 0) <= 0 THEN 'judged'
+                        WHEN coalesce(jf.n_judged, 0) = 0 THEN 'unjudged'
+                        WHEN jf.n_judged < d.n_block + d.n_warn - coalesce(dem.n, 0) THEN 'partly'
+                        ELSE 'judged' END"""
+
+
 def judged_cte(curator: str | None) -> tuple[str, list]:
     where = "WHERE curator = ?" if curator else ""
     params = [curator] if curator else []
@@ -289,20 +303,18 @@ def judged_cte(curator: str | None) -> tuple[str, list]:
         cj AS (SELECT design_id, finding_key FROM current_judgments {where}),
         jf AS (SELECT f.design_id, count(DISTINCT f.key) AS n_judged
                FROM findings f JOIN cj ON cj.design_id = f.design_id AND cj.finding_key = f.key
-               WHERE NOT f.stale GROUP BY f.design_id),
+               WHERE NOT f.stale AND f.rule NOT IN ({DEMOTED_RULES_SQL}) GROUP BY f.design_id),
+        dem AS (SELECT design_id, count(*) AS n FROM findings
+                WHERE NOT stale AND rule IN ({DEMOTED_RULES_SQL}) GROUP BY design_id),
         clean AS (SELECT DISTINCT design_id FROM cj WHERE finding_key IS NULL),
         base AS (
             SELECT {", ".join("d." + c for c in LIST_COLUMNS)},
-                   d.n_block + d.n_warn AS n_findings,
+                   d.n_block + d.n_warn - coalesce(dem.n, 0) AS n_findings,
                    coalesce(jf.n_judged, 0) AS n_judged,
-                   CASE WHEN d.error IS NOT NULL THEN NULL
-                        WHEN d.n_block + d.n_warn = 0 THEN
-                             CASE WHEN clean.design_id IS NULL THEN 'unjudged' ELSE 'judged' END
-                        WHEN coalesce(jf.n_judged, 0) = 0 THEN 'unjudged'
-                        WHEN jf.n_judged < d.n_block + d.n_warn THEN 'partly'
-                        ELSE 'judged' END AS judged
+                   {JUDGED_CASE} AS judged
             FROM designs d
             LEFT JOIN jf ON jf.design_id = d.id
+            LEFT JOIN dem ON dem.design_id = d.id
             LEFT JOIN clean ON clean.design_id = d.id
         )"""
     return sql, params
@@ -476,7 +488,8 @@ def get_design(db: DB, design_id: str, curator: str | None = None) -> dict | Non
 
     Returns the design's columns with `graph`, `cost`, `extra` parsed from
     JSON, and:
-    - `findings`: every finding (live first, then stale; block before warn),
+    - `findings`: every finding (live first, then stale; block before warn, likely defects before the
+      other warns, then in graph order: `core.report.display_key`),
       each with `key rule severity nodes (list) nodes_text message stale
       verifier_version first_seen last_seen`, `judgments` {curator: {verdict,
       note, event_id, judged_at}} (current verdicts) and `verdict` (the current verdict
@@ -509,6 +522,11 @@ def get_design(db: DB, design_id: str, curator: str | None = None) -> dict | Non
             f["nodes"] = list(f["nodes"] or [])
             f["judgments"] = by_key.get(f["key"], {})
             f["verdict"] = f["judgments"].get(curator, {}).get("verdict") if curator else None
+        demoted = dict(con.execute("SELECT rule, reason FROM rule_demotions").fetchall())
+        for f in findings:
+            f["demoted"] = demoted.get(f["rule"])
+        positions = graph_positions(d["graph"])
+        findings.sort(key=lambda f: (bool(f["stale"]), *display_key(f["rule"], f["severity"], f["nodes"], positions)))
         d["findings"] = findings
         d["design_judgments"] = by_key.get(None, {})
         d["missed_defects"] = _rows(con, """
@@ -520,7 +538,7 @@ def get_design(db: DB, design_id: str, curator: str | None = None) -> dict | Non
         for r in d["runs"]:
             for k in ("metrics", "spec"):
                 r[k] = _loads(r[k])
-    live = [f for f in findings if not f["stale"]]
+    live = [f for f in findings if not f["stale"] and not f["demoted"]]
 
     def has(judgments: dict) -> bool:
         return bool(judgments.get(curator)) if curator else bool(judgments)
@@ -528,7 +546,7 @@ def get_design(db: DB, design_id: str, curator: str | None = None) -> dict | Non
     if d["error"] is not None:
         d["judged"] = None
     elif not live:
-        d["judged"] = "judged" if has(d["design_judgments"]) else "unjudged"
+        d["judged"] = "judged" if has(d["design_judgments"]) or findings else "unjudged"
     else:
         n = sum(1 for f in live if has(f["judgments"]))
         d["judged"] = "unjudged" if n == 0 else ("partly" if n < len(live) else "judged")

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from archcurator.core import jsontext
+from archcurator.core.budget import design_budget_s
 
 from .connection import DB, utcnow
 
@@ -47,19 +48,7 @@ DESIGN_SUFFIXES = (".json",)
 CHUNK = 128
 POOL_THRESHOLD = 400  # designs in a batch before a process pool pays for itself
 POOL_SIZE = 2
-# CPU seconds one design may take to be read and verified (a sound 10,000-node design takes well
-# under one); past it the design is rejected with that reason and the rest go on
-DESIGN_BUDGET_S = 10.0
 MAX_LINE = jsontext.MAX_FILE_BYTES  # characters of one batch line (a design file's own limit)
-
-
-def design_budget_s() -> float:
-    """The per-design budget: $ARCHCURATOR_DESIGN_BUDGET_S, else DESIGN_BUDGET_S."""
-    try:
-        v = float(os.environ.get("ARCHCURATOR_DESIGN_BUDGET_S", DESIGN_BUDGET_S))
-    except ValueError:
-        return DESIGN_BUDGET_S
-    return v if v > 0 else DESIGN_BUDGET_S
 
 
 class ImportInputError(ValueError):
@@ -583,8 +572,14 @@ def _record(item: Item, defaults: Defaults) -> dict:
     else:
         name = obj.get("name")
         stem = Path(item.file).stem
+        derived = name if isinstance(name, str) and name.strip() else stem
+        # the derived id reaches the store, the queue and exports as a batch line's id does: the same door
+        problem = plain_text_problem(derived)
+        if problem:
+            source = "the graph's name" if derived is name else "the file name"
+            raise _Bad(f"its id, derived from {source}, {problem}; give the design a plain `name`")
         out = {
-            "id": name if isinstance(name, str) and name.strip() else stem,
+            "id": derived,
             "author": defaults.author or "human",
             "model": defaults.model, "task_set": defaults.task_set, "run": defaults.run,
             "parent": None, "reference": None, "graph": obj, "error": None, "extra": None,

@@ -85,6 +85,25 @@ def record_judgment(db: DB, design_id: str, finding_key: str | None, curator: st
         return _insert_verdict(con, design_id, finding_key, curator, verdict, note, new_step(con), utcnow())
 
 
+def record_judgment_seen(db: DB, design_id: str, finding_key: str | None, curator: str, verdict: str,
+                         note: str | None, seen: dict) -> dict:
+    """`record_judgment`, saying which other curators' verdicts on the finding changed since the curator
+    was shown it (`seen`: {curator: event id} as shown; None for no verdict then): {"event", "changed":
+    [{"curator", "verdict", "was"}]}. Both verdicts are kept: one curator's never replaces another's."""
+    _need_curator(curator)
+    _check_verdict(finding_key, verdict)
+    with transaction(db) as con:
+        _check_target(con, design_id, finding_key)
+        now = con.execute("SELECT curator, id, verdict FROM current_judgments WHERE design_id = ?"
+                          " AND finding_key IS NOT DISTINCT FROM ? AND curator <> ?",
+                          [design_id, finding_key, curator]).fetchall()
+        event = _insert_verdict(con, design_id, finding_key, curator, verdict, note, new_step(con), utcnow())
+    seen = seen or {}
+    changed = [{"curator": who, "verdict": v, "was": seen.get(who)} for who, eid, v in now
+               if seen.get(who) != eid]
+    return {"event": event, "changed": changed}
+
+
 def record_note(db: DB, design_id: str, finding_key: str | None, curator: str, note: str | None) -> int:
     """Add or change the note on a finding the curator has already judged, keeping the verdict (one
     step: the verdict recorded again with the new note); returns the event id."""

@@ -52,7 +52,7 @@ LIVE = ("active", "proposed")
 STATUSES = ("active", "proposed", "retired", "merged", "narrowed", "withdrawn")
 SEEDED_KEY = "kb_seeded_at"
 UNDOABLE = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", "distinct",
-            "mine", "import-proposals")
+            "mine", "import-proposals", "cycle")
 
 
 class KBError(ValueError):
@@ -589,6 +589,19 @@ def merge(db: DB, keep: int | str, other: int | str, *, text: str | None = None,
     return a
 
 
+def _narrowed_text(p: PropRow, child: Structure, conds: Sequence[Condition]) -> str:
+    """The words of a narrowed proposition say its scope (a solver reads the words, so words that
+    still read as the broad rule would undo the narrowing): rendered again from the structure, or a
+    curator's own words with the added conditions before them."""
+    if p.text == p.structure.render():
+        return child.render()
+    added = " and ".join(str(c) for c in conds)
+    try:
+        return clean_text(f"When {added}: {p.text}")
+    except PropError:
+        return child.render()
+
+
 def narrow(db: DB, pid: int | str, conditions: Iterable[Any], *, text: str | None = None,
            as_new: bool = False, retire_parent: bool = False, actor: str | None = None) -> int:
     """Add CONDITIONS to PID's scope; its evidence is re-checked under the narrower structure (rows
@@ -620,17 +633,14 @@ def narrow(db: DB, pid: int | str, conditions: Iterable[Any], *, text: str | Non
             _set_evidence(con, pid, rows)
             cols: dict[str, Any] = {"structure": json.dumps(child_st.to_obj(), sort_keys=True),
                                     "structure_key": child_st.key}
-            if words:
-                cols["text"] = words
-            elif p.text == p.structure.render():
-                cols["text"] = child_st.render()
+            cols["text"] = words or _narrowed_text(p, child_st, conds)
             _update(con, pid, **cols)
             _audit(con, "narrow", [pid], {"conditions": [str(c) for c in conds], "text": text},
                    f"narrowed {p.label} (+ {added})", before, actor)
             return pid
         rows = ev.recheck(_get_rows(con, pid), child_st, views, via=f"narrowed from {p.label}")
         rows = ev.union(rows, _derive(con, child_st, views), "derived")
-        child = _insert_prop(con, text=words or child_st.render(), structure=child_st, status=p.status,
+        child = _insert_prop(con, text=words or _narrowed_text(p, child_st, conds), structure=child_st, status=p.status,
                              origin="narrow", source=f"narrowed from {p.label}", pinned=False, parent_id=pid)
         _set_evidence(con, child, rows)
         if retire_parent:

@@ -43,14 +43,18 @@ def refusal_report(db: DB) -> dict:
                   HAVING count(*) FILTER (WHERE error IS NULL) > 0)
             GROUP BY author, model, task_set""").fetchall()
         rules = con.execute("""
-            SELECT d.author, d.model, d.task_set, f.rule, count(DISTINCT f.design_id) AS n
+            SELECT d.author, d.model, d.task_set, f.rule, count(DISTINCT f.design_id) AS n,
+                   count(DISTINCT f.design_id) FILTER (WHERE f.severity = 'block') AS nb
             FROM findings f JOIN designs d ON d.id = f.design_id
             WHERE d.verdict = 'block' AND NOT f.stale
             GROUP BY d.author, d.model, d.task_set, f.rule""").fetchall()
     by_range = {_key(*r[:3]): (r[3], r[4], r[5]) for r in ranges}
     by_rules: dict = {}
-    for a, m, t, rule, n in rules:
+    by_blocking: dict = {}
+    for a, m, t, rule, n, nb in rules:
         by_rules.setdefault(_key(a, m, t), []).append((rule, n))
+        if nb:
+            by_blocking.setdefault(_key(a, m, t), []).append((rule, nb))
     out = []
     gpu = default_gpu()
     order = {"reference": 0, "human": 1, "agent": 2}
@@ -68,6 +72,8 @@ def refusal_report(db: DB) -> dict:
             "blockedShareRange": [lo, hi] if lo is not None else [None, None],
             "ungenerated": ungenerated,
             "ruleIds": {rule: n for rule, n in rule_counts},
+            "blockingRuleIds": {rule: n for rule, n in sorted(by_blocking.get(_key(a, m, t), []),
+                                                             key=lambda x: (-x[1], x[0]))},
             "medianQuotedCost": None if med is None else float(med),
             "runs": nruns,
             "costDevice": gpu,
@@ -77,13 +83,19 @@ def refusal_report(db: DB) -> dict:
 
 def wilson_lower(successes: int, n: int, z: float = Z95) -> float | None:
     """Lower bound of the Wilson score interval (95% by default); None when n = 0."""
+    ci = wilson_interval(successes, n, z)
+    return None if ci is None else ci[0]
+
+
+def wilson_interval(successes: int, n: int, z: float = Z95) -> list[float] | None:
+    """The Wilson score interval [lo, hi] (95% by default); None when n = 0."""
     if n <= 0:
         return None
     p = successes / n
     denom = 1 + z * z / n
     centre = p + z * z / (2 * n)
     margin = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
-    return max(0.0, (centre - margin) / denom)
+    return [max(0.0, (centre - margin) / denom), min(1.0, (centre + margin) / denom)]
 
 
 def rules_report(db: DB, curator: str | None = None) -> dict:
@@ -95,7 +107,10 @@ def rules_report(db: DB, curator: str | None = None) -> dict:
     verdict), precision (real / (real + false_alarm), null when neither),
     precisionLower (Wilson 95% lower bound), missed (curators' missed defects
     naming the rule), recall (real / (real + missed), only where a missed
-    defect names the rule; else null).
+    defect names the rule; else null), falseAlarmRate (false_alarm / (real +
+    false_alarm), null when neither) with falseAlarmInterval ([lo, hi], the
+    Wilson 95% interval), demoted ({"reason", "by", "at"} when the project
+    demoted the rule, store.demotions; else null).
 
     A finding's verdict: `curator`'s current one when given; otherwise its
     adjudicated final verdict where curators disagreed and an adjudicator
@@ -162,6 +177,9 @@ def rules_report(db: DB, curator: str | None = None) -> dict:
             WHERE retracted_at IS NULL AND rule IS NOT NULL
               AND rule NOT IN (SELECT unnest(?::VARCHAR[])) AND rule NOT IN (SELECT DISTINCT rule FROM findings)
             GROUP BY rule ORDER BY 2 DESC, 1""", [known]).fetchall()
+    from .demotions import demotions
+
+    demoted = demotions(db)
     out = []
     for (rule, firings, designs, block, warn, stale, real, fa, unsure, unjudged, missed) in rows:
         n = real + fa
@@ -172,6 +190,9 @@ def rules_report(db: DB, curator: str | None = None) -> dict:
             "precisionLower": wilson_lower(real, n),
             "missed": missed,
             "recall": (real / (real + missed)) if missed else None,
+            "falseAlarmRate": (fa / n) if n else None,
+            "falseAlarmInterval": wilson_interval(fa, n),
+            "demoted": demoted.get(rule),
         })
     return {"rows": out, "curator": curator, "other": [{"rule": r, "missed": n} for r, n in other]}
 

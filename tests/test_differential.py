@@ -76,6 +76,11 @@ def _ids(graph, vocab_size):
 
 
 FOUND = {
+    # 1 element reshaped to [-1, T, T] needs T = 1: a sequence no real input has, so it blocks (issue 26;
+    # it was a warn stating "1 is a multiple of T*T")
+    "reshape-fill-of-one-element": _g([([5, "T", 2], "float32")], [("Amin", {}, ["x0"]),
+                                                                  ("Reshape", {"shape": [-1, "T", "T"]}, ["n0"])],
+                                      seq_len=None),
     # a norm without weights takes float64 (its row of the dtype table is measured on such args)
     "layernorm-no-affine-f64": _one("LayerNorm", {"normalized_shape": 4, "elementwise_affine": False},
                                     ([3, 4], "float64")),
@@ -731,9 +736,6 @@ CONDITIONAL = {
     "reduce-split-undeclared-t": _g([([7, "T"], "float64")], [("Reduce", {"pattern": "a0 (a1 p) -> p a0 a1",
                                                                           "reduction": "mean", "p": 3}, ["x0"])],
                                     seq_len=None),
-    "reshape-fill-of-one-element": _g([([5, "T", 2], "float32")], [("Amin", {}, ["x0"]),
-                                                                  ("Reshape", {"shape": [-1, "T", "T"]}, ["n0"])],
-                                      seq_len=None),
     # a Chunk of a size with a symbol the design does not declare keeps its symbolic pieces (gen-22353)
     "split-of-a-chunk-of-undeclared-b": _g([(["B", 1], "float32")],
                                            [("Chunk", {"chunks": 7}, ["x0"]), ("Clamp", {"max": 0.976}, ["n0:1"]),

@@ -130,7 +130,7 @@ def test_declared_sizes_decide_a_symbol_condition():
         return [(v.rule, v.severity) for v in infer_design(Design.from_dict(d)).violations]
 
     assert one(None) == [("shape.symbol-condition", "warn")]
-    assert one({"seq_len": 64}) == [("shape.symbol-condition", "warn")]
+    assert one({"seq_len": 64}) == []  # the declared sizes satisfy it: nothing for a curator to judge (issue 26)
     assert one({"seq_len": 128}) == [("shape.linear-width", "block")]
 
 

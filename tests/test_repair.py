@@ -208,3 +208,16 @@ def test_when_torch_refuses_the_cheapest_repair_the_next_one_is_run():
     assert rep.runs_tried == len(tried) and rep.ran is True and rep.to_dict()["ran"] is True
     assert rep.design == tried[-1] and _verdict(rep.design) != "block"
     assert len({json.dumps(t, sort_keys=True) for t in tried}) == len(tried)  # never the same design twice
+
+
+def test_a_misspelt_argument_keeps_its_value_and_an_unknown_layer_reads_as_the_one_its_arguments_name():
+    d = _tiny()
+    conv = d["nodes"][0]
+    conv["args"]["in_channel"] = conv["args"].pop("in_channels")
+    _node(d, "fc")["op"] = "Dense"  # Keras' name; its arguments are Linear's
+    rep = repair_design(d)
+    assert rep.found and _verdict(rep.design) != "block"
+    assert _node(rep.design, conv["id"])["args"]["in_channels"] == 3
+    assert "in_channel" not in _node(rep.design, conv["id"])["args"]
+    assert _node(rep.design, "fc")["op"] == "Linear"
+    assert len(rep.repairs) == 2

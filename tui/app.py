@@ -23,7 +23,7 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
 
-from textual import work
+from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
@@ -32,6 +32,7 @@ from textual.worker import Worker, WorkerState, get_current_worker
 from archcurator.store.app_queries import AppStore
 
 from .config import Config, load_config
+from .keygate import KeyGate
 from .run_bridge import RunBridge
 from .sanitise import markup_escape, one_line, visible, visible_lines
 from .widgets.messages import (
@@ -107,7 +108,9 @@ class CuratorApp(App[int]):
         self.main_queue = QueueModel()
         self.writes = WriteQueue(self)
         self.runs = RunBridge(self)
-        self.steps_this_session = 0
+        self.keys = KeyGate(self)
+        self.steps_this_session = 0  # steps taken (shown at once, saved or not)
+        self.steps_saved = 0  # steps DuckDB has committed: what the screen calls saved
         self.design_cache: OrderedDict = OrderedDict()
         self.facets: dict = {}
         self.progress: dict | None = None
@@ -125,6 +128,8 @@ class CuratorApp(App[int]):
         self.store_watch_s = 1.0  # how often the store's file is looked at for changes from outside
         self._store_stamp: tuple | None = None
         self._outside_token: tuple | None = None
+        self._queue_state_read = False
+        self._queue_state_saved: tuple | None = None
         self.sub_title = visible(f"{self.db_path.name} · curator {self.curator}")
 
     # ---- start-up ----------------------------------------------------------------
@@ -219,6 +224,18 @@ class CuratorApp(App[int]):
     def on_key(self, event) -> None:
         self._last_input = time.monotonic()
 
+    async def on_event(self, event: events.Event) -> None:
+        # keys from the terminal one at a time, each after the last one's effects (tui.keygate)
+        if isinstance(event, events.Key) and not event.is_forwarded:
+            if not self.keys.admit(event):
+                return
+            try:
+                await super().on_event(event)
+            finally:
+                self.keys.handled()
+            return
+        await super().on_event(event)
+
     def _idle_collect(self) -> None:
         if time.monotonic() - self._last_input > 1.0 and gc.get_count()[2] > 0:
             gc.collect()
@@ -244,8 +261,36 @@ class CuratorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="queue", exit_on_error=False)
     def load_queue(self, target, model: QueueModel, generation: int, select: str | None = None) -> None:
+        if model is self.main_queue:
+            self._keep_queue_state(model)
         ids, rows = self.store.queue_start(dict(model.filters), model.sort, around=select)
         self._post(target, QueueLoaded(model, generation, ids, select, rows, id_width(ids)))
+
+    def _keep_queue_state(self, model: QueueModel) -> None:
+        """(In the queue worker.) The first read restores the filters and sort the curator left the queue
+        with (kept per curator in the store); each later one keeps them."""
+        from archcurator.store.connection import StoreError
+
+        from .widgets.queue_list import FILTER_KEYS, SORTS
+
+        try:
+            if not self._queue_state_read:
+                self._queue_state_read = True
+                state = self.store.queue_state() or {}
+                saved = state.get("filters") if isinstance(state.get("filters"), dict) else {}
+                if not model.filters:
+                    model.filters.update({k: v for k, v in saved.items() if k in FILTER_KEYS and v not in (None, "")})
+                sort = state.get("sort")
+                if isinstance(sort, str) and sort.lstrip("-") in {k.lstrip("-") for k, _ in SORTS}:
+                    model.sort = sort
+                self._queue_state_saved = (dict(model.filters), model.sort)
+                return
+            now = (dict(model.filters), model.sort)
+            if now != self._queue_state_saved:
+                self.store.save_queue_state(*now)
+                self._queue_state_saved = now
+        except StoreError:
+            pass  # busy now: the next change keeps it
 
     @work(thread=True, exclusive=True, group="rows", exit_on_error=False)
     def load_rows(self, target, model: QueueModel, generation: int, ids: list[str]) -> None:
@@ -331,7 +376,8 @@ class CuratorApp(App[int]):
 
     @work(thread=True, exclusive=True, group="kb-detail", exit_on_error=False)
     def kb_detail(self, target, pid: int, request: int) -> None:
-        self._post(target, KbDetailLoaded(pid, self.store.kb_evidence(pid), request))
+        judge = self.store.kb_judge(pid)
+        self._post(target, KbDetailLoaded(pid, judge["evidence"], request, judge))
 
     @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
     def kb_write(self, target, op: str, args: tuple, kwargs: dict) -> None:
@@ -400,23 +446,45 @@ class CuratorApp(App[int]):
         if op.kind != "undo":
             self.steps_this_session += 1
         self.writes.submit(op)
+        self.writes_changed()
+
+    def writes_changed(self) -> None:
+        """Steps were submitted, committed or refused: the screens that show what is pending follow."""
+        for screen in self.screen_stack:
+            handler = getattr(screen, "writes_changed", None)
+            if handler is not None:
+                handler()
 
     @property
     def writes_pending(self) -> int:
         return self.writes.pending
 
+    def writes_status(self) -> str:
+        """What is saved and what is not yet, as the design screen shows it: a step counts as saved only
+        once DuckDB has committed it, so a crash loses at most what is shown as saving."""
+        text = f"{self.steps_saved} saved"
+        if self.writes.pending:
+            text += f" · saving {self.writes.pending}…"
+            if self.writes.waiting_on:
+                text += f" ({self.writes.waiting_on})"
+        return text
+
     def judge(self, view, finding: dict | None, verdict: str, note: str | None = None) -> None:
         """Record a verdict on a finding (or `clean` on the design, finding None)."""
         key = finding["key"] if finding is not None else None
         mine = {"verdict": verdict, "note": note}
+        args = {"key": key, "verdict": verdict, "note": note}
         if finding is not None:
+            # the other curators' verdicts as shown: the store says which changed since (a notice, not a loss)
+            args["seen"] = {who: (j or {}).get("event_id") for who, j in (finding.get("judgments") or {}).items()
+                            if who != self.curator}
             finding["verdict"] = verdict
             finding.setdefault("judgments", {})[self.curator] = mine
         else:
             view.data.setdefault("design_judgments", {})[self.curator] = mine
         (view.data.get("flags") or {}).pop(key, None)
         self._local_row_update(view)
-        self.submit(WriteOp("judge", view.id, {"key": key, "verdict": verdict, "note": note}))
+        self.submit(WriteOp("judge", view.id, args))
 
     def save_note(self, view, finding: dict | None, note: str | None) -> None:
         """A note added to (or changed on) a verdict already given: the verdict stays."""
@@ -480,6 +548,14 @@ class CuratorApp(App[int]):
     def on_write_done(self, message: WriteDone) -> None:
         op, result = message.op, message.result
         designs = [op.design_id] if op.design_id else []
+        if op.kind != "undo":
+            self.steps_saved += 1
+        elif result is not None:
+            self.steps_saved = max(self.steps_saved - 1, 0)
+        self.writes_changed()
+        if op.kind == "judge" and isinstance(result, dict) and result.get("changed"):
+            self._say_changed(op, result["changed"])
+            self.forget_design(op.design_id)
         if op.kind == "undo":
             if result is None:
                 self.notify("nothing of yours left to undo")
@@ -504,10 +580,23 @@ class CuratorApp(App[int]):
             if handler is not None:
                 handler(op, result, designs)
 
+    def _say_changed(self, op: WriteOp, changed: list[dict]) -> None:
+        from .components.findings import VERDICT_LABEL as VERDICT_WORDS
+
+        parts = []
+        for c in changed:
+            now = VERDICT_WORDS.get(c["verdict"], c["verdict"])
+            parts.append(f"{c['curator']} judged it {now}" + ("" if c["was"] is None else " (changed since)"))
+        mine = VERDICT_WORDS.get(op.args["verdict"], op.args["verdict"])
+        self.notify(f"{op.args.get('key') or op.design_id} on {op.design_id}: since it was shown to you, "
+                    f"{'; '.join(parts)}. Your {mine} is stored beside it (Review, V, lists disagreements).",
+                    title="changed by another curator", severity="warning", timeout=10)
+
     def write_failed(self, op: WriteOp, error: BaseException) -> None:
         # the optimistic state shown was never saved: drop it and re-read the design
         if op.kind != "undo":
             self.steps_this_session = max(self.steps_this_session - 1, 0)
+        self.writes_changed()
         did = op.design_id
         if did is None:
             return
@@ -653,7 +742,7 @@ class CuratorApp(App[int]):
     # ---- quitting -------------------------------------------------------------------------------------
     async def action_quit(self) -> None:
         if self._quitting:
-            self.notify("quitting as soon as everything is stored…")
+            self._ask_while_quitting()
             return
         if not self._quit_with_unsaved_note():
             return
@@ -679,6 +768,35 @@ class CuratorApp(App[int]):
             self.push_screen(self._quit_question, chosen)
             return
         self._quit_when_settled(None)
+
+    def _ask_while_quitting(self) -> None:
+        """Quit again while waiting for runs: the wait is never a trap (cancel them now, or stay after all)."""
+        from .screens.modals import ChoiceScreen
+
+        live = [h for h in self.runs.active() if h.result is None]
+        if not live:
+            self.notify("quitting as soon as everything is stored…")
+            return
+        if self._quit_question is not None and self._quit_question in self.screen_stack:
+            return
+
+        def chosen(value) -> None:
+            if value == "cancel":
+                self.runs.cancel_all()
+                self.notify("cancelling the runs… the app quits when their outcome is stored", timeout=6)
+            elif value == "stay":
+                self._quitting = False
+                self.runs.forget_waiters()
+                self.writes.forget_waiters()
+                self.clear_notifications()
+                self.notify("not quitting: the runs go on (X shows them)", timeout=4)
+
+        n = len(live)
+        self._quit_question = ChoiceScreen(
+            f"Quitting: waiting for {n} run{'s' if n != 1 else ''}",
+            [("cancel", f"cancel {'them' if n != 1 else 'it'} now (stored as cancelled), then quit"),
+             ("wait", "keep waiting, then quit"), ("stay", "don't quit after all")])
+        self.push_screen(self._quit_question, chosen)
 
     def _quit_with_unsaved_note(self) -> bool:
         """A note typed and not saved: ask before quitting drops it. True: go on quitting."""
@@ -723,19 +841,31 @@ class CuratorApp(App[int]):
 
     # ---- the command palette ------------------------------------------------------------------
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
-        seen = set()
-        for binding in list(getattr(screen, "BINDINGS", [])) + list(self.BINDINGS):
+        """Textual's own commands, then every binding of the screen and the app, each title once: the app's
+        Quit (it asks about runs and unsaved notes; Textual's quits at once) and the app's Refresh (it re-reads
+        every screen, this one too) stand for the screens' own of the same name."""
+        app_titles = {b.description for b in self.BINDINGS if isinstance(b, Binding)}
+        ours, titles, seen = [], set(), set()
+        screen_bindings = list(getattr(screen, "BINDINGS", []))
+        for binding in screen_bindings + list(self.BINDINGS):
             if not isinstance(binding, Binding) or not binding.id or binding.id in seen:
                 continue
             seen.add(binding.id)
+            on_screen = binding in screen_bindings
+            if (on_screen and binding.description in app_titles) or binding.description in titles:
+                continue
+            titles.add(binding.description)
             keys = self.key_for(binding.id)
-            target = screen if binding in getattr(screen, "BINDINGS", []) else self
+            target = screen if on_screen else self
             help_text = getattr(screen, "ACTION_HELP", {}).get(binding.id) or ACTION_HELP.get(binding.id) \
                 or binding.description
             # the palette reads title and help as markup: a key such as [ or / must stay text
-            yield SystemCommand(markup_escape(binding.description), markup_escape(f"{help_text}  [{keys}]"),
-                                _runner(target, binding.action))
+            ours.append(SystemCommand(markup_escape(binding.description), markup_escape(f"{help_text}  [{keys}]"),
+                                      _runner(target, binding.action)))
+        for command in super().get_system_commands(screen):
+            if command.title not in titles:
+                yield command
+        yield from ours
 
     def key_for(self, binding_id: str) -> str:
         """The keys a binding id is on now (config overrides applied), as shown to the curator."""

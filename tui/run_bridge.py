@@ -12,7 +12,10 @@ either way their outcome is stored before the app exits.
 
 What a launch will cost is estimated here (`estimate`), from the design's
 stored cost (FLOPs per sample, the quoted device's price and throughput), so
-the confirmation can name it before anything starts.
+the confirmation can name it before anything starts. Where runs already
+finished on this machine, their measured throughput replaces the assumed one
+(`calibrate`: the median work per second of the stored runs of that device,
+never less than the shortest of them), and the dialog says which basis it used.
 """
 
 from __future__ import annotations
@@ -45,14 +48,53 @@ class Estimate:
         return f"{secs}, {money}"
 
 
-def estimate(data: dict, kind: str, device: str, train_steps: int) -> Estimate:
+def run_work(kind: str, flops: float, batch: int | None = None, steps: int | None = None,
+             train_steps: int = 200) -> float:
+    """FLOPs one run does: a forward pass of a batch, or a short training (forward and backward, 3x)."""
+    b = batch or FORWARD_BATCH
+    return b * float(flops) * (3 * (steps or train_steps) if kind == "train" else 1)
+
+
+@dataclass
+class Calibration:
+    rate: float  # FLOP/s a stored run of this device achieved, start-up included (the median)
+    floor: float  # the shortest stored run's seconds: no run here took less
+    n: int
+
+
+def calibrate(timings: list[dict], train_steps: int = 200) -> dict[str, Calibration]:
+    """Per device (cpu, cuda), what the runs stored on this machine measured (`AppStore.run_timings`)."""
+    by_device: dict[str, list[tuple[float, float]]] = {}
+    for t in timings:
+        device = "cuda" if str(t.get("device") or "").startswith("cuda") else str(t.get("device") or "cpu")
+        work = run_work(t["kind"], t["flops"], t.get("batch"), t.get("steps"), train_steps)
+        if work > 0 and t["seconds"] > 0:
+            by_device.setdefault(device, []).append((work / t["seconds"], t["seconds"]))
+    out = {}
+    for device, pairs in by_device.items():
+        rates = sorted(r for r, _ in pairs)
+        out[device] = Calibration(rates[len(rates) // 2], min(sec for _, sec in pairs), len(pairs))
+    return out
+
+
+def estimate(data: dict, kind: str, device: str, train_steps: int,
+             calibration: dict[str, Calibration] | None = None) -> Estimate:
     """Time and money a run of the design (`data`: the store's design bundle) will take on `device`."""
     cost = data.get("cost") or {}
     flops = cost.get("flops_per_sample") or data.get("flops") or 0.0
     quote = cost.get("quote") or {}
-    work = FORWARD_BATCH * float(flops) * (3 * train_steps if kind == "train" else 1)
+    work = run_work(kind, flops, train_steps=train_steps)
+    cal = (calibration or {}).get(device)
+    if cal is not None and device in ("cpu", "cuda"):
+        seconds = max(work / cal.rate, cal.floor)
+        basis = (f"measured: {cal.n} run{'s' if cal.n != 1 else ''} stored on this machine, "
+                 f"median {cal.rate / 1e9:,.2f} GFLOP/s with start-up, shortest {cal.floor:,.1f} s")
+        price = quote.get("price_per_hour")
+        usd = 0.0 if device == "cpu" else (None if price is None else seconds / 3600 * float(price))
+        return Estimate(device, seconds, usd, basis)
     if device == "cpu":
-        return Estimate("cpu", START_S["cpu"] + work / CPU_FLOPS, 0.0, f"{CPU_FLOPS / 1e9:.0f} GFLOP/s assumed")
+        return Estimate("cpu", START_S["cpu"] + work / CPU_FLOPS, 0.0,
+                        f"no run stored here yet: {CPU_FLOPS / 1e9:.0f} GFLOP/s assumed")
     peak = float(quote.get("peak_tflops") or 70.0) * 1e12 * float(quote.get("utilisation") or 0.35)
     price = quote.get("price_per_hour")
     seconds = START_S[device] + work / peak
@@ -185,6 +227,10 @@ class RunBridge:
         """Call `callback` once every run launched here has ended and its outcome is stored."""
         self._when_settled.append(callback)
         self._settle()
+
+    def forget_waiters(self) -> None:
+        """The curator stayed after all: nothing waits for the runs to end any more."""
+        self._when_settled = []
 
     def _settle(self) -> None:
         if self.active():

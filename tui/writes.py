@@ -10,6 +10,7 @@ app's one worker-error handler. Quitting waits for the queue to drain.
 
 from __future__ import annotations
 
+import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ def execute(store, op: WriteOp) -> Any:
     """Do `op` on the app's store adapter (`store.app_queries.AppStore`); its result."""
     a = op.args
     if op.kind == "judge":
+        if "seen" in a:
+            return store.judge_seen(op.design_id, a.get("key"), a["verdict"], a.get("note"), a["seen"])
         return store.judge(op.design_id, a.get("key"), a["verdict"], a.get("note"))
     if op.kind == "note":
         return store.note(op.design_id, a.get("key"), a.get("note"))
@@ -66,6 +69,7 @@ class WriteQueue:
         self._ops: deque[WriteOp] = deque()
         self.running: WriteOp | None = None
         self._when_drained: list[Callable[[], None]] = []
+        self.waiting_on: str | None = None  # why the running write waits (another process holds the store)
 
     @property
     def pending(self) -> int:
@@ -79,6 +83,9 @@ class WriteQueue:
         """Call `callback` once nothing is left to write (now, if nothing is)."""
         self._when_drained.append(callback)
         self._pump()
+
+    def forget_waiters(self) -> None:
+        self._when_drained = []
 
     def _pump(self) -> None:
         if self.running is not None:
@@ -94,8 +101,31 @@ class WriteQueue:
                             exit_on_error=False, name=f"write {op.kind}")
 
     def _execute(self, op: WriteOp) -> None:
-        result = execute(self.app.store, op)
+        """Write `op`; while another process holds the store (a second curator's app, an import), try again
+        until it is written: a step shown as saving is never dropped for want of the writer lock."""
+        from archcurator.store.connection import StoreBusy
+
+        delay = 0.05
+        while True:
+            try:
+                result = execute(self.app.store, op)
+                break
+            except StoreBusy as exc:
+                who = f"PID {exc.pid}" if exc.pid is not None else "another process"
+                self.waiting_on = f"store busy: held by {who}, retrying"
+                self._tell()
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
+        if self.waiting_on is not None:
+            self.waiting_on = None
+            self._tell()
         self.app.post_message(WriteDone(op, result))
+
+    def _tell(self) -> None:
+        try:
+            self.app.call_from_thread(self.app.writes_changed)
+        except RuntimeError:
+            pass  # the app is closing: nothing left to show it on
 
     def worker_changed(self, worker: Worker, state: WorkerState) -> None:
         """The app's worker handler calls this for the `write` group."""

@@ -170,6 +170,11 @@ def dataset_features(spec: dict) -> dict:
         f["alpha"] = float(p.get("alpha", 1.0) or 1.0)
     elif family in ("xor_classification", "spiral_classification"):
         f["noise_std"] = float(p.get("label_noise", 0.0) or 0.0)
+        if family == "spiral_classification":
+            try:   # how tightly the arms wind: what separates one spiral instance from another
+                f["turns"] = float(p.get("turns", 1.0))
+            except (TypeError, ValueError):
+                pass
     elif family == "synthetic_tabular_classification":
         f["rule_family"] = p.get("rule_family")
         f["noise_std"] = float(p.get("noise_std", 0.0) or 0.0)

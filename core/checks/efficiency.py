@@ -9,6 +9,7 @@ from ..assets import gpu_prices
 from ..graph import parse_ref
 from ..ops import ops_with
 from ..rule import Rule
+from ..shapes import _memory_view
 from .base import graph_check, node_check
 
 W = "warn"
@@ -211,6 +212,8 @@ def _duplicate_branch(ctx):
     for node in ctx.design.nodes:
         if ctx.inf.params.get(node.id, 0) or node.op in NEVER_DUPLICATE:
             continue
+        if _memory_view(node):
+            continue  # a view computes nothing: taking it twice (rope tables sliced for q and for k) costs nothing
         if not node.inputs:
             continue
         key = (node.op, repr(sorted(node.args.items())), tuple(node.inputs))

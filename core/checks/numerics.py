@@ -314,7 +314,9 @@ NUMERICS_BATCHNORM_BATCH_ONE = Rule("numerics.batchnorm-batch-one", W, "numerics
 
 @graph_check(NUMERICS_BATCHNORM_BATCH_ONE)
 def _bn_batch_one(ctx):
-    if (ctx.design.train or {}).get("batch_size") != 1:
+    train = ctx.design.train or {}
+    # in eval BatchNorm normalises with its running statistics, so one sample is as good as many
+    if train.get("batch_size") != 1 or train.get("mode") == "eval":
         return
     bns = [n.id for n in ctx.design.nodes if n.op in BATCHNORMS]
     if bns:

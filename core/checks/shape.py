@@ -22,33 +22,131 @@ LEARNED_TABLES = ops_with("table")
 
 SHAPE_SILENT_BROADCAST = Rule("shape.silent-broadcast", W, "shape", "Residual that broadcasts silently",
     condition="An Add/Sub of two computed tensors (not a learned table such as a position embedding or a "
-              "bias Parameter) broadcasts: one operand has fewer dims, or size 1 where the other is larger.",
+              "bias Parameter) broadcasts: one operand has fewer dims, or size 1 where the other is larger. "
+              "Idioms that broadcast on purpose are not warned (each named in BROADCAST_IDIOMS): an outer "
+              "difference or sum, where each operand is 1 where the other is not ([1, T] - [T, 1] of two "
+              "aranges, a GAT's [B, N, 1] + [B, 1, N]); a statistic of a tensor, taken by a reduction that only "
+              "shrinks dims, of the other operand itself or against one no weighted layer made (x - x.amax(-1, "
+              "keepdim=True), a norm added to a distance matrix; conv(x) + x.mean(...) is still warned); a "
+              "broadcast made "
+              "on purpose, by a parameter-free op that only inserts size-1 dims (a time embedding unsqueezed to "
+              "[B, C, 1, 1], a [B, 1, 1, T] padding mask); and a tensor computed from no design input (a causal "
+              "mask or a bias built from aranges and tables).",
     why="It runs, but a residual that broadcasts is almost always a wiring slip: the sum is not what the "
         "block meant and the result grows silently.",
     fix="Make both operands the same shape (project or pool the shortcut), or state the broadcast on "
         "purpose with Expand.")
+REDUCTIONS = ops_with("reduces")
 
 
 @node_check(SHAPE_SILENT_BROADCAST, ops=tuple(sorted(ops_with("adds"))))
 def _silent_broadcast(node, ctx):
-    if node.id not in ctx.inf.ok or len(node.inputs) != 2:
+    if node.id not in ctx.inf.ok or len(node.inputs) < 2:
         return
     feeders = [ctx.nodes.get(o) for o in ctx.operands.get(node.id, [])]
     if any(f is not None and f.op in LEARNED_TABLES for f in feeders):
         return
-    a, b = (ctx.inf.type_of(r) for r in node.inputs)
+    if len(node.inputs) == 2:
+        yield from _pair_broadcast(node, ctx, feeders, *(ctx.inf.type_of(r) for r in node.inputs))
+        return
+    # an n-ary Add/Mul (a + b + c): each operand against the broadcast result of all of them
+    out = ctx.inf.type_of(node.id)
+    for feeder, r in zip(feeders, node.inputs):
+        yield from _pair_broadcast(node, ctx, [None, feeder], out, ctx.inf.type_of(r))
+
+
+def _pair_broadcast(node, ctx, feeders, a, b):
     if a.shape is None or b.shape is None or a.shape == b.shape:
         return
-    if len(a.shape) != len(b.shape):
-        if min(len(a.shape), len(b.shape)) > 0 and D.prod(a.shape) != 1 and D.prod(b.shape) != 1:
-            yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} have different ranks "
-                   "and broadcast")
+    ranks_differ = len(a.shape) != len(b.shape)
+    if ranks_differ and (min(len(a.shape), len(b.shape)) == 0 or D.prod(a.shape) == 1 or D.prod(b.shape) == 1):
         return
-    grown = [i for i, (u, v) in enumerate(zip(a.shape, b.shape))
-             if (u == 1 and v != 1) or (v == 1 and u != 1)]
-    if grown:
-        yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} broadcast along "
-               f"dim(s) {grown}")
+    r = max(len(a.shape), len(b.shape))
+    sa, sb = (1,) * (r - len(a.shape)) + tuple(a.shape), (1,) * (r - len(b.shape)) + tuple(b.shape)
+    a_grows = [i for i, (u, v) in enumerate(zip(sa, sb)) if u == 1 and v != 1]
+    b_grows = [i for i, (u, v) in enumerate(zip(sa, sb)) if v == 1 and u != 1]
+    if not ranks_differ and not a_grows and not b_grows:
+        return
+    if broadcast_idiom(ctx, feeders, (a, b), (a_grows or ranks_differ and len(a.shape) < r, b_grows or
+                                              ranks_differ and len(b.shape) < r)):
+        return
+    if ranks_differ:
+        yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} have different ranks "
+               "and broadcast")
+        return
+    yield (f"{node.op} {node.id!r}: {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)} broadcast along "
+           f"dim(s) {sorted(a_grows + b_grows)}")
+
+
+def broadcast_idiom(ctx, feeders, types, grows) -> str | None:
+    """The name of the idiom (BROADCAST_IDIOMS) that makes this broadcast deliberate, or None."""
+    if grows[0] and grows[1]:
+        return "outer"
+    for k, (feeder, t, g) in enumerate(zip(feeders, types, grows)):
+        if not g:
+            continue  # only the operand that broadcasts says why it does
+        if feeder is not None and not _data_dependent(ctx).get(feeder.id, True):
+            return "from-no-input"
+        made = _made_by_shape_only(ctx, feeder, t)
+        other = feeders[1 - k] if len(feeders) == 2 else None
+        if made == "statistic" and other is not None and feeder.inputs[0] != other.id and \
+                ctx.inf.params.get(other.id, 0):
+            # a statistic added to a layer's output that is not what it summarises (conv(x) + x.mean(...)):
+            # the residual slip the rule is for
+            continue
+        if made:
+            return made
+    return None
+
+
+BROADCAST_IDIOMS = {
+    "outer": "each operand is 1 where the other is not: an outer difference or sum (distances, pairwise scores)",
+    "statistic": "the broadcasting operand is a statistic of a tensor: a reduction (the 'reduces' trait) "
+                 "that only shrinks dims, of the other operand itself or against an operand no layer made",
+    "explicit": "the broadcasting operand was made to broadcast: a parameter-free op that only inserts size-1 dims",
+    "from-no-input": "the broadcasting operand is computed from no design input: a mask or bias from positions",
+}
+
+
+def _made_by_shape_only(ctx, feeder, t) -> str | None:
+    """"statistic" when the node that made `t` is a reduction of the op table (the `reduces` trait) that only
+    shrank dims of its operand (to 1 or away: a keepdim max, a Sum over a dim), "explicit" when it only inserted
+    size-1 dims
+    (an Unsqueeze, a Reshape to [B, C, 1, 1]); else None. Read off shapes, not op names."""
+    if feeder is None or ctx.inf.params.get(feeder.id, 0) or not feeder.inputs or t.shape is None:
+        return None
+    src = ctx.inf.type_of(feeder.inputs[0]).shape
+    out = tuple(t.shape)
+    if src is None or tuple(src) == out:
+        return None
+    src = tuple(src)
+    if len(out) > len(src) and [d for d in out if d != 1] == [d for d in src if d != 1]:
+        return "explicit"
+    if feeder.op not in REDUCTIONS:
+        return None  # a pick (Select) or a layer shrinks dims too, without meaning a statistic
+    if len(out) == len(src) and all(o == s or o == 1 for o, s in zip(out, src)):
+        return "statistic"
+    if len(out) < len(src) and _is_subsequence(out, src):
+        return "statistic"
+    return None
+
+
+def _is_subsequence(short, long) -> bool:
+    it = iter(long)
+    return all(any(x == y for y in it) for x in short)
+
+
+def _data_dependent(ctx) -> dict:
+    """node id -> whether its value depends on a design input (one pass in topological order)."""
+    answer = ctx.memo.get("data_dependent")
+    if answer is not None:
+        return answer
+    answer = {}
+    inputs = set(ctx.design.input_ids)
+    for n in ctx.inf.order or ctx.design.topo_order():
+        answer[n.id] = any(o in inputs or answer.get(o, True) for o in ctx.operands.get(n.id, ()))
+    ctx.memo["data_dependent"] = answer
+    return answer
 
 
 UNKNOWN_DIM = SHAPE_UNKNOWN_DIM

@@ -26,9 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..graph import Design
-from ..ops.rules import SHAPE_SYMBOL_CONDITION
+from ..ops.rules import SHAPE_SIZE_MEETS_WIDTH, SHAPE_SYMBOL_CONDITION
 
 CONDITION_RULE = SHAPE_SYMBOL_CONDITION
+CONDITION_RULES = (SHAPE_SYMBOL_CONDITION, SHAPE_SIZE_MEETS_WIDTH)  # the warns that state a condition on a size
 
 
 @dataclass
@@ -64,7 +65,7 @@ class DiffResult:
     @property
     def conditional(self) -> bool:
         """The verdict states a condition on a symbolic size under which it runs."""
-        return CONDITION_RULE in self.fired
+        return any(rule in self.fired for rule in CONDITION_RULES)
 
     def op_of(self, node_id: str | None) -> str | None:
         if not node_id or not self.graph:

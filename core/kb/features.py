@@ -31,6 +31,7 @@ FEATURES: dict[str, tuple[str, str, str]] = {
     "target_degree": ("question", "num", "polynomial degree of the target expression"),
     "target_periodic": ("question", "num", "sines and cosines of the input in the target expression"),
     "alpha": ("question", "num", "bigram table sharpness (higher: more peaked, lower entropy)"),
+    "turns": ("question", "num", "turns of the spiral's arms (spiral classification)"),
     "vocab_size": ("question", "num", "language-model vocabulary"),
     "context_length": ("question", "num", "language-model window"),
     "rule_family": ("question", "cat", "tabular decision rule"),
@@ -158,6 +159,8 @@ class QuestionView:
     family: str
     recipes: tuple[str, ...] = ()    # per choice: recipe id (the same candidate across a pair)
     origin: str = "shipped"          # shipped (our generated set) | imported (from a bundle or file)
+    pool: str = ""                   # the candidate pool: 3-subsets of one pool share their runs
+    task: str = ""                   # the task group held out as a unit: regression | classification | ...
 
     @property
     def correct_letter(self) -> str:
@@ -183,4 +186,6 @@ def view(q: dict, origin: str | None = None) -> QuestionView:
         cands=tuple(cands), winner=winner, family=q.get("family", qf.get("family")),
         recipes=tuple(ch.get("recipe_id") or recipe_id(ch["candidate"]) for ch in q["choices"]),
         origin=origin or q.get("origin") or "shipped",
+        pool=str(q.get("pool_id") or q.get("group") or q.get("dataset_id") or q["question_id"]),
+        task=str(qf.get("task") or "unknown"),
     )

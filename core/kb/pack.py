@@ -134,3 +134,47 @@ def content_hash(content: str) -> str:
 
 def canonical(obj: dict) -> str:
     return json.dumps(obj, sort_keys=True, indent=2) + "\n"
+
+
+class PackFileError(ValueError):
+    """A pack file that cannot be read; one line (the caller names the file)."""
+
+
+MAX_PACK_BYTES = 8 << 20
+
+
+def read_pack(path) -> list[PackEntry]:
+    """A pack written by `kb pack --json` (or `--out FILE.json`), as entries in its order: what a
+    replay of that pack version reads. Read at the JSON door (a regular file, capped, no NaN)."""
+    from .. import jsontext
+    from .props import PropError, Structure, clean_text
+
+    try:
+        text = jsontext.read_file(path, limit=MAX_PACK_BYTES)
+    except (OSError, UnicodeDecodeError, jsontext.FileRefused) as e:
+        raise PackFileError(jsontext.read_problem(e).replace("to be a design", "to be a pack")) from None
+    try:
+        obj = jsontext.loads(text)
+    except ValueError as e:
+        raise PackFileError(f"not JSON: {str(e)[:200]}") from None
+    props = obj.get("propositions") if isinstance(obj, dict) else None
+    if not isinstance(props, list):
+        raise PackFileError("not a pack: no 'propositions' list (write one with `kb pack --json`)")
+    if len(props) > CAP:
+        raise PackFileError(f"{len(props)} propositions; a pack holds at most {CAP}")
+    out = []
+    for i, p in enumerate(props, 1):
+        try:
+            if not isinstance(p, dict):
+                raise PropError("a proposition is an object")
+            st = Structure.from_obj(p.get("scope") or [], p.get("claim"))
+            text = clean_text(p.get("text") or st.render())
+            pid = p.get("id", f"#{i}")
+            if not isinstance(pid, (int, str)) or isinstance(pid, bool):
+                raise PropError("'id' is a number or a name")
+            lite = PropLite(pid, text, st, str(p.get("status") or "active"), bool(p.get("pinned")),
+                            int(p.get("supports") or 0), int(p.get("contradicts") or 0))
+        except (PropError, TypeError, ValueError) as e:
+            raise PackFileError(f"proposition {i}: {e}") from None
+        out.append(PackEntry(i, lite, float(p.get("wilson_lower") or 0.0), str(p.get("entered_as") or "file"), i))
+    return out

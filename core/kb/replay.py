@@ -341,6 +341,8 @@ def replay(views: Iterable[QuestionView], entries: Sequence[PackEntry], *, split
 
     by_source = {src: _slice(groups(lambda q: q.origin).get(src, []), ok_kb, ok_fb, ok_bb, bb_rule)
                  for src in ("shipped", "imported")}
+    for v in by_source.values():   # the no-KB solver that is a real prior, per source
+        v["prior"] = {"rule": bb_rule, "accuracy": v["best_baseline"]["accuracy"]}
     fam_groups = groups(lambda q: q.family)
     by_family = {f: _slice(fam_groups[f], ok_kb, ok_fb, ok_bb, bb_rule) for f in sorted(fam_groups)}
     cat_groups = groups(lambda q: q.category)
@@ -391,7 +393,9 @@ def replay(views: Iterable[QuestionView], entries: Sequence[PackEntry], *, split
                           "correct": by_id[qid].correct_letter}
                     for qid, a in with_kb.items()},
     }
+    report["prior"] = {"rule": bb_rule, "train_accuracy": bb_train, **_acc(ok_bb)}
     report["leave_one_family_out"] = leave_one_family_out(views, **(mine_kw or {})) if lofo else None
+    report["leave_one_task_group_out"] = leave_one_task_group_out(views, **(mine_kw or {})) if lofo else None
     return report
 
 
@@ -417,6 +421,20 @@ def mined_rules(train: Sequence[QuestionView], cap: int = CAP, pool: int = 60, *
     return out
 
 
+def _held_out_fold(views: Sequence[QuestionView], held: Callable[[QuestionView], bool], mine_kw: dict):
+    """One fold: mine, select and weigh on the questions HELD does not take (imported ones never
+    train), the prior rule chosen on the same; answer the held ones. (train, test, rules, prior
+    rule, its training accuracy, KB right, prior right, always-A right) or None."""
+    train = [q for q in views if not held(q) and q.origin != "imported"]
+    test = [q for q in views if held(q)]
+    if not train or not test:
+        return None
+    rules = mined_rules(train, **mine_kw)
+    rule_text, prior_fn, prior_train = best_prior(train)
+    return (train, test, rules, rule_text, prior_train, [solve(q, rules).index == q.winner for q in test],
+            [prior_fn(q).index == q.winner for q in test], [fallback(q).index == q.winner for q in test])
+
+
 def leave_one_family_out(views: Iterable[QuestionView], **mine_kw) -> dict:
     """Per family: mine on the other families' questions (imported ones never train), answer this
     family's questions with the top 20; the best single-feature rule chosen on the same training."""
@@ -424,15 +442,10 @@ def leave_one_family_out(views: Iterable[QuestionView], **mine_kw) -> dict:
     families = sorted({q.family for q in views})
     folds, kb_all, bb_all, fb_all = {}, [], [], []
     for f in families:
-        train = [q for q in views if q.family != f and q.origin != "imported"]
-        test = [q for q in views if q.family == f]
-        if not train or not test:
+        fold = _held_out_fold(views, lambda q, f=f: q.family == f, mine_kw)
+        if fold is None:
             continue
-        rules = mined_rules(train, **mine_kw)
-        rule_text, bb_fn, bb_train = best_single_rule(train)
-        ok_kb = [solve(q, rules).index == q.winner for q in test]
-        ok_bb = [bb_fn(q).index == q.winner for q in test]
-        ok_fb = [fallback(q).index == q.winner for q in test]
+        train, test, rules, rule_text, bb_train, ok_kb, ok_bb, ok_fb = fold
         kb_all += ok_kb
         bb_all += ok_bb
         fb_all += ok_fb
@@ -445,6 +458,109 @@ def leave_one_family_out(views: Iterable[QuestionView], **mine_kw) -> dict:
     return {"folds": folds, "pooled": {"n": len(kb_all), "with_kb": _acc(kb_all), "without_kb": _acc(fb_all),
                                        "best_baseline": _acc(bb_all),
                                        "kb_minus_best_baseline": _margin(kb_all, bb_all)}}
+
+
+BOOTSTRAP = 2000
+
+
+def compare_packs(views: Iterable[QuestionView], packs: Sequence[tuple[str, Sequence[PackEntry]]], *,
+                  split: str | None = "test", train: Sequence[QuestionView] | None = None,
+                  task_group: str | None = None) -> dict:
+    """Two (or more) pack versions on the same questions: each one's accuracy, and the first minus
+    each other with a paired (Newcombe) interval and a pool-bootstrap one. TASK_GROUP: answer that
+    task group's questions (every split) with weights fitted on the other groups' training questions."""
+    views = list(views)
+    if task_group is not None:
+        qs = [q for q in views if q.task == task_group]
+        train = [q for q in views if q.task != task_group and q.split == "train" and q.origin != "imported"]
+    else:
+        qs = [q for q in views if split is None or q.split == split]
+        if train is None:
+            train = [q for q in views if q.split == "train"]
+    rule, prior_fn, _ = best_prior(train)
+    ok_prior = [prior_fn(q).index == q.winner for q in qs]
+    out, oks = [], []
+    for name, entries in packs:
+        rules = rules_from_pack(entries, train)
+        ok = [solve(q, rules).index == q.winner for q in qs]
+        oks.append(ok)
+        out.append({"pack": name, "size": len(entries), **_acc(ok)})
+    diffs = []
+    pools = [q.pool for q in qs]
+    for (name, _), ok in zip(packs[1:], oks[1:]):
+        value, ci = pool_bootstrap(pools, oks[0], ok)
+        m = _margin(oks[0], ok)
+        diffs.append({"a": packs[0][0], "b": name, "value": value, "ci": ci, "newcombe_ci95": m["ci95"],
+                      "excludes_zero": not (ci[0] <= 0.0 <= ci[1])})
+    return {"n": len(qs), "pools": len(set(pools)), "split": split if task_group is None else None,
+            "task_group": task_group, "train_n": len(train), "packs": out, "difference": diffs,
+            "prior": {"rule": rule, **_acc(ok_prior)}}
+
+
+def pool_bootstrap(pools: Sequence[str], a: Sequence[bool], b: Sequence[bool], *, n: int = BOOTSTRAP,
+                   seed: int = 0) -> tuple[float, list[float]]:
+    """The accuracy margin of A over B on the same questions and its 95% interval, resampling whole
+    candidate pools (the questions of one pool share runs, so they are not independent)."""
+    import random
+
+    by: dict[str, list[int]] = defaultdict(list)
+    for i, p in enumerate(pools):
+        by[p].append(i)
+    units = [(sum(a[i] for i in idx) - sum(b[i] for i in idx), len(idx)) for idx in by.values()]
+    total = sum(k for _, k in units)
+    value = sum(d for d, _ in units) / total if total else 0.0
+    if not units:
+        return value, [0.0, 0.0]
+    rng = random.Random(seed)
+    draws = []
+    for _ in range(n):
+        d = k = 0
+        for _ in range(len(units)):
+            du, ku = units[rng.randrange(len(units))]
+            d += du
+            k += ku
+        draws.append(d / k if k else 0.0)
+    draws.sort()
+    return value, [draws[int(0.025 * (n - 1))], draws[int(0.975 * (n - 1))]]
+
+
+def best_prior(train: Sequence[QuestionView]) -> tuple[str, Callable[[QuestionView], Answer], float]:
+    """The no-KB solver as a real prior: of always-A and every one-feature rule ("higher params
+    wins" among them), the most accurate on TRAIN."""
+    return best_single_rule(train)
+
+
+def leave_one_task_group_out(views: Iterable[QuestionView], **mine_kw) -> dict:
+    """Per task group (regression, classification, language modelling — not sibling families, which
+    share models, grids and grammar): mine, select and weigh the pack on the other groups' questions
+    only (imported ones never train), answer every question of the held-out group; the prior is the
+    best prior rule chosen on the same training groups. The pooled margin over the prior comes with
+    a 95% interval from a bootstrap over candidate pools."""
+    views = list(views)
+    groups = sorted({q.task for q in views})
+    folds, kb_all, pr_all, fb_all, pools = {}, [], [], [], []
+    for g in groups:
+        fold = _held_out_fold(views, lambda q, g=g: q.task == g, mine_kw)
+        if fold is None:
+            continue
+        train, test, rules, rule_text, prior_train, ok_kb, ok_pr, ok_fb = fold
+        kb_all += ok_kb
+        pr_all += ok_pr
+        fb_all += ok_fb
+        pools += [q.pool for q in test]
+        value, ci = pool_bootstrap([q.pool for q in test], ok_kb, ok_pr)
+        folds[g] = {"n": len(test), "pools": len({q.pool for q in test}),
+                    "families": sorted({q.family for q in test}),
+                    "with_kb": _acc(ok_kb), "without_kb": _acc(ok_fb), "chance": _chance(test),
+                    "prior": {"rule": rule_text, "train_accuracy": prior_train, **_acc(ok_pr)},
+                    "margin_over_prior": {"value": value, "ci": ci},
+                    "pack": [str(r.structure.key) for r in rules], "train_n": len(train)}
+    value, ci = pool_bootstrap(pools, kb_all, pr_all)
+    return {"folds": folds, "pooled": {
+        "n": len(kb_all), "pools": len(set(pools)), "with_kb": _acc(kb_all), "without_kb": _acc(fb_all),
+        "prior": _acc(pr_all)},
+        "margin_over_prior": {"value": value, "ci": ci, "excludes_zero": not (ci[0] <= 0.0 <= ci[1]),
+                              "resampled": "candidate pools", "draws": BOOTSTRAP}}
 
 
 def _fmt(a: dict) -> str:
@@ -487,6 +603,25 @@ def render(report: dict) -> str:
                      f"with KB {_fmt(p['combined_with_kb'])}")
         lines.append(f"    switch rate with KB {_fmt(p['switch_rate_with_kb'])}; without KB "
                      f"{_fmt(p['switch_rate_without_kb'])}; the true winner flips in {_fmt(p['true_flip_rate'])}")
+    pr = r.get("prior")
+    if pr:
+        lines.append(f"  the prior (the no-KB solver: the best prior rule on the training split, {pr['rule']}): "
+                     f"{_fmt(pr)}")
+    tg = r.get("leave_one_task_group_out")
+    if tg and tg["folds"]:
+        lines.append("  leave one task group out (mined, selected and weighed on the other task groups):")
+        for g, v in tg["folds"].items():
+            m = v["margin_over_prior"]
+            lines.append(f"    {g:<16} n={v['n']:<4} pools={v['pools']:<3} KB {_pct(v['with_kb']['accuracy'])}; prior "
+                         f"{_pct(v['prior']['accuracy'])} ({v['prior']['rule']}); always A "
+                         f"{_pct(v['without_kb']['accuracy'])}; chance {_pct(v['chance'])}; margin "
+                         f"{100 * m['value']:+.1f} (95% CI {100 * m['ci'][0]:+.1f} to {100 * m['ci'][1]:+.1f})")
+        m = tg["margin_over_prior"]
+        p = tg["pooled"]
+        lines.append(f"    pooled n={p['n']} ({p['pools']} pools): KB {_fmt(p['with_kb'])}; prior {_fmt(p['prior'])}; "
+                     f"margin over the prior {100 * m['value']:+.1f} points (pool bootstrap 95% CI "
+                     f"{100 * m['ci'][0]:+.1f} to {100 * m['ci'][1]:+.1f})"
+                     + (", beyond the noise" if m["excludes_zero"] else ", within the noise"))
     lo = r.get("leave_one_family_out")
     if lo and lo["folds"]:
         lines.append("  leave one family out (mined on the other families, top 20 as the pack):")

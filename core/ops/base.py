@@ -22,6 +22,7 @@ from ..dims import Dim
 from .rules import (
     DTYPE_INT_INTO_FLOAT,
     SHAPE_RANK,
+    SHAPE_SIZE_MEETS_WIDTH,
     SHAPE_SPLIT_SIZES,
     SHAPE_SYMBOL_CONDITION,
     SHAPE_UNKNOWN_DIM,
@@ -290,7 +291,7 @@ class InferCtx:
     """What a shape rule sees: the node, its resolved args and operand types."""
 
     __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train", "declared", "value_ranges",
-                 "dtype_ok", "max_result", "leaf_operands", "bounds", "value_reach")
+                 "dtype_ok", "max_result", "leaf_operands", "bounds", "value_reach", "roles")
 
     def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None):
         self.node = node
@@ -308,6 +309,7 @@ class InferCtx:
         # symbol -> (least, most, what it is): a size known only to lie in a range (a constant slice of a
         # symbolic size); shared by the design's nodes, so a condition on it elsewhere is judged in its range
         self.bounds: dict = {}
+        self.roles: dict = {}  # symbol -> "batch" | "sequence" | "image": what a size of 1 or 2 would make degenerate
 
     @property
     def x(self) -> TensorType:
@@ -354,9 +356,78 @@ class InferCtx:
             return self.require(False, rule, lambda: f"{message() if callable(message) else message}; it runs only "
                                                      f"when {c.text()}, which no size satisfies{within}")
         why = (message() if callable(message) else message) + within
-        self.state_condition(f"{label} runs only when {c.text()}" +
-                             (" (the declared sizes satisfy it)" if declared else "") + f": {why}")
+        if declared:
+            return True  # the design runs at the sizes it declares: nothing for a curator to judge
+        degenerate = self._degenerate(c)
+        if degenerate:
+            return self.require(False, rule, lambda: f"{label} runs only when {degenerate}: {why}")
+        coincidence = self._width_coincidence(c)
+        if coincidence:
+            self.violations.append(Violation(SHAPE_SIZE_MEETS_WIDTH,
+                                             f"{label} runs only when {c.text()}, {coincidence}: {why}",
+                                             [self.node.id], "warn"))
+            return True
+        self.state_condition(f"{label} runs only when {c.text()}: {why}")
         return True
+
+    def _degenerate(self, c) -> str | None:
+        """The words for a condition that only a degenerate size satisfies, else None: every satisfying
+        size makes a sequence or an image 1 or 2 long, or makes the batch 1 in training mode, or the batch
+        must be a multiple of an odd number larger than the batch a run uses (the declared one, else 2).
+        A design that runs only there crashes for every real use, so it blocks (README: Sizes)."""
+        names = [s for s in dict.fromkeys(D.symbols_of(c.lhs) + D.symbols_of(c.rhs)) if s not in self.declared]
+        train = self.design_train if isinstance(self.design_train, dict) else {}
+        training = train.get("mode", "train") != "eval"
+        least = {"sequence": 3, "image": 3, "batch": 2 if training else 1}
+        wanted = {s: least[self.roles[s]] for s in names if self.roles.get(s) in least}
+        if not wanted:
+            return None
+        if c.kind == "multiple" and len(names) == 1 and self.roles.get(names[0]) == "batch":
+            step = _batch_step(c, names[0])
+            if step is not None and step % 2 == 1 and step > 2:
+                return (f"the batch {names[0]} is a multiple of {step} ({c.text()}): no batch a run uses "
+                        "(an odd multiple, larger than any usual batch)")
+        free = dict(self.bounds)
+        for s, lo in wanted.items():
+            was = free.get(s)
+            free[s] = (max(lo, was[0]), was[1], was[2]) if was else (lo, 1 << 16, "")
+            if free[s][0] > free[s][1]:
+                return None
+        if D.satisfiable(c, self.declared, free):
+            return None
+        # the size the condition holds down: bounded from below alone, the condition cannot be met
+        forced = [s for s in wanted if not D.satisfiable(c, self.declared, {**self.bounds, s: free[s]})]
+        if not forced:
+            return None
+        s = forced[0]
+        fits = [v for v in range(1, wanted[s]) if D.satisfiable(c, {**self.declared, s: v}, self.bounds)]
+        if not fits:
+            return None
+        at = " or ".join(f"{s} = {v}" for v in fits)
+        text = c.text() if c.text() == at else f"{c.text()}, that is {at}"
+        what = {"sequence": "no real sequence", "image": "no real image",
+                "batch": "a batch of one, and the design trains"}[self.roles[s]]
+        return f"{text}: {what}"
+
+    def _width_coincidence(self, c) -> str | None:
+        """The words for a condition that equates a batch or sequence size with a constant width found on
+        another axis of the same operands (a Linear(176) fed [B, 176, T]: T = 176; q @ k not transposed:
+        T = 64), the classic missing transpose; else None."""
+        if c.kind not in ("eq", "broadcast"):
+            return None
+        sym, k = (c.lhs, c.rhs) if D.is_const(c.rhs) else (c.rhs, c.lhs)
+        if not (D.is_const(k) and k >= 3 and D.single_symbol(sym) and sym in self.roles):
+            return None
+        for t in self.inputs:
+            if t.shape is None or sym not in t.shape:
+                continue
+            at = [i for i, d in enumerate(t.shape) if d == sym]
+            other = [i for i, d in enumerate(t.shape) if d == k and i not in at]
+            if other:
+                role = {"batch": "a batch", "sequence": "a sequence", "image": "an image"}[self.roles[sym]]
+                return (f"{role} size equal to the width {k} the same operand has at dim {other[0]} "
+                        f"(likely a missing transpose or permute)")
+        return None
 
     def state_condition(self, message: str) -> None:
         """A shape.symbol-condition warn. A finding is known by its rule and node, so a second condition on
@@ -432,6 +503,19 @@ class InferCtx:
         return True
 
 
+def _batch_step(c, batch: str) -> int | None:
+    """The step of the batches that satisfy `k*B is a multiple of m` (m / gcd(k, m)), else None."""
+    import math
+
+    p = D._poly(c.lhs)
+    if not D.is_const(c.rhs) or c.rhs <= 0 or p is None or len(p) != 1:
+        return None
+    mono, coef = p[0]
+    if mono != (batch,) or coef.denominator != 1:
+        return None
+    return c.rhs // math.gcd(int(coef), c.rhs)
+
+
 ShapeRule = Callable[[InferCtx], list]
 ParamRule = Callable[[dict], int]
 # (name, shape) of each learned tensor, as torch's named_parameters() names and orders them
@@ -469,6 +553,7 @@ class OpSpec:
     flops: FlopRule = _no_flops
     rules: tuple = ()  # check ids this op's requirements may raise
     running_stats: bool = False
+    reduces: bool = False  # a statistic over dims (a sum, mean, max): what it gives is meant to broadcast back
     accepts: str = "float"  # float | int | any: the operand dtypes torch accepts
     doc: str = ""
     extra: Kind | None = None  # the kind of further keyword arguments (einops' axis lengths); None: none taken
@@ -487,6 +572,9 @@ class OpSpec:
     weight_dims: tuple | None = None
     layer_op: str | None = None  # the op of the layer a stack repeats (TransformerEncoder: its encoder layer)
     scalar: Callable | None = None  # the op on one Python number (the parser folds constants with it)
+    # one valid example, (operand (shape, dtype) pairs, args), that tests/test_ops.py runs against torch and the
+    # dtype table is measured on; an op declared before this field keeps its example in examples.py
+    example: tuple | None = None
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:

@@ -74,6 +74,9 @@ def _check_common(ctx: InferCtx, n: int, op: str):
     return x.shape
 
 
+_PADS_THROUGH_F = ("reflect", "circular")  # the padding modes _mode_pad_fits judges (zeros pads in the kernel)
+
+
 def _mode_pad_fits(ctx: InferCtx, op: str, mode: str, sides: tuple, size, i: int) -> bool:
     """A padding_mode other than zeros pads through F.pad, which refuses reflection padding not smaller
     than the size and circular padding that wraps more than once (measured, 'same' split as torch does:
@@ -119,7 +122,7 @@ def _conv_infer(n: int):
                                                         "torch takes a negative padding only with a padding_mode "
                                                         "other than 'zeros' (it trims)")
             span = d[i] * (k[i] - 1) + 1
-            if not _mode_pad_fits(ctx, op, a["padding_mode"], (p, p), size, i):
+            if a["padding_mode"] in _PADS_THROUGH_F and not _mode_pad_fits(ctx, op, a["padding_mode"], (p, p), size, i):
                 return [UNKNOWN]
             if D.is_const(size) and size + 2 * p < span:
                 ctx.require(False, SHAPE_KERNEL_TOO_LARGE,

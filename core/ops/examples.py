@@ -2,6 +2,7 @@
 
 tests/test_ops.py runs each against torch (shapes, parameters, FLOPs);
 `dtype_support` measures on them which dtypes each op's kernels take.
+An op may instead carry its example in its own `OpSpec(..., example=...)`: EXAMPLES gathers those too.
 """
 
 from __future__ import annotations
@@ -170,3 +171,17 @@ for _name in ("ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish
               "FeatureAlphaDropout"):
     EXAMPLES[_name] = ([((2, 3, 4), F)], {})
 
+
+
+def _gather_entries() -> None:
+    from . import OP_TABLE
+
+    for name, spec in OP_TABLE.items():
+        if spec.example is None:
+            continue
+        if name in EXAMPLES:
+            raise ValueError(f"{name}: example given twice, in its OpSpec and in core/ops/examples.py")
+        EXAMPLES[name] = spec.example
+
+
+_gather_entries()

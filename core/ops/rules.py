@@ -159,6 +159,17 @@ SHAPE_SYMBOL_CONDITION = Rule("shape.symbol-condition", W, "shape", "Runs only u
     fix="Make the layer independent of the symbol (e.g. project to a fixed width), or declare the size the "
         "design is meant for in train.")
 
+SHAPE_SIZE_MEETS_WIDTH = Rule("shape.size-meets-width", W, "shape",
+                              "A batch or sequence size must equal a feature width",
+    condition="A batch, sequence or image size (B, T) meets a constant that torch needs it equal to, and the same "
+              "operand holds that constant on another axis: a Linear(176) fed [B, 176, T] runs only when T = 176, "
+              "q @ k without the transpose only when T = 64. Listed before the other warns.",
+    why="A length equal to a layer's width is a coincidence no real input keeps: almost always a missing "
+        "transpose or permute, and the design crashes at every other length.",
+    fix="Transpose or permute the operand so that the layer reads its feature axis (x.transpose(1, 2) before a "
+        "Linear over channels; k.transpose(-2, -1) in q @ k).",
+    likely_defect=True)
+
 SHAPE_MEMORY_LAYOUT = Rule("shape.memory-layout", B, "shape", "Memory layout a kernel refuses",
     condition="A Permute, Transpose or einops reorder (and the element-wise ops after it) feeds a "
               "LocalResponseNorm of 5+ dims, a MaxPool3d of an unbatched 4-D input laid out channels-last, or a "

@@ -90,12 +90,21 @@ def _dtype_join(types):
 
 # ---- element-wise binary ------------------------------------------------
 def _binary_infer(ctx: InferCtx):
-    a, b = ctx.inputs[0], ctx.inputs[1]
+    """Broadcast the operands left to right, as torch evaluates a + b + c: Add and Mul take two or more."""
+    acc = ctx.inputs[0]
+    for b in ctx.inputs[1:]:
+        acc = _broadcast_pair(ctx, acc, b)
+        if acc is UNKNOWN:
+            break
+    return [acc]
+
+
+def _broadcast_pair(ctx: InferCtx, a, b):
     dtype = promote(a.dtype, b.dtype)
     if ctx.node.op == "Div" and a.is_int and b.is_int:
         dtype = "float32"
     if a.shape is None or b.shape is None:
-        return [TensorType(None, dtype)]
+        return TensorType(None, dtype)
     conds: list = []
     out, why = broadcast(a.shape, b.shape, conds)
     if out is not None and (None in a.shape or None in b.shape):
@@ -104,13 +113,13 @@ def _binary_infer(ctx: InferCtx):
     words = (f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and {D.fmt_shape(b.shape)}, "
              f"which cannot broadcast ({why}); project one side (e.g. a 1x1 conv or Linear) to match")
     if out is None:
-        return ctx.fail(SHAPE_BROADCAST, words)
+        return ctx.fail(SHAPE_BROADCAST, words)[0]
     for c in conds:
         if not ctx.on_condition(c, SHAPE_BROADCAST,
                                 f"{ctx.node.op} {ctx.node.id!r} combines {D.fmt_shape(a.shape)} and "
                                 f"{D.fmt_shape(b.shape)}"):
-            return [UNKNOWN]
-    return [TensorType(out, dtype)]
+            return UNKNOWN
+    return TensorType(out, dtype)
 
 
 def _matmul_infer(ctx: InferCtx):
@@ -188,10 +197,7 @@ def _concat_infer(stack: bool):
         if stack:
             out.insert(dim, len(ts))
         else:
-            total = 0
-            for t in ts:
-                total = D.add(total, t.shape[dim])
-            out[dim] = total
+            out[dim] = D.total([t.shape[dim] for t in ts])
         return [TensorType(tuple(out), dtype)]
 
     return infer
@@ -455,12 +461,17 @@ def _slice_infer(ctx: InferCtx):
     a = ctx.args
     size = x.shape[d]
     start, end, step = a["start"], a["end"], a["step"] or 1
+    # no size passes int64: an end at its largest (x[:, :sys.maxsize]) is the open end, a start at its
+    # least the open start, for every size
+    end = None if D.is_const(end) and step > 0 and end >= _INT64_MAX else end
+    start = None if D.is_const(start) and step > 0 and start <= -_INT64_MAX else start
     # a bound written as a symbol is that symbol's size in the run (pos[:, :T]): at the design's declared
     # size it is a number; else an end of T from the start is T long, as long as T fits the size
     if isinstance(start, str) or isinstance(end, str):
         at = D.substitute(end, ctx.declared) if isinstance(end, str) and ctx.declared else None
-        if start in (None, 0) and step == 1 and D.is_const(at) and (end == size or (D.is_const(size) and
-                                                                                   at <= size)):
+        never_past = isinstance(end, str) and end != size and D.always(D.Condition("le", end, size))
+        if start in (None, 0) and step == 1 and (never_past or D.is_const(at) and (
+                end == size or (D.is_const(size) and at <= size))):
             s = list(x.shape)
             s[d] = end  # T long, at the declared T as at any: kept as the symbol, so what meets it compares T
             return [TensorType(tuple(s), x.dtype)]
@@ -472,7 +483,9 @@ def _slice_infer(ctx: InferCtx):
                 s[d] = end
                 if end != size:
                     c = D.Condition("le", end, size)
-                    if not D.satisfiable(c, ctx.declared, ctx.bounds):
+                    if D.always(c):
+                        pass  # the end never passes the size (x[:, :T] of a T+2): exactly T long, no condition
+                    elif not D.satisfiable(c, ctx.declared, ctx.bounds):
                         s[d] = size  # the end is always past the size: torch clamps it, the slice is all of it
                     else:  # a warn only: torch never refuses a slice, what meets its length may
                         ctx.state_condition(f"Slice {ctx.node.id!r} runs as written only when {c.text()}: [:{end}] "
@@ -519,8 +532,17 @@ def _slice_len_range(start, end, step):
     if step <= 0 or (end is None and first >= 0) or (end is not None and end < 0 <= first):
         return None
     past = abs(first) + abs(end or 0) + 2 * step + 2  # beyond this both bounds are clamped the same way
-    lengths = [len(range(*slice(start, end, step).indices(v))) for v in range(1, past + 1)]
+    # between the sizes where a bound starts or stops being clamped the length is monotone, so its least
+    # and most lie at those sizes: a bounded set of sizes to try, whatever the bounds (an end of 2**63-1
+    # once listed that many lengths)
+    e = abs(end or 0)
+    corners = {1, past, *(b + j for b in (abs(first), e, abs(first) + e, abs(e - abs(first))) for j in (-1, 0, 1))}
+    lengths = [len(range(*slice(start, end, step).indices(v))) for v in corners if 1 <= v <= past]
     return min(lengths), max(lengths)
+
+
+_NEAR_MOST = 4096
+_INT64_MAX = 2 ** 63 - 1
 
 
 def _slice_len_at_declared(size, start, end, step, declared):
@@ -533,6 +555,8 @@ def _slice_len_at_declared(size, start, end, step, declared):
     if not D.is_const(at) or at < 0:
         return None
     width = 2 * abs(step)
+    if width > _NEAR_MOST:
+        return None  # a step this long: the sizes around the declared one are too many to list
     for near in ([at + j for j in range(width + 1)], [v for v in range(at - width, at + 1) if v >= 0]):
         lengths = [len(range(*slice(start, end, step).indices(v))) for v in near]
         if len(set(lengths)) == 1:
@@ -599,10 +623,12 @@ def _param_shapes(a):
 
 
 OPS = [
-    OpSpec(name, "tensor", (), _binary_infer, tb.custom(name), arity=(2, 2), accepts="any",
+    OpSpec(name, "tensor", (), _binary_infer, tb.custom(name), arity=(2, most), accepts="any",
            rules=(SHAPE_BROADCAST,), traits=("functional",) + traits)
-    for name, traits in (("Add", ("adds", "grows-ids", "masks", "shortcut")), ("Sub", ("adds", "masks")),
-                         ("Mul", ("grows-ids", "nonlinear")), ("Div", ("nonlinear", "scales")))
+    # Add and Mul are associative: torch runs a + b + c + d (WaveNet's sum of skips); Sub and Div stay binary
+    for name, most, traits in (("Add", None, ("adds", "grows-ids", "masks", "shortcut")),
+                               ("Sub", 2, ("adds", "masks")), ("Mul", None, ("grows-ids", "nonlinear")),
+                               ("Div", 2, ("nonlinear", "scales")))
 ] + [
     OpSpec("MatMul", "tensor", (), _matmul_infer, tb.custom("MatMul"), arity=(2, 2), flops=_matmul_flops,
            rules=(SHAPE_MATMUL_INNER, SHAPE_BROADCAST, SHAPE_RANK, DTYPE_MIXED), traits=("functional", "nonlinear",)),
@@ -640,15 +666,15 @@ OPS = [
     OpSpec("Unsqueeze", "tensor", (DIM,), _unsqueeze_infer, tb.custom("Unsqueeze"), accepts="any",
            traits=("functional", "moves-values", "view")),
     OpSpec("Mean", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Mean"),
-           rules=(SHAPE_DIM_RANGE, DTYPE_INT_INTO_FLOAT), traits=("functional",)),
+           rules=(SHAPE_DIM_RANGE, DTYPE_INT_INTO_FLOAT), traits=("functional", "reduces")),
     OpSpec("Sum", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Sum"),
-           accepts="any", rules=(SHAPE_DIM_RANGE,), traits=("functional", "keeps-max", "sums")),
+           accepts="any", rules=(SHAPE_DIM_RANGE,), traits=("functional", "keeps-max", "sums", "reduces")),
     OpSpec("Amax", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Amax"),
            accepts="any", rules=(SHAPE_DIM_RANGE,), doc="torch.amax: the largest value over dim",
-           traits=("functional", "keeps-max")),
+           traits=("functional", "keeps-max", "reduces")),
     OpSpec("Amin", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Amin"),
            accepts="any", rules=(SHAPE_DIM_RANGE,), doc="torch.amin: the smallest value over dim",
-           traits=("functional",)),
+           traits=("functional", "reduces")),
     OpSpec("Select", "tensor", (DIM, Arg("index", kind=INT)), _select_infer, tb.custom("Select"), accepts="any",
            rules=(SHAPE_DIM_RANGE, SHAPE_INDEX_RANGE),
            traits=("functional", "first-dtype", "moves-values", "picks-values", "view")),

@@ -28,3 +28,17 @@ def custom(class_name: str):
 
     build.__qualname__ = f"build_{class_name}"
     return build
+
+
+def function(name: str, forward: Callable | None = None):
+    """Build a module that calls a tensor function: `torch.<name>(*operands, **args)`, or `forward(*operands,
+    **args)` where the op is not one torch function call (`forward` imports torch itself, so the table does
+    not). A new tensor op needs no class of its own in torch_impl.py."""
+
+    def build(args: dict):
+        from . import torch_impl
+
+        return torch_impl.Function(name, forward, args)
+
+    build.__qualname__ = f"build_{name}"
+    return build

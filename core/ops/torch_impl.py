@@ -11,6 +11,23 @@ import torch
 from torch import nn
 
 
+class Function(nn.Module):
+    """A tensor function as a module (torch_build.function): `torch.<name>` or `forward`, the node's args as
+    keyword arguments."""
+
+    def __init__(self, name: str, forward, args: dict):
+        super().__init__()
+        self.fn = forward if forward is not None else getattr(torch, name)
+        self.name = name
+        self.args = dict(args)
+
+    def forward(self, *xs):
+        return self.fn(*xs, **self.args)
+
+    def extra_repr(self) -> str:
+        return f"{self.name}, " + ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+
+
 class _Binary(nn.Module):
     fn = staticmethod(torch.add)
 
@@ -21,12 +38,18 @@ class _Binary(nn.Module):
 class Add(_Binary):
     fn = staticmethod(torch.add)
 
+    def forward(self, *xs):  # n-ary, folded left to right as torch evaluates a + b + c
+        out = xs[0]
+        for x in xs[1:]:
+            out = self.fn(out, x)
+        return out
+
 
 class Sub(_Binary):
     fn = staticmethod(torch.sub)
 
 
-class Mul(_Binary):
+class Mul(Add):
     fn = staticmethod(torch.mul)
 
 

@@ -20,6 +20,7 @@ TRAITS: dict[str, str] = {
     "joins-values": "its result holds every value of every operand",
     "grows-ids": "an element-wise sum or product: ids are never negative, so the result reaches the larger range",
     "sums": "a sum or running sum over dims: a sum of ids reaches each of them",
+    "reduces": "a statistic over dims (a sum, mean, max, min): what it gives is meant to broadcast back",
     "wraps-negative": "reads positions and wraps a negative one as Python indexing does",
     "pads": "a padding layer or F.pad",
     "pads-with-fill": "pads with a constant fill value (which may be negative)",

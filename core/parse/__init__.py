@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from ..ops import OP_TABLE
 from . import torch as torchlib
 from .graph import Graph
-from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp
+from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp, _rss
 from .libs.hf import config_class_of
 from .packages import PackageFinder
 from .source import Loader
@@ -188,7 +188,7 @@ def _load_entry_module(path, package_roots=()):
         # a line only where Python names one: a NUL byte fails the whole file (lineno None)
         where = f"{path}:{e.lineno}" if isinstance(e.lineno, int) else path
         raise ParseFailure(f"{where}: cannot parse: {e.msg}") from None
-    except (RecursionError, MemoryError):
+    except RecursionError:
         raise ParseFailure(f"{path}: cannot parse: nested too deep") from None
     except (OSError, ValueError) as e:
         raise ParseFailure(f"{path}: cannot read: {e}") from None
@@ -217,7 +217,7 @@ def parse_source(path, entry: str, args: dict | None = None, inputs: list | None
     except (TooCostly, MemoryError) as e:
         it = state.get("it")
         where = getattr(e, "where", None) or (it.where() if it is not None and it.loc[0] is not None else str(path))
-        what = e.what if isinstance(e, TooCostly) else "runs out of memory"
+        what = e.what if isinstance(e, TooCostly) else f"needs more than {memory_limit >> 20} MB"
         raise ParseFailure(f"{where}: too costly to follow: '{entry}' {what}") from None
     except (ParseFailure, KeyboardInterrupt):
         raise
@@ -235,6 +235,7 @@ def _parse_source(path, entry, args, inputs, budget, state, package_roots=(), mo
         inputs = [parse_input_spec(x) for x in inputs] or None
     if args is not None and not isinstance(args, dict):
         raise ParseFailure(f"{path}: --args must be a JSON object of keyword arguments")
+    rss0 = _rss()  # the syntax tree of the source counts against the budget
     loader, mod = _load_entry_module(path, package_roots)
     display = _display_fn(path)
     it = Interp(loader, display)
@@ -242,7 +243,7 @@ def _parse_source(path, entry, args, inputs, budget, state, package_roots=(), mo
     if mod.outward or mod.side_imports:  # the entry's module is imported too: its effects run
         it._imported_effects.append(mod)
     state["it"] = it
-    it.start_budget(*budget)
+    it.start_budget(*budget, rss0=rss0)
     it.settled = []
     head, _, attr = entry.partition(".")  # `Class.builder`: a classmethod or staticmethod that builds
     if head not in mod.defs:

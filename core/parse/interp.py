@@ -264,13 +264,15 @@ class Interp:
         self.builtins = make_builtins(self)
 
     # ------------------------------------------------------------ budget
-    def start_budget(self, time_limit=TIME_LIMIT, memory_limit=MEMORY_LIMIT):
+    def start_budget(self, time_limit=TIME_LIMIT, memory_limit=MEMORY_LIMIT, rss0=None):
         """From now on, the parse may take `time_limit` seconds and grow the process by
-        `memory_limit` bytes; past either, TooCostly stops it where it is."""
+        `memory_limit` bytes (counted from `rss0`, the memory before the source was read, when
+        given); past either, TooCostly stops it where it is."""
         self.time_limit, self.memory_limit = time_limit, memory_limit
         self.deadline = time.monotonic() + time_limit
-        self._rss0 = _rss()
+        self._rss0 = _rss() if rss0 is None else rss0
         self._check_at = self.work + _CHECK_EVERY
+        self._check_budget()
 
     def charge(self, n=1):
         """Count `n` units of work (a statement, a call, an item made); look at the clock and the

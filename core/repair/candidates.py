@@ -358,6 +358,10 @@ def _own_args(a: Around, node: dict, words: set) -> list:
     args = node.get("args") or {}
     for k in args:
         if k not in spec.arg_names:
+            # a misspelt argument (in_channel, kernel, num_head): the value kept under the name the op takes
+            for name in difflib.get_close_matches(k, sorted(spec.arg_names - set(args)), n=2, cutoff=0.6):
+                out.append(Candidate(1, [{"edit": "set-arg", "node": node["id"], "arg": k, "from": args[k]},
+                                         _set_arg(node, name, args[k])], f"{k} read as {name}"))
             out.append(Candidate(1, [{"edit": "set-arg", "node": node["id"], "arg": k, "from": args[k]}],
                                  f"drop {k}, which {node['op']} does not take"))
     order = sorted(spec.args, key=lambda g: not _mentioned(g.name, words))

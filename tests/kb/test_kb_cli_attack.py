@@ -41,7 +41,8 @@ def _error_lines(err: str, command: str) -> list[str]:
 # --------------------------------------------------------------------------- SPEC §4: kb replay --json
 
 def _slice_shape(v: dict) -> None:
-    assert set(v) == {"n", "with_kb", "without_kb", "best_baseline"}
+    # a source also carries its prior (SPEC §4: the no-KB solver), a family does not
+    assert set(v) - {"prior"} == {"n", "with_kb", "without_kb", "best_baseline"}
     assert set(v["with_kb"]) >= {"correct", "accuracy"} and set(v["without_kb"]) >= {"correct", "accuracy"}
     assert set(v["best_baseline"]) >= {"rule", "accuracy"} and isinstance(v["best_baseline"]["rule"], str)
     assert isinstance(v["n"], int)
@@ -65,7 +66,8 @@ def test_replay_json_through_the_command_carries_specs_fields(tmp_path, shipped,
     r = json.loads(out)
     assert set(r["by_source"]) == {"shipped", "imported"}
     for v in r["by_source"].values():
-        assert set(v) == {"n", "with_kb", "without_kb", "best_baseline"}
+        assert set(v) == {"n", "with_kb", "without_kb", "best_baseline", "prior"}
+        assert set(v["prior"]) == {"rule", "accuracy"}
         assert set(v["with_kb"]) == set(v["without_kb"]) == {"correct", "accuracy"}
         assert set(v["best_baseline"]) == {"rule", "accuracy"}
         _slice_shape(v)

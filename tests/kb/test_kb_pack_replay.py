@@ -152,7 +152,8 @@ def test_replay_on_held_out_questions(seeded_db):
     # SPEC §4's fields, exactly
     assert set(r["by_source"]) == {"shipped", "imported"}
     for src in r["by_source"].values():
-        assert set(src) == {"n", "with_kb", "without_kb", "best_baseline"}
+        assert set(src) == {"n", "with_kb", "without_kb", "best_baseline", "prior"}
+        assert set(src["prior"]) == {"rule", "accuracy"}
         assert set(src["with_kb"]) == set(src["without_kb"]) == {"correct", "accuracy"}
         assert set(src["best_baseline"]) == {"rule", "accuracy"}
     assert r["by_source"]["shipped"]["n"] == n_test and r["by_source"]["imported"]["n"] == 0

@@ -97,6 +97,21 @@ def test_record_names_must_be_plain_text(tmp_path, db, field, value):
     assert len(result.rejected) == 1 and f"field '{field}'" in result.rejected[0].message
 
 
+@pytest.mark.parametrize("how,text", [
+    ("name", "tiny\u202egpj.exe"), ("name", "ti\u200bny"), ("name", "tiny\x1b[2J"),
+    ("file", "cnn\u202etxt"), ("file", "c\u200dnn"), ("file", "cnn\x07"),
+])
+def test_an_id_derived_from_a_name_or_file_name_is_plain_text(tmp_path, db, how, text):
+    # a design file's id is its graph's `name`, else its file stem: the batch id's door holds for both
+    graph = dict(TINY, name=text) if how == "name" else {k: v for k, v in TINY.items() if k != "name"}
+    p = tmp_path / (f"{text}.json" if how == "file" else "d.json")
+    p.write_text(json.dumps(graph), encoding="utf-8")
+    result = import_paths(db, [p], workers=0)
+    assert result.imported == []
+    assert len(result.rejected) == 1 and "its id, derived from" in result.rejected[0].message
+    assert "control character" in result.rejected[0].message
+
+
 def test_a_multi_line_error_is_kept(tmp_path, db):
     line = rec(9, error="could not generate:\n  Traceback ...\n\tValueError: x")
     del line["graph"]

@@ -76,10 +76,13 @@ def test_refusal_report_cli_runs_the_seed_query_unchanged(refusals):
 
 
 def test_report_tables_render(refusals):
-    for args in (["refusals"], ["rules"], ["agreement", "--a", "ann", "--b", "bob"]):
+    for args in (["refusals"], ["rules"]):
         p = cli("report", *args, db=refusals)
         assert p.returncode == 0, p.stderr
         assert p.stdout.strip()
+    # nobody judged in this store: agreement names no curator it could compare, in the error form
+    p = cli("report", "agreement", "--a", "ann", "--b", "bob", db=refusals)
+    assert p.returncode == 2 and p.stderr.startswith("archcurator report agreement: --a: no curator 'ann'"), p.stderr
     p = cli("report", "rules", "--db", refusals, "--json")   # --db also after the report's name
     assert p.returncode == 0 and json.loads(p.stdout)["rows"]
 

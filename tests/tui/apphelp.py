@@ -19,12 +19,18 @@ def make_app(path, curator: str = "ada", keymap: dict | None = None, **kw):
 
 async def settle(pilot, rounds: int = 40) -> None:
     """Wait until no worker runs and no write is pending."""
+    from textual.worker import WorkerCancelled
+
     app = pilot.app
     for _ in range(rounds):
         await pilot.pause()
-        await app.workers.wait_for_complete()
+        try:
+            await app.workers.wait_for_complete()
+        except WorkerCancelled:
+            pass  # a worker replaced by a newer one of its group (exclusive): the loop looks again
         await pilot.pause()
-        if not any(w.is_running for w in app.workers) and not app.writes_pending and not _tables_resizing(app):
+        idle = not any(w.is_running for w in app.workers) and not app.writes_pending and not app.keys.pending
+        if idle and not _tables_resizing(app):
             await pilot.pause()
             return
     raise AssertionError("the app did not settle")

@@ -83,7 +83,7 @@ async def settle(pilot, rounds: int = 400) -> None:
         await asyncio.sleep(0)
         busy = [w for w in app.workers if w.is_running and w.group not in ("run-launch",)]
         queue_pending = getattr(app.screen, "_search_timer", None) is not None or not app.main_queue.loaded
-        if not busy and not app.writes_pending and not queue_pending:
+        if not busy and not app.writes_pending and not app.keys.pending and not queue_pending:
             await pilot._wait_for_screen()
             return
         await asyncio.sleep(0.005)
@@ -286,4 +286,9 @@ def scenarios_for(blocked: str, clean: str, ungenerated: str, with_parent: str) 
         Scenario("review", ["V"]),
         Scenario("knowledge base", ["K"]),
         Scenario("help", ["question_mark"]),
+        # the design's tabs by number, each with the tab bar focused (issue 29: keys that leaked there)
+        Scenario("design source tab", [jump(blocked), "enter", "3", "tab"]),
+        Scenario("design recent tab", [jump(blocked), "enter", "5"]),
+        Scenario("KB new proposition form", ["K", "n"]),
+        Scenario("KB merge prompt", ["K", "m"]),
     ]

@@ -3,6 +3,7 @@ palette command, then a seeded random sequence of 2,400 keys; any exception or e
 
 from __future__ import annotations
 
+import asyncio
 import random
 import shutil
 
@@ -55,6 +56,39 @@ async def test_every_screen_dialog_binding_and_palette_command(demo):
         await settle(pilot)
         alive(app, "the Search command from the palette")
         await reset(pilot)
+        # the palette's Quit while a real run goes: it asks (never quits at once, never freezes); the
+        # app answers keys after "don't quit"
+        from archcurator.tui.screens.modals import ChoiceScreen
+
+        app.launch_run(roles["clean"], "train", "cpu")
+        for _ in range(300):
+            if app.runs.active():
+                break
+            await asyncio.sleep(0.05)
+        assert app.runs.active(), "the run did not start"
+        await press(pilot, "ctrl+p")
+        await settle(pilot)
+        for key in "quit":
+            await press(pilot, key)
+        await asyncio.sleep(0.3)
+        await settle(pilot)
+        await press(pilot, "enter")
+        await settle(pilot)
+        if app.runs.active() and not all(h.result is not None for h in app.runs.active()):
+            assert isinstance(app.screen, ChoiceScreen), app.screen_stack
+            await press(pilot, "escape")  # don't quit
+            await settle(pilot)
+        alive(app, "the palette's Quit during a run")
+        await reset(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        alive(app, "a key after the palette's Quit during a run")
+        app.runs.cancel_all()
+        for _ in range(600):
+            if not app.runs.active():
+                break
+            await asyncio.sleep(0.1)
+        await reset(pilot)
         app.screen.query_one("QueueList").focus()  # (the Search command left the search field focused)
         await pilot.press("q")
         for _ in range(200):
@@ -62,7 +96,8 @@ async def test_every_screen_dialog_binding_and_palette_command(demo):
                 break
             await pilot.pause(0.05)
     assert app.return_code == 0 and app._exception is None
-    assert counts["scenarios"] == 21 and counts["keys"] >= 300 and counts["commands"] >= 200, counts
+    assert counts["scenarios"] == len(scenarios_for(**roles)) >= 25, counts
+    assert counts["keys"] >= 300 and counts["commands"] >= 200, counts
     print(counts)
 
 
@@ -75,7 +110,8 @@ def _alphabet(app_cls) -> list[str]:
         keys |= set(binding_keys(cls.BINDINGS))
     keys |= set(binding_keys(CursorList.BINDINGS))
     keys |= {"up", "down", "enter", "escape", "tab", "shift+tab", "pageup", "pagedown", "home", "end",
-             "ctrl+p", "space", "backspace", "left", "right", "a", "x", "1", "-", "/", "[", "]", "colon"}
+             "ctrl+p", "space", "backspace", "left", "right", "a", "x", "1", "2", "3", "4", "5", "-", "/", "[", "]",
+             "colon", "m", "n", "b"}
     keys -= {"q", "e", "E"}  # quitting ends the run (checked on its own); runs are launched in test_runs_screen
     return sorted(keys)
 

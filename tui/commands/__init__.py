@@ -11,6 +11,7 @@ COMMAND_MODULES = [
     "report_cmd",
     "export_cmd",
     "archive_cmd",
+    "demote_cmd",
     "ground_cmd",
     "kb_cmd",
     "catalogue_cmd",

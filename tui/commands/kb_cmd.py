@@ -12,6 +12,9 @@
     kb suggest [--json]                          near-duplicates and narrowing candidates
     kb pack [--json] [--out FILE]                the <= 20 prompt pack (an export to FILE is recorded)
     kb replay [--json] [--llm URL]               replay on the held-out questions, with baselines
+    kb cycle [--questions N] [--solver rules|llm URL] [--execute]
+                                                 the loop: answer the next questions with the pack, log each
+                                                 invoked proposition's use, propose from the outcomes
     kb mine [--min-support N] ...                rule miner on the training split
     kb import-proposals FILE.jsonl               an outside solver's proposals
     kb questions [--json]                        the stored questions, by split and category
@@ -111,6 +114,13 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--split", default="test", choices=["test", "train"], help="the held-out split (default: test)")
     s.add_argument("--no-lofo", action="store_true", help="skip the leave-one-family-out replay (it mines once "
                                                           "per family)")
+    s.add_argument("--pack", action="append", default=None, metavar="FILE|current|miner",
+                   help="compare pack versions on the same questions (repeat: --pack A --pack B; one is compared "
+                        "with the current pack): a file from `kb pack --json`, current, or miner (the raw miner's "
+                        "top 20 on the same training questions)")
+    s.add_argument("--task-group", default=None, metavar="G",
+                   help="with --pack: answer task group G's questions (regression, classification, language_model) "
+                        "with weights and the miner fitted on the other groups' training questions")
     s.add_argument("--llm", metavar="URL", help="also ask an OpenAI-compatible chat endpoint (e.g. "
                                                  "http://localhost:8080/v1), each question without and with the "
                                                  "pack; key from $ARCHCURATOR_LLM_API_KEY or $OPENAI_API_KEY")
@@ -118,6 +128,20 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--llm-timeout", type=positive_float, default=120.0, help="seconds per request (default 120)")
     s.add_argument("--llm-retries", type=count, default=3, help="retries on timeouts, 429 and 5xx (default 3)")
     s.add_argument("--llm-limit", type=count, default=0, help="ask about the first N held-out questions only")
+    s = sp("cycle", "the loop: the solver answers the next questions of the stream (not yet cycled) with the "
+                    "pack; each invoked proposition gets a use (helpful / harmful / neutral) from the outcome "
+                    "(the record, or a run now with --execute); proposals enter as proposed", True)
+    s.add_argument("--questions", type=positive_int, default=10, help="questions of the stream (default 10)")
+    s.add_argument("--solver", nargs="+", default=["rules"], metavar="rules|llm URL",
+                   help="rules (default) or llm URL (an OpenAI-compatible endpoint)")
+    s.add_argument("--llm-model", default="", help="model name sent to the endpoint ($ARCHCURATOR_LLM_MODEL)")
+    s.add_argument("--llm-timeout", type=positive_float, default=120.0, help="seconds per request (default 120)")
+    s.add_argument("--llm-retries", type=count, default=3, help="retries on timeouts, 429 and 5xx (default 3)")
+    s.add_argument("--execute", action="store_true", help="execute each question now (10 seeds, the runs "
+                                                          "machinery; GPU with --device cuda/auto)")
+    s.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
+    s.add_argument("--in-process", action="store_true", help="with --execute: run here, not in the runner's child")
+    s.add_argument("--no-propose", action="store_true", help="record uses only; propose nothing")
     s = sp("mine", "rule miner over the training split; proposals enter as proposed", True)
     s.add_argument("--min-support", type=positive_int, default=5)
     s.add_argument("--min-precision", type=share, default=0.7)
@@ -217,44 +241,17 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
             rank, why = pack.get(pid, (None, "not live"))
             return {"rank": rank, "entered_as": why} if rank else {"rank": None, "out_because": why}
         if as_json:
-            _print_json({"propositions": [{**p.to_dict(), "pack": where(p.id)} for p in props]})
+            from archcurator.store.kb_loop import EFFECTS, use_counts
+
+            used = use_counts(db)
+            _print_json({"propositions": [{**p.to_dict(), "pack": where(p.id),
+                                           "uses": used.get(p.id, dict.fromkeys(EFFECTS, 0))} for p in props]})
         else:
             _console().print(_prop_table(props, f"{len(props)} propositions ({status})", pack))
         return 0
 
     if cmd == "show":
-        p = kb.get_proposition(db, args.id)
-        rows = kb.evidence(db, p.id)
-        if as_json:
-            _print_json({**p.to_dict(), "evidence": rows})
-            return 0
-        con = _console(soft_wrap=True)
-        con.print(Text.assemble((p.label, "bold"), " ", p.text))
-        con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source {p.source}")
-        con.print(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}")
-        con.print(f"  claim: {p.structure.claim}")
-        if p.parent_id:
-            con.print(f"  narrowed from P{p.parent_id}")
-        if p.merged_from:
-            con.print(f"  merged from {', '.join(f'P{i}' for i in p.merged_from)}")
-        if p.merged_into:
-            con.print(f"  merged into P{p.merged_into}")
-        con.print(f"  evidence: {p.support} support, {p.contradict} contradict, {p.inapplicable} inapplicable;"
-                  f" Wilson 95% lower bound {p.lower:.3f}")
-        if p.heldout:
-            h = p.heldout
-            where = f"family-specific ({h['family_specific']})" if h.get("family_specific") else \
-                f"holds in {', '.join(h.get('families_held') or []) or 'no family'}"
-            con.print(f"  held out over families (miner): {h['support']} support, {h['contradict']} contradict "
-                      f"in {h['folds']} folds; {where}")
-        rank, why = kb.pack_status(db).get(p.id, (None, "not live"))
-        con.print(f"  pack: #{rank} ({why})" if rank else f"  pack: out ({why})")
-        for r in rows[:args.limit]:
-            con.print(f"    {r['question_id']:<12} {r['verdict']:<12} {r['category'] or '':<18} "
-                             f"{r['family'] or '':<34} {r['via']:<18} {r['reason']}")
-        if len(rows) > args.limit:
-            con.print(f"    ... {len(rows) - args.limit} more (--limit, or --json)")
-        return 0
+        return _show(kb, db, args, as_json)
 
     if cmd == "add":
         pid = kb.add(db, args.text, _scope_arg(args.scope), args.claim,
@@ -344,6 +341,9 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
     if cmd == "replay":
         return _replay(kb, db, args, as_json)
 
+    if cmd == "cycle":
+        return _cycle(kb, db, args, as_json, actor)
+
     if cmd == "mine":
         ids = kb.mine(db, min_support=args.min_support, min_precision=args.min_precision, max_props=args.max_props,
                       pairs=not args.no_pairs, actor=actor)
@@ -407,6 +407,8 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
 def _replay(kb, db, args, as_json: bool) -> int:
     from archcurator.core.kb.replay import render
 
+    if args.pack:
+        return _replay_packs(db, args, as_json)
     r = kb.replay_report(db, split=args.split, lofo=not args.no_lofo)
     if args.llm:
         from archcurator.core.kb.llm import Client, LLMError, llm_replay
@@ -438,6 +440,168 @@ def _replay(kb, db, args, as_json: bool) -> int:
               f"with it {with_}; difference {100 * d['points']:+.1f} points (95% CI {100 * d['ci95'][0]:+.1f} to "
               f"{100 * d['ci95'][1]:+.1f}); unparsed replies {m['unparsed']['without_kb']} (without) / "
               f"{m['unparsed']['with_kb']} (with)")
+    return 0
+
+
+def _show(kb, db, args, as_json: bool) -> int:
+    from rich.text import Text
+
+    from archcurator.core.kb.evidence import recipe_text
+    from archcurator.store import kb_loop
+
+    p = kb.get_proposition(db, args.id)
+    d = kb_loop.show(db, p.id)
+    if as_json:
+        _print_json(d)
+        return 0
+    con = _console(soft_wrap=True)
+    con.print(Text.assemble((p.label, "bold"), " ", p.text))
+    con.print(f"  status {p.status}{', pinned' if p.pinned else ''}; origin {p.origin}; source {p.source}")
+    con.print(f"  scope: {', '.join(str(c) for c in p.structure.scope) or '(none)'}")
+    con.print(f"  claim: {p.structure.claim}")
+    for what, ids in (("narrowed from", [p.parent_id] if p.parent_id else []), ("merged from", p.merged_from),
+                      ("merged into", [p.merged_into] if p.merged_into else [])):
+        if ids:
+            con.print(f"  {what} {', '.join(f'P{i}' for i in ids)}")
+    con.print(f"  evidence: {p.support} support, {p.contradict} contradict, {p.inapplicable} inapplicable;"
+              f" Wilson 95% lower bound {p.lower:.3f}")
+    for name in ("train", "heldout", "imported"):
+        r = d["records"][name]
+        con.print(f"  record {name:<8} {r['units_support']} for, {r['units_contradict']} against, "
+                  f"{r['units_split']} split of {r['units']} units (pool x dataset); raw {r['support']} for, "
+                  f"{r['contradict']} against" + ("  (shown, never ranked by)" if name != "train" else ""))
+    u = d["use_counts"]
+    con.print(f"  uses: {u['helpful']} helpful, {u['harmful']} harmful, {u['neutral']} neutral")
+    for c in d["conflicts"]:
+        con.print(Text.assemble(("  conflict: ", "bold red"), c["text"]))
+    if p.heldout:
+        h = p.heldout
+        where = f"family-specific ({h['family_specific']})" if h.get("family_specific") else \
+            f"holds in {', '.join(h.get('families_held') or []) or 'no family'}"
+        con.print(f"  held out over families (miner): {h['support']} support, {h['contradict']} contradict "
+                  f"in {h['folds']} folds; {where}")
+    rank, why = kb.pack_status(db).get(p.id, (None, "not live"))
+    con.print(f"  pack: #{rank} ({why})" if rank else f"  pack: out ({why})")
+
+    def question_lines(r: dict, head: str) -> None:
+        con.print(f"    {head}")
+        if "candidates" not in r:
+            return
+        ds = r["dataset"]
+        feats = ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in ds.items()
+                          if k not in ("id", "family", "task"))
+        con.print(f"      {r['family']} dataset {ds['id']} ({feats or 'no features'}); pool {r['pool']}; "
+                  f"gap {r['gap']:.3g}, seed win rate {r['win_rate']:.0%}" if r.get("gap") is not None else
+                  f"      {r['family']} dataset {ds['id']}; pool {r['pool']}")
+        for c in r["candidates"]:
+            m, sd = r["means"].get(c["letter"]), r["stds"].get(c["letter"])
+            score = f"{m:.4g} ± {sd:.2g}" if m is not None and sd is not None else "—"
+            mark = "*" if c["letter"] == r["winner"] else " "
+            con.print(f"      {mark}{c['letter']} {score:<18} {recipe_text(c, r['differs'])}")
+
+    rows = d["evidence"]
+    con.print(f"  evidence ({len(rows)} rows; recipes show the fields that differ; * the winner):")
+    for r in rows[:args.limit]:
+        question_lines(r, f"{r['question']:<12} {r['verdict']:<12} {r.get('category') or '':<18} {r['via']:<18} "
+                          f"{r['reason']}")
+    if len(rows) > args.limit:
+        con.print(f"    ... {len(rows) - args.limit} more (--limit, or --json)")
+    if d["uses"]:
+        con.print(f"  uses ({len(d['uses'])}, newest first):")
+        for r in d["uses"][:args.limit]:
+            question_lines(r, f"cycle #{r['cycle']} {r['question']:<12} {r['effect']:<8} answered "
+                              f"{r['answer'] or '—'}, outcome {r['outcome'] or '—'} ({r['outcome_from']}): "
+                              f"{r['reason']}")
+    return 0
+
+
+def _cycle(kb, db, args, as_json: bool, actor) -> int:
+    from archcurator.store import kb_loop
+
+    solver, *rest = args.solver
+    if solver not in ("rules", "llm") or (solver == "rules" and rest) or (solver == "llm" and len(rest) != 1):
+        return fail("kb cycle", None, "--solver is 'rules' or 'llm URL'")
+    ask, name = None, "rules"
+    if solver == "llm":
+        from archcurator.core.kb.llm import Client, LLMError
+
+        try:
+            client = Client(rest[0], model=args.llm_model, timeout_s=args.llm_timeout, retries=args.llm_retries)
+        except LLMError as e:
+            return fail("kb cycle", e.where, e.problem)
+        ask, name = client.ask, f"llm {client.model} at {client.endpoint}"
+    execute = None
+    if args.execute:
+        from archcurator.core.aiq.execute import execute_question, runs_runner
+
+        runner, current = None, {}
+        if not args.in_process:
+            from .run_cmd import persist_result
+
+            def record(spec, result):
+                try:
+                    persist_result(db, spec, result, question_id=current.get("id"))
+                except Exception as e:  # noqa: BLE001 - recording must not lose the answer
+                    say(f"note: run not recorded ({e})", file=sys.stderr)
+            runner = runs_runner(device=args.device, on_result=record)
+
+        def execute(q: dict) -> dict:
+            current["id"] = q["question_id"]
+            return execute_question(q, device=args.device, runner=runner)
+
+    def progress(i, n):
+        if not as_json and sys.stderr.isatty():
+            print(f"\r  answered {i}/{n}", end="", file=sys.stderr, flush=True)
+    try:
+        r = kb_loop.cycle(db, questions=args.questions, solver=solver, ask=ask, solver_name=name, execute=execute,
+                          propose=not args.no_propose, actor=actor, progress=progress)
+    except Exception as e:
+        from archcurator.core.aiq.execute import RunFailed
+        from archcurator.core.kb.llm import LLMError
+
+        if isinstance(e, LLMError):
+            return fail("kb cycle", e.where, e.problem)
+        if isinstance(e, RunFailed):
+            return fail("kb cycle", None, e)
+        raise
+    if as_json:
+        _print_json(r)
+        return 0
+    s = r["summary"]
+    say(f"cycle #{r['cycle']} ({r['solver']}, pack of {len(r['pack_ids'])}): {s['questions']} questions, "
+        f"{s['correct']}/{s['with_outcome']} right; uses {s['uses']['helpful']} helpful, {s['uses']['harmful']} "
+        f"harmful, {s['uses']['neutral']} neutral; proposed {len(r['proposed'])}"
+        + (f" ({', '.join(f'P{i}' for i in r['proposed'])})" if r["proposed"] else "")
+        + (f"; executed {s['executed']}, reproduced {s['reproduced']}" if s["executed"] else "")
+        + f"; {r['stream_left']} questions left in the stream")
+    for st in r["steps"]:
+        used = ", ".join(f"P{u['prop_id']} {u['effect']}" for u in st["uses"]) or "no proposition"
+        mark = {True: "right", False: "wrong", None: "no outcome"}[st["correct"]]
+        say(f"  {st['question_id']:<12} answered {st['answer'] or '—'} ({st['by']}), outcome {st['outcome'] or '—'}"
+            f" ({st['outcome_from']}): {mark}; {used}" + (f"; proposed {len(st['proposals'])}" if st["proposals"]
+                                                          else ""))
+    return 0
+
+
+def _replay_packs(db, args, as_json: bool) -> int:
+    from archcurator.core.kb.stats import fmt_interval
+    from archcurator.store.kb_loop import replay_packs
+
+    r = replay_packs(db, args.pack, split=args.split, task_group=args.task_group)
+    if as_json:
+        _print_json(r)
+        return 0
+    where = f"task group {r['task_group']} (every split)" if r["task_group"] else f"split {r['split']}"
+    say(f"Pack versions on the same {r['n']} questions ({where}, {r['pools']} candidate pools; weights fitted on "
+        f"{r['train_n']} training questions)")
+    say(f"  prior ({r['prior']['rule']}): {fmt_interval(r['prior']['correct'], r['prior']['n'])}")
+    for p in r["packs"]:
+        say(f"  {p['pack']} ({p['size']} propositions): {fmt_interval(p['correct'], p['n'])}")
+    for d in r["difference"]:
+        verdict = "beyond the noise" if d["excludes_zero"] else "within the noise (the interval holds 0)"
+        say(f"  {d['a']} minus {d['b']}: {100 * d['value']:+.1f} points (pool bootstrap 95% CI "
+            f"{100 * d['ci'][0]:+.1f} to {100 * d['ci'][1]:+.1f}; paired Newcombe {100 * d['newcombe_ci95'][0]:+.1f} "
+            f"to {100 * d['newcombe_ci95'][1]:+.1f}), {verdict}")
     return 0
 
 

@@ -60,11 +60,17 @@ def run(args) -> int:
             return _fail(path, f"--args is not valid JSON ({exc.msg} at column {exc.colno})")
         if not isinstance(entry_args, dict):
             return _fail(path, "--args must be a JSON object")
+    from archcurator.core.budget import AddressSpace
+    from archcurator.core.parse.interp import MEMORY_LIMIT
+
     try:
         inputs = [parse_input_spec(s) for s in (args.inputs or [])] or None
-        result = parse_source(path, args.entry, entry_args, inputs,
-                              package_roots=getattr(args, "package_roots", None) or (),
-                              mode=getattr(args, "mode", None))
+        # the parse's memory budget as a hard limit on this process: reading the source into a syntax
+        # tree is one C call that no polling check can stop (a 2.6 MB list literal grew it by 1.2 GB)
+        with AddressSpace(MEMORY_LIMIT):
+            result = parse_source(path, args.entry, entry_args, inputs, memory_limit=MEMORY_LIMIT,
+                                  package_roots=getattr(args, "package_roots", None) or (),
+                                  mode=getattr(args, "mode", None))
     except ParseFailure as exc:
         return _fail(path, exc)
     design = result.design

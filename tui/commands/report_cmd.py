@@ -26,9 +26,11 @@ def register(subparsers) -> argparse.ArgumentParser:
     rules = sub.add_parser("rules", help="per rule: firings, judgments, precision (Wilson 95%% lower), recall")
     rules.add_argument("--curator", help="use this curator's verdicts only (default: the majority verdict)")
     common(rules)
-    agree = sub.add_parser("agreement", help="Cohen's kappa between two curators on findings both judged")
-    agree.add_argument("--a", required=True, metavar="NAME")
-    agree.add_argument("--b", required=True, metavar="NAME")
+    agree = sub.add_parser("agreement", help="Cohen's kappa between two curators on findings both judged",
+                           description="Cohen's kappa between two curators on the findings both judged. Without "
+                                       "--a and --b it lists the store's curators (and exits 2).")
+    agree.add_argument("--a", metavar="NAME", help="one curator (the list: run without --a / --b)")
+    agree.add_argument("--b", metavar="NAME", help="the other curator")
     common(agree)
     p.set_defaults(func=run)
     return p
@@ -69,6 +71,14 @@ def _table(title, heads, rows, *, last=None, right=(), width=None):
     return t
 
 
+def false_alarm_text(row: dict) -> str:
+    """A rule's judged false-alarm rate with its Wilson 95% interval: `40% (17–69%)`, `—` unjudged."""
+    rate, ci = row.get("falseAlarmRate"), row.get("falseAlarmInterval")
+    if rate is None or not ci:
+        return "—"
+    return f"{rate:.0%} ({ci[0]:.0%}–{ci[1]:.0%})"
+
+
 def run(args) -> int:
     from archcurator.store.connection import StoreError
     from archcurator.store.reports import agreement_report, refusal_report, rules_report
@@ -86,6 +96,17 @@ def run(args) -> int:
         elif args.report == "rules":
             data = rules_report(db, curator=getattr(args, "curator", None))
         else:
+            from archcurator.store.judgments import curators
+
+            known = curators(db)
+            listed = ", ".join(known) if known else "none: nobody has judged anything yet"
+            for flag, name in (("--a", args.a), ("--b", args.b)):
+                if not name:
+                    return fail("report agreement", flag, f"name two curators with --a and --b; the store's "
+                                                          f"curators: {listed}")
+                if name not in known:
+                    return fail("report agreement", flag, f"no curator {name!r} in the store; its curators: "
+                                                          f"{listed}")
             data = agreement_report(db, args.a, args.b)
     except StoreError as exc:
         return fail("report", None, exc)
@@ -107,19 +128,20 @@ def run(args) -> int:
                          str(r["blocked"]), _fmt(r["blockedShare"], pct=True),
                          f"{_fmt(lo, pct=True)}–{_fmt(hi, pct=True)}" if lo is not None else "—",
                          str(r["ungenerated"]), _fmt(r["medianQuotedCost"], money=True),
-                         ", ".join(f"{k} {v}" for k, v in r["ruleIds"].items()) or "—"])
-        t = _table("Refusals by author, model and task set", heads, rows, last="rules behind refusals",
+                         ", ".join(f"{k} {v}" for k, v in r["blockingRuleIds"].items()) or "—"])
+        t = _table("Refusals by author, model and task set", heads, rows, last="rules that blocked",
                    right=range(3, 9), width=console.width)
         console.print(t if rows else "no designs in the store")
     elif args.report == "rules":
         heads = ["rule", "fires", "designs", "real", "false alarm", "unsure", "unjudged", "precision",
-                 "≥ (95%)", "missed", "recall", "stale"]
+                 "≥ (95%)", "false-alarm rate (95%)", "missed", "recall", "stale"]
         rows = [[r["rule"], str(r["firings"]), str(r["designs"]), str(r["real"]), str(r["false_alarm"]),
                  str(r["unsure"]), str(r["unjudged"]), _fmt(r["precision"], pct=True),
-                 _fmt(r["precisionLower"], pct=True), str(r["missed"]), _fmt(r["recall"], pct=True),
-                 str(r["stale"])] for r in data["rows"]]
+                 _fmt(r["precisionLower"], pct=True), false_alarm_text(r), str(r["missed"]),
+                 _fmt(r["recall"], pct=True), str(r["stale"]),
+                 f"demoted: {r['demoted']['reason']}" if r.get("demoted") else ""] for r in data["rows"]]
         title = "Rules" + (f" (verdicts of {data['curator']})" if data.get("curator") else "")
-        console.print(_table(title, heads, rows, right=range(1, 12), width=console.width)
+        console.print(_table(title, heads, rows, right=range(1, 13), width=console.width, last="demoted")
                       if rows else "no findings in the store")
         if data.get("other"):
             console.print("missed defects no rule covers (kept apart): "

@@ -15,14 +15,14 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    from archcurator.core.graph import Design, DesignError
-    from archcurator.core.verify import verify_graph
+    from archcurator.core.graph import DesignError
 
     try:
-        design = Design.load(args.file)
+        design, report = _verify_within_budget(args.file)
     except DesignError as exc:
         return fail("verify", args.file, exc)
-    report = verify_graph(design)
+    except TooCostly as exc:
+        return fail("verify", args.file, f"too costly to verify: {exc}")
     if args.json:
         from .output import say
 
@@ -30,6 +30,35 @@ def run(args) -> int:
         return 0
     print_report(design, report)
     return 0
+
+
+class TooCostly(Exception):
+    """Reading and verifying the design ran past the command's CPU or memory budget."""
+
+
+def _verify_within_budget(path):
+    """Read and verify one design inside the budget an import gives each design: its CPU seconds
+    ($ARCHCURATOR_DESIGN_BUDGET_S) and a bounded growth of this process's memory."""
+    import gc
+
+    from archcurator.core.budget import MEMORY_BUDGET, AddressSpace, Budget, OverBudget, design_budget_s
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
+
+    seconds = design_budget_s()
+    collecting = gc.isenabled()
+    try:
+        with AddressSpace(MEMORY_BUDGET), Budget(seconds):
+            design = Design.load(path)
+            return design, verify_graph(design)
+    except OverBudget:
+        raise TooCostly(f"takes more than {seconds:g} s of CPU ($ARCHCURATOR_DESIGN_BUDGET_S sets the "
+                        "budget)") from None
+    except MemoryError:
+        raise TooCostly(f"needs more than {MEMORY_BUDGET >> 20} MB") from None
+    finally:
+        if collecting and not gc.isenabled():
+            gc.enable()  # the budget may end the verifier between its gc.disable() and its finally
 
 
 ROWS_PER_RULE = 20
@@ -63,7 +92,10 @@ def print_report(design, report) -> None:
         # a few of each rule and counts the rest (--json lists them all); rendering every row took
         # rich a minute for a 2 MB design whose verification took three seconds
         shown: dict[str, int] = {}
-        for f in sorted(report.findings, key=lambda f: (f.severity != "block", f.rule)):
+        from archcurator.core.report import display_key
+
+        positions = {nid: i for i, nid in enumerate([*design.input_ids, *(n.id for n in design.nodes)])}
+        for f in sorted(report.findings, key=lambda f: display_key(f.rule, f.severity, f.nodes, positions)):
             shown[f.rule] = shown.get(f.rule, 0) + 1
             sev = Text("block", style="red") if f.severity == "block" else Text("warn", style="yellow")
             if shown[f.rule] <= ROWS_PER_RULE:

@@ -70,6 +70,10 @@ class DesignTabs(Vertical):
     def active(self) -> str:
         return self.query_one("#tabs", TabbedContent).active
 
+    def open_tab(self, tab_id: str) -> None:
+        """Show one tab (the number keys): its content is filled as it opens."""
+        self.query_one("#tabs", TabbedContent).active = tab_id
+
     # ---- a new design ----------------------------------------------------------------------------
     def show(self, view, curator: str, live_runs: list | None = None) -> None:
         self.view, self.curator = view, curator

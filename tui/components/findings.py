@@ -54,6 +54,8 @@ def finding_prompt(f: dict, curator: str, flagged: bool = False, run_kind: str |
         t.append(f"  {label}", style=style)
     if f.get("stale"):
         t.append("  (no longer fires)", style="dim italic")
+    elif f.get("demoted"):
+        t.append(f"  (demoted: {visible(f['demoted'])})", style="dim italic")
     return t
 
 
@@ -119,7 +121,7 @@ class FindingsList(OptionList):
         if target is None:
             target = next((i for i, (k, f) in enumerate(self.items)
                            if k == "finding" and not f.get("stale") and not f.get("verdict")
-                           and f["key"] not in flags), 0)
+                           and not f.get("demoted") and f["key"] not in flags), 0)
         self.highlighted = target + (0 if findings else 1)
         return kept
 

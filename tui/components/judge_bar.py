@@ -99,12 +99,16 @@ class JudgeBar(Vertical):
     def attach_note(self, key, note: str | None, judged: bool, label: str) -> str | None:
         """The field now belongs to finding `key` (None: the design): show its note. Returns the unsaved
         text this drops (for the screen to say so), if any."""
-        dropped = self.unsaved if key != self.note_key else None
         field = self.note_field
+        # typed before the design was on screen (n pressed as it opened): kept, for the finding now shown
+        early = field.value if self.note_key == () and field.value.strip() else None
+        dropped = self.unsaved if key != self.note_key and early is None else None
         self.note_key = key
         self.note_label = label
         self._attached = visible(note or "")
-        field.value = self._attached
+        field.value = early if early is not None else self._attached
+        if early is not None:
+            field.cursor_position = len(early)
         # the finding first: the field shows one line, and a long rule@nodes after "note for your verdict
         # on" wrapped whole onto a second, unseen line
         if judged:

@@ -60,6 +60,14 @@ class DesignSummary(Static):
             t.append(f"run: {h.spec.kind} {h.status()}…", style="bold cyan")
         elif forward:
             t.append_text(outcome_text(forward[0], d.get("findings") or [], d.get("verdict")))
+        elif d.get("runs"):
+            # no forward run, but others stored (a short training): the latest says what happened
+            r = d["runs"][0]
+            t.append(f"last run: {visible(r.get('kind') or '?')} #{r.get('id')} ", style="bold")
+            t.append(visible(r.get("exception") or r.get("status") or "?"),
+                     style="green" if r.get("status") == "ok" else "red")
+            if r.get("ended_at") or r.get("created_at"):
+                t.append(f"  {str(r.get('ended_at') or r.get('created_at'))[:16]}", style="dim")
         else:
             t.append("no run yet — e: forward check · E: short training", style="dim")
         self.update(t, layout=False)

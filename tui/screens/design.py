@@ -38,7 +38,26 @@ from ..widgets.header import AppHeader
 from ..widgets.messages import BulkPreview, DesignLoaded, NextFound, RecentLoaded, RepairReady
 from ..widgets.queue_list import QueueModel
 
+TABS = Binding.Group("Tabs", compact=True)  # 1-5 shown once in the footer
 REPAIR_TIME_LIMIT_S = 10.0  # the repair search's bound in the app (the command line's default is 20 s)
+
+
+def run_warnings(data: dict, kind: str) -> list[str]:
+    """Why a training of this design is likely wasted: blocked by the verifier, or its forward run failed."""
+    if kind != "train":
+        return []
+    out = []
+    if data.get("verdict") == "block":
+        rules = sorted({f["rule"] for f in data.get("findings") or [] if f.get("severity") == "block"
+                        and not f.get("stale")})
+        out.append(f"{visible(data.get('id'))} is blocked ({visible(', '.join(rules[:3]) or 'a block finding')}): "
+                   "the verifier expects training to fail at its first step")
+    forward = [r for r in data.get("runs") or [] if r.get("kind") == "forward"]
+    if forward and forward[0].get("status") != "ok":
+        r = forward[0]
+        out.append(f"its last forward run (#{r.get('id')}) ended {visible(r.get('exception') or r.get('status'))}: "
+                   "training runs the same forward pass")
+    return out
 
 
 class DesignScreen(Screen):
@@ -67,6 +86,11 @@ class DesignScreen(Screen):
         Binding("e", "run_check('forward')", "Run check", id="run_check", show=False),
         Binding("E", "run_check('train')", "Train briefly", id="run_train", show=False),
         Binding("P", "propose_repair", "Repair", id="propose_repair", show=False),
+        Binding("1", "tab('tab-finding')", "Finding tab", id="tab_finding", group=TABS),
+        Binding("2", "tab('tab-cost')", "Cost tab", id="tab_cost", group=TABS),
+        Binding("3", "tab('tab-source')", "Source tab", id="tab_source", group=TABS),
+        Binding("4", "tab('tab-runs')", "Runs tab", id="tab_runs", group=TABS),
+        Binding("5", "tab('tab-recent')", "Recent tab", id="tab_recent", group=TABS),
         Binding("escape", "back", "Back", id="back"),
     ]
     ACTION_HELP = {
@@ -91,7 +115,12 @@ class DesignScreen(Screen):
         "run_train": "Train this design briefly on a synthetic task (asks the device, says the cost first)",
         "propose_repair": "Propose the smallest verified repair of every block: the diff, the cost before and "
                           "after; s there stores it as a new version",
-        "back": "Back to the queue",
+        "tab_finding": "Show the Finding tab: the highlighted finding in the catalogue's words, its judgments",
+        "tab_cost": "Show the Cost tab: the quote, the size, the memory",
+        "tab_source": "Show the Source tab: where the design came from, its train settings",
+        "tab_runs": "Show the Runs tab: the design's runs, live and stored",
+        "tab_recent": "Show the Recent tab: your latest steps (enter opens one's design)",
+        "back": "Back to the queue (from a pane or the tab bar: back to the findings list first)",
     }
 
     def __init__(self, model: QueueModel, index: int | None = None, design_id: str | None = None) -> None:
@@ -190,6 +219,8 @@ class DesignScreen(Screen):
             self.show(self.view.id, self.index)
 
     def worker_failed(self, group: str, text: str) -> None:
+        if group in ("run-offer", "bulk-preview"):
+            self.app.keys.refused(f"{group} failed")
         if group in ("design", "next"):
             self._opening = None  # nothing is coming: the design on screen is the one judged
         if group == "design" and self.view is None:
@@ -305,17 +336,19 @@ class DesignScreen(Screen):
         self.tabs.show_item(item)
         focus: tuple = ()
         if item is None:
-            key, label = None, "the design"
+            key, label = (self.view.id if self.view else None, None), "the design"
             mine = (self.view.data.get("design_judgments") or {}).get(self.app.curator) if self.view else None
         else:
             kind, obj = item
             focus = tuple(obj.get("nodes") or ())
             if kind == "missed":
-                self._attach_note(("missed", obj.get("id")), None, False, "this missed defect")
+                self._attach_note((self.view.id, "missed", obj.get("id")), None, False, "this missed defect")
                 if draw_graph:
                     self.graph.set_focus(focus)
                 return focus
-            key, label = obj["key"], visible(finding_label(obj))
+            # the design is part of the key: two designs share rule@node keys (a note typed on one design's
+            # finding must never go with a verdict on the next design's finding of the same rule and node)
+            key, label = (self.view.id, obj["key"]), visible(finding_label(obj))
             mine = (obj.get("judgments") or {}).get(self.app.curator)
         if draw_graph:
             self.graph.set_focus(focus)
@@ -336,15 +369,18 @@ class DesignScreen(Screen):
     def _update_judging(self) -> None:
         view = self.view
         done, total = view.judged_count() if view is not None else (0, 0)
-        session = self.app.steps_this_session
         flagged = len(view.data.get("flags") or {}) if view is not None else 0
         later = f" · ⚑ {flagged} later" if flagged else ""
+        saved = self.app.writes_status()
         if view is not None and total == 0 and view.data.get("error") is None:
             clean = view.is_clean_marked(self.app.curator)
-            self.judge_bar.progress(1 if clean else 0, 1,
-                                    f"{'clean ✓' if clean else 'to mark'}{later} · {session} this session")
+            self.judge_bar.progress(1 if clean else 0, 1, f"{'clean ✓' if clean else 'to mark'}{later} · {saved}")
         else:
-            self.judge_bar.progress(done, total, f"{done}/{total} judged{later} · {session} this session")
+            self.judge_bar.progress(done, total, f"{done}/{total} judged{later} · {saved}")
+
+    def writes_changed(self) -> None:
+        if self.is_mounted and self.view is not None:
+            self._update_judging()
 
     # ---- the graph ---------------------------------------------------------------------
     def action_toggle_graph(self) -> None:
@@ -357,6 +393,8 @@ class DesignScreen(Screen):
     def _judgeable(self) -> bool:
         view = self.view
         if view is None:
+            self.app.bell()
+            self.notify(f"still opening {self.design_id}… that key was not applied", severity="warning", timeout=3)
             return False
         if self._opening is not None:
             # a key pressed in a burst after the verdict that finished a design, or after ] : the design
@@ -509,7 +547,7 @@ class DesignScreen(Screen):
 
     # ---- the note -------------------------------------------------------------------------------
     def action_note(self) -> None:
-        self.judge_bar.note_field.focus()
+        self.set_focus(self.judge_bar.note_field)
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
         if message.input.id != "note":
@@ -544,6 +582,7 @@ class DesignScreen(Screen):
 
         view = self.view
         if view is None or view.graph is None:
+            self.app.keys.refused("no graph to mark a defect on")
             self.notify("no graph to mark a defect on", severity="warning")
             return
         cursor_node = self.graph.node_at_cursor()
@@ -583,11 +622,14 @@ class DesignScreen(Screen):
     # ---- bulk ------------------------------------------------------------------------------------------
     def action_bulk(self) -> None:
         if not self._judgeable():
+            self.app.keys.refused("the bulk verdict")
             return
         f = self.findings.current_finding()
         if f is None:
+            self.app.keys.refused("the bulk verdict")
             self.notify("highlight a finding: its rule is what a bulk verdict covers", severity="warning")
             return
+        self.app.keys.expect("the bulk verdict dialog")
         self.bulk_request += 1
         self.app.bulk_preview(self, f["rule"], self.view.id, dict(self.model.filters), self.bulk_request)
 
@@ -596,6 +638,7 @@ class DesignScreen(Screen):
 
         message.stop()
         if message.request != self.bulk_request or self.view is None:
+            self.app.keys.refused("the bulk verdict")
             return
         rule, here, queue = message.rule, message.here, message.queue
         design_id = self.view.id
@@ -630,6 +673,7 @@ class DesignScreen(Screen):
 
         self.app.push_screen(ChoiceScreen(f"One verdict for every unjudged finding of {visible(rule)}", choices,
                                           note=note, filter=False), chosen)
+        self.app.keys.arrived()
 
     # ---- writes come back ---------------------------------------------------------------------------------
     def write_done(self, op, result, designs) -> None:
@@ -679,9 +723,13 @@ class DesignScreen(Screen):
             return
         self.show(self.model.ids[k], k)
 
+    def action_tab(self, tab_id: str) -> None:
+        self.tabs.open_tab(tab_id)
+
     def action_back(self) -> None:
-        if self.judge_bar.note_field.has_focus:
-            self.findings.focus()
+        """esc: from the note field, a pane or the tab bar, back to the findings list; from there, the queue."""
+        if self.focused is not None and self.focused is not self.findings:
+            self.set_focus(self.findings)
             return
         self.dismiss()
 
@@ -698,6 +746,7 @@ class DesignScreen(Screen):
     def action_diff(self) -> None:
         view = self.view
         if view is None or view.design is None:
+            self.app.keys.refused("no graph to diff")
             self.notify("no graph to diff", severity="warning")
             return
         d = view.data
@@ -714,6 +763,7 @@ class DesignScreen(Screen):
 
         view = self.view
         if view is None or view.design is None:
+            self.app.keys.refused("no graph to diff")
             self.notify("no graph to diff", severity="warning")
             return
         d = view.data
@@ -790,18 +840,29 @@ class DesignScreen(Screen):
 
     def action_run_check(self, kind: str = "forward") -> None:
         if self.view is None:
+            self.app.keys.refused("the run dialog")
             return
         if self.view.data.get("error") is not None:
+            self.app.keys.refused("the run dialog")
             self.notify("an ungenerated design has nothing to run", severity="warning")
             return
+        self.app.keys.expect("the run dialog")
         self._offer_run(self.view, kind)
 
     @work(thread=True, exclusive=True, group="run-offer", exit_on_error=False)
     def _offer_run(self, view, kind: str) -> None:
-        gpus = self.app.runs.gpus()  # may ask nvidia-smi: off the UI thread
-        self.app.call_from_thread(self._confirm_run, view, kind, gpus)
+        from archcurator.store.connection import StoreError
 
-    def _confirm_run(self, view, kind: str, gpus: list) -> None:
+        from ..run_bridge import calibrate
+
+        gpus = self.app.runs.gpus()  # may ask nvidia-smi: off the UI thread
+        try:
+            calibration = calibrate(self.app.store.run_timings(), self.app.TRAIN_STEPS)
+        except StoreError:
+            calibration = {}  # busy now: the assumed throughput, said so
+        self.app.call_from_thread(self._confirm_run, view, kind, gpus, calibration)
+
+    def _confirm_run(self, view, kind: str, gpus: list, calibration: dict | None = None) -> None:
         from ..run_bridge import duplicate_of, estimate
         from .modals import ChoiceScreen
 
@@ -809,7 +870,7 @@ class DesignScreen(Screen):
         cluster = self.app.runs.cluster_address()
         choices = []
         for device in ("cpu", "cuda", "cluster"):
-            est = estimate(view.data, kind, device, self.app.TRAIN_STEPS)
+            est = estimate(view.data, kind, device, self.app.TRAIN_STEPS, calibration)
             if device == "cuda" and not gpus:
                 label = Text.assemble(("cuda", "bold"), "  no GPU found on this machine", style="dim")
                 choices.append((ChoiceScreen.DISABLED, label))
@@ -823,6 +884,8 @@ class DesignScreen(Screen):
                                                       (f"  ({est.basis})", "dim"))))
         dup = duplicate_of(view.id, kind, view.data, self.app.run_handles)
         note = Text()
+        for warning in run_warnings(view.data, kind):
+            note.append("⚠ " + warning + "\n", style="bold yellow")
         if dup:
             note.append("⚠ " + visible(dup) + ". Run it again?\n", style="bold yellow")
         note.append(f"The {what} of {visible(view.id)} runs in a child process with a time and memory limit; "
@@ -836,3 +899,4 @@ class DesignScreen(Screen):
 
         self.app.push_screen(ChoiceScreen(f"Launch a {what} of {visible(view.id)} on…", choices, note=note,
                                           filter=False), chosen)
+        self.app.keys.arrived()

@@ -8,9 +8,19 @@ under the curator's name, and undo reverts the curator's own latest step.
 Suggestions are never applied on their own: Enter on one asks, and only a
 confirmation applies it. Every proposition shows its pack rank or why it is
 out of the pack; the export asks for a file and says where it wrote.
+
+Evidence a curator can judge: each evidence row and each use shows the
+question's three recipes (the fields that differ), mean ± std over seeds
+per candidate, the winner, the gap, the dataset and the candidate pool; the
+detail shows the training record beside the held-out and imported ones,
+counted per independent unit (pool × dataset) with the raw count beside,
+the uses (helpful / harmful / neutral) and any conflict. `C` runs a cycle
+of the loop (`kb cycle`) in the `kb-write` worker.
 """
 
 from __future__ import annotations
+
+from collections import deque
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -44,6 +54,7 @@ class KnowledgeBaseScreen(Screen):
         Binding("n", "add", "New", id="kb_add", show=False),
         Binding("d", "distinct", "Distinct", id="kb_distinct", show=False),
         Binding("ctrl+z,z", "kb_undo", "Undo (KB)", id="kb_undo"),
+        Binding("C", "cycle", "Cycle", id="kb_cycle", show=False),
         Binding("s", "toggle_status", "Live/all", id="kb_show_all", show=False),
         Binding("E", "export", "Export pack", id="kb_export", show=False),
         Binding("f5", "reload", "Refresh", id="kb_refresh", show=False),
@@ -60,6 +71,8 @@ class KnowledgeBaseScreen(Screen):
         "kb_add": "Add a proposition (text, scope, claim)",
         "kb_distinct": "Mark the highlighted proposition and another as distinct (not duplicates)",
         "kb_undo": "Undo the last knowledge-base operation",
+        "kb_cycle": "Run a cycle of the loop: the solver answers the next questions with the pack, each invoked "
+                    "proposition gets a use from the outcome, proposals enter as proposed",
         "kb_show_all": "Show live propositions, or all of them",
         "kb_export": "Export the 20-cap pack to a file (asks where; recorded)",
         "kb_refresh": "Read the knowledge base again",
@@ -80,6 +93,9 @@ class KnowledgeBaseScreen(Screen):
         self.detail_request = 0
         self.busy = False
         self._select_after: int | None = None
+        self._cursor_at_key: int | None = None  # the highlighted proposition when the running operation's key
+        self._ops: deque = deque()  # operations asked for while one runs: done in order, none dropped
+        self._pin_intent: dict[int, bool] = {}  # pinned as the queued operations leave it
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -92,9 +108,12 @@ class KnowledgeBaseScreen(Screen):
                 yield DataTable(id="kb-props", cursor_type="row", zebra_stripes=True)
             with Vertical(id="kb-right"):
                 yield Static(id="kb-detail")
+                yield Static(id="kb-records")
                 with TabbedContent(id="kb-tabs"):
                     with TabPane("Evidence", id="kb-tab-evidence"):
                         yield DataTable(id="kb-evidence", cursor_type="row", zebra_stripes=True)
+                    with TabPane("Uses", id="kb-tab-uses"):
+                        yield DataTable(id="kb-uses", cursor_type="row", zebra_stripes=True)
                     with TabPane("Suggestions", id="kb-tab-suggestions"):
                         yield OptionList(id="kb-suggestions")
                     with TabPane("Pack", id="kb-tab-pack"):
@@ -111,7 +130,9 @@ class KnowledgeBaseScreen(Screen):
         table = self.query_one("#kb-props", DataTable)
         table.add_columns("id", "status", "pin", "sup", "con", "≥95%", "pack", "proposition")
         ev = self.query_one("#kb-evidence", DataTable)
-        ev.add_columns("question", "verdict", "family", "category", "reason")
+        ev.add_columns("question", "verdict", "dataset", "pool", "gap", "A", "B", "C")
+        self.query_one("#kb-uses", DataTable).add_columns("cycle", "question", "use", "answer", "outcome", "A",
+                                                          "B", "C")
         pack = self.query_one("#kb-pack", DataTable)
         pack.add_columns("#", "id", "≥95%", "why", "proposition")
         table.focus()
@@ -174,8 +195,12 @@ class KnowledgeBaseScreen(Screen):
             audit.append(visible(a["summary"]), style=style)
             audit.append(f"  ({visible(a['actor'])})\n", style="dim")
         self.query_one("#kb-audit", Static).update(audit or Text("no operations yet", style="dim"))
-        want = self._select_after if self._select_after in self.props else current
-        self._select_after = None
+        # the operation's proposition is highlighted unless the curator moved on meanwhile
+        moved = current != self._cursor_at_key
+        want = self._select_after if self._select_after in self.props and not moved else current
+        if not self.busy:
+            self._select_after = None
+            self._pin_intent.clear()
         if want in self.props:
             table.move_cursor(row=self.order.index(want))
         self._show_detail()
@@ -269,17 +294,34 @@ class KnowledgeBaseScreen(Screen):
         table.clear()
         style = {"support": "green", "contradict": "red", "inapplicable": "dim"}
         for e in message.evidence[:500]:
-            table.add_row(plain(e.get("question_id", "")),
+            table.add_row(plain(e.get("question", "")),
                           Text(visible(e.get("verdict", "")), style=style.get(e.get("verdict"), "")),
-                          plain(e.get("family") or ""), plain(e.get("category") or ""), plain(e.get("reason") or ""))
+                          *_question_cells(e))
+        uses = self.query_one("#kb-uses", DataTable)
+        uses.clear()
+        effect_style = {"helpful": "green", "harmful": "red", "neutral": "dim"}
+        for u in message.judge.get("uses", [])[:500]:
+            uses.add_row(f"#{u['cycle']}", plain(u["question"]),
+                         Text(visible(u["effect"]), style=effect_style.get(u["effect"], "")),
+                         plain(u.get("answer") or "—"), plain(f"{u.get('outcome') or '—'} ({u['outcome_from']})"),
+                         *_question_cells(u)[3:])
+        self.query_one("#kb-records", Static).update(_records_text(message.judge))
 
     # ---- operations -------------------------------------------------------------------
     def _run(self, op: str, *args, select: int | None = None, **kwargs) -> None:
+        """Do `op` on the store; asked while another runs, it waits its turn (the cursor moves made meanwhile
+        stay the curator's)."""
+        self._ops.append((op, args, kwargs, select, self.current_id()))
         if self.busy:
-            self.notify("still working on the last operation…")
+            self.notify(f"{op.replace('_', ' ')} queued after the operation running", timeout=2)
             return
+        self._next_op()
+
+    def _next_op(self) -> None:
+        op, args, kwargs, select, cursor = self._ops.popleft()
         self.busy = True
         self._select_after = select
+        self._cursor_at_key = cursor
         self.app.kb_write(self, op, args, kwargs)
 
     def on_kb_op_done(self, message: KbOpDone) -> None:
@@ -288,10 +330,20 @@ class KnowledgeBaseScreen(Screen):
         result = message.result
         if message.op in ("merge", "narrow", "add") and isinstance(result, int):
             self._select_after = result
+        if self._ops:
+            select, cursor = self._select_after, self._cursor_at_key
+            self._next_op()
+            if self._select_after is None:
+                self._select_after, self._cursor_at_key = select, cursor
         text = {"merge": "merged", "narrow": "narrowed", "retire": "retired", "pin": "pinned", "unpin": "unpinned",
                 "accept": "accepted", "edit": "edited", "add": "added", "mark_distinct": "marked distinct",
                 "undo": "undone", "export_pack": "pack exported", "seed_kb": "knowledge base seeded"}.get(
             message.op, message.op)
+        if message.op == "cycle" and isinstance(result, dict):
+            s = result["summary"]
+            text = (f"cycle #{result['cycle']}: {s['correct']}/{s['with_outcome']} right; uses {s['uses']['helpful']} "
+                    f"helpful, {s['uses']['harmful']} harmful, {s['uses']['neutral']} neutral; "
+                    f"{len(result['proposed'])} proposed")
         if message.op == "merge" and isinstance(result, int):
             text = f"merged into {_label(result)}"
         elif message.op == "undo" and isinstance(result, dict):
@@ -307,10 +359,13 @@ class KnowledgeBaseScreen(Screen):
     def worker_failed(self, group: str, text: str) -> None:
         if group == "kb-write":
             self.busy = False
+            if self._ops:
+                self._next_op()
 
     def _need(self) -> int | None:
         pid = self.current_id()
         if pid is None:
+            self.app.keys.refused("no proposition highlighted")
             self.notify("no proposition highlighted", severity="warning")
         return pid
 
@@ -364,7 +419,9 @@ class KnowledgeBaseScreen(Screen):
     def action_pin(self) -> None:
         pid = self._need()
         if pid is not None:
-            self._run("unpin" if self.props[pid].pinned else "pin", pid, select=pid)
+            pinned = self._pin_intent.get(pid, self.props[pid].pinned)
+            self._pin_intent[pid] = not pinned
+            self._run("unpin" if pinned else "pin", pid, select=pid)
 
     def action_accept(self) -> None:
         pid = self._need()
@@ -394,6 +451,21 @@ class KnowledgeBaseScreen(Screen):
                 self._run("add", result["text"], result["scope"], result["claim"])
 
         self.app.push_screen(PropositionFormScreen(), done)
+
+    def action_cycle(self) -> None:
+        def start(text: str) -> None:
+            try:
+                n = int(text)
+            except ValueError:
+                n = 0
+            if n <= 0:
+                self.notify(f"not a number of questions: {visible(text)}", severity="warning")
+                return
+            self.notify(f"cycle: answering {n} questions of the stream…", timeout=3)
+            self._run("cycle", questions=n)
+
+        self._prompt("Cycle: how many questions of the stream? (the solver answers with the pack; each "
+                     "invoked proposition gets a use; proposals enter as proposed)", "e.g. 10", "10", start)
 
     def action_kb_undo(self) -> None:
         self._run("undo")
@@ -462,9 +534,62 @@ class KnowledgeBaseScreen(Screen):
             self.query_one("#kb-props", DataTable).focus()
 
     def action_back(self) -> None:
+        """esc: from the filter, a tab or its table, back to the propositions; from there, back."""
         field = self.query_one("#kb-filter", Input)
+        props = self.query_one("#kb-props", DataTable)
         if field.has_focus:
             field.display = bool(field.value.strip())
-            self.query_one("#kb-props", DataTable).focus()
+            self.set_focus(props)
+            return
+        if self.focused is not None and self.focused is not props:
+            self.set_focus(props)
             return
         self.dismiss()
+
+
+def _num(x) -> str:
+    return "—" if x is None else f"{x:.3g}"
+
+
+def _question_cells(e: dict) -> list:
+    """dataset, pool, gap, then per candidate: mean ± std and the recipe fields that differ (* the winner)."""
+    from archcurator.core.kb.evidence import recipe_text
+
+    if "candidates" not in e:
+        return [plain(e.get("family") or ""), "", "", "", "", ""]
+    cells = [plain(e["dataset"]["id"]), plain(e.get("pool") or ""), Text(_num(e.get("gap")), justify="right")]
+    for c in e["candidates"][:3]:
+        m, sd = e["means"].get(c["letter"]), e["stds"].get(c["letter"])
+        win = c["letter"] == e.get("winner")
+        t = Text("*" if win else " ", style="bold green")
+        t.append(f"{_num(m)}±{_num(sd)} ", style="bold" if win else "")
+        t.append(visible(recipe_text(c, e.get("differs"))), style="dim")
+        cells.append(t)
+    while len(cells) < 6:
+        cells.append("")
+    return cells
+
+
+def _records_text(judge: dict) -> Text:
+    """The training record beside the held-out and imported ones (per unit, raw beside), the uses,
+    the conflicts."""
+    t = Text()
+    recs = judge.get("records") or {}
+    for name in ("train", "heldout", "imported"):
+        r = recs.get(name)
+        if not r:
+            continue
+        t.append(f"{name:<9}", style="dim")
+        t.append(f"{r['units_support']} for · {r['units_contradict']} against of {r['units']} units (pool × dataset)")
+        t.append(f" · raw {r['support']}–{r['contradict']}\n", style="dim")
+    u = judge.get("use_counts")
+    if u:
+        t.append("uses     ", style="dim")
+        t.append(f"{u['helpful']} helpful", style="green")
+        t.append(" · ")
+        t.append(f"{u['harmful']} harmful", style="red")
+        t.append(f" · {u['neutral']} neutral\n")
+    for c in judge.get("conflicts") or []:
+        t.append("conflict ", style="bold red")
+        t.append(visible(c["text"]) + "\n")
+    return t

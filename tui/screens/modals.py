@@ -9,7 +9,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Label, OptionList, SelectionList, Static
 from textual.widgets.option_list import Option
@@ -61,9 +61,9 @@ class ChoiceScreen(ModalScreen):
         if self not in self.app.screen_stack:
             return  # closed before it was mounted (a key pressed at once): nothing to set up
         if self.filterable:
-            self.query_one("#choice-filter", Input).focus()
+            self.set_focus(self.query_one("#choice-filter", Input))
         else:
-            self.query_one("#choices", OptionList).focus()
+            self.set_focus(self.query_one("#choices", OptionList))
         ol = self.query_one("#choices", OptionList)
         first = next((k for k, i in enumerate(self.shown) if self.choices[i][0] is not self.DISABLED), None)
         ol.highlighted = first
@@ -158,10 +158,11 @@ class MissedDefectScreen(ModalScreen):
         self.rules = list(rules)  # (id, title)
         self.picked: list[str] = [n for n in (nodes or []) if n in set(node_ids)]
         self.rule: str | None = None
+        self._asked_description = False
 
     def compose(self) -> ComposeResult:
         blink = self.app.cursor_blink
-        with Vertical(classes="dialog", id="missed-dialog"):
+        with VerticalScroll(classes="dialog", id="missed-dialog"):
             yield Label(Text.assemble("Missed defect on ", (visible(self.design_id), "bold")),
                         classes="dialog-title")
             yield Static("What did the verifier miss? Pick the nodes it is on, the rule that should have fired "
@@ -188,7 +189,7 @@ class MissedDefectScreen(ModalScreen):
     def on_mount(self) -> None:
         if self not in self.app.screen_stack:
             return  # closed before it was mounted (a key pressed at once): nothing to set up
-        self.query_one("#missed-node-filter", Input).focus()
+        self.set_focus(self.query_one("#missed-node-filter", Input))
 
     # ---- nodes ----------------------------------------------------------------------------------
     def _node_options(self, text: str) -> list[Selection]:
@@ -251,7 +252,7 @@ class MissedDefectScreen(ModalScreen):
             self.rule = self._shown_rules[int(option_id.split(":")[1])]
         self.query_one("#missed-error", Static).update("")
         self._show_picked()
-        self.query_one("#missed-description", Input).focus()
+        self.set_focus(self.query_one("#missed-description", Input))
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         message.stop()
@@ -299,7 +300,7 @@ class MissedDefectScreen(ModalScreen):
         if fid == "missed-node-filter":
             sl = self.query_one("#missed-nodes", SelectionList)
             if not message.value.strip():
-                self.query_one("#missed-rule", Input).focus()
+                self.set_focus(self.query_one("#missed-rule", Input))
                 return
             if sl.option_count:  # pick the highlighted (else the first) node shown, and start a new search
                 index = sl.highlighted if sl.highlighted is not None else 0
@@ -313,7 +314,14 @@ class MissedDefectScreen(ModalScreen):
             if message.value.strip() and ol.highlighted is not None:
                 self._choose_rule(ol.get_option_at_index(ol.highlighted).id)
             else:
-                self.query_one("#missed-description", Input).focus()
+                self.set_focus(self.query_one("#missed-description", Input))
+        elif not message.value.strip() and not self._asked_description:
+            # enter on the empty description does not close the dialog at once: a curator who typed
+            # "rule, enter, enter" and then the description would have had it land on the design screen
+            # as judging keys
+            self._asked_description = True
+            self.query_one("#missed-error", Static).update(
+                "say what is wrong here, or press enter again to save without a description")
         else:
             self.save()
 
@@ -362,7 +370,7 @@ class PropositionFormScreen(ModalScreen):
         order = ["prop-text", "prop-scope", "prop-claim"]
         i = order.index(message.input.id)
         if i < len(order) - 1:
-            self.query_one(f"#{order[i + 1]}", Input).focus()
+            self.set_focus(self.query_one(f"#{order[i + 1]}", Input))
             return
         text = self.query_one("#prop-text", Input).value.strip()
         scope = [c.strip() for c in self.query_one("#prop-scope", Input).value.split(",") if c.strip()]

@@ -69,6 +69,7 @@ class QueueScreen(Screen):
         self.pick_title = title
         self._next_request = 0
         self._search_timer = None
+        self._open_when_loaded = False  # enter pressed while the list was being read: open when it is
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -124,6 +125,10 @@ class QueueScreen(Screen):
             if index is not None:
                 ql.move_to(index, center=True)
         self._show_status()
+        if self._open_when_loaded:
+            self._open_when_loaded = False
+            if len(self.model) and self.app.screen is self:
+                ql.action_select()
         for screen in self.app.screen_stack:
             handler = getattr(screen, "queue_changed", None)
             if handler is not None:
@@ -179,6 +184,8 @@ class QueueScreen(Screen):
         shown = getattr(self.app, "last_design_shown", None)
         if shown is None or self.pick:
             return
+        # once: back from a dialog (the jump prompt, a picker) the cursor is where that dialog put it
+        self.app.last_design_shown = None
         model, design_id = shown
         if model is not self.model:
             return
@@ -189,6 +196,11 @@ class QueueScreen(Screen):
     # ---- opening -------------------------------------------------------------------
     def on_queue_list_selected(self, message: QueueList.Selected) -> None:
         message.stop()
+        if not self.model.loaded:
+            # the list on screen is the one being replaced (a search, a filter): open the row the new
+            # list shows under the cursor once it is read, never a row of the old one
+            self._open_when_loaded = True
+            return
         if self.pick:
             self.dismiss(message.design_id)
             return

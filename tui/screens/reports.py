@@ -13,6 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
 
+from ..commands.report_cmd import false_alarm_text
 from ..sanitise import plain, visible
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
@@ -122,10 +123,10 @@ class ReportsScreen(Screen):
         table = self.query_one("#refusal-table", DataTable)
         table.clear(columns=True)
         table.add_columns("author", "model", "task set", "returned", "blocked", "share", "runs range",
-                          "ungenerated", "top rules", "median cost")
+                          "ungenerated", "rules that blocked", "median cost")
         for r in rows:
             lo, hi = r.get("blockedShareRange") or [None, None]
-            top = ", ".join(f"{k} {v}" for k, v in list((r.get("ruleIds") or {}).items())[:2])
+            top = ", ".join(f"{k} {v}" for k, v in list((r.get("blockingRuleIds") or {}).items())[:2])
             table.add_row(plain(r["author"]), plain(r.get("model") or "—"),
                           plain((r.get("taskSet") or {}).get("label") or "—"),
                           Text(str(r["returned"]), justify="right"), Text(str(r["blocked"]), justify="right"),
@@ -137,7 +138,8 @@ class ReportsScreen(Screen):
         self.rule_rows = rules
         self.query_one("#rules-note", Static).update(
             "precision = real / (real + false alarm) over the adjudicated (else majority) verdict of each "
-            "finding; ≥ is its Wilson 95% lower bound; recall counts missed defects naming the rule · "
+            "finding; ≥ is its Wilson 95% lower bound; false-alarm rate with its Wilson 95% interval (a rule "
+            "the project demoted says so: archcurator demote); recall counts missed defects naming the rule · "
             "enter: the designs it fires on")
         other = message.rules.get("other") or []
         note = Text()
@@ -148,14 +150,16 @@ class ReportsScreen(Screen):
         table = self.query_one("#rules-table", DataTable)
         table.clear(columns=True)
         table.add_columns("rule", "firings", "designs", "real", "false alarm", "unsure", "unjudged", "precision",
-                          "≥ (95%)", "missed", "recall")
+                          "≥ (95%)", "false-alarm rate (95%)", "missed", "recall", "demoted")
         for r in rules:
             table.add_row(plain(r["rule"]), *[Text(str(r[k]), justify="right") for k in
                                        ("firings", "designs", "real", "false_alarm", "unsure", "unjudged")],
                           Text(_pct(r.get("precision")), justify="right"),
                           Text(_pct(r.get("precisionLower")), justify="right"),
+                          Text(false_alarm_text(r), justify="right"),
                           Text(str(r.get("missed", 0)), justify="right"),
-                          Text(_pct(r.get("recall")), justify="right"))
+                          Text(_pct(r.get("recall")), justify="right"),
+                          plain((r.get("demoted") or {}).get("reason") or ""))
         self._focus_table()
 
     def _focus_table(self) -> None:

@@ -16,7 +16,7 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
-from ..components.findings import VERDICT_LABEL, VERDICT_STYLE
+from ..components.findings import VERDICT_LABEL, VERDICT_STYLE, finding_label
 from ..sanitise import plain, visible, visible_lines
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
@@ -84,7 +84,7 @@ class ReviewScreen(Screen):
         table.clear(columns=True)
         table.add_columns("design", "finding", *[plain(c) for c in self.curators], "final")
         for it in self.items:
-            cells = [plain(it["design_id"]), plain(it["key"])]
+            cells = [plain(it["design_id"]), plain(finding_label(it))]
             for c in self.curators:
                 vote = it["votes"].get(c)
                 cells.append(_verdict(vote["verdict"]) if vote else Text("·", style="dim"))

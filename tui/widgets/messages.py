@@ -144,11 +144,15 @@ class KbSuggestionsLoaded(Message):
 
 
 class KbDetailLoaded(Message):
-    def __init__(self, pid: int, evidence: list, request: int) -> None:
+    """One proposition's evidence rows (each with recipes, means ± std, pool), and in JUDGE its
+    records (train / held-out / imported), uses and conflicts (store.kb_loop.show)."""
+
+    def __init__(self, pid: int, evidence: list, request: int, judge: dict | None = None) -> None:
         super().__init__()
         self.pid = pid
         self.evidence = evidence
         self.request = request
+        self.judge = judge or {}
 
 
 class KbOpDone(Message):

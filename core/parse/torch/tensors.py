@@ -192,31 +192,23 @@ def unsqueeze(it, t, d):
         raise InterpError("unsqueeze dim not known")
     if d < 0:
         d += r
-    new = list(t.shape[:d]) + [1] + list(t.shape[d:])
-    if t.is_const or it.graph is None:
-        return TensorVal(None, new, t.dtype, values=t.values)
-    r = emit_op(it, "Unsqueeze", {"dim": d}, [t])
-    r.shape = new
-    return r
+    if t.is_const or it.graph is None:  # the op table's shape (it refuses a dim out of range, as torch does)
+        return TensorVal(None, optable.infer("Unsqueeze", {"dim": d}, [t.shape], [t.dtype]), t.dtype,
+                         values=t.values)
+    return emit_op(it, "Unsqueeze", {"dim": d}, [t])
 
 
 def squeeze(it, t, d=None):
     if t.shape is None:
         return passthrough(it, "squeeze of a tensor of unknown rank", t, keep_shape=False)
-    if d is None:
-        new = [x for x in t.shape if not (is_int(x) and x == 1)]
-    else:
+    if d is not None:
         dd = d if d >= 0 else d + len(t.shape)
-        new = list(t.shape)
-        if 0 <= dd < len(new) and is_int(new[dd]) and new[dd] == 1:
-            new.pop(dd)
-        else:
-            return t
-    if t.is_const or it.graph is None:
-        return TensorVal(None, new, t.dtype, values=t.values)
-    r = emit_op(it, "Squeeze", {"dim": d} if d is not None else {}, [t])
-    r.shape = new
-    return r
+        if not (0 <= dd < len(t.shape) and is_int(t.shape[dd]) and t.shape[dd] == 1):
+            return t  # squeezing a dim that is not 1 changes nothing: no node
+    args = {"dim": d} if d is not None else {}
+    if t.is_const or it.graph is None:  # the op table's shape, never one of the parser's own
+        return TensorVal(None, optable.infer("Squeeze", args, [t.shape], [t.dtype]), t.dtype, values=t.values)
+    return emit_op(it, "Squeeze", args, [t])
 
 
 def expand(it, t, sizes):
