@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from ...checks.efficiency import (
     EFFICIENCY_DUPLICATE_BRANCH,
     EFFICIENCY_MEMORY_OVER_DEVICE,
@@ -14,6 +16,7 @@ from ...checks.efficiency import (
 )
 from ...graph import Design, parse_ref
 from ...ops import ops_with
+from ...shapes import _memory_view
 from .base import ACTIVATIONS, ELEMENTWISE, _graph_site, _index_range_sites, _of, kind
 
 # parameter-free layers a kind computes twice: activations, max pools, flattens
@@ -150,6 +153,10 @@ def _dup_branch_apply(g, site):
 @kind("duplicate-branch", "warn", [EFFICIENCY_DUPLICATE_BRANCH], bases=("lenet5", "resnet18"),
      doc="a parameter-free layer computed twice from the same operand", apply=_dup_branch_apply)
 def _dup_branch_sites(g):
-    return [n["id"] for n in g.nodes if n["op"] in PARAMETER_FREE and len(g.users(n["id"])) >= 1
-            and n.get("in")]
+    # a memory view is never a duplicate branch (the check skips it: taking a view twice computes nothing)
+    def view(n) -> bool:
+        return _memory_view(SimpleNamespace(op=n["op"], args=n.get("args") or {}))
+
+    return [n["id"] for n in g.nodes if n["op"] in PARAMETER_FREE and not view(n)
+            and len(g.users(n["id"])) >= 1 and n.get("in")]
 

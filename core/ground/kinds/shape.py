@@ -600,13 +600,18 @@ def _bcast_apply(g, site):
     n = g.node(site)
     s = g.shape(n["in"][1])
     dims = list(range(2, len(s))) if len(s) == 4 else [1]
-    g.insert_after(n["in"][1], "Mean", {"dim": dims, "keepdim": True}, consumer=site, suffix="pooled")
+    # the first position only, kept to size 1 (not a mean: a statistic broadcast back is an idiom the rule
+    # exempts, as global-context blocks add one on purpose)
+    ref = n["in"][1]
+    for d in dims:
+        ref = g.insert_after(ref, "Slice", {"dim": d, "start": 0, "end": 1}, consumer=site, suffix="first")
     return g.d
 
 
 @kind("silent-broadcast", "warn", [SHAPE_SILENT_BROADCAST],
      bases=("resnet18", "gpt-nano", "resnet20_cifar", "mobilenet_v2", "convnext_tiny"), per_base=1,
-     doc="a residual's shortcut is averaged to 1 along the map / sequence and broadcast back", apply=_bcast_apply)
+     doc="a residual's shortcut is cut to its first position along the map / sequence and broadcast back",
+     apply=_bcast_apply)
 def _bcast_sites(g):
     out = []
     for nid in _residual_sites_any(g):
