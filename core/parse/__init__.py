@@ -39,7 +39,7 @@ from .graph import Graph
 from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp, _rss
 from .libs.hf import config_class_of
 from .packages import PackageFinder
-from .source import Loader
+from .source import Loader, SourceTooLarge
 from .values import (
     BoundMethod,
     ClassVal,
@@ -190,6 +190,8 @@ def _load_entry_module(path, package_roots=()):
         raise ParseFailure(f"{where}: cannot parse: {e.msg}") from None
     except RecursionError:
         raise ParseFailure(f"{path}: cannot parse: nested too deep") from None
+    except SourceTooLarge as e:
+        raise ParseFailure(f"{path}: too costly to follow: the source holds {e}") from None
     except (OSError, ValueError) as e:
         raise ParseFailure(f"{path}: cannot read: {e}") from None
     return loader, mod

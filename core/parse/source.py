@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import os
+import re
 import warnings
 
 from .packages import MODELLED
@@ -219,6 +220,11 @@ def _target_names(t):
 
 
 _AST_CACHE = {}
+_WORD = re.compile(rb"\w+")
+
+
+class SourceTooLarge(ValueError):
+    """A source whose syntax tree alone would outgrow the parse's memory budget."""
 
 
 class Loader:
@@ -228,6 +234,10 @@ class Loader:
     (same size and mtime); evaluated namespaces never are."""
 
     MAX_BYTES = 4_000_000
+    # ast.parse holds ~900 bytes per literal item: a 1.3M-item list grew the process by 1.1 GB
+    # inside ast.parse, before any budget could look.  Words bound the tree's nodes from below;
+    # the largest module torch ships has 117k.
+    MAX_WORDS = 400_000
 
     def __init__(self, packages=None):
         self.cache = {}
@@ -247,6 +257,10 @@ class Loader:
         if tree is None:
             with open(path, "rb") as f:
                 data = f.read()
+            words = _WORD.subn(b"", data)[1]
+            if words > self.MAX_WORDS:
+                raise SourceTooLarge(f"{words} names and literals, more than the {self.MAX_WORDS} "
+                                     f"whose syntax tree fits the parse's memory budget")
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # a user's invalid escape sequences are not ours to report
                 tree = ast.parse(data, filename=path)
