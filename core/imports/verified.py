@@ -1,4 +1,4 @@
-"""The store's view of the verifier: `core.verify.verify_graph` reduced to the columns it keeps.
+"""What an import keeps of the verifier's answer: `core.verify.verify_graph` reduced to the store's columns.
 
 `verify_design(design, verifier=None) -> Verified`. `verifier` is any
 callable `design -> Report` with the shape of `core.report.Report`
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +96,14 @@ def verify_design(design, verifier: Callable | None = None) -> Verified:
         cost_json=json.dumps(cost, default=str, separators=(",", ":")) if cost else None,
         version=str(getattr(report, "version", "") or "") or None,
     )
+
+
+def verify_graphs(graphs: Iterable[tuple[str, str]], verifier: Callable | None = None) -> list[tuple[str, Verified]]:
+    """(id, `Verified`) of each stored (id, graph JSON text): the re-verification of kept designs."""
+    from archcurator.core.graph import Design
+
+    return [(did, verify_design(Design.from_dict(json.loads(graph), source=did), verifier))
+            for did, graph in graphs]
 
 
 def default_gpu() -> str:
