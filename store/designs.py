@@ -17,7 +17,7 @@ import duckdb
 
 from archcurator.core.report import display_key, graph_positions
 
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
 from .demotions import DEMOTED_RULES_SQL
 
 DESIGN_COLUMNS = (
@@ -166,10 +166,10 @@ def insert_designs(db: DB, designs: list[dict], findings: Iterable[dict] = (),
     return Inserted(new_ids, skipped, present)
 
 
-def _present_by_content(con: duckdb.DuckDBPyConnection, rows: list[dict], ids: set[str]) -> dict[str, str]:
-    """{id: the id it duplicates} for the staged designs in `ids`: same content hash and provenance
+def _present_by_content(con: duckdb.DuckDBPyConnection, rows: list[dict], staged: set[str]) -> dict[str, str]:
+    """{id: the id it duplicates} for the staged designs in `staged`: same content hash and provenance
     as a stored design, or as one earlier in `rows`."""
-    ids = [r["id"] for r in rows if r["id"] in ids and r["graph"] is not None]
+    ids = [r["id"] for r in rows if r["id"] in staged and r["graph"] is not None]
     if not ids:
         return {}
     hashes = dict(con.execute(
@@ -197,7 +197,7 @@ def _present_by_content(con: duckdb.DuckDBPyConnection, rows: list[dict], ids: s
 
 
 _HASH_LOCK = threading.Lock()
-_HASH_CON = None
+_HASH_CON: duckdb.DuckDBPyConnection | None = None
 
 
 def canonical_hash(graph: Any) -> str:
@@ -207,10 +207,8 @@ def canonical_hash(graph: Any) -> str:
     text = graph if isinstance(graph, str) else json.dumps(graph, ensure_ascii=False)
     with _HASH_LOCK:
         if _HASH_CON is None:
-            import duckdb
-
             _HASH_CON = duckdb.connect(":memory:")
-        return _HASH_CON.execute("SELECT sha256(CAST(json(?) AS VARCHAR))", [text]).fetchone()[0]
+        return one(_HASH_CON.execute("SELECT sha256(CAST(json(?) AS VARCHAR))", [text]))[0]
 
 
 def design_id_by_content(db: DB, graph: dict) -> str | None:
@@ -463,7 +461,7 @@ def count_designs(db: DB, filters: dict | None = None) -> int:
     cte, p1 = judged_cte((filters or {}).get("curator"))
     where, p2 = filters_sql(filters)
     with reading(db) as con:
-        return con.execute(f"WITH {cte} SELECT count(*) FROM base{where}", p1 + p2).fetchone()[0]
+        return one(con.execute(f"WITH {cte} SELECT count(*) FROM base{where}", p1 + p2))[0]
 
 
 def archive_designs(db: DB, ids: Iterable[str], curator: str, *, restore: bool = False) -> list[str]:
