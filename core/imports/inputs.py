@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from archcurator.core import jsontext
-
+from .. import jsontext
 from .types import ImportInputError, PyOptions
 
 BATCH_SUFFIXES = (".jsonl", ".ndjson")
@@ -222,7 +221,7 @@ def _plan_folder(folder: Path) -> list[Batch]:
 
 
 def _design_file_problem(text: str, path: Path) -> str | None:
-    from archcurator.core.graph import Design, DesignError
+    from ..graph import Design, DesignError
 
     try:
         obj = jsontext.loads(text)
@@ -239,7 +238,7 @@ def _design_file_problem(text: str, path: Path) -> str | None:
 
 def _parser():
     try:
-        from archcurator.core import parse as P
+        from .. import parse as P
 
         return P
     except ImportError:

@@ -13,8 +13,7 @@ import os
 from collections.abc import Callable, Iterable
 from typing import NamedTuple, Protocol
 
-from archcurator.core.budget import design_budget_s
-
+from ..budget import design_budget_s
 from .inputs import Batch, Item, plan
 from .pool import CHUNK, chunks, init_worker, pool_size, process, start_pool
 from .records import check_defaults

@@ -15,8 +15,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
-from archcurator.core.budget import design_budget_s
-
+from ..budget import design_budget_s
 from .inputs import Item
 from .records import Refused, record, stored_text
 from .rows import build_rows, utcnow
@@ -38,8 +37,7 @@ def init_worker(defaults: Defaults, known: frozenset | set, verifier: Callable |
     if parent is not None:  # a pool worker
         _die_with_parent(parent)
         # imported here, so that the first design's budget is not spent importing the verifier
-        from archcurator.core import verify  # noqa: F401
-
+        from .. import verify  # noqa: F401
         from . import verified  # noqa: F401
 
 
@@ -79,7 +77,7 @@ def ctypes_libc():
 
 def process(items: list[Item]) -> list[tuple]:
     """("ok", file, line, row, findings, by_content) | ("skip", file, line, id) | ("bad", file, line, message)."""
-    from archcurator.core.budget import Budget, OverBudget
+    from ..budget import Budget, OverBudget
 
     defaults, known, verifier = _W["defaults"], _W["known"], _W["verifier"]
     budget = _W.get("budget") or design_budget_s()

@@ -12,8 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from archcurator.core import jsontext
-
+from .. import jsontext
 from .inputs import Item
 from .types import Defaults, ImportInputError
 

@@ -20,8 +20,7 @@ def utcnow() -> datetime:
 
 def build_rows(rec: dict, source: str, verifier: Callable | None, now=None) -> tuple[dict, list[dict]]:
     """Design row and finding rows of one record (raises Refused when the graph is unreadable)."""
-    from archcurator.core.graph import Design, DesignError
-
+    from ..graph import Design, DesignError
     from .verified import verify_design
 
     now = now or utcnow()

@@ -40,7 +40,7 @@ class Verified:
 
 
 def default_verifier() -> Callable[[Any], Any]:
-    from archcurator.core.verify import verify_graph  # the lead's entry point
+    from ..verify import verify_graph  # the lead's entry point
 
     return verify_graph
 
@@ -100,7 +100,7 @@ def verify_design(design, verifier: Callable | None = None) -> Verified:
 
 def verify_graphs(graphs: Iterable[tuple[str, str]], verifier: Callable | None = None) -> list[tuple[str, Verified]]:
     """(id, `Verified`) of each stored (id, graph JSON text): the re-verification of kept designs."""
-    from archcurator.core.graph import Design
+    from ..graph import Design
 
     return [(did, verify_design(Design.from_dict(json.loads(graph), source=did), verifier))
             for did, graph in graphs]
@@ -109,7 +109,7 @@ def verify_graphs(graphs: Iterable[tuple[str, str]], verifier: Callable | None =
 def default_gpu() -> str:
     """The GPU price table's default device (A10G)."""
     try:
-        from archcurator.core.assets import gpu_prices
+        from ..assets import gpu_prices
 
         return gpu_prices().get("default") or DEFAULT_GPU
     except Exception:
@@ -126,7 +126,7 @@ def default_gpu_usd(cost: dict) -> float | None:
     if not isinstance(quote, dict):
         return None
     try:
-        from archcurator.core.cost import quote_on
+        from ..cost import quote_on
     except ImportError:
         pass
     else:
