@@ -167,7 +167,7 @@ class MissedDefectScreen(ModalScreen):
                         classes="dialog-title")
             yield Static("What did the verifier miss? Pick the nodes it is on, the rule that should have fired "
                          "(or other: …), and say what is wrong. In a field: type to narrow its list, up / down to "
-                         "move, enter to pick; enter on an empty field goes on.", classes="dialog-help")
+                         "move, enter to pick; enter on an empty field goes on (the rule is needed).", classes="dialog-help")
             nodes = Input(placeholder="nodes: type to narrow, enter picks (space in the list too)",
                           id="missed-node-filter")
             nodes.cursor_blink = blink
@@ -313,8 +313,13 @@ class MissedDefectScreen(ModalScreen):
             ol = self.query_one("#missed-rules", OptionList)
             if message.value.strip() and ol.highlighted is not None:
                 self._choose_rule(ol.get_option_at_index(ol.highlighted).id)
-            else:
+            elif self.rule:
                 self.set_focus(self.query_one("#missed-description", Input))
+            else:
+                # a missed defect is counted against the rule that should have fired: one without a rule
+                # is counted nowhere, so the rule is asked for here, not skipped
+                self.query_one("#missed-error", Static).update(
+                    "pick the rule that should have fired: type to narrow the list, or other: what no rule covers")
         elif not message.value.strip() and not self._asked_description:
             # enter on the empty description does not close the dialog at once: a curator who typed
             # "rule, enter, enter" and then the description would have had it land on the design screen
@@ -335,8 +340,9 @@ class MissedDefectScreen(ModalScreen):
     def save(self) -> None:
         desc = self.query_one("#missed-description", Input).value.strip() or None
         error = self.query_one("#missed-error", Static)
-        if not self.rule and not desc:
-            error.update("pick the rule that should have fired (or other: …), or describe the defect")
+        if not self.rule:
+            error.update("pick the rule that should have fired (or other: …) before saving")
+            self.set_focus(self.query_one("#missed-rule", Input))
             return
         self.dismiss({"nodes": list(self.picked), "rule": self.rule, "description": desc})
 
