@@ -59,3 +59,34 @@ async def test_enter_on_an_empty_rule_filter_never_saves_a_missed_defect_without
         assert type(app.screen).__name__ == "MissedDefectScreen"
         assert app.screen.focused.id == "missed-rule"
     assert current_verdicts(store_path) == {}, "what was typed ran as judging keys"
+
+
+# ---- 3: esc then a letter, which the terminal reads as alt+letter ----------------------------------------
+
+async def _send_as_terminal(pilot, key: str, character: str | None) -> None:
+    """What the terminal parser makes of a sequence: esc and a letter typed within its escape delay
+    arrive as one Key, alt+letter, whose character is the letter."""
+    from textual import events
+
+    event = events.Key(key, character)
+    event.set_sender(pilot.app)
+    pilot.app._driver.send_message(event)
+    await settle(pilot)
+
+
+async def test_esc_then_a_letter_read_as_alt_letter_is_esc_then_the_letter(store_path):
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-002")
+        screen = app.screen
+        await pilot.press("n", *"dead probe")
+        await _send_as_terminal(pilot, "alt+u", "u")  # esc (leave the note field), then u (unsure)
+        assert screen.judge_bar.note_field.value in ("", "dead probe"), "the u went into the note"
+        await settle(pilot)
+        assert app.screen.view.id == "d-003"  # u finished d-002: the next design to judge opened
+        # esc (back to the queue, its cursor on d-003), then N (shifted: the queue's next design to judge)
+        await _send_as_terminal(pilot, "alt+shift+n", "N")
+        shown = app.screen.view.id if type(app.screen).__name__ == "DesignScreen" else type(app.screen).__name__
+    assert current_verdicts(store_path) == {("d-002", "connectivity.dead-node@probe"): ("unsure", "dead probe")}
+    assert shown == "d-003", "esc then N did not open the next design to judge"
