@@ -7,7 +7,6 @@ from __future__ import annotations
 from apphelp import current_verdicts, make_app, open_design, settle
 from test_modes import burst
 
-
 # ---- 1: keys typed while the next design opens never land on another design ---------------------------
 
 async def test_r_bracket_f_typed_fast_after_the_verdict_that_finishes_a_design_never_misfiles(store_path):
@@ -90,3 +89,30 @@ async def test_esc_then_a_letter_read_as_alt_letter_is_esc_then_the_letter(store
         shown = app.screen.view.id if type(app.screen).__name__ == "DesignScreen" else type(app.screen).__name__
     assert current_verdicts(store_path) == {("d-002", "connectivity.dead-node@probe"): ("unsure", "dead probe")}
     assert shown == "d-003", "esc then N did not open the next design to judge"
+
+
+# ---- 4: up / down stop at the ends of a list ------------------------------------------------------------
+
+async def test_up_and_down_stop_at_the_ends_of_the_findings_and_a_dialogs_choices(store_path):
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-008")  # three findings
+        findings = app.screen.findings
+        assert findings.option_count >= 2
+        findings.highlighted = 0
+        await pilot.press("up")
+        await settle(pilot)
+        assert findings.highlighted == 0, "up on the first finding jumped to the last"
+        findings.highlighted = findings.option_count - 1
+        await pilot.press("down")
+        await settle(pilot)
+        assert findings.highlighted == findings.option_count - 1, "down on the last finding jumped to the first"
+        # a dialog's choices: the diff picker (d-008 has no parent), up from its first choice stays
+        await pilot.press("D")
+        await settle(pilot)
+        choices = app.screen.query_one("#choices")
+        first = choices.highlighted
+        await pilot.press("up")
+        await settle(pilot)
+        assert choices.highlighted == first, "up on a dialog's first choice jumped to its last"

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 
 from ..sanitise import plain, visible
+from ..widgets.option_lists import StopOptionList, StopSelectionList
 
 FILTER_FROM = 8  # choices from which a type-ahead filter is offered
 
@@ -51,7 +52,7 @@ class ChoiceScreen(ModalScreen):
                 field = Input(placeholder="type to narrow the list — enter picks", id="choice-filter")
                 field.cursor_blink = self.app.cursor_blink
                 yield field
-            yield OptionList(*self._options(), id="choices")
+            yield StopOptionList(*self._options(), id="choices")
 
     def _options(self) -> list[Option]:
         return [Option(_label(self.choices[i][1]), id=str(i), disabled=self.choices[i][0] is self.DISABLED)
@@ -167,16 +168,16 @@ class MissedDefectScreen(ModalScreen):
                         classes="dialog-title")
             yield Static("What did the verifier miss? Pick the nodes it is on, the rule that should have fired "
                          "(or other: …), and say what is wrong. In a field: type to narrow its list, up / down to "
-                         "move, enter to pick; enter on an empty field goes on (the rule is needed).", classes="dialog-help")
+                         "move, enter to pick; enter on an empty field goes on.", classes="dialog-help")
             nodes = Input(placeholder="nodes: type to narrow, enter picks (space in the list too)",
                           id="missed-node-filter")
             nodes.cursor_blink = blink
             yield nodes
-            yield SelectionList(*self._node_options(""), id="missed-nodes")
+            yield StopSelectionList(*self._node_options(""), id="missed-nodes")
             rule = Input(placeholder="rule: type to narrow, enter picks", id="missed-rule")
             rule.cursor_blink = blink
             yield rule
-            yield OptionList(*self._rule_options(""), id="missed-rules")
+            yield StopOptionList(*self._rule_options(""), id="missed-rules")
             yield Static(self._picked_text(), id="missed-picked")
             desc = Input(placeholder="what is wrong", id="missed-description")
             desc.cursor_blink = blink
