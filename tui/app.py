@@ -30,6 +30,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from archcurator.store.app_queries import AppStore
+from archcurator.store.kb_ops import KbOp
 
 from .config import Config, load_config
 from .keygate import KeyGate
@@ -381,10 +382,10 @@ class CuratorApp(App[int]):
         self._post(target, KbDetailLoaded(pid, judge["evidence"], request, judge))
 
     @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
-    def kb_write(self, target, op: str, args: tuple, kwargs: dict) -> None:
+    def kb_write(self, target, op: KbOp) -> None:
         # the screen sends one operation at a time (it waits for KbOpDone), so nothing is cancelled
-        result = self.store.kb_op(op, *args, **kwargs)
-        target.post_message(KbOpDone(op, result))
+        result = self.store.kb_apply(op)
+        target.post_message(KbOpDone(op.name, result))
 
     @work(thread=True, exclusive=True, group="reports", exit_on_error=False)
     def load_reports(self, target) -> None:
