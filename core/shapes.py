@@ -808,20 +808,24 @@ def parametrized_params(node: Node, args: dict) -> int | None:
 
 
 def _memo_key(node: Node, inf: Inference):
-    types = inf.types
-    in_types = []
+    types, vocab, negative = inf.types, inf.vocab, inf.negative
+    # the operands as (shape, dtype) pairs, not TensorTypes: plain tuples hash and compare in C, where the
+    # dataclass's __hash__ and __eq__ are Python calls (every result is a plain TensorType, so they agree)
+    key = [node.op, None]
     for ref in node.inputs:
-        if ref in inf.vocab or ref in inf.negative:  # the values it reads are followed: no repeat of another's
+        if ref in vocab or ref in negative:  # the values it reads are followed: no repeat of another's
             return None
         rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
         results = types.get(rid)
         if results is None or idx >= len(results):
             return None
-        in_types.append(results[idx])
+        t = results[idx]
+        key.append((t.shape, t.dtype))
     try:
-        return node.op, repr(node.args), tuple(in_types)
+        key[1] = repr(node.args)
     except Exception:  # noqa: BLE001 - an argument repr cannot show (too deep, too long): no memo
         return None
+    return tuple(key)
 
 
 def _has_violation(inf: Inference, node_id: str) -> bool:

@@ -122,9 +122,17 @@ def _width_multiple(node, ctx):
     width = a.get("out_features", a.get("out_channels"))
     if not isinstance(width, int) or width < 64 or width % 8 == 0:
         return
-    if node.id in {parse_ref(o)[0] for o in ctx.design.outputs}:
+    if node.id in _output_ids(ctx):
         return
     yield f"{node.op} {node.id!r} outputs {width}, not a multiple of 8"
+
+
+def _output_ids(ctx) -> set:
+    """The ids of the nodes the design outputs (once per design, not once per layer that asks)."""
+    found = ctx.memo.get("output_ids")
+    if found is None:
+        found = ctx.memo["output_ids"] = {parse_ref(o)[0] for o in ctx.design.outputs}
+    return found
 
 
 EFFICIENCY_GIANT_FLATTEN_LINEAR = Rule("efficiency.giant-flatten-linear", W, "efficiency",
