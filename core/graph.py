@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from . import jsontext
+from .ops.base import DTYPE_NAMES, canonical_dtype
 
 FORMAT = "archgraph/1"
 # matched whole (`fullmatch`): with `match` and `$`, an id "fc\n" passed
@@ -26,8 +27,7 @@ ID_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,512}")
 # torch keeps sizes and counts as int64: anything larger cannot be a tensor's size
 INT64_MAX = 2 ** 63 - 1
 _NODE_KEYS = ("id", "op", "args", "in", "shares")
-DTYPES = frozenset({"float32", "float16", "bfloat16", "float64", "float", "int64", "int32", "int16", "int8",
-                    "uint8", "long", "int", "bool"})
+DTYPES = frozenset(DTYPE_NAMES)  # torch's names of the dtypes the op table models (`half` is float16)
 _TOP_KEYS = ("format", "name", "inputs", "nodes", "outputs", "train", "meta")
 
 
@@ -150,6 +150,7 @@ class Design:
             if type(spec.dtype) is not str or spec.dtype not in DTYPES:
                 raise DesignError(f"{where}: input {iid!r}: dtype {_shown(spec.dtype)} is not one of "
                                   f"{', '.join(sorted(DTYPES))}")
+            spec.dtype = canonical_dtype(spec.dtype)  # one name per dtype from here on: `half` is float16
             if "vocab_size" in spec.extra and not _is_count(spec.extra["vocab_size"]):
                 raise DesignError(f"{where}: input {iid!r}: vocab_size must be an integer from 1 to 2**63-1, "
                                   f"got {_shown(spec.extra['vocab_size'])}")

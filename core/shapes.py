@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from . import dims as D
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE, ops_with
-from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
+from .ops.base import FLOAT_DTYPES, UNKNOWN, InferCtx, TensorType, Violation
 from .ops.dtype_support import data_dtype, promotes, supported
 from .ops.layout import (
     KEEPS_LAYOUT,
@@ -340,12 +340,13 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if other is not None and other.op != node.op:
         args = _tied_args(node, other, args, inf)
     mode = train.get("mode", "train") if type(train) is dict else "train"
-    data = data_dtype(node.op, [t.dtype for t in in_types], in_types) if spec.measured_for(args) else None
+    data = data_dtype(node.op, [t.dtype for t in in_types], in_types, spec.traits) if spec.measured_for(args) \
+        else None
     row = spec.dtype_key(args) if spec.dtype_key is not None and data is not None else node.op
     takes = supported(row, data, mode) if data is not None else None
     refused = data if takes is False and not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
-        integer = refused not in ("float32", "float64", "float16", "bfloat16", "float")
+        integer = refused not in FLOAT_DTYPES
         _fail(inf, node, DTYPE_INT_INTO_FLOAT if integer else DTYPE_UNSUPPORTED,
               f"{node.op} {node.id!r} receives {refused} values, which torch's {node.op} does not take"
               + (" in training mode" if mode != "eval" and supported(row, refused, "eval") else "")
