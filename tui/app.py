@@ -235,12 +235,13 @@ class CuratorApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         # keys from the terminal one at a time, each after the last one's effects (tui.keygate)
         if isinstance(event, events.Key) and not event.is_forwarded:
-            if not self.keys.admit(event):
-                return
-            try:
-                await super().on_event(event)
-            finally:
-                self.keys.handled()
+            for key in _esc_then_key(event):
+                if not self.keys.admit(key):
+                    continue
+                try:
+                    await super().on_event(key)
+                finally:
+                    self.keys.handled()
             return
         await super().on_event(event)
 
@@ -887,6 +888,28 @@ class CuratorApp(App[int]):
                     keys = b.key
                     break
         return _pretty_keys(keys or "")
+
+
+def _esc_then_key(event) -> list:
+    """A terminal sends `esc` and a key typed soon after it as one sequence, which Textual reads as alt+key:
+    a curator's `esc` then `r` (leave the note field, judge) put an `r` in the note. No key of this app is
+    bound to alt, so alt+KEY is read as what was typed: esc, then KEY (each through the key gate)."""
+    from textual import events
+
+    key, char = event.key, event.character
+    if (getattr(event, "_gate_released", False) or not key.startswith("alt+") or char is None or len(char) != 1
+            or not char.isprintable()):
+        return [event]
+    rest = key[len("alt+"):]
+    if rest.startswith("shift+"):
+        rest = rest[len("shift+"):].upper()
+    out = []
+    for name, ch in (("escape", "\x1b"), (rest, char)):
+        part = events.Key(name, ch)
+        if event._sender is not None:
+            part.set_sender(event._sender)
+        out.append(part)
+    return out
 
 
 def _runner(target, action: str):

@@ -36,6 +36,7 @@ from ..sanitise import plain, visible
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
+from ..widgets.option_lists import StopOptionList
 
 STATUS_STYLE = {"active": "green", "proposed": "cyan", "retired": "dim", "merged": "dim", "narrowed": "dim",
                 "withdrawn": "dim"}
@@ -119,7 +120,7 @@ class KnowledgeBaseScreen(Screen):
                     with TabPane("Uses", id="kb-tab-uses"):
                         yield DataTable(id="kb-uses", cursor_type="row", zebra_stripes=True)
                     with TabPane("Suggestions", id="kb-tab-suggestions"):
-                        yield OptionList(id="kb-suggestions")
+                        yield StopOptionList(id="kb-suggestions")
                     with TabPane("Pack", id="kb-tab-pack"):
                         yield DataTable(id="kb-pack", cursor_type="row", zebra_stripes=True)
                     with TabPane("Audit", id="kb-tab-audit"):
