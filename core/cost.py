@@ -86,7 +86,7 @@ def compute_cost(design: Design, inf) -> dict:
     if unknown_nodes:
         assumptions.append(f"FLOPs of {len(unknown_nodes)} node(s) unknown and left out "
                            f"(first: {unknown_nodes[0]})")
-    act_bytes = 0  # each value at its dtype's size (an int64 id is 8 bytes, a float16 activation 2)
+    act_values: dict = {}  # dtype -> values of that dtype: each counts at its dtype's size (int64 8, float16 2)
     sizes: dict = {}  # shape -> its number of values (most nodes share a few shapes)
     for node in design.nodes:
         for t in inf.types.get(node.id, []):
@@ -99,7 +99,8 @@ def compute_cost(design: Design, inf) -> dict:
                 n = _numel(t.shape, env)
                 sizes[key] = n = n if D.is_const(n) and 0 <= n <= LARGEST else None
             if n is not None:
-                act_bytes += n * dtype_bytes(t.dtype)
+                act_values[t.dtype] = act_values.get(t.dtype, 0) + n
+    act_bytes = sum(n * dtype_bytes(d) for d, n in act_values.items())
 
     def field(name):
         v = train.get(name)

@@ -22,14 +22,18 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from archcurator.store.app_queries import AppStore
+from archcurator.store.kb_ops import KbOp
+from archcurator.store.records import Progress, QueueState
 
 from .config import Config, load_config
 from .keygate import KeyGate
@@ -58,6 +62,9 @@ from .widgets.messages import (
 )
 from .widgets.queue_list import QueueModel, id_width
 from .writes import WRITE_GROUP, WriteOp, WriteQueue
+
+if TYPE_CHECKING:
+    from .screens.modals import ChoiceScreen
 
 CACHE_SIZE = 32  # prepared designs kept for instant back/next
 
@@ -113,14 +120,15 @@ class CuratorApp(App[int]):
         self.steps_saved = 0  # steps DuckDB has committed: what the screen calls saved
         self.design_cache: OrderedDict = OrderedDict()
         self.facets: dict = {}
-        self.progress: dict | None = None
+        self.progress: Progress | None = None
         self._quitting = False
-        self._quit_question = None  # the "runs are still going" question, while it is open
-        self._note_question = None  # the "a note is typed and not saved" question, while it is open
+        # the "runs are still going" question, and the "a note is typed and not saved" one, while open
+        self._quit_question: ChoiceScreen | None = None
+        self._note_question: ChoiceScreen | None = None
         self._drop_notes = False  # the curator chose to quit without the unsaved note
         self.last_design_shown: tuple | None = None  # (queue model, design id) of the design screen's last
         self._versions: dict[str, int] = {}  # design id -> writes submitted (stale prefetch guard)
-        self._progress_timer = None
+        self._progress_timer: Timer | None = None
         self._started = False
         self.gc_tuning = True
         self._gc_threshold = gc.get_threshold()
@@ -158,7 +166,7 @@ class CuratorApp(App[int]):
     # ---- changes made outside the app (import, archive from the command line) -----------------
     def _file_stamp(self) -> tuple:
         """The store file's and its write-ahead log's modification time and size: a stat, no DuckDB."""
-        out = []
+        out: list[tuple[int, int] | None] = []
         for path in (self.db_path, self.db_path.with_name(self.db_path.name + ".wal")):
             try:
                 st = path.stat()
@@ -227,12 +235,13 @@ class CuratorApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         # keys from the terminal one at a time, each after the last one's effects (tui.keygate)
         if isinstance(event, events.Key) and not event.is_forwarded:
-            if not self.keys.admit(event):
-                return
-            try:
-                await super().on_event(event)
-            finally:
-                self.keys.handled()
+            for key in _esc_then_key(event):
+                if not self.keys.admit(key):
+                    continue
+                try:
+                    await super().on_event(key)
+                finally:
+                    self.keys.handled()
             return
         await super().on_event(event)
 
@@ -276,8 +285,9 @@ class CuratorApp(App[int]):
         try:
             if not self._queue_state_read:
                 self._queue_state_read = True
-                state = self.store.queue_state() or {}
-                saved = state.get("filters") if isinstance(state.get("filters"), dict) else {}
+                state: QueueState = self.store.queue_state() or {}
+                filters = state.get("filters")
+                saved = filters if isinstance(filters, dict) else {}
                 if not model.filters:
                     model.filters.update({k: v for k, v in saved.items() if k in FILTER_KEYS and v not in (None, "")})
                 sort = state.get("sort")
@@ -380,10 +390,10 @@ class CuratorApp(App[int]):
         self._post(target, KbDetailLoaded(pid, judge["evidence"], request, judge))
 
     @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
-    def kb_write(self, target, op: str, args: tuple, kwargs: dict) -> None:
+    def kb_write(self, target, op: KbOp) -> None:
         # the screen sends one operation at a time (it waits for KbOpDone), so nothing is cancelled
-        result = self.store.kb_op(op, *args, **kwargs)
-        target.post_message(KbOpDone(op, result))
+        result = self.store.kb_apply(op)
+        target.post_message(KbOpDone(op.name, result))
 
     @work(thread=True, exclusive=True, group="reports", exit_on_error=False)
     def load_reports(self, target) -> None:
@@ -878,6 +888,28 @@ class CuratorApp(App[int]):
                     keys = b.key
                     break
         return _pretty_keys(keys or "")
+
+
+def _esc_then_key(event) -> list:
+    """A terminal sends `esc` and a key typed soon after it as one sequence, which Textual reads as alt+key:
+    a curator's `esc` then `r` (leave the note field, judge) put an `r` in the note. No key of this app is
+    bound to alt, so alt+KEY is read as what was typed: esc, then KEY (each through the key gate)."""
+    from textual import events
+
+    key, char = event.key, event.character
+    if (getattr(event, "_gate_released", False) or not key.startswith("alt+") or char is None or len(char) != 1
+            or not char.isprintable()):
+        return [event]
+    rest = key[len("alt+"):]
+    if rest.startswith("shift+"):
+        rest = rest[len("shift+"):].upper()
+    out = []
+    for name, ch in (("escape", "\x1b"), (rest, char)):
+        part = events.Key(name, ch)
+        if event._sender is not None:
+            part.set_sender(event._sender)
+        out.append(part)
+    return out
 
 
 def _runner(target, action: str):
