@@ -385,6 +385,7 @@ def test_strings_and_lists_where_numbers_belong_are_findings_not_gigabytes(node)
     assert report.verdict == "block" and "connectivity.bad-arg" in {f.rule for f in report.findings}
 
 
+@pytest.mark.slow
 def test_a_long_symbolic_shape_is_followed_in_linear_time():
     d = Design.from_dict(design([
         {"id": "r", "op": "Reshape", "args": {"shape": ["B"] + ["T"] * 20_000}, "in": ["x"]},

@@ -21,6 +21,7 @@ def _cand(ds, opt, **model_kw):
                           loss={"loss_id": "mse"}, batch_size=32, total_samples_seen=1024)
 
 
+@pytest.mark.slow
 def test_executor_is_deterministic_and_seed_batches_are_independent():
     ds = sample_dataset_spec("univariate_regression", 11)
     c = _cand(ds, {"type": "Adam", "lr": 3e-3, "weight_decay": 0.0, "betas": [0.9, 0.999]})
