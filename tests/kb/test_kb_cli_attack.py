@@ -237,6 +237,7 @@ def test_a_file_of_more_proposals_than_one_import_takes_stops_with_the_reason(sm
 
 # --------------------------------------------------------------------------- pins past the cap
 
+@pytest.mark.slow
 def test_an_undo_that_would_bring_back_a_pin_past_the_cap_is_refused(small_db, capsys):
     ids = [kb.add(small_db, None, [f"input_dim >= {k}"] if k else [], c) for k in (0, 2) for c in CLAIMS]
     for pid in ids[:CAP]:
