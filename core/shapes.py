@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from . import dims as D
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE, ops_with
-from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
+from .ops.base import FLOAT_DTYPES, UNKNOWN, InferCtx, TensorType, Violation
 from .ops.dtype_support import data_dtype, promotes, supported
 from .ops.layout import (
     KEEPS_LAYOUT,
@@ -117,9 +117,31 @@ def infer_design(design: Design, order: list | None = None, nodes: dict | None =
     inf.rewritten = _overwritten(inf.order, nodes, inf.max_ref, None)
     inf.track_grad = train.get("mode", "train") != "eval" if type(train) is dict else True
     inf.track_grad = inf.track_grad and any(n.op in SPLIT_VIEWS for n in inf.order)
+    if memo is None:
+        for node in inf.order:
+            _infer_node(node, nodes, inf, train)
+        return inf
+    # the repeat cache pays only where layers repeat: a window of nodes without one hit turns it off for
+    # the next MEMO_REST nodes (a design of distinct layers then pays for keys on a fifth of its nodes),
+    # after which it is asked again; what it holds is kept
+    tried = hits = 0
+    resting = 0
     for node in inf.order:
-        _infer_node(node, nodes, inf, train, memo)
+        if resting:
+            resting -= 1
+            _infer_node(node, nodes, inf, train)
+            continue
+        if _infer_node(node, nodes, inf, train, memo):
+            hits += 1
+        tried += 1
+        if tried == MEMO_WINDOW:
+            if not hits:
+                resting = MEMO_REST
+            tried = hits = 0
     return inf
+
+
+MEMO_WINDOW, MEMO_REST = 32, 128
 
 
 def _max_refs(design: Design) -> dict:
@@ -237,7 +259,8 @@ def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 
 
 
 def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None,
-                laid_out: bool = False) -> None:
+                laid_out: bool = False) -> bool | None:
+    """Infer one node into `inf`; True when its results came from the repeat cache."""
     if not laid_out and (inf.layout or inf.overlap or node.op in LAYOUT_MAKERS or node.op == "Expand") and \
             _follow_layout(node, inf):
         return
@@ -252,7 +275,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             inf.ok.add(node.id)
             if inf.track_grad:
                 _track_grad(node, inf)
-            return
+            return True
         _infer_node(node, nodes, inf, train, laid_out=True)
         if key is not None and node.id in inf.ok and node.id in inf.flops and not _has_violation(inf, node.id):
             memo[key] = (inf.args[node.id], inf.types[node.id], inf.params[node.id], inf.flops[node.id])
@@ -317,12 +340,13 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if other is not None and other.op != node.op:
         args = _tied_args(node, other, args, inf)
     mode = train.get("mode", "train") if type(train) is dict else "train"
-    data = data_dtype(node.op, [t.dtype for t in in_types], in_types) if spec.measured_for(args) else None
+    data = data_dtype(node.op, [t.dtype for t in in_types], in_types, spec.traits) if spec.measured_for(args) \
+        else None
     row = spec.dtype_key(args) if spec.dtype_key is not None and data is not None else node.op
     takes = supported(row, data, mode) if data is not None else None
     refused = data if takes is False and not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
-        integer = refused not in ("float32", "float64", "float16", "bfloat16", "float")
+        integer = refused not in FLOAT_DTYPES
         _fail(inf, node, DTYPE_INT_INTO_FLOAT if integer else DTYPE_UNSUPPORTED,
               f"{node.op} {node.id!r} receives {refused} values, which torch's {node.op} does not take"
               + (" in training mode" if mode != "eval" and supported(row, refused, "eval") else "")
@@ -808,20 +832,24 @@ def parametrized_params(node: Node, args: dict) -> int | None:
 
 
 def _memo_key(node: Node, inf: Inference):
-    types = inf.types
-    in_types = []
+    types, vocab, negative = inf.types, inf.vocab, inf.negative
+    # the operands as (shape, dtype) pairs, not TensorTypes: plain tuples hash and compare in C, where the
+    # dataclass's __hash__ and __eq__ are Python calls (every result is a plain TensorType, so they agree)
+    key = [node.op, None]
     for ref in node.inputs:
-        if ref in inf.vocab or ref in inf.negative:  # the values it reads are followed: no repeat of another's
+        if ref in vocab or ref in negative:  # the values it reads are followed: no repeat of another's
             return None
         rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
         results = types.get(rid)
         if results is None or idx >= len(results):
             return None
-        in_types.append(results[idx])
+        t = results[idx]
+        key.append((t.shape, t.dtype))
     try:
-        return node.op, repr(node.args), tuple(in_types)
+        key[1] = repr(node.args)
     except Exception:  # noqa: BLE001 - an argument repr cannot show (too deep, too long): no memo
         return None
+    return tuple(key)
 
 
 def _has_violation(inf: Inference, node_id: str) -> bool:

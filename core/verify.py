@@ -16,7 +16,7 @@ from .cost import compute_cost
 from .graph import Design, _kahn, parse_ref, wiring
 from .ops.rules import CONNECTIVITY_BAD_RESULT, CONNECTIVITY_CYCLE, CONNECTIVITY_DANGLING, CONNECTIVITY_NO_OUTPUT
 from .report import Finding, Report
-from .shapes import infer_design
+from .shapes import Inference, infer_design
 
 _STRUCTURE_RULES = {"dangling": CONNECTIVITY_DANGLING, "bad-shares": CONNECTIVITY_DANGLING,
                     "cycle": CONNECTIVITY_CYCLE, "no-output": CONNECTIVITY_NO_OUTPUT,
@@ -39,7 +39,7 @@ def _verify(design: Design, with_cost: bool) -> Report:
     findings: list[Finding] = []
     wired = wiring(design)
     order, stuck = _kahn(design, wired)  # one walk for both: order = design.topo_order()
-    for p in design.structural_problems(stuck, wired[0]):
+    for p in design.structural_problems(stuck, wired[0], wired[1]):
         findings.append(Finding(_STRUCTURE_RULES[p.kind], "block", tuple(p.nodes), p.message))
     inf = infer_design(design, order, wired[0])
     for v in inf.violations:
@@ -76,7 +76,7 @@ def _bad_output_results(design: Design, inf) -> list:
     return out
 
 
-def _check_ctx(design: Design, inf, cost: dict, wired: tuple | None = None) -> CheckCtx:
+def _check_ctx(design: Design, inf: Inference, cost: dict, wired: tuple | None = None) -> CheckCtx:
     nodes, operands, users = wired or wiring(design)
     return CheckCtx(design=design, inf=inf, cost=cost, nodes=nodes, users=users, operands=operands)
 
@@ -122,9 +122,10 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     seen = set()
     out = []
     for f in findings:
-        if f.key in seen:
+        key = f.rule + "@" + ",".join(f.nodes)  # = f.key, without the cached property's lock per finding
+        if key in seen:
             continue
-        seen.add(f.key)
+        seen.add(key)
         out.append(f)
     return out
 

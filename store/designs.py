@@ -9,6 +9,7 @@ curator has judged it, and dropped when nobody has.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -16,7 +17,7 @@ import duckdb
 
 from archcurator.core.report import display_key, graph_positions
 
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
 from .demotions import DEMOTED_RULES_SQL
 
 DESIGN_COLUMNS = (
@@ -165,10 +166,10 @@ def insert_designs(db: DB, designs: list[dict], findings: Iterable[dict] = (),
     return Inserted(new_ids, skipped, present)
 
 
-def _present_by_content(con: duckdb.DuckDBPyConnection, rows: list[dict], ids: set[str]) -> dict[str, str]:
-    """{id: the id it duplicates} for the staged designs in `ids`: same content hash and provenance
+def _present_by_content(con: duckdb.DuckDBPyConnection, rows: list[dict], staged: set[str]) -> dict[str, str]:
+    """{id: the id it duplicates} for the staged designs in `staged`: same content hash and provenance
     as a stored design, or as one earlier in `rows`."""
-    ids = [r["id"] for r in rows if r["id"] in ids and r["graph"] is not None]
+    ids = [r["id"] for r in rows if r["id"] in staged and r["graph"] is not None]
     if not ids:
         return {}
     hashes = dict(con.execute(
@@ -193,6 +194,29 @@ def _present_by_content(con: duckdb.DuckDBPyConnection, rows: list[dict], ids: s
         else:
             stored[key] = did  # a later one in this input with the same graph duplicates this one
     return out
+
+
+_HASH_LOCK = threading.Lock()
+_HASH_CON: duckdb.DuckDBPyConnection | None = None
+
+
+def canonical_hash(graph: Any) -> str:
+    """The `content_hash` a graph gets in the store: sha256 of its DuckDB-minified JSON text
+    (what `designs.graph` holds), computed on a private in-memory DuckDB."""
+    global _HASH_CON
+    text = graph if isinstance(graph, str) else json.dumps(graph, ensure_ascii=False)
+    with _HASH_LOCK:
+        if _HASH_CON is None:
+            _HASH_CON = duckdb.connect(":memory:")
+        return one(_HASH_CON.execute("SELECT sha256(CAST(json(?) AS VARCHAR))", [text]))[0]
+
+
+def design_id_by_content(db: DB, graph: dict) -> str | None:
+    """The id of a stored design with the same content (`canonical_hash`), if any: the first by id."""
+    with reading(db) as con:
+        row = con.execute("SELECT id FROM designs WHERE content_hash = ? ORDER BY id LIMIT 1",
+                          [canonical_hash(graph)]).fetchone()
+    return row[0] if row else None
 
 
 def stored_ids(db: DB, ids: Iterable[str] | None = None) -> set[str]:
@@ -248,39 +272,33 @@ def apply_verification(con: duckdb.DuckDBPyConnection, design_id: str, verified,
          verified.version, now, design_id])
 
 
-def reverify(db: DB, ids: Iterable[str] | None = None, *, verifier: Callable | None = None,
-             chunk: int = 200) -> int:
-    """Re-run the verifier over stored graphs (all, or `ids`); one transaction per chunk.
-
-    Judgments stay attached: see `apply_verification`. Returns how many were re-verified.
-    """
-    from archcurator.core.graph import Design
-
-    from .verifier import verify_design
-
+def verifiable_ids(db: DB, ids: Iterable[str] | None = None) -> list[str]:
+    """The ids (all, or those of `ids`) in order to re-verify; ungenerated designs have no graph."""
     with reading(db) as con:
         if ids is None:
-            todo = [r[0] for r in con.execute(
+            return [r[0] for r in con.execute(
                 "SELECT id FROM designs WHERE graph IS NOT NULL ORDER BY id").fetchall()]
-        else:
-            todo = list(ids)
-    done = 0
-    for i in range(0, len(todo), chunk):
-        part = todo[i:i + chunk]
-        with reading(db) as con:
-            graphs = con.execute(
-                "SELECT id, graph FROM designs WHERE graph IS NOT NULL AND id IN (SELECT unnest(?::VARCHAR[]))",
-                [part]).fetchall()
-        results = []
-        for did, graph in graphs:
-            design = Design.from_dict(json.loads(graph), source=did)
-            results.append((did, verify_design(design, verifier)))
-        with transaction(db) as con:
-            now = utcnow()
-            for did, verified in results:
-                apply_verification(con, did, verified, now)
-        done += len(results)
-    return done
+    return list(ids)
+
+
+def stored_graphs(db: DB, ids: list[str]) -> list[tuple[str, str]]:
+    """(id, graph JSON text) of the stored designs among `ids` that have a graph."""
+    with reading(db) as con:
+        return con.execute(
+            "SELECT id, graph FROM designs WHERE graph IS NOT NULL AND id IN (SELECT unnest(?::VARCHAR[]))",
+            [ids]).fetchall()
+
+
+def write_verifications(db: DB, results: Iterable[tuple[str, Any]]) -> int:
+    """Write fresh verifications [(design id, `core.imports.verified.Verified`)] in one transaction
+    (see `apply_verification`); returns how many."""
+    n = 0
+    with transaction(db) as con:
+        now = utcnow()
+        for did, verified in results:
+            apply_verification(con, did, verified, now)
+            n += 1
+    return n
 
 
 # ---- reading -----------------------------------------------------------------
@@ -443,7 +461,7 @@ def count_designs(db: DB, filters: dict | None = None) -> int:
     cte, p1 = judged_cte((filters or {}).get("curator"))
     where, p2 = filters_sql(filters)
     with reading(db) as con:
-        return con.execute(f"WITH {cte} SELECT count(*) FROM base{where}", p1 + p2).fetchone()[0]
+        return one(con.execute(f"WITH {cte} SELECT count(*) FROM base{where}", p1 + p2))[0]
 
 
 def archive_designs(db: DB, ids: Iterable[str], curator: str, *, restore: bool = False) -> list[str]:

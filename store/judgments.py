@@ -19,7 +19,8 @@ repeated. `recent_steps` lists them for the app's recent-verdicts panel.
 
 from __future__ import annotations
 
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
+from .records import BulkResult, SeenResult, Step
 
 VERDICT_WORDS = {"real": "real", "false_alarm": "false alarm", "unsure": "unsure", "clean": "clean"}
 
@@ -86,7 +87,7 @@ def record_judgment(db: DB, design_id: str, finding_key: str | None, curator: st
 
 
 def record_judgment_seen(db: DB, design_id: str, finding_key: str | None, curator: str, verdict: str,
-                         note: str | None, seen: dict) -> dict:
+                         note: str | None, seen: dict) -> SeenResult:
     """`record_judgment`, saying which other curators' verdicts on the finding changed since the curator
     was shown it (`seen`: {curator: event id} as shown; None for no verdict then): {"event", "changed":
     [{"curator", "verdict", "was"}]}. Both verdicts are kept: one curator's never replaces another's."""
@@ -118,7 +119,7 @@ def record_note(db: DB, design_id: str, finding_key: str | None, curator: str, n
         return _insert_verdict(con, design_id, finding_key, curator, row[0], note or None, new_step(con), utcnow())
 
 
-def record_bulk(db: DB, targets, curator: str, verdict: str, note: str | None = None) -> dict:
+def record_bulk(db: DB, targets, curator: str, verdict: str, note: str | None = None) -> BulkResult:
     """The same verdict on many findings, as ONE step (one undo takes it all back).
 
     `targets`: (design_id, finding_key) pairs. Returns {"step", "n", "designs"}."""
@@ -163,10 +164,10 @@ def adjudicate(db: DB, design_id: str, finding_key: str, adjudicator: str, verdi
         raise JudgmentError(f"a finding's verdict is one of {', '.join(FINDING_VERDICTS)}, not {verdict!r}")
     with transaction(db) as con:
         _check_target(con, design_id, finding_key)
-        return con.execute(
+        return one(con.execute(
             "INSERT INTO adjudications (design_id, finding_key, adjudicator, verdict, note, adjudicated_at, step)"
             " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            [design_id, finding_key, adjudicator, verdict, note, utcnow(), new_step(con)]).fetchone()[0]
+            [design_id, finding_key, adjudicator, verdict, note, utcnow(), new_step(con)]))[0]
 
 
 def undo_judgment(db: DB, event_id: int, curator: str) -> int:
@@ -188,10 +189,10 @@ def undo_judgment(db: DB, event_id: int, curator: str) -> int:
             raise JudgmentError(f"event {event_id} is {owner}'s judgment, not {curator}'s")
         if con.execute("SELECT 1 FROM judgments WHERE undoes = ?", [event_id]).fetchone():
             raise JudgmentError(f"event {event_id} is already undone")
-        return con.execute(
+        return one(con.execute(
             "INSERT INTO judgments (design_id, finding_key, curator, verdict, note, judged_at, undoes)"
             " VALUES (?, ?, ?, NULL, NULL, ?, ?) RETURNING id",
-            [design_id, key, curator, utcnow(), event_id]).fetchone()[0]
+            [design_id, key, curator, utcnow(), event_id]))[0]
 
 
 def current_verdicts(db: DB, design_id: str, curator: str | None = None) -> dict:
@@ -298,7 +299,7 @@ def describe_step(rows: list[dict]) -> str:
     return f"{r['kind']} on {where}"
 
 
-def _summary(rows: list[dict]) -> dict:
+def _summary(rows: list[dict]) -> Step:
     at = max((r["happened"] for r in rows if r["happened"] is not None), default=None)
     return {"step": rows[0]["step"], "at": at,
             "kind": "bulk" if sum(r["kind"] == "judgment" for r in rows) > 1 else rows[0]["kind"],
@@ -307,7 +308,7 @@ def _summary(rows: list[dict]) -> dict:
             "keys": [(r["design_id"], r["finding_key"]) for r in rows], "undone": all(r["undone"] for r in rows)}
 
 
-def recent_steps(db: DB, curator: str, limit: int = 12) -> list[dict]:
+def recent_steps(db: DB, curator: str, limit: int = 12) -> list[Step]:
     """The curator's newest steps, newest first (undone ones included, marked): step, at, kind,
     summary, n (rows), designs, keys, undone."""
     with reading(db) as con:
@@ -323,7 +324,7 @@ def recent_steps(db: DB, curator: str, limit: int = 12) -> list[dict]:
     return [_summary(by_step[s]) for s in top if s in by_step]
 
 
-def undo_last_step(db: DB, curator: str) -> dict | None:
+def undo_last_step(db: DB, curator: str) -> Step | None:
     """Take back the curator's newest step not undone yet (all its rows, in one transaction).
 
     Returns what was undone (as `recent_steps` describes a step), or None when nothing is left."""

@@ -30,6 +30,7 @@ from textual.screen import Screen
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from archcurator.store.app_queries import AppStore
+from archcurator.store.kb_ops import KbOp
 
 from .config import Config, load_config
 from .keygate import KeyGate
@@ -227,12 +228,13 @@ class CuratorApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         # keys from the terminal one at a time, each after the last one's effects (tui.keygate)
         if isinstance(event, events.Key) and not event.is_forwarded:
-            if not self.keys.admit(event):
-                return
-            try:
-                await super().on_event(event)
-            finally:
-                self.keys.handled()
+            for key in _esc_then_key(event):
+                if not self.keys.admit(key):
+                    continue
+                try:
+                    await super().on_event(key)
+                finally:
+                    self.keys.handled()
             return
         await super().on_event(event)
 
@@ -380,10 +382,10 @@ class CuratorApp(App[int]):
         self._post(target, KbDetailLoaded(pid, judge["evidence"], request, judge))
 
     @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
-    def kb_write(self, target, op: str, args: tuple, kwargs: dict) -> None:
+    def kb_write(self, target, op: KbOp) -> None:
         # the screen sends one operation at a time (it waits for KbOpDone), so nothing is cancelled
-        result = self.store.kb_op(op, *args, **kwargs)
-        target.post_message(KbOpDone(op, result))
+        result = self.store.kb_apply(op)
+        target.post_message(KbOpDone(op.name, result))
 
     @work(thread=True, exclusive=True, group="reports", exit_on_error=False)
     def load_reports(self, target) -> None:
@@ -878,6 +880,28 @@ class CuratorApp(App[int]):
                     keys = b.key
                     break
         return _pretty_keys(keys or "")
+
+
+def _esc_then_key(event) -> list:
+    """A terminal sends `esc` and a key typed soon after it as one sequence, which Textual reads as alt+key:
+    a curator's `esc` then `r` (leave the note field, judge) put an `r` in the note. No key of this app is
+    bound to alt, so alt+KEY is read as what was typed: esc, then KEY (each through the key gate)."""
+    from textual import events
+
+    key, char = event.key, event.character
+    if (getattr(event, "_gate_released", False) or not key.startswith("alt+") or char is None or len(char) != 1
+            or not char.isprintable()):
+        return [event]
+    rest = key[len("alt+"):]
+    if rest.startswith("shift+"):
+        rest = rest[len("shift+"):].upper()
+    out = []
+    for name, ch in (("escape", "\x1b"), (rest, char)):
+        part = events.Key(name, ch)
+        if event._sender is not None:
+            part.set_sender(event._sender)
+        out.append(part)
+    return out
 
 
 def _runner(target, action: str):

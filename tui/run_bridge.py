@@ -4,7 +4,7 @@
 design through `core.runs` (the local runner for `cpu` / `cuda`, a Ray
 runner for `cluster`) in a thread worker; a listener on the handle posts a
 `RunUpdate` when the run ends, and the bridge stores the outcome
-(`tui.commands.run_cmd.persist_result`, in a worker), then tells the screens.
+(`store.runs.persist_result`, in a worker), then tells the screens.
 The runs screen reads the handles it keeps and the runs stored before
 (`AppStore.runs`), so runs survive a restart. Quitting while runs are active
 asks first (`CuratorApp.action_quit`): wait for them or cancel them, and
@@ -202,7 +202,7 @@ class RunBridge:
                                 exit_on_error=False, name="store run")
 
     def _persist(self, handle) -> None:
-        from .commands.run_cmd import persist_result
+        from archcurator.store.runs import persist_result
 
         stored = persist_result(self.app.store.db, handle.spec, handle.result)
         self.app.post_message(RunUpdate(handle, stored))

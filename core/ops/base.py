@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,11 +74,12 @@ def Int(lo: int | None = None, hi: int | None = None) -> Kind:  # noqa: N802 - r
     form = ("int", lo, hi)
     if lo is None and hi is None:
         return Kind(_is_int, "an int", form)
-    if hi is None:
-        words = {0: "an int >= 0", 1: "a positive int"}.get(lo, f"an int >= {lo}")
-        return Kind(lambda v: type(v) is int and v >= lo, words, form)
-    return Kind(lambda v: type(v) is int and (lo is None or v >= lo) and v <= hi,
-                f"an int in [{lo}, {hi}]" if lo is not None else f"an int <= {hi}", form)
+    if hi is not None:
+        return Kind(lambda v: type(v) is int and (lo is None or v >= lo) and v <= hi,
+                    f"an int in [{lo}, {hi}]" if lo is not None else f"an int <= {hi}", form)
+    assert lo is not None  # both None returned above
+    words = {0: "an int >= 0", 1: "a positive int"}.get(lo, f"an int >= {lo}")
+    return Kind(lambda v: type(v) is int and v >= lo, words, form)
 
 
 def Float(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,  # noqa: N802
@@ -207,14 +208,35 @@ class TensorType:
 UNKNOWN = TensorType(None, "float32")
 
 
-_CANON = {"float": "float32", "long": "int64", "int": "int32"}
+# the dtypes the model knows, by torch's names, and every other name torch gives one of them (torch.float,
+# torch.half, torch.short ...); a name not here is no dtype torch has
+DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
+_CANON = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
+          "short": "int16"}
+DTYPE_NAMES: dict[str, str] = {**{d: d for d in DTYPES}, **_CANON}
+# the dtype each of torch's casting methods gives (`x.half()`, `x.char()`, `x.byte()` ...)
+CAST_METHODS: dict[str, str] = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
+                                "long": "int64", "int": "int32", "short": "int16", "char": "int8", "byte": "uint8",
+                                "bool": "bool"}
+_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2, "int8": 1,
+          "uint8": 1, "bool": 1}
+
+
+def dtype_named(name) -> str | None:
+    """The dtype torch calls `name` (`half` is float16), or None when torch has no such dtype."""
+    return DTYPE_NAMES.get(name) if isinstance(name, str) else None
+
+
+def dtype_bytes(d: str) -> int:
+    """Bytes per value of dtype d (torch's element size); a name the model does not know counts as float32."""
+    return _BYTES.get(canonical_dtype(d), 4)
 # torch's promotion among the dtypes a design names: bool < integers < floats; within a kind the wider wins
 _INT_RANK = {"uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4}
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
 
 
 def canonical_dtype(d: str) -> str:
-    """The dtype's torch name (`float` is float32, `long` int64, `int` int32)."""
+    """The dtype's torch name (`float` is float32, `long` int64, `half` float16 ...)."""
     return _CANON.get(d, d)
 
 
@@ -517,7 +539,7 @@ def _batch_step(c, batch: str) -> int | None:
 
 
 ShapeRule = Callable[[InferCtx], list]
-ParamRule = Callable[[dict], int]
+ParamRule = Callable[[dict], Dim]
 # (name, shape) of each learned tensor, as torch's named_parameters() names and orders them
 ParamShapesRule = Callable[[dict], list]
 FlopRule = Callable[[InferCtx, list], Dim]
@@ -565,7 +587,7 @@ class OpSpec:
     # (a LayerNorm without weights takes float64); None: the op's own row
     dtype_key: Callable[[dict], str] | None = None
     # what consumers ask of the op instead of keeping lists of names (core/ops/traits.py says each one)
-    traits: frozenset = frozenset()
+    traits: Collection[str] = frozenset()  # given as any collection of names; kept as a frozenset
     positions: int | None = None  # the operand whose values it reads as positions (an index, an id)
     symbol_args: tuple = ()  # args that may name a symbol the run resolves from the inputs (a Slice's bounds)
     # (arg of dim 0, arg of dim 1) of a layer whose 2-D weight alone fixes what it computes (a design may tie it)
@@ -589,12 +611,15 @@ class OpSpec:
     def _count_param_shapes(self, args: dict) -> Dim:
         total: Dim = 0
         for _name, shape in self.param_shapes(args):
-            n = 1
+            n: Dim
+            ints = 1
             for d in shape:  # sizes that are all ints (nearly every weight) are multiplied as ints
                 if type(d) is not int:
                     n = D.prod(shape)
                     break
-                n *= d
+                ints *= d
+            else:
+                n = ints
             total = total + n if type(total) is int and type(n) is int else D.add(total, n)
         return total
 
@@ -605,7 +630,20 @@ class OpSpec:
         by_name = self._by_name
         for name, v in given.items():
             a = by_name.get(name)
-            why = a.problem(v) if a is not None else (self.extra.problem(v) if self.extra is not None else None)
+            if a is not None:
+                # Arg.problem inlined (this runs for every argument of every node): the default is always good
+                default = a.default
+                if v is default and default is not REQUIRED:
+                    continue
+                kind = a.kind
+                try:
+                    if kind.test(v):
+                        continue
+                    why = kind.text
+                except (TypeError, ValueError, OverflowError, RecursionError):
+                    why = kind.text
+            else:
+                why = self.extra.problem(v) if self.extra is not None else None
             if why is not None:
                 out.append(f"{name} must be {why}, got {_short(v)}")
         return out
@@ -617,7 +655,7 @@ class OpSpec:
             out = self._defaults.copy()
             out.update(given)
             return out, [], []
-        out: dict = {}
+        out = {}
         missing: list[str] = []
         for a in self.args:
             if a.name in given:
@@ -648,6 +686,7 @@ def pair(v, n: int = 2) -> tuple:
 def symbolic_pieces(ctx: InferCtx, x: TensorType, dim: int, piece, what: str) -> list[TensorType]:
     """The pieces of a split whose size is a symbol: as many as the design reads (piece N exists only
     when N * piece < size, a condition on the symbol), each `piece` long."""
+    assert x.shape is not None  # a split asks for the rank first
     size = x.shape[dim]
     n = ctx.max_result
     if n:

@@ -134,8 +134,9 @@ def einsum_shape(eq: str, shapes: list, ctx: InferCtx | None = None):
     return tuple(shape), sizes, terms, out
 
 
-def _label_sizes(term: list, shape: tuple) -> dict:
+def _label_sizes(term: list, shape: tuple | None) -> dict:
     """Subscript -> its size in one operand (the ellipsis dims left out)."""
+    assert shape is not None  # the rule asks for every operand's rank first
     letters = [c for c in term if c != "..."]
     if "..." in term:
         at = term.index("...")
@@ -303,38 +304,75 @@ def _einsum_flops(ctx, outs):
 
 
 # ---- einops ----------------------------------------------------------------------------------
-_TOKEN = re.compile(r"\.\.\.|\(|\)|[A-Za-z_][A-Za-z_0-9]*|\d+|\S")
+# einops' own split of a side: whitespace and parentheses part the tokens; each is a name, '...', a number
+# (an anonymous axis of that size) or, in a pack pattern, '*'
+_SIDE_TOKEN = re.compile(r"[()]|[^\s()]+")
 
 
-def _side(text: str) -> list:
-    """Elements: a name, '...', or a group (list of names, [] for '()' / '1')."""
-    out: list = []
-    group = None
-    for tok in _TOKEN.findall(text):
+def split_pattern(pattern) -> tuple:
+    """('left', 'right') of an einops pattern 'left -> right', or raises PatternError."""
+    if not isinstance(pattern, str) or pattern.count("->") != 1:
+        raise PatternError("the pattern needs 'left -> right'")
+    left, _, right = pattern.partition("->")
+    return left, right
+
+
+def read_side(text: str, *, star: bool = False) -> list:
+    """One side of an einops pattern (or a pack pattern, where `star`), as einops reads it: a list of
+    groups, each a list of axis names, numbers (anonymous axes of that size; 1 is none) and at most one
+    '...' (as '(...)' writes it), or the bare '...'. 'b (h w) ... 1' -> [['b'], ['h', 'w'], '...', []].
+    Raises PatternError for what einops refuses to parse."""
+    groups: list = []
+    group: list | None = None
+    ellipses = 0
+    for tok in _SIDE_TOKEN.findall(text):
         if tok == "(":
             if group is not None:
                 raise PatternError("nested parentheses")
             group = []
-        elif tok == ")":
+            continue
+        if tok == ")":
             if group is None:
                 raise PatternError("unbalanced ')'")
-            out.append(group)
+            groups.append(group)
             group = None
-        elif tok == "...":
-            if group is not None:
-                raise PatternError("'...' inside parentheses is not supported")
-            out.append("...")
-        elif tok.isdigit():
-            if tok != "1":
-                raise PatternError(f"a number other than 1 ({tok}) in the pattern")
-            (group if group is not None else out).append([] if group is None else "1")
-        elif re.match(r"[A-Za-z_]", tok):
-            (group if group is not None else out).append(tok)
+            continue
+        if tok == "...":
+            ellipses += 1
+            if ellipses > 1:
+                raise PatternError("more than one '...' on one side")
+            if group is None:
+                groups.append("...")
+            else:
+                group.append("...")
+            continue
+        if tok.isdigit():
+            item = int(tok)
+        elif tok.isidentifier() or (star and tok == "*"):
+            item = tok
         else:
-            raise PatternError(f"unexpected {tok!r} in the pattern")
+            raise PatternError(f"invalid axis {tok!r} in the pattern")
+        if group is None:
+            groups.append([] if item == 1 else [item])
+        elif item != 1:
+            group.append(item)
     if group is not None:
         raise PatternError("unbalanced '('")
-    return [[x for x in e if x != "1"] if isinstance(e, list) else e for e in out]
+    return groups
+
+
+def _side(text: str) -> list:
+    """A side the op table's einops ops take: `read_side` without anonymous axes other than 1, and '...'
+    only bare."""
+    side = read_side(text)
+    for e in side:
+        if isinstance(e, list):
+            for m in e:
+                if m == "...":
+                    raise PatternError("'...' inside parentheses is not supported")
+                if isinstance(m, int):
+                    raise PatternError(f"a number other than 1 ({m}) in the pattern")
+    return side
 
 
 def _names(side: list) -> list:
@@ -349,9 +387,7 @@ def _names(side: list) -> list:
 
 
 def parse_pattern(kind: str, pattern: str, axes: dict):
-    if not isinstance(pattern, str) or "->" not in pattern:
-        raise PatternError("the pattern needs 'left -> right'")
-    lt, _, rt = pattern.partition("->")
+    lt, rt = split_pattern(pattern)
     left, right = _side(lt), _side(rt)
     ln, rn = _names(left), _names(right)
     if ("..." in left) != ("..." in right):
@@ -493,7 +529,7 @@ def einops_apply(kind: str, pattern: str, axes: dict, x, reduction=None):
             else:
                 x = fn(dim=drop)
             flat = [n for i, n in enumerate(flat) if i not in drop]
-    order = []
+    order: list[str] = []
     for e in right:
         if e == "...":
             order.extend(f"...{k}" for k in range(len(ell)))

@@ -731,3 +731,20 @@ def test_cli_input_symbols_may_be_any_name_in_a_shape_of_several_sizes():
 
     assert parse_input_spec("batch,3,h,w") == (["batch", 3, "h", "w"], "float32")
     assert parse_input_spec("B:int64") == (["B"], "int64")
+
+
+def test_an_einops_pattern_is_read_by_the_op_tables_tokeniser(tmp_path):
+    """One einops grammar (core/ops/einsum.read_side): a token einops refuses as an axis name ('c-1',
+    'c...') is said to be one; the parser's own split had read it as a name and said the pattern dropped
+    an axis."""
+    from archcurator.core.ops import einsum
+    from archcurator.core.parse import einops_lib
+
+    assert einops_lib.PatternError is einsum.PatternError
+    for pattern, bad in (("b c-1 -> b", "c-1"), ("b c... -> b", "c...")):
+        src = tmp_path / "m.py"
+        src.write_text("import torch\nimport einops\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+                       "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 3)\n\n"
+                       f"    def forward(self, x):\n        return self.fc(einops.rearrange(x, {pattern!r}))\n")
+        r = parse_source(src, "M", {}, [([2, 3], "float32")])
+        assert any(f"invalid axis {bad!r}" in w.message for w in r.warnings), [w.message for w in r.warnings]

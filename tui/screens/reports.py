@@ -13,7 +13,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen, Screen
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
 
-from ..commands.report_cmd import false_alarm_text
+from ..report_text import false_alarm_text
 from ..sanitise import plain, visible
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
