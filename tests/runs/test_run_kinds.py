@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from archcurator.core.aiq.datasets import sample_dataset_spec
 from archcurator.core.aiq.execute import runs_runner
 from archcurator.core.aiq.spec import make_candidate
@@ -27,6 +29,7 @@ def test_core_runs_alone_knows_only_its_own_kinds():
     assert lines == ["run kind must be one of forward, train, got 'aiq'", "aiq"]
 
 
+@pytest.mark.slow
 def test_a_registered_kind_runs_in_the_child():
     ds = sample_dataset_spec("univariate_regression", 11)
     model = {"type": "mlp", "depth": 1, "width": 8, "residual": False, "layer_norm": [False],

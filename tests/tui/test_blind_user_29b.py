@@ -4,11 +4,13 @@ Keys typed fast are sent as a terminal sends them, in one burst (`burst`, as in 
 
 from __future__ import annotations
 
+import pytest
 from apphelp import current_verdicts, make_app, open_design, settle
 from test_modes import burst
 
 # ---- 1: keys typed while the next design opens never land on another design ---------------------------
 
+@pytest.mark.slow
 async def test_r_bracket_f_typed_fast_after_the_verdict_that_finishes_a_design_never_misfiles(store_path):
     """`r` finishes d-002 (its one finding) and the next design to judge opens; `[` and `f` typed in the
     same burst must act on the design on screen when each was typed, or be dropped with a notice."""
@@ -31,6 +33,7 @@ async def test_r_bracket_f_typed_fast_after_the_verdict_that_finishes_a_design_n
 
 # ---- 2: a missed defect is never saved without the rule that should have fired -------------------------
 
+@pytest.mark.slow
 async def test_enter_on_an_empty_rule_filter_never_saves_a_missed_defect_without_a_rule(store_path):
     from archcurator.store.missed import list_missed_defects
 
@@ -73,6 +76,7 @@ async def _send_as_terminal(pilot, key: str, character: str | None) -> None:
     await settle(pilot)
 
 
+@pytest.mark.slow
 async def test_esc_then_a_letter_read_as_alt_letter_is_esc_then_the_letter(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -93,6 +97,7 @@ async def test_esc_then_a_letter_read_as_alt_letter_is_esc_then_the_letter(store
 
 # ---- 4: up / down stop at the ends of a list ------------------------------------------------------------
 
+@pytest.mark.slow
 async def test_up_and_down_stop_at_the_ends_of_the_findings_and_a_dialogs_choices(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
