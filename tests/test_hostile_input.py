@@ -260,6 +260,7 @@ def test_recurrent_counts_equal_torch(op, layers, bidir, proj):
     assert report.cost["params"] == sum(p.numel() for p in module.parameters())
 
 
+@pytest.mark.slow
 def test_cycle_search_is_one_linear_pass():
     """30,000 self-loops: the quadratic search took over a minute (16k took 22 s); the linear one
     verifies the whole design in a second or two."""

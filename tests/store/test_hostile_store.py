@@ -253,6 +253,7 @@ def _digest(path: Path) -> str:
 COMMANDS = [["report", "refusals", "--json"], ["archive", "d1"], ["kb", "list"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keep", [0.4, 0.05], ids=["truncated-late", "truncated-early"])
 def test_a_truncated_store_is_one_line(tmp_path, filled, keep):
     db = tmp_path / "cut.duckdb"
@@ -288,6 +289,7 @@ def test_a_foreign_file_as_the_store_is_one_line_and_left_alone(tmp_path, kind):
     assert _digest(db) == before
 
 
+@pytest.mark.slow
 def test_a_store_from_a_newer_archcurator_is_neither_read_nor_written(tmp_path, filled):
     db = tmp_path / "newer.duckdb"
     shutil.copy(filled, db)

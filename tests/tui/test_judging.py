@@ -71,6 +71,7 @@ async def test_rejudging_a_finished_design_stays_on_it(store_path):
         assert current_verdicts(store_path)[("d-001", DEAD)][0] == "false_alarm"
 
 
+@pytest.mark.slow
 async def test_flag_for_later_is_passed_by_and_shown_in_the_queue(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:

@@ -85,6 +85,7 @@ async def test_a_suggestion_asks_before_merging_and_merge_keeps_the_target_id(kb
         assert [p.id for p in K.list_propositions(kb_store, "all")] == ids
 
 
+@pytest.mark.slow
 async def test_a_pinned_proposition_is_in_the_pack_and_each_row_says_why_not(kb_store):
     from archcurator.store import kb as K
 

@@ -52,6 +52,7 @@ def test_judging_with_note(snap_compare, app_here):
                         run_before=_steps("enter", "r", "n", tuple("checked by hand")))
 
 
+@pytest.mark.slow
 def test_design_without_findings(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE,
                         run_before=_steps(lambda app: app.screen.jump_to("d-003"), "enter"))
@@ -72,6 +73,7 @@ def test_missed_defect_dialog(snap_compare, app_here):
                         run_before=_steps(lambda app: app.screen.jump_to("d-003"), "enter", "m"))
 
 
+@pytest.mark.slow
 def test_diff(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE,
                         run_before=_steps(lambda app: app.screen.jump_to("d-005"), "enter", "d"))
@@ -172,6 +174,7 @@ def test_review_of_a_disagreement(snap_compare, seeded_app):
     assert snap_compare(seeded_app, terminal_size=SIZE, run_before=_steps("V"))
 
 
+@pytest.mark.slow
 def test_bulk_verdict_dialog(snap_compare, app_here):
     def dead_node(app):
         app.screen.findings.highlight_finding("connectivity.dead-node@aux_head")
