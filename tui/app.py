@@ -111,7 +111,7 @@ class CuratorApp(App[int]):
         self.runs = RunBridge(self)
         self.keys = KeyGate(self)
         self.steps_this_session = 0  # steps taken (shown at once, saved or not)
-        self.steps_saved = 0  # steps DuckDB has committed: what the screen calls saved
+        self.steps_saved = 0  # writes DuckDB has committed this session (undo counts as one): "N saved"
         self.design_cache: OrderedDict = OrderedDict()
         self.facets: dict = {}
         self.progress: dict | None = None
@@ -463,7 +463,8 @@ class CuratorApp(App[int]):
 
     def writes_status(self) -> str:
         """What is saved and what is not yet, as the design screen shows it: a step counts as saved only
-        once DuckDB has committed it, so a crash loses at most what is shown as saving."""
+        once DuckDB has committed it, so a crash loses at most what is shown as saving. "N saved" counts
+        the writes committed this session and never goes down: an undo is one more write."""
         text = f"{self.steps_saved} saved"
         if self.writes.pending:
             text += f" · saving {self.writes.pending}…"
@@ -550,10 +551,11 @@ class CuratorApp(App[int]):
     def on_write_done(self, message: WriteDone) -> None:
         op, result = message.op, message.result
         designs = [op.design_id] if op.design_id else []
-        if op.kind != "undo":
+        if op.kind != "undo" or result is not None:
+            # every write DuckDB committed, an undo included (it is a write of its own: the step it takes
+            # back stays in the store's history, marked undone); a count that went down on z read as
+            # saved work lost
             self.steps_saved += 1
-        elif result is not None:
-            self.steps_saved = max(self.steps_saved - 1, 0)
         self.writes_changed()
         if op.kind == "judge" and isinstance(result, dict) and result.get("changed"):
             self._say_changed(op, result["changed"])

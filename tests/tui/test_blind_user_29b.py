@@ -116,3 +116,19 @@ async def test_up_and_down_stop_at_the_ends_of_the_findings_and_a_dialogs_choice
         await pilot.press("up")
         await settle(pilot)
         assert choices.highlighted == first, "up on a dialog's first choice jumped to its last"
+
+
+# ---- 5: the saved counter says what is true after an undo -------------------------------------------------
+
+async def test_the_saved_counter_never_goes_down_an_undo_is_one_more_saved_write(store_path):
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-008")
+        await pilot.press("u")
+        await settle(pilot)
+        assert app.writes_status() == "1 saved"
+        await pilot.press("z")
+        await settle(pilot)
+        assert current_verdicts(store_path) == {}, "the undo was not written"
+        assert app.writes_status() == "2 saved", "the counter went down after z: it read as saved work lost"
