@@ -4,7 +4,7 @@ Keys typed fast are sent as a terminal sends them, in one burst (`burst`, as in 
 
 from __future__ import annotations
 
-from apphelp import current_verdicts, make_app, open_design, settle
+from apphelp import current_verdicts, make_app, open_design, settle, wait_until
 from test_modes import burst
 
 # ---- 1: keys typed while the next design opens never land on another design ---------------------------
@@ -132,3 +132,26 @@ async def test_the_saved_counter_never_goes_down_an_undo_is_one_more_saved_write
         await settle(pilot)
         assert current_verdicts(store_path) == {}, "the undo was not written"
         assert app.writes_status() == "2 saved", "the counter went down after z: it read as saved work lost"
+
+
+# ---- 6: a degenerate calibration basis is said as what it is -----------------------------------------------
+
+async def test_run_estimates_from_start_up_bound_runs_show_the_assumed_basis_not_zero_gflops(store_path):
+    from archcurator.store.runs import record_run
+
+    # the only run stored here: a forward pass of the tiny CNN (kFLOPs) that took 12 s, all of it start-up
+    record_run(store_path, kind="forward", design_id="d-003", backend="local", device="cpu", status="ok",
+               seconds=12.0, spec={"kind": "forward"})
+    app = make_app(store_path, prefetch=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-006")  # resnet18: GFLOPs a sample
+        await pilot.press("e")
+        assert await wait_until(pilot, lambda: type(app.screen).__name__ == "ChoiceScreen")
+        ol = app.screen.query_one("#choices")
+        cpu = next(str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)
+                   if str(ol.get_option_at_index(i).prompt).startswith("cpu"))
+        await pilot.press("escape")
+        await settle(pilot)
+    assert "0.00 GFLOP/s" not in cpu, cpu
+    assert "assumed" in cpu and "start-up bound" in cpu and "1 run stored" in cpu, cpu
