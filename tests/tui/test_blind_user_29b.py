@@ -155,3 +155,18 @@ async def test_run_estimates_from_start_up_bound_runs_show_the_assumed_basis_not
         await settle(pilot)
     assert "0.00 GFLOP/s" not in cpu, cpu
     assert "assumed" in cpu and "start-up bound" in cpu and "1 run stored" in cpu, cpu
+
+
+# ---- 7: d on a design with no parent says why --------------------------------------------------------------
+
+async def test_d_on_a_design_without_parent_or_reference_says_why(store_path):
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-003")
+        await pilot.press("d")
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        dialog = app.screen
+        assert any("d-003 has no parent and no reference" in m for m in said), said
+        assert type(dialog).__name__ == "ChoiceScreen" and "no parent" in dialog.title_text
