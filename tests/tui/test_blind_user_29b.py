@@ -170,3 +170,44 @@ async def test_d_on_a_design_without_parent_or_reference_says_why(store_path):
         dialog = app.screen
         assert any("d-003 has no parent and no reference" in m for m in said), said
         assert type(dialog).__name__ == "ChoiceScreen" and "no parent" in dialog.title_text
+
+
+# ---- 8, 9: the reports' tabs on number keys; the false-alarm columns on screen at 100 columns ---------------
+
+async def test_the_reports_tabs_are_on_number_keys_as_the_design_screens_are(store_path):
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        tabs = app.screen.query_one("#report-tabs")
+        seen = []
+        for key in ("2", "3", "1"):
+            await pilot.press(key)
+            await settle(pilot)
+            seen.append(tabs.active)
+        assert seen == ["tab-rules", "tab-agreement", "tab-refusals"]
+        await pilot.press("2")
+        await settle(pilot)
+        assert app.screen.focused.id == "rules-table", "the rules tab's table does not take the keys"
+        assert "2" in app.key_for("reports_tab_rules")
+
+
+async def test_the_false_alarm_columns_of_the_rules_report_are_on_screen_at_100_columns(store_path):
+    app = make_app(store_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        app.screen.query_one("#report-tabs").active = "tab-rules"
+        await settle(pilot)
+        table = app.screen.query_one("#rules-table")
+        assert table.row_count >= 3
+        x = 0
+        right_edge = {}
+        for col in table.ordered_columns:
+            x += col.get_render_width(table)
+            right_edge[str(col.label)] = x
+        visible_width = table.scrollable_content_region.width
+        for name in ("false-alarm rate (95%)", "false alarm", "precision"):
+            assert right_edge[name] <= visible_width, (name, right_edge[name], visible_width)
