@@ -211,3 +211,33 @@ async def test_the_false_alarm_columns_of_the_rules_report_are_on_screen_at_100_
         visible_width = table.scrollable_content_region.width
         for name in ("false-alarm rate (95%)", "false alarm", "precision"):
             assert right_edge[name] <= visible_width, (name, right_edge[name], visible_width)
+
+
+# ---- 10: the same curator name in two instances of the app -------------------------------------------------
+
+async def test_a_verdict_the_same_curator_changed_in_another_instance_since_it_was_shown_says_so(store_path):
+    from archcurator.store.judgments import record_judgment
+
+    app = make_app(store_path, prefetch=False)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-008")
+        key = app.screen.findings.current_finding()["key"]
+        await pilot.press("u")  # judged here: the app knows its own verdict
+        await settle(pilot)
+        app.screen.findings.highlighted = 0
+        await settle(pilot)
+        assert app.screen.findings.current_finding()["key"] == key
+        quiet = [n.message for n in app._notifications if "another instance" in n.message]
+        record_judgment(store_path, "d-008", key, "ada", "real", "from the other window")  # ada's other app
+        await pilot.press("f")  # re-judged here, on what this app showed (unsure)
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        # and a re-judge of a verdict this app itself wrote says nothing
+        await pilot.press("r")
+        await settle(pilot)
+        after = [n.message for n in app._notifications]
+    assert quiet == []
+    assert any("you (ada) judged it real in another instance" in m for m in said), said
+    assert sum("another instance" in m for m in after) == 1, after
+    assert current_verdicts(store_path)[("d-008", key)][0] == "real"
