@@ -7,7 +7,6 @@ once, where it happens, instead of cascading downstream.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from . import dims as D
@@ -15,6 +14,7 @@ from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE, ops_with
 from .ops.base import FLOAT_DTYPES, UNKNOWN, InferCtx, TensorType, Violation
 from .ops.dtype_support import data_dtype, promotes, supported
+from .ops.einsum import einops_is_view, einops_keeps_every_axis
 from .ops.layout import (
     KEEPS_LAYOUT,
     LAYOUT_MAKERS,
@@ -117,9 +117,31 @@ def infer_design(design: Design, order: list | None = None, nodes: dict | None =
     inf.rewritten = _overwritten(inf.order, nodes, inf.max_ref, None)
     inf.track_grad = train.get("mode", "train") != "eval" if type(train) is dict else True
     inf.track_grad = inf.track_grad and any(n.op in SPLIT_VIEWS for n in inf.order)
+    if memo is None:
+        for node in inf.order:
+            _infer_node(node, nodes, inf, train)
+        return inf
+    # the repeat cache pays only where layers repeat: a window of nodes without one hit turns it off for
+    # the next MEMO_REST nodes (a design of distinct layers then pays for keys on a fifth of its nodes),
+    # after which it is asked again; what it holds is kept
+    tried = hits = 0
+    resting = 0
     for node in inf.order:
-        _infer_node(node, nodes, inf, train, memo)
+        if resting:
+            resting -= 1
+            _infer_node(node, nodes, inf, train)
+            continue
+        if _infer_node(node, nodes, inf, train, memo):
+            hits += 1
+        tried += 1
+        if tried == MEMO_WINDOW:
+            if not hits:
+                resting = MEMO_REST
+            tried = hits = 0
     return inf
+
+
+MEMO_WINDOW, MEMO_REST = 32, 128
 
 
 def _max_refs(design: Design) -> dict:
@@ -237,7 +259,8 @@ def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 
 
 
 def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None,
-                laid_out: bool = False) -> None:
+                laid_out: bool = False) -> bool | None:
+    """Infer one node into `inf`; True when its results came from the repeat cache."""
     if not laid_out and (inf.layout or inf.overlap or node.op in LAYOUT_MAKERS or node.op == "Expand") and \
             _follow_layout(node, inf):
         return
@@ -252,7 +275,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             inf.ok.add(node.id)
             if inf.track_grad:
                 _track_grad(node, inf)
-            return
+            return True
         _infer_node(node, nodes, inf, train, laid_out=True)
         if key is not None and node.id in inf.ok and node.id in inf.flops and not _has_violation(inf, node.id):
             memo[key] = (inf.args[node.id], inf.types[node.id], inf.params[node.id], inf.flops[node.id])
@@ -482,19 +505,7 @@ def _memory_view(node) -> bool:
     after a reorder, a merge with a new axis and a reduction copy)."""
     if node.op in MEMORY_VIEWS:
         return True
-    pattern = node.args.get("pattern") if node.op in EINOPS else None
-    if not isinstance(pattern, str) or pattern.count("->") != 1:
-        return False
-    left, right = pattern.split("->")
-    lhs = left.replace("(", " ").replace(")", " ").split()
-    groups = [g.split() for g in re.findall(r"\(([^)]*)\)|(\S+)", right) for g in g if g]
-    rhs = [t for g in groups for t in g]
-    if any(t not in rhs for t in lhs):
-        return False  # a reduction
-    merged = [g for g in groups if len(g) > 1]
-    kept = [t for t in rhs if t in lhs]
-    reordered = kept != [t for t in lhs if t in kept]
-    return not (merged and reordered) and not any(t not in lhs for g in merged for t in g)
+    return node.op in EINOPS and einops_is_view(node.args.get("pattern"))
 
 
 # ops whose largest result is at least the largest id they read (ids are never negative): ReLU keeps them,
@@ -654,11 +665,7 @@ def _arithmetic_range(node, inf: Inference) -> None:
 
 def _reduces_nothing(args: dict) -> bool:
     """An einops Reduce whose result keeps every input axis (`(a0 p) -> p a0`): it only rearranges."""
-    pattern = args.get("pattern")
-    if not isinstance(pattern, str) or pattern.count("->") != 1:
-        return False
-    left, right = (set(side.replace("(", " ").replace(")", " ").split()) for side in pattern.split("->"))
-    return left <= right
+    return einops_keeps_every_axis(args.get("pattern"))
 
 
 def _pads_only(op: str, args: dict) -> bool:
@@ -809,20 +816,24 @@ def parametrized_params(node: Node, args: dict) -> int | None:
 
 
 def _memo_key(node: Node, inf: Inference):
-    types = inf.types
-    in_types = []
+    types, vocab, negative = inf.types, inf.vocab, inf.negative
+    # the operands as (shape, dtype) pairs, not TensorTypes: plain tuples hash and compare in C, where the
+    # dataclass's __hash__ and __eq__ are Python calls (every result is a plain TensorType, so they agree)
+    key = [node.op, None]
     for ref in node.inputs:
-        if ref in inf.vocab or ref in inf.negative:  # the values it reads are followed: no repeat of another's
+        if ref in vocab or ref in negative:  # the values it reads are followed: no repeat of another's
             return None
         rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
         results = types.get(rid)
         if results is None or idx >= len(results):
             return None
-        in_types.append(results[idx])
+        t = results[idx]
+        key.append((t.shape, t.dtype))
     try:
-        return node.op, repr(node.args), tuple(in_types)
+        key[1] = repr(node.args)
     except Exception:  # noqa: BLE001 - an argument repr cannot show (too deep, too long): no memo
         return None
+    return tuple(key)
 
 
 def _has_violation(inf: Inference, node_id: str) -> bool:

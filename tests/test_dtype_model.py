@@ -110,3 +110,25 @@ def test_the_cost_counts_each_activation_at_its_dtypes_size(dtype):
         "train": {"loss": "mse", "batch_size": 32, "steps": 10}})
     y = build_module(design)(torch.zeros(1, 6, 10, dtype=getattr(torch, dtype)))
     assert verify_graph(design).cost["memory"]["activations_bytes"] == y.numel() * y.element_size() * 32
+
+
+@pytest.mark.parametrize("name", ["half", "double", "short", "float", "long"])
+def test_a_design_may_name_a_dtype_as_torch_does(name):
+    """A design's `"dtype": "half"` is torch.half, float16 (it was refused as no dtype); the verifier's answer
+    on a float32 Linear fed it is torch's."""
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
+
+    design = Design.from_dict({
+        "format": "archgraph/1", "name": "lin", "inputs": [{"id": "x", "shape": [2, 4], "dtype": name}],
+        "nodes": [{"id": "fc", "op": "Linear", "args": {"in_features": 4, "out_features": 3}, "in": ["x"]}],
+        "outputs": ["fc"]})
+    real = getattr(torch, name)
+    assert design.inputs[0].dtype == str(real).removeprefix("torch.")
+    x = torch.ones(2, 4, dtype=real) if real.is_floating_point else torch.ones(2, 4).to(real)
+    try:
+        torch.nn.Linear(4, 3)(x)
+        torch_runs = True
+    except RuntimeError:
+        torch_runs = False
+    assert (verify_graph(design).verdict != "block") == torch_runs

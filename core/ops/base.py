@@ -630,7 +630,20 @@ class OpSpec:
         by_name = self._by_name
         for name, v in given.items():
             a = by_name.get(name)
-            why = a.problem(v) if a is not None else (self.extra.problem(v) if self.extra is not None else None)
+            if a is not None:
+                # Arg.problem inlined (this runs for every argument of every node): the default is always good
+                default = a.default
+                if v is default and default is not REQUIRED:
+                    continue
+                kind = a.kind
+                try:
+                    if kind.test(v):
+                        continue
+                    why = kind.text
+                except (TypeError, ValueError, OverflowError, RecursionError):
+                    why = kind.text
+            else:
+                why = self.extra.problem(v) if self.extra is not None else None
             if why is not None:
                 out.append(f"{name} must be {why}, got {_short(v)}")
         return out
