@@ -7,7 +7,6 @@ once, where it happens, instead of cascading downstream.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from . import dims as D
@@ -15,6 +14,7 @@ from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE, ops_with
 from .ops.base import FLOAT_DTYPES, UNKNOWN, InferCtx, TensorType, Violation
 from .ops.dtype_support import data_dtype, promotes, supported
+from .ops.einsum import einops_is_view, einops_keeps_every_axis
 from .ops.layout import (
     KEEPS_LAYOUT,
     LAYOUT_MAKERS,
@@ -512,19 +512,7 @@ def _memory_view(node) -> bool:
     after a reorder, a merge with a new axis and a reduction copy)."""
     if node.op in MEMORY_VIEWS:
         return True
-    pattern = node.args.get("pattern") if node.op in EINOPS else None
-    if not isinstance(pattern, str) or pattern.count("->") != 1:
-        return False
-    left, right = pattern.split("->")
-    lhs = left.replace("(", " ").replace(")", " ").split()
-    groups = [g.split() for g in re.findall(r"\(([^)]*)\)|(\S+)", right) for g in g if g]
-    rhs = [t for g in groups for t in g]
-    if any(t not in rhs for t in lhs):
-        return False  # a reduction
-    merged = [g for g in groups if len(g) > 1]
-    kept = [t for t in rhs if t in lhs]
-    reordered = kept != [t for t in lhs if t in kept]
-    return not (merged and reordered) and not any(t not in lhs for g in merged for t in g)
+    return node.op in EINOPS and einops_is_view(node.args.get("pattern"))
 
 
 # ops whose largest result is at least the largest id they read (ids are never negative): ReLU keeps them,
@@ -684,11 +672,7 @@ def _arithmetic_range(node, inf: Inference) -> None:
 
 def _reduces_nothing(args: dict) -> bool:
     """An einops Reduce whose result keeps every input axis (`(a0 p) -> p a0`): it only rearranges."""
-    pattern = args.get("pattern")
-    if not isinstance(pattern, str) or pattern.count("->") != 1:
-        return False
-    left, right = (set(side.replace("(", " ").replace(")", " ").split()) for side in pattern.split("->"))
-    return left <= right
+    return einops_keeps_every_axis(args.get("pattern"))
 
 
 def _pads_only(op: str, args: dict) -> bool:

@@ -22,15 +22,18 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from archcurator.store.app_queries import AppStore
 from archcurator.store.kb_ops import KbOp
+from archcurator.store.records import Progress, QueueState
 
 from .config import Config, load_config
 from .keygate import KeyGate
@@ -59,6 +62,9 @@ from .widgets.messages import (
 )
 from .widgets.queue_list import QueueModel, id_width
 from .writes import WRITE_GROUP, WriteOp, WriteQueue
+
+if TYPE_CHECKING:
+    from .screens.modals import ChoiceScreen
 
 CACHE_SIZE = 32  # prepared designs kept for instant back/next
 
@@ -114,14 +120,15 @@ class CuratorApp(App[int]):
         self.steps_saved = 0  # steps DuckDB has committed: what the screen calls saved
         self.design_cache: OrderedDict = OrderedDict()
         self.facets: dict = {}
-        self.progress: dict | None = None
+        self.progress: Progress | None = None
         self._quitting = False
-        self._quit_question = None  # the "runs are still going" question, while it is open
-        self._note_question = None  # the "a note is typed and not saved" question, while it is open
+        # the "runs are still going" question, and the "a note is typed and not saved" one, while open
+        self._quit_question: ChoiceScreen | None = None
+        self._note_question: ChoiceScreen | None = None
         self._drop_notes = False  # the curator chose to quit without the unsaved note
         self.last_design_shown: tuple | None = None  # (queue model, design id) of the design screen's last
         self._versions: dict[str, int] = {}  # design id -> writes submitted (stale prefetch guard)
-        self._progress_timer = None
+        self._progress_timer: Timer | None = None
         self._started = False
         self.gc_tuning = True
         self._gc_threshold = gc.get_threshold()
@@ -159,7 +166,7 @@ class CuratorApp(App[int]):
     # ---- changes made outside the app (import, archive from the command line) -----------------
     def _file_stamp(self) -> tuple:
         """The store file's and its write-ahead log's modification time and size: a stat, no DuckDB."""
-        out = []
+        out: list[tuple[int, int] | None] = []
         for path in (self.db_path, self.db_path.with_name(self.db_path.name + ".wal")):
             try:
                 st = path.stat()
@@ -278,8 +285,9 @@ class CuratorApp(App[int]):
         try:
             if not self._queue_state_read:
                 self._queue_state_read = True
-                state = self.store.queue_state() or {}
-                saved = state.get("filters") if isinstance(state.get("filters"), dict) else {}
+                state: QueueState = self.store.queue_state() or {}
+                filters = state.get("filters")
+                saved = filters if isinstance(filters, dict) else {}
                 if not model.filters:
                     model.filters.update({k: v for k, v in saved.items() if k in FILTER_KEYS and v not in (None, "")})
                 sort = state.get("sort")
