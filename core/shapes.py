@@ -7,7 +7,6 @@ once, where it happens, instead of cascading downstream.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from . import dims as D
@@ -15,6 +14,7 @@ from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE, ops_with
 from .ops.base import FLOAT_DTYPES, UNKNOWN, InferCtx, TensorType, Violation
 from .ops.dtype_support import data_dtype, promotes, supported
+from .ops.einsum import einops_is_view, einops_keeps_every_axis
 from .ops.layout import (
     KEEPS_LAYOUT,
     LAYOUT_MAKERS,
@@ -261,8 +261,10 @@ def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 
 def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None,
                 laid_out: bool = False) -> bool | None:
     """Infer one node into `inf`; True when its results came from the repeat cache."""
-    if not laid_out and (inf.layout or inf.overlap or node.op in LAYOUT_MAKERS or node.op == "Expand") and \
-            _follow_layout(node, inf):
+    # a node whose first operand has no layout of its own (and no overlap) is left as _follow_layout would
+    # leave it: only a layout maker or an Expand starts one
+    if not laid_out and ((inf.layout and node.inputs and node.inputs[0] in inf.layout) or inf.overlap or
+                         node.op in LAYOUT_MAKERS or node.op == "Expand") and _follow_layout(node, inf):
         return
     if not laid_out and inf.split_bases and _reads_stale_piece(node, inf):
         return
@@ -475,10 +477,15 @@ def _track_grad(node: Node, inf: Inference) -> None:
     """Which results need gradients in training mode (they depend on a learned weight), and which are views
     of a Chunk/Split result that does."""
     results = inf.types.get(node.id) or ()
-    if not any(t.is_float for t in results):
+    if len(results) == 1:  # one result (most nodes): no generator
+        if results[0].dtype not in FLOAT_DTYPES:
+            return
+    elif not any(t.is_float for t in results):
         return
+    ins, grad = node.inputs, inf.grad
     if inf.params.get(node.id) or node.shares is not None or node.op == "Parameter" or \
-            any((r if ":" not in r else parse_ref(r)[0]) in inf.grad for r in node.inputs):
+            ((ins[0] if ":" not in ins[0] else parse_ref(ins[0])[0]) in grad if len(ins) == 1 else
+             any((r if ":" not in r else parse_ref(r)[0]) in grad for r in ins)):
         inf.grad.add(node.id)
         if node.op in SPLIT_VIEWS or (node.op in VIEW_KEEPERS and node.inputs and
                                       parse_ref(node.inputs[0])[0] in inf.split_views):
@@ -505,19 +512,7 @@ def _memory_view(node) -> bool:
     after a reorder, a merge with a new axis and a reduction copy)."""
     if node.op in MEMORY_VIEWS:
         return True
-    pattern = node.args.get("pattern") if node.op in EINOPS else None
-    if not isinstance(pattern, str) or pattern.count("->") != 1:
-        return False
-    left, right = pattern.split("->")
-    lhs = left.replace("(", " ").replace(")", " ").split()
-    groups = [g.split() for g in re.findall(r"\(([^)]*)\)|(\S+)", right) for g in g if g]
-    rhs = [t for g in groups for t in g]
-    if any(t not in rhs for t in lhs):
-        return False  # a reduction
-    merged = [g for g in groups if len(g) > 1]
-    kept = [t for t in rhs if t in lhs]
-    reordered = kept != [t for t in lhs if t in kept]
-    return not (merged and reordered) and not any(t not in lhs for g in merged for t in g)
+    return node.op in EINOPS and einops_is_view(node.args.get("pattern"))
 
 
 # ops whose largest result is at least the largest id they read (ids are never negative): ReLU keeps them,
@@ -677,11 +672,7 @@ def _arithmetic_range(node, inf: Inference) -> None:
 
 def _reduces_nothing(args: dict) -> bool:
     """An einops Reduce whose result keeps every input axis (`(a0 p) -> p a0`): it only rearranges."""
-    pattern = args.get("pattern")
-    if not isinstance(pattern, str) or pattern.count("->") != 1:
-        return False
-    left, right = (set(side.replace("(", " ").replace(")", " ").split()) for side in pattern.split("->"))
-    return left <= right
+    return einops_keeps_every_axis(args.get("pattern"))
 
 
 def _pads_only(op: str, args: dict) -> bool:

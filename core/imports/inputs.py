@@ -124,10 +124,10 @@ def plan(paths: Iterable[str | os.PathLike], py: PyOptions | None = None) -> lis
     """Check every input and group it in batches; raises ImportInputError (exit 2)."""
     loose = Batch("files", "files")
     batches: list[Batch] = []
-    paths = [Path(p) for p in paths]
-    if not paths:
+    named = [Path(p) for p in paths]
+    if not named:
         raise ImportInputError("import: name at least one file or folder")
-    for path in paths:
+    for path in named:
         if not path.exists():
             raise ImportInputError(f"{path}: no such file or folder")
         if not path.is_dir() and not path.is_file():  # a FIFO, a device, a socket: never opened

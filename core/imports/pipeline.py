@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from typing import NamedTuple, Protocol
 
 from ..budget import design_budget_s
@@ -77,10 +77,10 @@ def import_batches(sink: ImportSink, batches: list[Batch], *, defaults: Defaults
             by_content: set[str] = set()
             seen: dict[str, str] = {}
             size = pool_size(batch.count, workers)
-            if size and pool is None:
-                pool = start_pool(size, defaults, known, verifier, budget)
             if size:
-                chunk_results = pool.map(process, chunks(batch.iter_items(), CHUNK))
+                if pool is None:
+                    pool = start_pool(size, defaults, known, verifier, budget)
+                chunk_results: Iterator[list[tuple]] = pool.map(process, chunks(batch.iter_items(), CHUNK))
             else:
                 init_worker(defaults, known, verifier, budget)
                 chunk_results = map(process, chunks(batch.iter_items(), CHUNK))

@@ -83,7 +83,7 @@ def process(items: list[Item]) -> list[tuple]:
     budget = _W.get("budget") or design_budget_s()
     collecting = gc.isenabled()
     now = utcnow()
-    out = []
+    out: list[tuple] = []
     for it in items:
         try:
             with Budget(budget):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +94,7 @@ def record(item: Item, defaults: Defaults) -> dict:
     if isinstance(item.obj, ImportInputError):
         raise Refused(str(item.obj))
     span = None
-    text = item.text
+    text = item.text or ""  # an item holds its JSON text unless it holds the object itself
     if item.obj is not None:
         obj = item.obj
     else:
@@ -168,7 +169,8 @@ def record(item: Item, defaults: Defaults) -> dict:
 
 
 _DEC = json.JSONDecoder()
-_WS = re.compile(r"[ \t\n\r]*")
+# the pattern matches the empty string, so its match never gives None (typed so, at no cost on this hot path)
+_WS: Callable[[str, int], re.Match[str]] = re.compile(r"[ \t\n\r]*").match  # type: ignore[assignment]
 
 
 def loads_with_span(text: str, key: str = "graph") -> tuple[Any, tuple[int, int] | None]:
@@ -182,37 +184,38 @@ def loads_with_span(text: str, key: str = "graph") -> tuple[Any, tuple[int, int]
         return jsontext.loads(text), None
 
 
-def _scan_top(s: str, key: str, decoder: json.JSONDecoder = _DEC):
-    i = _WS.match(s, 0).end()
+def _scan_top(s: str, key: str, decoder: json.JSONDecoder = _DEC) -> tuple[dict, tuple[int, int] | None]:
+    scan_once = decoder.scan_once  # type: ignore[attr-defined]  # set by JSONDecoder.__init__, not in typeshed
+    i = _WS(s, 0).end()
     if s[i:i + 1] != "{":
         raise ValueError
     obj: dict = {}
     span = None
-    i = _WS.match(s, i + 1).end()
+    i = _WS(s, i + 1).end()
     if s[i:i + 1] == "}":
         i += 1
     else:
         while True:
             if s[i:i + 1] != '"':
                 raise ValueError
-            k, i = decoder.scan_once(s, i)
-            i = _WS.match(s, i).end()
+            k, i = scan_once(s, i)
+            i = _WS(s, i).end()
             if s[i:i + 1] != ":":
                 raise ValueError
-            i = _WS.match(s, i + 1).end()
-            v, j = decoder.scan_once(s, i)
+            i = _WS(s, i + 1).end()
+            v, j = scan_once(s, i)
             if k == key:
                 span = (i, j)
             obj[k] = v
-            i = _WS.match(s, j).end()
+            i = _WS(s, j).end()
             c = s[i:i + 1]
             if c == ",":
-                i = _WS.match(s, i + 1).end()
+                i = _WS(s, i + 1).end()
                 continue
             if c == "}":
                 i += 1
                 break
             raise ValueError
-    if _WS.match(s, i).end() != len(s):
+    if _WS(s, i).end() != len(s):
         raise ValueError
     return obj, span

@@ -375,6 +375,67 @@ def _side(text: str) -> list:
     return side
 
 
+def einops_sides(pattern) -> tuple | None:
+    """(left, right) of an einops pattern as `read_side` reads them; None for one einops refuses to parse."""
+    try:
+        lt, rt = split_pattern(pattern)
+        return read_side(lt), read_side(rt)
+    except PatternError:
+        return None
+
+
+def _axes(side: list) -> list:
+    """A side's axes in order, groups opened: names, anonymous sizes and '...' (size-1 axes are none)."""
+    return [m for e in side for m in (["..."] if e == "..." else e)]
+
+
+def einops_reorder(pattern, rank: int) -> list | None:
+    """The permutation a pattern applies to a tensor of `rank` dims when all it does is reorder named axes
+    (`b c h w -> b h w c`, a group of one axis being that axis); None for any other pattern."""
+    sides = einops_sides(pattern)
+    if sides is None:
+        return None
+    left, right = sides
+    if not all(isinstance(e, list) and len(e) == 1 and isinstance(e[0], str) and e[0] != "..."
+               for e in left + right):
+        return None
+    lhs, rhs = [e[0] for e in left], [e[0] for e in right]
+    if len(lhs) != rank or sorted(lhs) != sorted(rhs):
+        return None
+    return [lhs.index(t) for t in rhs]
+
+
+def einops_is_view(pattern) -> bool:
+    """Whether torch's result of the pattern is a view of its input (measured: splits, reorders, new axes and
+    merges of axes that lie next to each other in the input, in order, are views; any other merge, a merge
+    with a new axis and a reduction copy)."""
+    sides = einops_sides(pattern)
+    if sides is None:
+        return False
+    lhs = _axes(sides[0])
+    groups = [g for g in sides[1] if g]  # an empty group (a new size-1 axis) moves nothing
+    rhs = _axes(groups)
+    if any(t not in rhs for t in lhs):
+        return False  # a reduction
+    # a merge is a view when its axes lie next to each other in the input, in order (the input read as
+    # contiguous); a new axis in a merge (a repeat's stride 0) makes it a copy
+    for g in groups:
+        if g == "..." or len(g) < 2:
+            continue
+        if any(t not in lhs for t in g):
+            return False
+        at = [lhs.index(t) for t in g]
+        if any(b != a + 1 for a, b in zip(at, at[1:])):
+            return False
+    return True
+
+
+def einops_keeps_every_axis(pattern) -> bool:
+    """Whether every input axis of the pattern is still in its result (a Reduce of it then only rearranges)."""
+    sides = einops_sides(pattern)
+    return sides is not None and set(_axes(sides[0])) <= set(_axes(sides[1]))
+
+
 def _names(side: list) -> list:
     out = []
     for e in side:
