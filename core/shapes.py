@@ -261,8 +261,10 @@ def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 
 def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None,
                 laid_out: bool = False) -> bool | None:
     """Infer one node into `inf`; True when its results came from the repeat cache."""
-    if not laid_out and (inf.layout or inf.overlap or node.op in LAYOUT_MAKERS or node.op == "Expand") and \
-            _follow_layout(node, inf):
+    # a node whose first operand has no layout of its own (and no overlap) is left as _follow_layout would
+    # leave it: only a layout maker or an Expand starts one
+    if not laid_out and ((inf.layout and node.inputs and node.inputs[0] in inf.layout) or inf.overlap or
+                         node.op in LAYOUT_MAKERS or node.op == "Expand") and _follow_layout(node, inf):
         return
     if not laid_out and inf.split_bases and _reads_stale_piece(node, inf):
         return
@@ -475,10 +477,15 @@ def _track_grad(node: Node, inf: Inference) -> None:
     """Which results need gradients in training mode (they depend on a learned weight), and which are views
     of a Chunk/Split result that does."""
     results = inf.types.get(node.id) or ()
-    if not any(t.is_float for t in results):
+    if len(results) == 1:  # one result (most nodes): no generator
+        if results[0].dtype not in FLOAT_DTYPES:
+            return
+    elif not any(t.is_float for t in results):
         return
+    ins, grad = node.inputs, inf.grad
     if inf.params.get(node.id) or node.shares is not None or node.op == "Parameter" or \
-            any((r if ":" not in r else parse_ref(r)[0]) in inf.grad for r in node.inputs):
+            ((ins[0] if ":" not in ins[0] else parse_ref(ins[0])[0]) in grad if len(ins) == 1 else
+             any((r if ":" not in r else parse_ref(r)[0]) in grad for r in ins)):
         inf.grad.add(node.id)
         if node.op in SPLIT_VIEWS or (node.op in VIEW_KEEPERS and node.inputs and
                                       parse_ref(node.inputs[0])[0] in inf.split_views):
