@@ -560,6 +560,14 @@ class AppStore:
 
         return K.suggestions(self.db)
 
+    def kb_compare_packs(self) -> dict:
+        """The current pack beside the previous version (the latest JSON export, when there is one)
+        and the raw miner's top 20, on the same held-out questions (`kb replay --pack`)."""
+        from . import kb_loop
+
+        specs = ["current", "previous", "miner"] if kb_loop.previous_pack_text(self.db) else ["current", "miner"]
+        return kb_loop.replay_packs(self.db, specs)
+
     def kb_apply(self, op: KbOp[R]) -> R:
         """One curator operation on the knowledge base (store/kb_ops.py), as this curator; its result
         (store.kb.KBError, one line, when refused)."""

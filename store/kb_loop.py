@@ -279,11 +279,20 @@ def miner_pack(train: list[QuestionView], cap: int | None = None) -> list:
     return out
 
 
+def previous_pack_text(db: DB) -> tuple[int, str] | None:
+    """(export id, JSON text) of the latest pack exported as JSON, or None."""
+    with K.reading(db) as con:
+        row = con.execute("SELECT id, content FROM kb_pack_exports WHERE format = 'json' ORDER BY id DESC LIMIT 1"
+                          ).fetchone()
+    return None if row is None else (int(row[0]), str(row[1]))
+
+
 def replay_packs(db: DB, specs: list[str], *, split: str = "test", task_group: str | None = None) -> dict:
     """`kb replay --pack A --pack B`: pack versions on the same questions. Each spec is a file
-    written by `kb pack --json`, `current` (the store's pack now) or `miner` (the raw miner's top
-    20 on the same training questions). One spec is compared with the current pack."""
-    from archcurator.core.kb.pack import PackFileError, read_pack
+    written by `kb pack --json`, `current` (the store's pack now), `previous` (the latest pack
+    exported as JSON, the version before the curation since) or `miner` (the raw miner's top 20 on
+    the same training questions). One spec is compared with the current pack."""
+    from archcurator.core.kb.pack import PackFileError, parse_pack, read_pack
     from archcurator.core.kb.replay import compare_packs
 
     views = K.question_views(db)
@@ -300,6 +309,15 @@ def replay_packs(db: DB, specs: list[str], *, split: str = "test", task_group: s
             packs.append(("current", K.current_pack(db)))
         elif spec == "miner":
             packs.append(("miner", miner_pack(train)))
+        elif spec == "previous":
+            prev = previous_pack_text(db)
+            if prev is None:
+                raise K.KBError("no previous pack version: none was exported as JSON yet (`kb pack --json --out F`)")
+            export_id, text = prev
+            try:
+                packs.append((f"previous (export #{export_id})", parse_pack(text)))
+            except PackFileError as e:
+                raise K.KBError(f"export #{export_id}: {e}") from None
         else:
             try:
                 packs.append((spec, read_pack(spec)))

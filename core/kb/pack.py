@@ -154,12 +154,19 @@ def read_pack(path) -> list[PackEntry]:
     """A pack written by `kb pack --json` (or `--out FILE.json`), as entries in its order: what a
     replay of that pack version reads. Read at the JSON door (a regular file, capped, no NaN)."""
     from .. import jsontext
-    from .props import PropError, Structure, clean_text
 
     try:
         text = jsontext.read_file(path, limit=MAX_PACK_BYTES)
     except (OSError, UnicodeDecodeError, jsontext.FileRefused) as e:
         raise PackFileError(jsontext.read_problem(e).replace("to be a design", "to be a pack")) from None
+    return parse_pack(text)
+
+
+def parse_pack(text: str) -> list[PackEntry]:
+    """A pack's JSON text (a file's, or a recorded export's) as entries in its order."""
+    from .. import jsontext
+    from .props import PropError, Structure, clean_text
+
     try:
         obj = jsontext.loads(text)
     except ValueError as e:

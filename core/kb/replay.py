@@ -518,19 +518,28 @@ def compare_packs(views: Iterable[QuestionView], packs: Sequence[tuple[str, Sequ
             train = [q for q in views if q.split == "train"]
     rule, prior_fn, _ = best_prior(train)
     ok_prior = [prior_fn(q).index == q.winner for q in qs]
-    out, oks = [], []
+    out, oks, picks = [], [], []
     for name, entries in packs:
         rules = rules_from_pack(entries, train)
-        ok = [solve(q, rules).index == q.winner for q in qs]
+        answers = [solve(q, rules).index for q in qs]
+        ok = [i == q.winner for i, q in zip(answers, qs)]
+        picks.append(answers)
         oks.append(ok)
-        out.append({"pack": name, "size": len(entries), **_acc(ok)})
+        live = solver_entries(entries)
+        out.append({"pack": name, "size": len(live), "ids": [e.prop.id for e in live], **_acc(ok)})
     diffs = []
     pools = [q.pool for q in qs]
-    for (name, _), ok in zip(packs[1:], oks[1:]):
+    for (name, _), ok, answers in zip(packs[1:], oks[1:], picks[1:]):
         value, ci = pool_bootstrap(pools, oks[0], ok)
         m = _margin(oks[0], ok)
+        # the questions the two packs answer differently: where curation changed the answer
+        disagree = [{"question": q.question_id, "family": q.family, "pool": q.pool, "a": q.letters[ia],
+                     "b": q.letters[ib], "winner": q.letters[q.winner] if q.winner >= 0 else None}
+                    for q, ia, ib in zip(qs, picks[0], answers) if ia != ib]
         diffs.append({"a": packs[0][0], "b": name, "value": value, "ci": ci, "newcombe_ci95": m["ci95"],
-                      "excludes_zero": not (ci[0] <= 0.0 <= ci[1])})
+                      "excludes_zero": not (ci[0] <= 0.0 <= ci[1]), "disagree": disagree,
+                      "a_right_b_wrong": sum(a and not b for a, b in zip(oks[0], ok)),
+                      "b_right_a_wrong": sum(b and not a for a, b in zip(oks[0], ok))})
     return {"n": len(qs), "pools": len(set(pools)), "split": split if task_group is None else None,
             "task_group": task_group, "train_n": len(train), "packs": out, "difference": diffs,
             "prior": {"rule": rule, **_acc(ok_prior)}}

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from archcurator.core.kb.cycle import RulesSolver
 from archcurator.core.kb.features import view
 from archcurator.core.kb.pack import build_pack, read_pack
@@ -119,3 +121,32 @@ def test_store_curation_changes_the_rules_solvers_answers(seeded_db):
     solver, pinned = answers()
     assert solver.entries[0].prop.id == pid
     assert pinned[q.question_id].index == favoured and pinned[q.question_id].used[0] == pid
+
+
+def test_replay_compares_the_pack_with_its_previous_version_and_lists_where_they_disagree(seeded_db, tmp_path,
+                                                                                          capsys):
+    from archcurator.store import kb_loop
+    from archcurator.tui.cli import main
+
+    with pytest.raises(kb.KBError, match="no previous pack version"):
+        kb_loop.replay_packs(seeded_db, ["current", "previous"])
+    kb.write_pack(seeded_db, tmp_path / "v1.json")
+    views = kb.question_views(seeded_db)
+    train = [q for q in views if q.split == "train"]
+    test = [q for q in views if q.split == "test"]
+    rules = rules_from_pack(kb.current_pack(seeded_db), train)
+    counts: dict = {}
+    for q in test:
+        for pid in solve(q, rules).used:
+            counts[pid] = counts.get(pid, 0) + 1
+    kb.retire(seeded_db, max(counts, key=lambda p: (counts[p], -p)))
+    r = kb_loop.replay_packs(seeded_db, ["current", "previous"])
+    (d,) = r["difference"]
+    assert d["b"].startswith("previous (export #")
+    assert d["disagree"] and all(x["a"] != x["b"] for x in d["disagree"])
+    right = {p["pack"]: p["correct"] for p in r["packs"]}
+    # the questions they agree on score the same for both: the accuracy gap lives in the disagreements
+    assert right["current"] - right[d["b"]] == d["a_right_b_wrong"] - d["b_right_a_wrong"]
+    assert sum(x["a"] == x["winner"] for x in d["disagree"]) == d["a_right_b_wrong"]
+    assert main(["kb", "replay", "--db", str(seeded_db), "--pack", "previous"]) == 0
+    assert f"they answer {len(d['disagree'])} questions differently" in capsys.readouterr().out

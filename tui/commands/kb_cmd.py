@@ -114,10 +114,10 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--split", default="test", choices=["test", "train"], help="the held-out split (default: test)")
     s.add_argument("--no-lofo", action="store_true", help="skip the leave-one-family-out replay (it mines once "
                                                           "per family)")
-    s.add_argument("--pack", action="append", default=None, metavar="FILE|current|miner",
+    s.add_argument("--pack", action="append", default=None, metavar="FILE|current|previous|miner",
                    help="compare pack versions on the same questions (repeat: --pack A --pack B; one is compared "
-                        "with the current pack): a file from `kb pack --json`, current, or miner (the raw miner's "
-                        "top 20 on the same training questions)")
+                        "with the current pack): a file from `kb pack --json`, current, previous (the latest pack "
+                        "exported as JSON), or miner (the raw miner's top 20 on the same training questions)")
     s.add_argument("--task-group", default=None, metavar="G",
                    help="with --pack: answer task group G's questions (regression, classification, language_model) "
                         "with weights and the miner fitted on the other groups' training questions")
@@ -602,6 +602,8 @@ def _replay_packs(db, args, as_json: bool) -> int:
         say(f"  {d['a']} minus {d['b']}: {100 * d['value']:+.1f} points (pool bootstrap 95% CI "
             f"{100 * d['ci'][0]:+.1f} to {100 * d['ci'][1]:+.1f}; paired Newcombe {100 * d['newcombe_ci95'][0]:+.1f} "
             f"to {100 * d['newcombe_ci95'][1]:+.1f}), {verdict}")
+        say(f"    they answer {len(d['disagree'])} questions differently: {d['a']} right on "
+            f"{d['a_right_b_wrong']} of them, {d['b']} on {d['b_right_a_wrong']}")
     return 0
 
 

@@ -16,6 +16,12 @@ detail shows the training record beside the held-out and imported ones,
 counted per independent unit (pool × dataset) with the raw count beside,
 the uses (helpful / harmful / neutral) and any conflict. `C` runs a cycle
 of the loop (`kb cycle`) in the `kb-write` worker.
+
+`c` compares pack versions (`kb replay --pack`) in the `kb-compare` worker:
+the current pack beside the previous version (the latest JSON export) and
+the raw miner's top 20, on the same held-out questions: each one's
+accuracy, the paired difference with its pool-bootstrap interval, and the
+questions where they answer differently (the Compare tab).
 """
 
 from __future__ import annotations
@@ -35,7 +41,7 @@ from archcurator.store import kb_ops
 from ..sanitise import plain, visible
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
-from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
+from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbPacksCompared, KbSuggestionsLoaded
 from ..widgets.option_lists import StopOptionList
 from .base import CuratorScreen
 
@@ -59,6 +65,7 @@ class KnowledgeBaseScreen(CuratorScreen):
         Binding("d", "distinct", "Distinct", id="kb_distinct", show=False),
         Binding("ctrl+z,z", "kb_undo", "Undo (KB)", id="kb_undo"),
         Binding("C", "cycle", "Cycle", id="kb_cycle", show=False),
+        Binding("c", "compare_packs", "Compare packs", id="kb_compare"),
         Binding("s", "toggle_status", "Live/all", id="kb_show_all", show=False),
         Binding("E", "export", "Export pack", id="kb_export", show=False),
         Binding("f5", "reload", "Refresh", id="kb_refresh", show=False),
@@ -77,6 +84,9 @@ class KnowledgeBaseScreen(CuratorScreen):
         "kb_undo": "Undo the last knowledge-base operation",
         "kb_cycle": "Run a cycle of the loop: the solver answers the next questions with the pack, each invoked "
                     "proposition gets a use from the outcome, proposals enter as proposed",
+        "kb_compare": "Compare the current pack with the previous version (the latest JSON export) and the raw "
+                      "miner's top 20 on the same held-out questions: accuracy of each, the paired difference "
+                      "with its interval, and the questions where they answer differently",
         "kb_show_all": "Show live propositions, or all of them",
         "kb_export": "Export the 20-cap pack to a file (asks where; recorded)",
         "kb_refresh": "Read the knowledge base again",
@@ -92,6 +102,7 @@ class KnowledgeBaseScreen(CuratorScreen):
         self.pack_ids: dict[int, int] = {}
         self.pack_status: dict[int, tuple] = {}
         self.last_export: str | None = None
+        self.compared: dict | None = None   # the latest pack comparison (`c`)
         self.suggestions = None
         self.request = 0
         self.detail_request = 0
@@ -124,6 +135,10 @@ class KnowledgeBaseScreen(CuratorScreen):
                         yield StopOptionList(id="kb-suggestions")
                     with TabPane("Pack", id="kb-tab-pack"):
                         yield DataTable(id="kb-pack", cursor_type="row", zebra_stripes=True)
+                    with TabPane("Compare", id="kb-tab-compare"):
+                        with VerticalScroll():
+                            yield Static(Text("c compares the current pack with the previous version and the "
+                                              "raw miner's top 20", style="dim"), id="kb-compare")
                     with TabPane("Audit", id="kb-tab-audit"):
                         with VerticalScroll():
                             yield Static(id="kb-audit")
@@ -157,6 +172,10 @@ class KnowledgeBaseScreen(CuratorScreen):
     def kb_detail(self, pid: int, request: int) -> None:
         judge = self.app.store.kb_judge(pid)
         self.post_from_worker(KbDetailLoaded(pid, judge["evidence"], request, judge))
+
+    @work(thread=True, exclusive=True, group="kb-compare", exit_on_error=False)
+    def kb_compare(self) -> None:
+        self.post_from_worker(KbPacksCompared(self.app.store.kb_compare_packs()))
 
     @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
     def kb_write(self, op: kb_ops.KbOp) -> None:
@@ -383,6 +402,8 @@ class KnowledgeBaseScreen(CuratorScreen):
         self.action_reload()
 
     def worker_failed(self, group: str, text: str) -> None:
+        if group == "kb-compare":
+            self.query_one("#kb-compare", Static).update(Text(f"no comparison: {visible(text)}", style="red"))
         if group == "kb-write":
             self.busy = False
             if self._ops:
@@ -492,6 +513,17 @@ class KnowledgeBaseScreen(CuratorScreen):
 
         self._prompt("Cycle: how many questions of the stream? (the solver answers with the pack; each "
                      "invoked proposition gets a use; proposals enter as proposed)", "e.g. 10", "10", start)
+
+    def action_compare_packs(self) -> None:
+        self.query_one("#kb-compare", Static).update(Text("comparing pack versions on the held-out questions…",
+                                                          style="dim"))
+        self.query_one("#kb-tabs", TabbedContent).active = "kb-tab-compare"
+        self.kb_compare()
+
+    def on_kb_packs_compared(self, message: KbPacksCompared) -> None:
+        message.stop()
+        self.compared = message.report
+        self.query_one("#kb-compare", Static).update(_compare_text(message.report))
 
     def action_kb_undo(self) -> None:
         self._run(kb_ops.Undo())
@@ -618,4 +650,34 @@ def _records_text(judge: dict) -> Text:
     for c in judge.get("conflicts") or []:
         t.append("conflict ", style="bold red")
         t.append(visible(c["text"]) + "\n")
+    return t
+
+
+def _compare_text(r: dict) -> Text:
+    """Each pack version's accuracy, the paired differences with their intervals, and the questions
+    where the first pack and each other answer differently."""
+    from archcurator.core.kb.stats import fmt_interval
+
+    t = Text()
+    t.append(f"{r['n']} held-out questions (split {r['split'] or 'all'}, {r['pools']} candidate pools); weights "
+             f"fitted on {r['train_n']} training questions\n", style="dim")
+    t.append(f"{'prior':<28}", style="dim")
+    t.append(f"{fmt_interval(r['prior']['correct'], r['prior']['n'])}  ({visible(r['prior']['rule'])})\n")
+    for p in r["packs"]:
+        t.append(f"{visible(p['pack'])[:26]:<28}", style="bold")
+        t.append(f"{fmt_interval(p['correct'], p['n'])}  ({p['size']} propositions)\n")
+    for d in r["difference"]:
+        lo, hi = d["ci"]
+        t.append(f"\n{visible(d['a'])} minus {visible(d['b'])}: ", style="bold")
+        t.append(f"{100 * d['value']:+.1f} points", style="bold green" if lo > 0 else "bold red" if hi < 0 else "bold")
+        t.append(f" (pool bootstrap 95% CI {100 * lo:+.1f} to {100 * hi:+.1f}); "
+                 + ("beyond the noise" if d["excludes_zero"] else "within the noise (the interval holds 0)") + "\n")
+        t.append(f"they disagree on {len(d['disagree'])} questions: {visible(d['a'])} right on "
+                 f"{d['a_right_b_wrong']}, {visible(d['b'])} right on {d['b_right_a_wrong']}\n", style="dim")
+        for q in d["disagree"][:200]:
+            t.append(f"  {visible(q['question']):<14} {visible(q['family'])[:24]:<25} ")
+            for name, letter in ((d["a"], q["a"]), (d["b"], q["b"])):
+                style = "green" if letter == q["winner"] else "red"
+                t.append(f"{visible(name)[:10]} {letter}  ", style=style)
+            t.append(f"winner {q['winner'] or '—'}\n", style="dim")
     return t

@@ -159,6 +159,14 @@ class KbDetailLoaded(Message):
         self.judge = judge or {}
 
 
+class KbPacksCompared(Message):
+    """Pack versions on the same held-out questions (store.kb_loop.replay_packs's report)."""
+
+    def __init__(self, report: dict) -> None:
+        super().__init__()
+        self.report = report
+
+
 class KbOpDone(Message):
     def __init__(self, op: str, result: Any) -> None:
         super().__init__()
