@@ -32,7 +32,6 @@ from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from archcurator.store.app_queries import AppStore
-from archcurator.store.kb_ops import KbOp
 from archcurator.store.records import Progress, QueueState
 
 from .config import Config, load_config
@@ -40,23 +39,14 @@ from .keygate import KeyGate
 from .run_bridge import RunBridge
 from .sanitise import markup_escape, one_line, visible, visible_lines
 from .widgets.messages import (
-    AgreementLoaded,
     DesignLoaded,
-    DiffReady,
-    DisagreementsLoaded,
     FacetsLoaded,
-    KbDetailLoaded,
-    KbLoaded,
-    KbOpDone,
-    KbSuggestionsLoaded,
     NextFound,
     OutsideTokenRead,
     ProgressLoaded,
     QueueLoaded,
     RecentLoaded,
-    ReportsLoaded,
     RowsLoaded,
-    RunsLoaded,
     RunUpdate,
     WriteDone,
 )
@@ -355,62 +345,6 @@ class CuratorApp(App[int]):
         queue = self.store.bulk_preview(rule, None, filters)
         self._post(target, BulkPreview(rule, here, queue, request))
 
-    @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
-    def compute_diff(self, target, base_kind: str, base_name: str, b_graph: dict, b_label: str,
-                     request: int) -> None:
-        from archcurator.core.diff import diff_designs
-        from archcurator.core.graph import Design
-
-        if base_kind == "reference":
-            graph, where = self.store.reference(base_name)
-            label = f"{base_name} (reference)"
-            if graph is None:
-                raise LookupError(f"reference architecture {base_name!r} not found in assets/architectures "
-                                  "or the store")
-        else:
-            graph = self.store.graph(base_name)
-            label = f"{base_name} ({base_kind})"
-            if graph is None:
-                raise LookupError(f"design {base_name!r} has no graph in the store")
-        diff = diff_designs(Design.from_dict(graph, source=label), Design.from_dict(b_graph, source=b_label))
-        self._post(target, DiffReady(diff, label, b_label, request))
-
-    # the knowledge base
-    @work(thread=True, exclusive=True, group="kb-load", exit_on_error=False)
-    def kb_load(self, target, status: str, request: int) -> None:
-        self._post(target, KbLoaded(self.store.kb_view(status), request))
-
-    @work(thread=True, exclusive=True, group="kb-suggest", exit_on_error=False)
-    def kb_suggest(self, target, request: int) -> None:
-        self._post(target, KbSuggestionsLoaded(self.store.kb_suggestions(), request))
-
-    @work(thread=True, exclusive=True, group="kb-detail", exit_on_error=False)
-    def kb_detail(self, target, pid: int, request: int) -> None:
-        judge = self.store.kb_judge(pid)
-        self._post(target, KbDetailLoaded(pid, judge["evidence"], request, judge))
-
-    @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
-    def kb_write(self, target, op: KbOp) -> None:
-        # the screen sends one operation at a time (it waits for KbOpDone), so nothing is cancelled
-        result = self.store.kb_apply(op)
-        target.post_message(KbOpDone(op.name, result))
-
-    @work(thread=True, exclusive=True, group="reports", exit_on_error=False)
-    def load_reports(self, target) -> None:
-        self._post(target, ReportsLoaded(self.store.refusals(), self.store.rules(), self.store.curators()))
-
-    @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
-    def load_agreement(self, target, a: str, b: str) -> None:
-        self._post(target, AgreementLoaded(self.store.agreement(a, b)))
-
-    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
-    def load_disagreements(self, target) -> None:
-        self._post(target, DisagreementsLoaded(self.store.disagreements()))
-
-    @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
-    def load_runs(self, target) -> None:
-        self._post(target, RunsLoaded(self.store.runs()))
-
     # ---- the design cache ----------------------------------------------------------
     def cache_view(self, view) -> None:
         if view is None:
@@ -641,6 +575,11 @@ class CuratorApp(App[int]):
 
     # ---- errors: the one handler ---------------------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.report_worker(event)
+
+    def report_worker(self, event: Worker.StateChanged) -> None:
+        """A worker of the app's or of a screen's changed state: a failure is said in one line, and the
+        screens that show what it was doing are told (`worker_failed(group, text)`)."""
         worker = event.worker
         if event.state == WorkerState.ERROR:
             error = worker.error

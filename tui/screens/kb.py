@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections import deque
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
@@ -37,6 +37,7 @@ from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
 from ..widgets.option_lists import StopOptionList
+from .base import CuratorScreen
 
 STATUS_STYLE = {"active": "green", "proposed": "cyan", "retired": "dim", "merged": "dim", "narrowed": "dim",
                 "withdrawn": "dim"}
@@ -46,7 +47,7 @@ def _label(pid: int) -> str:
     return f"P{pid}"
 
 
-class KnowledgeBaseScreen(Screen):
+class KnowledgeBaseScreen(CuratorScreen):
     BINDINGS = [
         Binding("m", "merge", "Merge", id="kb_merge"),
         Binding("w", "narrow", "Narrow", id="kb_narrow"),
@@ -143,12 +144,32 @@ class KnowledgeBaseScreen(Screen):
         table.focus()
         self.action_reload()
 
+    # ---- workers: the store, off the UI thread -------------------------------------------
+    @work(thread=True, exclusive=True, group="kb-load", exit_on_error=False)
+    def kb_load(self, status: str, request: int) -> None:
+        self.post_from_worker(KbLoaded(self.app.store.kb_view(status), request))
+
+    @work(thread=True, exclusive=True, group="kb-suggest", exit_on_error=False)
+    def kb_suggest(self, request: int) -> None:
+        self.post_from_worker(KbSuggestionsLoaded(self.app.store.kb_suggestions(), request))
+
+    @work(thread=True, exclusive=True, group="kb-detail", exit_on_error=False)
+    def kb_detail(self, pid: int, request: int) -> None:
+        judge = self.app.store.kb_judge(pid)
+        self.post_from_worker(KbDetailLoaded(pid, judge["evidence"], request, judge))
+
+    @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
+    def kb_write(self, op: kb_ops.KbOp) -> None:
+        # one operation at a time (the screen waits for KbOpDone), so nothing is cancelled, and its result is
+        # posted even after the screen closed: what was done is said
+        self.post_message(KbOpDone(op.name, self.app.store.kb_apply(op)))
+
     # ---- loading ------------------------------------------------------------------
     def action_reload(self) -> None:
         self.request += 1
         self.query_one("#kb-status", Static).update("reading the knowledge base…")
-        self.app.kb_load(self, self.status, self.request)
-        self.app.kb_suggest(self, self.request)
+        self.kb_load(self.status, self.request)
+        self.kb_suggest(self.request)
 
     def refresh_data(self) -> None:
         self.action_reload()
@@ -289,7 +310,7 @@ class KnowledgeBaseScreen(Screen):
             t.append(f" · merged into {_label(p.merged_into)}")
         detail.update(t)
         self.detail_request += 1
-        self.app.kb_detail(self, pid, self.detail_request)
+        self.kb_detail(pid, self.detail_request)
 
     def on_kb_detail_loaded(self, message: KbDetailLoaded) -> None:
         message.stop()
@@ -327,7 +348,7 @@ class KnowledgeBaseScreen(Screen):
         self.busy = True
         self._select_after = select
         self._cursor_at_key = cursor
-        self.app.kb_write(self, op)
+        self.kb_write(op)
 
     def on_kb_op_done(self, message: KbOpDone) -> None:
         message.stop()

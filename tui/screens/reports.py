@@ -7,10 +7,11 @@ task set; on a rules row, to the designs on which that rule fires.
 from __future__ import annotations
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
 
 from ..report_text import false_alarm_text
@@ -18,6 +19,7 @@ from ..sanitise import plain, visible
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import AgreementLoaded, ReportsLoaded
+from .base import CuratorScreen
 
 BAR_WIDTH = 30
 
@@ -66,7 +68,7 @@ def share_chart(rows: list[dict], width: int = BAR_WIDTH) -> Text:
     return t
 
 
-class ReportsScreen(Screen):
+class ReportsScreen(CuratorScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="reports_back"),
         Binding("f5", "reload", "Refresh", id="reports_refresh"),
@@ -80,6 +82,15 @@ class ReportsScreen(Screen):
         self.refusal_rows: list[dict] = []
         self.rule_rows: list[dict] = []
         self.curators: list[str] = []
+
+    @work(thread=True, exclusive=True, group="reports", exit_on_error=False)
+    def load_reports(self) -> None:
+        store = self.app.store
+        self.post_from_worker(ReportsLoaded(store.refusals(), store.rules(), store.curators()))
+
+    @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
+    def load_agreement(self, a: str, b: str) -> None:
+        self.post_from_worker(AgreementLoaded(self.app.store.agreement(a, b)))
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -108,7 +119,7 @@ class ReportsScreen(Screen):
 
     def action_reload(self) -> None:
         self.query_one("#refusal-chart", Static).update("reading the store…")
-        self.app.load_reports(self)
+        self.load_reports()
 
     def refresh_data(self) -> None:
         self.action_reload()
@@ -202,7 +213,7 @@ class ReportsScreen(Screen):
             return
         note.update(Text("A: pick two curators", style="dim"))
         if self.app.curator in self.curators:
-            self.app.load_agreement(self, self.app.curator, others[0])
+            self.load_agreement(self.app.curator, others[0])
 
     def action_pick_curators(self) -> None:
         from .modals import ChoiceScreen
@@ -215,7 +226,7 @@ class ReportsScreen(Screen):
         def chosen(value) -> None:
             if value is not ChoiceScreen.CANCELLED and value is not None:
                 self.query_one("#report-tabs", TabbedContent).active = "tab-agreement"
-                self.app.load_agreement(self, *value)
+                self.load_agreement(*value)
 
         self.app.push_screen(ChoiceScreen("Agreement between…", pairs), chosen)
 
