@@ -89,19 +89,21 @@ def record_judgment(db: DB, design_id: str, finding_key: str | None, curator: st
 def record_judgment_seen(db: DB, design_id: str, finding_key: str | None, curator: str, verdict: str,
                          note: str | None, seen: dict) -> SeenResult:
     """`record_judgment`, saying which other curators' verdicts on the finding changed since the curator
-    was shown it (`seen`: {curator: event id} as shown; None for no verdict then): {"event", "changed":
-    [{"curator", "verdict", "was"}]}. Both verdicts are kept: one curator's never replaces another's."""
+    was shown it (`seen`: {curator: event id} as shown; None for no verdict then), the curator's own one
+    too when `seen` has it: {"event", "changed": [{"curator", "verdict", "was", "same_curator"}]}. Both
+    verdicts are kept: one curator's never replaces another's (and an own one replaced stays in the history)."""
     _need_curator(curator)
     _check_verdict(finding_key, verdict)
     with transaction(db) as con:
         _check_target(con, design_id, finding_key)
         now = con.execute("SELECT curator, id, verdict FROM current_judgments WHERE design_id = ?"
-                          " AND finding_key IS NOT DISTINCT FROM ? AND curator <> ?",
-                          [design_id, finding_key, curator]).fetchall()
+                          " AND finding_key IS NOT DISTINCT FROM ?", [design_id, finding_key]).fetchall()
         event = _insert_verdict(con, design_id, finding_key, curator, verdict, note, new_step(con), utcnow())
     seen = seen or {}
-    changed = [{"curator": who, "verdict": v, "was": seen.get(who)} for who, eid, v in now
-               if seen.get(who) != eid]
+    # the curator's own verdict is compared only when `seen` names it: the same curator in another instance
+    # of the app (or another terminal) judged the finding since this one showed it
+    changed = [{"curator": who, "verdict": v, "was": seen.get(who), "same_curator": who == curator}
+               for who, eid, v in now if (who != curator or curator in seen) and seen.get(who) != eid]
     return {"event": event, "changed": changed}
 
 

@@ -22,7 +22,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -107,7 +107,11 @@ class CuratorApp(App[int]):
         self.runs = RunBridge(self)
         self.keys = KeyGate(self)
         self.steps_this_session = 0  # steps taken (shown at once, saved or not)
-        self.steps_saved = 0  # steps DuckDB has committed: what the screen calls saved
+        # this curator's own verdicts as this app last wrote them ((design, key) -> event id) and its own
+        # writes still queued per finding: what a second instance run under the same name is compared with
+        self._own_event: dict = {}
+        self._own_pending: dict = {}
+        self.steps_saved = 0  # writes DuckDB has committed this session (undo counts as one): "N saved"
         self.design_cache: OrderedDict = OrderedDict()
         self.facets: dict = {}
         self.progress: Progress | None = None
@@ -389,6 +393,9 @@ class CuratorApp(App[int]):
             self.design_cache.clear()  # which designs change, the store says when it is done
         if op.kind != "undo":
             self.steps_this_session += 1
+        if op.kind in ("judge", "note") and op.design_id is not None:
+            k = (op.design_id, op.args.get("key"))
+            self._own_pending[k] = self._own_pending.get(k, 0) + 1
         self.writes.submit(op)
         self.writes_changed()
 
@@ -405,7 +412,8 @@ class CuratorApp(App[int]):
 
     def writes_status(self) -> str:
         """What is saved and what is not yet, as the design screen shows it: a step counts as saved only
-        once DuckDB has committed it, so a crash loses at most what is shown as saving."""
+        once DuckDB has committed it, so a crash loses at most what is shown as saving. "N saved" counts
+        the writes committed this session and never goes down: an undo is one more write."""
         text = f"{self.steps_saved} saved"
         if self.writes.pending:
             text += f" · saving {self.writes.pending}…"
@@ -420,8 +428,12 @@ class CuratorApp(App[int]):
         args = {"key": key, "verdict": verdict, "note": note}
         if finding is not None:
             # the other curators' verdicts as shown: the store says which changed since (a notice, not a loss)
-            args["seen"] = {who: (j or {}).get("event_id") for who, j in (finding.get("judgments") or {}).items()
-                            if who != self.curator}
+            seen: dict[str, Any] = {who: (j or {}).get("event_id")
+                                    for who, j in (finding.get("judgments") or {}).items() if who != self.curator}
+            own = self._own_shown(view, finding)
+            if own is not False:
+                seen[self.curator] = own
+            args["seen"] = seen
             finding["verdict"] = verdict
             finding.setdefault("judgments", {})[self.curator] = mine
         else:
@@ -429,6 +441,34 @@ class CuratorApp(App[int]):
         (view.data.get("flags") or {}).pop(key, None)
         self._local_row_update(view)
         self.submit(WriteOp("judge", view.id, args))
+
+    def _own_shown(self, view, finding: dict):
+        """The event id of this curator's verdict on `finding` as this app shows it (None: none shown), or
+        False where this app cannot tell (a write of its own still queued for it, or an undo, bulk verdict
+        or adjudication that rewrote its verdicts since the design was read)."""
+        k = (view.id, finding["key"])
+        if self._own_pending.get(k) or view.data.get("_own_rewritten"):
+            return False
+        if any(op.kind in ("undo", "bulk", "adjudicate") for op in self.writes.pending_ops()):
+            return False
+        shown = ((finding.get("judgments") or {}).get(self.curator) or {}).get("event_id")
+        ids = [i for i in (shown, self._own_event.get(k)) if i is not None]
+        return max(ids) if ids else None
+
+    def _own_written(self, op: WriteOp, result, failed: bool = False) -> None:
+        if op.kind not in ("judge", "note") or op.design_id is None:
+            return
+        k = (op.design_id, op.args.get("key"))
+        n = self._own_pending.get(k, 0) - 1
+        if n > 0:
+            self._own_pending[k] = n
+        else:
+            self._own_pending.pop(k, None)
+        if failed:
+            return
+        event = result.get("event") if isinstance(result, dict) else result
+        if isinstance(event, int):
+            self._own_event[k] = event
 
     def save_note(self, view, finding: dict | None, note: str | None) -> None:
         """A note added to (or changed on) a verdict already given: the verdict stays."""
@@ -492,10 +532,14 @@ class CuratorApp(App[int]):
     def on_write_done(self, message: WriteDone) -> None:
         op, result = message.op, message.result
         designs = [op.design_id] if op.design_id else []
-        if op.kind != "undo":
+        self._own_written(op, result)
+        if op.kind in ("undo", "bulk", "adjudicate"):
+            self._own_rewritten(op, result)
+        if op.kind != "undo" or result is not None:
+            # every write DuckDB committed, an undo included (it is a write of its own: the step it takes
+            # back stays in the store's history, marked undone); a count that went down on z read as
+            # saved work lost
             self.steps_saved += 1
-        elif result is not None:
-            self.steps_saved = max(self.steps_saved - 1, 0)
         self.writes_changed()
         if op.kind == "judge" and isinstance(result, dict) and result.get("changed"):
             self._say_changed(op, result["changed"])
@@ -524,20 +568,42 @@ class CuratorApp(App[int]):
             if handler is not None:
                 handler(op, result, designs)
 
+    def _own_rewritten(self, op: WriteOp, result) -> None:
+        """An undo, bulk verdict or adjudication changed this curator's verdicts: the designs shown now no
+        longer say which of them stands until they are read again."""
+        designs = set((result or {}).get("designs") or []) | ({op.design_id} if op.design_id else set())
+        for d, k in (result or {}).get("keys") or []:
+            self._own_event.pop((d, k), None)
+        for k in [k for k in self._own_event if k[0] in designs]:
+            self._own_event.pop(k, None)
+        for screen in self.screen_stack:
+            view = getattr(screen, "view", None)
+            if view is not None and getattr(view, "id", None) in designs and hasattr(view, "data"):
+                view.data["_own_rewritten"] = True
+
     def _say_changed(self, op: WriteOp, changed: list[dict]) -> None:
         from .components.findings import VERDICT_LABEL as VERDICT_WORDS
 
         parts = []
         for c in changed:
             now = VERDICT_WORDS.get(c["verdict"], c["verdict"])
-            parts.append(f"{c['curator']} judged it {now}" + ("" if c["was"] is None else " (changed since)"))
+            if c.get("same_curator"):
+                parts.append(f"you ({c['curator']}) judged it {now} in another instance of the app")
+            else:
+                parts.append(f"{c['curator']} judged it {now}" + ("" if c["was"] is None else " (changed since)"))
         mine = VERDICT_WORDS.get(op.args["verdict"], op.args["verdict"])
+        others = any(not c.get("same_curator") for c in changed)
+        kept = (" Your {m} is stored beside it (Review, V, lists disagreements)." if others else
+                " Your {m} here replaced it; the other instance's verdict stays in the history (z here undoes "
+                "yours).").format(m=mine)
         self.notify(f"{op.args.get('key') or op.design_id} on {op.design_id}: since it was shown to you, "
-                    f"{'; '.join(parts)}. Your {mine} is stored beside it (Review, V, lists disagreements).",
-                    title="changed by another curator", severity="warning", timeout=10)
+                    f"{'; '.join(parts)}.{kept}",
+                    title="changed by another curator" if others else "changed in another instance",
+                    severity="warning", timeout=10)
 
     def write_failed(self, op: WriteOp, error: BaseException) -> None:
         # the optimistic state shown was never saved: drop it and re-read the design
+        self._own_written(op, None, failed=True)
         if op.kind != "undo":
             self.steps_this_session = max(self.steps_this_session - 1, 0)
         self.writes_changed()

@@ -4,11 +4,13 @@ Keys typed fast are sent as a terminal sends them, in one burst (`burst`, as in 
 
 from __future__ import annotations
 
-from apphelp import current_verdicts, make_app, open_design, settle
+import pytest
+from apphelp import current_verdicts, make_app, open_design, settle, wait_until
 from test_modes import burst
 
 # ---- 1: keys typed while the next design opens never land on another design ---------------------------
 
+@pytest.mark.slow
 async def test_r_bracket_f_typed_fast_after_the_verdict_that_finishes_a_design_never_misfiles(store_path):
     """`r` finishes d-002 (its one finding) and the next design to judge opens; `[` and `f` typed in the
     same burst must act on the design on screen when each was typed, or be dropped with a notice."""
@@ -31,6 +33,7 @@ async def test_r_bracket_f_typed_fast_after_the_verdict_that_finishes_a_design_n
 
 # ---- 2: a missed defect is never saved without the rule that should have fired -------------------------
 
+@pytest.mark.slow
 async def test_enter_on_an_empty_rule_filter_never_saves_a_missed_defect_without_a_rule(store_path):
     from archcurator.store.missed import list_missed_defects
 
@@ -73,6 +76,7 @@ async def _send_as_terminal(pilot, key: str, character: str | None) -> None:
     await settle(pilot)
 
 
+@pytest.mark.slow
 async def test_esc_then_a_letter_read_as_alt_letter_is_esc_then_the_letter(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -93,6 +97,7 @@ async def test_esc_then_a_letter_read_as_alt_letter_is_esc_then_the_letter(store
 
 # ---- 4: up / down stop at the ends of a list ------------------------------------------------------------
 
+@pytest.mark.slow
 async def test_up_and_down_stop_at_the_ends_of_the_findings_and_a_dialogs_choices(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -116,3 +121,134 @@ async def test_up_and_down_stop_at_the_ends_of_the_findings_and_a_dialogs_choice
         await pilot.press("up")
         await settle(pilot)
         assert choices.highlighted == first, "up on a dialog's first choice jumped to its last"
+
+
+# ---- 5: the saved counter says what is true after an undo -------------------------------------------------
+
+@pytest.mark.slow
+async def test_the_saved_counter_never_goes_down_an_undo_is_one_more_saved_write(store_path):
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-008")
+        await pilot.press("u")
+        await settle(pilot)
+        assert app.writes_status() == "1 saved"
+        await pilot.press("z")
+        await settle(pilot)
+        assert current_verdicts(store_path) == {}, "the undo was not written"
+        assert app.writes_status() == "2 saved", "the counter went down after z: it read as saved work lost"
+
+
+# ---- 6: a degenerate calibration basis is said as what it is -----------------------------------------------
+
+@pytest.mark.slow
+async def test_run_estimates_from_start_up_bound_runs_show_the_assumed_basis_not_zero_gflops(store_path):
+    from archcurator.store.runs import record_run
+
+    # the only run stored here: a forward pass of the tiny CNN (kFLOPs) that took 12 s, all of it start-up
+    record_run(store_path, kind="forward", design_id="d-003", backend="local", device="cpu", status="ok",
+               seconds=12.0, spec={"kind": "forward"})
+    app = make_app(store_path, prefetch=False)
+    async with app.run_test(size=(160, 40)) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-006")  # resnet18: GFLOPs a sample
+        await pilot.press("e")
+        assert await wait_until(pilot, lambda: type(app.screen).__name__ == "ChoiceScreen")
+        ol = app.screen.query_one("#choices")
+        cpu = next(str(ol.get_option_at_index(i).prompt) for i in range(ol.option_count)
+                   if str(ol.get_option_at_index(i).prompt).startswith("cpu"))
+        await pilot.press("escape")
+        await settle(pilot)
+    assert "0.00 GFLOP/s" not in cpu, cpu
+    assert "assumed" in cpu and "start-up bound" in cpu and "1 run stored" in cpu, cpu
+
+
+# ---- 7: d on a design with no parent says why --------------------------------------------------------------
+
+@pytest.mark.slow
+async def test_d_on_a_design_without_parent_or_reference_says_why(store_path):
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-003")
+        await pilot.press("d")
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        dialog = app.screen
+        assert any("d-003 has no parent and no reference" in m for m in said), said
+        assert type(dialog).__name__ == "ChoiceScreen" and "no parent" in dialog.title_text
+
+
+# ---- 8, 9: the reports' tabs on number keys; the false-alarm columns on screen at 100 columns ---------------
+
+@pytest.mark.slow
+async def test_the_reports_tabs_are_on_number_keys_as_the_design_screens_are(store_path):
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        tabs = app.screen.query_one("#report-tabs")
+        seen = []
+        for key in ("2", "3", "1"):
+            await pilot.press(key)
+            await settle(pilot)
+            seen.append(tabs.active)
+        assert seen == ["tab-rules", "tab-agreement", "tab-refusals"]
+        await pilot.press("2")
+        await settle(pilot)
+        assert app.screen.focused.id == "rules-table", "the rules tab's table does not take the keys"
+        assert "2" in app.key_for("reports_tab_rules")
+
+
+@pytest.mark.slow
+async def test_the_false_alarm_columns_of_the_rules_report_are_on_screen_at_100_columns(store_path):
+    app = make_app(store_path)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await settle(pilot)
+        await pilot.press("R")
+        await settle(pilot)
+        app.screen.query_one("#report-tabs").active = "tab-rules"
+        await settle(pilot)
+        table = app.screen.query_one("#rules-table")
+        assert table.row_count >= 3
+        x = 0
+        right_edge = {}
+        for col in table.ordered_columns:
+            x += col.get_render_width(table)
+            right_edge[str(col.label)] = x
+        visible_width = table.scrollable_content_region.width
+        for name in ("false-alarm rate (95%)", "false alarm", "precision"):
+            assert right_edge[name] <= visible_width, (name, right_edge[name], visible_width)
+
+
+# ---- 10: the same curator name in two instances of the app -------------------------------------------------
+
+@pytest.mark.slow
+async def test_a_verdict_the_same_curator_changed_in_another_instance_since_it_was_shown_says_so(store_path):
+    from archcurator.store.judgments import record_judgment
+
+    app = make_app(store_path, prefetch=False)
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-008")
+        key = app.screen.findings.current_finding()["key"]
+        await pilot.press("u")  # judged here: the app knows its own verdict
+        await settle(pilot)
+        app.screen.findings.highlighted = 0
+        await settle(pilot)
+        assert app.screen.findings.current_finding()["key"] == key
+        quiet = [n.message for n in app._notifications if "another instance" in n.message]
+        record_judgment(store_path, "d-008", key, "ada", "real", "from the other window")  # ada's other app
+        await pilot.press("f")  # re-judged here, on what this app showed (unsure)
+        await settle(pilot)
+        said = [n.message for n in app._notifications]
+        # and a re-judge of a verdict this app itself wrote says nothing
+        await pilot.press("r")
+        await settle(pilot)
+        after = [n.message for n in app._notifications]
+    assert quiet == []
+    assert any("you (ada) judged it real in another instance" in m for m in said), said
+    assert sum("another instance" in m for m in after) == 1, after
+    assert current_verdicts(store_path)[("d-008", key)][0] == "real"

@@ -771,9 +771,13 @@ class DesignScreen(Screen):
         elif d.get("reference"):
             self._open_diff("reference", d["reference"])
         else:
-            self.action_diff_pick()
+            # d means "against the parent": when there is none, the picker that comes up instead says why
+            why = (f"{visible(view.id)}'s parent {visible(d['parent'])} is not in the store" if d.get("parent")
+                   else f"{visible(view.id)} has no parent and no reference architecture")
+            self.notify(f"{why}: pick what to compare it with", timeout=5)
+            self.action_diff_pick(why)
 
-    def action_diff_pick(self) -> None:
+    def action_diff_pick(self, why: str | None = None) -> None:
         from .modals import ChoiceScreen, PromptScreen
         from .queue import QueueScreen
 
@@ -814,7 +818,8 @@ class DesignScreen(Screen):
             else:
                 self._open_diff(kind, name)
 
-        self.app.push_screen(ChoiceScreen(f"Compare {view.id} with…", choices), chosen)
+        title = f"Compare {visible(view.id)} with…" + (f"  ({why})" if why else "")
+        self.app.push_screen(ChoiceScreen(title, choices), chosen)
 
     def action_propose_repair(self) -> None:
         view = self.view

@@ -22,6 +22,7 @@ from ..widgets.messages import AgreementLoaded, ReportsLoaded
 from .base import CuratorScreen
 
 BAR_WIDTH = 30
+TABS = Binding.Group("Tabs", compact=True)  # 1-3 shown once in the footer, as on the design screen
 
 
 def _pct(v) -> str:
@@ -73,9 +74,15 @@ class ReportsScreen(CuratorScreen):
         Binding("escape", "back", "Back", id="reports_back"),
         Binding("f5", "reload", "Refresh", id="reports_refresh"),
         Binding("A", "pick_curators", "Agreement of…", id="reports_agreement"),
+        Binding("1", "tab('tab-refusals')", "Refusals tab", id="reports_tab_refusals", group=TABS),
+        Binding("2", "tab('tab-rules')", "Rules tab", id="reports_tab_rules", group=TABS),
+        Binding("3", "tab('tab-agreement')", "Agreement tab", id="reports_tab_agreement", group=TABS),
     ]
     ACTION_HELP = {"reports_back": "Back", "reports_refresh": "Read the reports again",
-                   "reports_agreement": "Agreement (Cohen's kappa) between two curators you pick"}
+                   "reports_agreement": "Agreement (Cohen's kappa) between two curators you pick",
+                   "reports_tab_refusals": "Show the Refusals tab: refusal rate by author, model and task set",
+                   "reports_tab_rules": "Show the Rules tab: precision and false-alarm rate per rule",
+                   "reports_tab_agreement": "Show the Agreement tab: Cohen's kappa between two curators"}
 
     def __init__(self) -> None:
         super().__init__()
@@ -160,14 +167,17 @@ class ReportsScreen(CuratorScreen):
         self.query_one("#rules-other", Static).update(note)
         table = self.query_one("#rules-table", DataTable)
         table.clear(columns=True)
-        table.add_columns("rule", "firings", "designs", "real", "false alarm", "unsure", "unjudged", "precision",
-                          "≥ (95%)", "false-alarm rate (95%)", "missed", "recall", "demoted")
+        # what a curator reads a rule by (precision, false alarms) next to its id, the counts after: at 100
+        # columns the false-alarm columns were past the right edge
+        table.add_columns("rule", "precision", "≥ (95%)", "false-alarm rate (95%)", "real", "false alarm",
+                          "unsure", "unjudged", "firings", "designs", "missed", "recall", "demoted")
         for r in rules:
-            table.add_row(plain(r["rule"]), *[Text(str(r[k]), justify="right") for k in
-                                       ("firings", "designs", "real", "false_alarm", "unsure", "unjudged")],
+            table.add_row(plain(r["rule"]),
                           Text(_pct(r.get("precision")), justify="right"),
                           Text(_pct(r.get("precisionLower")), justify="right"),
                           Text(false_alarm_text(r), justify="right"),
+                          *[Text(str(r[k]), justify="right") for k in
+                            ("real", "false_alarm", "unsure", "unjudged", "firings", "designs")],
                           Text(str(r.get("missed", 0)), justify="right"),
                           Text(_pct(r.get("recall")), justify="right"),
                           plain((r.get("demoted") or {}).get("reason") or ""))
@@ -185,7 +195,7 @@ class ReportsScreen(CuratorScreen):
     def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
         if message.tabbed_content.id == "report-tabs":
             active = message.pane.id
-            table = {"tab-refusals": "#refusal-table", "tab-rules": "#rules-table"}.get(active)
+            table = {"tab-refusals": "#refusal-table", "tab-rules": "#rules-table"}.get(active or "")
             if table is not None and not isinstance(self.focused, Tabs):
                 self.query_one(table, DataTable).focus()
 
@@ -252,5 +262,14 @@ class ReportsScreen(CuratorScreen):
         self.query_one("#agreement-note", Static).update(Text("A: pick two other curators", style="dim"))
         self.query_one("#agreement", Static).update(t)
 
+    def action_tab(self, tab_id: str) -> None:
+        self.query_one("#report-tabs", TabbedContent).active = tab_id
+
     def action_back(self) -> None:
+        """esc: from the tab bar, back to the open tab's table; from there, back."""
+        if isinstance(self.focused, Tabs):
+            self.set_focus(None)
+            self._focus_table()
+            if isinstance(self.focused, DataTable):
+                return
         self.dismiss()
