@@ -58,9 +58,18 @@ def test_the_crop_of_a_causal_conv_states_no_condition():
 
 
 def test_a_condition_the_declared_sizes_meet_is_no_warn():
-    g = G([N("pos", "Parameter", shape=[64, 16]), N("p", "Slice", ["pos"], dim=0, start=0, end="T"),
-           N("a", "Add", ["x", "p"])], [X("B", "T", 16)], train={"seq_len": 32})
+    # positions read from a 64-row table: "runs only when T <= 64 (the declared sizes satisfy it)" before
+    g = G([N("i", "Arange", end="T"), N("pos", "Embedding", ["i"], num_embeddings=64, embedding_dim=16),
+           N("a", "Add", ["x", "pos"])], [X("B", "T", 16)], train={"seq_len": 32})
     assert not findings(g)
+    # a fixed table of 64 positions added to [B, T, 16]: "T = 64 (or T = 1)", met by the declared 64
+    g2 = G([N("pos", "Parameter", shape=[1, 64, 16]), N("a", "Add", ["x", "pos"])], [X("B", "T", 16)],
+           train={"seq_len": 64})
+    assert not findings(g2)
+    # a sliced table is no warn either (the length is T; the broadcast over the batch is a learned table's)
+    g3 = G([N("pos", "Parameter", shape=[64, 16]), N("p", "Slice", ["pos"], dim=0, start=0, end="T"),
+            N("a", "Add", ["x", "p"])], [X("B", "T", 16)], train={"seq_len": 32})
+    assert not findings(g3)
     g.pop("train")  # undeclared, T <= 64 is stated
     assert [c.message for c in conditions(g)] and "T <= 64" in conditions(g)[0].message
 
@@ -106,12 +115,12 @@ def test_a_condition_a_real_size_meets_stays_a_warn():
 
 # ---- likely defects ----------------------------------------------------------------------------------
 def test_a_sequence_size_equal_to_a_width_on_another_axis_is_a_likely_defect_listed_first():
-    from archcurator.core.checks import CATALOGUE
-    from archcurator.core.report import display_key
-
     g = G([N("fc", "Linear", ["x"], in_features=176, out_features=64)], [X("B", 176, "T")])
     found = findings(g)
     assert [f.rule for f in found] == ["shape.size-meets-width"] and "T = 176" in found[0].message
+    from archcurator.core.checks import CATALOGUE
+    from archcurator.core.report import display_key
+
     assert "missing transpose" in found[0].message and CATALOGUE["shape.size-meets-width"].likely_defect
     plain = ("shape.symbol-condition", "warn", ("a",), {"a": 0, "fc": 1})
     assert display_key("shape.size-meets-width", "warn", ("fc",), {"a": 0, "fc": 1}) < display_key(*plain)
