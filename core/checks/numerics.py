@@ -23,6 +23,7 @@ DROPOUTS = ops_with("dropout")
 POOLS = ops_with("pools")
 NONLINEAR = ops_with("nonlinear")
 DEEP_NO_NORM = 12
+DEEP_NO_NORM_JOINS = 8  # residual joins on one path: ResNet-18's eight blocks
 DEEP_NO_RESIDUAL = 20
 DEEP_SATURATING = 6
 # ops a query or key passes through unchanged in kind on its way to the scores: views, splits, dropout
@@ -48,7 +49,7 @@ def _weighted_depth(ctx) -> int:
 
 NUMERICS_DEEP_NO_NORM = Rule("numerics.deep-no-norm", W, "numerics", "Deep stack without normalisation",
     condition=f"At least {DEEP_NO_NORM} weighted layers on one path and no normalisation layer anywhere; in a "
-              f"residual design (Adds joining a branch to its input), at least {DEEP_NO_NORM} residual joins on one "
+              f"residual design (Adds joining a branch to its input), at least {DEEP_NO_NORM_JOINS} joins on one "
               "path as well: each join adds its branch's variance to the stream, while a few blocks with identity "
               "shortcuts (a WaveNet's gated layers) train without norms.",
     why="Activations and gradients drift in scale with depth; training needs careful init and low learning "
@@ -76,7 +77,7 @@ def _deep_no_norm(ctx):
     d = weighted_depth(ctx)
     if d < DEEP_NO_NORM:
         return
-    if any(_is_join(n) for n in ctx.design.nodes) and _join_depth(ctx) < DEEP_NO_NORM:
+    if any(_is_join(n) for n in ctx.design.nodes) and _join_depth(ctx) < DEEP_NO_NORM_JOINS:
         return
     yield [], f"{d} weighted layers deep with no normalisation layer"
 
