@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 from functools import lru_cache
+from typing import TypeGuard
 
 Dim = int | str | None
 
 _ONE = ()  # the monomial of a constant term
 
 
-def is_const(d: Dim) -> bool:
+def is_const(d: Dim) -> TypeGuard[int]:
     return type(d) is int or (isinstance(d, int) and not isinstance(d, bool))
 
 

@@ -16,7 +16,7 @@ from .cost import compute_cost
 from .graph import Design, _kahn, parse_ref, wiring
 from .ops.rules import CONNECTIVITY_BAD_RESULT, CONNECTIVITY_CYCLE, CONNECTIVITY_DANGLING, CONNECTIVITY_NO_OUTPUT
 from .report import Finding, Report
-from .shapes import infer_design
+from .shapes import Inference, infer_design
 
 _STRUCTURE_RULES = {"dangling": CONNECTIVITY_DANGLING, "bad-shares": CONNECTIVITY_DANGLING,
                     "cycle": CONNECTIVITY_CYCLE, "no-output": CONNECTIVITY_NO_OUTPUT,
@@ -76,7 +76,7 @@ def _bad_output_results(design: Design, inf) -> list:
     return out
 
 
-def _check_ctx(design: Design, inf, cost: dict, wired: tuple | None = None) -> CheckCtx:
+def _check_ctx(design: Design, inf: Inference, cost: dict, wired: tuple | None = None) -> CheckCtx:
     nodes, operands, users = wired or wiring(design)
     return CheckCtx(design=design, inf=inf, cost=cost, nodes=nodes, users=users, operands=operands)
 

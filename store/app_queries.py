@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from .connection import DB, connect, reading, transaction
+from .connection import DB, connect, one, reading, transaction
 from .designs import JUDGED_CASE, LIST_COLUMNS, filters_sql, get_design, judged_cte, order_sql
 
 JUDGED_SORTS = {"judged", "n_judged"}
@@ -172,11 +172,11 @@ def progress(db: DB, filters: dict | None = None, curator: str | None = None) ->
     cte, p1 = judged_cte(curator)
     where, p2 = _where(f, curator)
     with reading(db) as con:
-        row = con.execute(
+        row = one(con.execute(
             f"WITH {cte} SELECT count(*) FILTER (WHERE error IS NULL),"
             f" count(*) FILTER (WHERE judged = 'judged'),"
             f" coalesce(sum(n_findings), 0), coalesce(sum(n_judged), 0) FROM base{where}",
-            p1 + p2).fetchone()
+            p1 + p2))
     return {"designs": int(row[0]), "designs_judged": int(row[1]),
             "findings": int(row[2]), "findings_judged": int(row[3])}
 
@@ -341,9 +341,9 @@ class AppStore:
         archived (`archcurator import`, `archive`, `archive --restore`). The app's own verdicts, notes and
         runs leave it as it was, so comparing it tells a change from outside from the app's own writes."""
         with connect(self.db) as con:
-            return tuple(con.execute(
+            return tuple(one(con.execute(
                 "SELECT count(*), count(archived_at),"
-                " coalesce(sum(hash(id)) FILTER (WHERE archived_at IS NOT NULL), 0) FROM designs").fetchone())
+                " coalesce(sum(hash(id)) FILTER (WHERE archived_at IS NOT NULL), 0) FROM designs")))
 
     def first_unfinished(self, ids: list[str]) -> int | None:
         return first_unfinished(self.db, ids, self.curator)
@@ -555,7 +555,7 @@ KB_OPS = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", 
           "export_pack", "write_pack", "seed_kb", "cycle")
 
 
-def kb_view(db: DB, status: str = "live") -> dict:
+def kb_view(db: str | os.PathLike | None, status: str = "live") -> dict:
     """Propositions (with evidence counts), the current 20-cap pack and the audit log's head."""
     from . import kb as K
 

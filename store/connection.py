@@ -93,7 +93,8 @@ def _describe_pid(pid: int) -> str | None:
 
 # A store file never loads code: DuckDB would otherwise fetch an extension from the network to
 # read a SQLite file given as --db, and load it
-_CONFIG = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+_CONFIG: dict[str, str | bool | int | float | list[str]] = {
+    "autoinstall_known_extensions": False, "autoload_known_extensions": False}
 
 
 # DuckDB reads a file named *.json, *.csv, *.parquet, ... as a table of an in-memory database
@@ -329,6 +330,14 @@ def reading(db: DB = None, *, timeout: float | None = None) -> Iterator[duckdb.D
 
 # ---- schema -------------------------------------------------------------
 
+def one(cur: duckdb.DuckDBPyConnection) -> tuple:
+    """The row of a query that always gives one (a count, a nextval, an INSERT ... RETURNING of one row)."""
+    row = cur.fetchone()
+    if row is None:
+        raise StoreError("a query that always gives one row gave none")
+    return row
+
+
 def migrations() -> list[tuple[int, str, str]]:
     """(version, name, sql) of every `store/migrations/NNNN_name.sql`, in order."""
     out = []
@@ -345,10 +354,10 @@ def migrations() -> list[tuple[int, str, str]]:
 
 
 def applied_versions(con: duckdb.DuckDBPyConnection) -> set[int]:
-    has = con.execute(
+    has = one(con.execute(
         "SELECT count(*) FROM duckdb_tables() WHERE database_name = current_database()"
         " AND schema_name = 'main' AND table_name = 'schema_version'"
-    ).fetchone()[0]
+    ))[0]
     if not has:
         return set()
     return {r[0] for r in con.execute("SELECT version FROM schema_version").fetchall()}

@@ -11,7 +11,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
 from .importers import ImportResult, import_paths
 
 SEEDED_KEY = "demo_seeded_at"
@@ -53,7 +53,7 @@ def needs_demo(db: DB = None) -> bool:
     """A new store: never seeded and holding no designs (a store of imported designs is not seeded)."""
     with reading(db) as con:
         seeded = con.execute("SELECT 1 FROM store_meta WHERE key = ?", [SEEDED_KEY]).fetchone()
-        empty = con.execute("SELECT count(*) FROM designs").fetchone()[0] == 0
+        empty = one(con.execute("SELECT count(*) FROM designs"))[0] == 0
     return not seeded and empty
 
 

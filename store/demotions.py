@@ -3,7 +3,7 @@ are shown with the reason, and the queue's "to judge" counts skip them (store.ap
 
 from __future__ import annotations
 
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
 
 REASON_LIMIT = 512
 DEMOTED_RULES_SQL = "SELECT rule FROM rule_demotions"  # what the queue's counts leave out
@@ -31,6 +31,6 @@ def demote_rule(db: DB, rule: str, reason: str, by: str) -> None:
 def restore_rule(db: DB, rule: str) -> bool:
     """Take back a demotion; False when the rule was not demoted."""
     with transaction(db) as con:
-        had = con.execute("SELECT count(*) FROM rule_demotions WHERE rule = ?", [rule]).fetchone()[0]
+        had = one(con.execute("SELECT count(*) FROM rule_demotions WHERE rule = ?", [rule]))[0]
         con.execute("DELETE FROM rule_demotions WHERE rule = ?", [rule])
     return bool(had)

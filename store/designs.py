@@ -16,7 +16,7 @@ import duckdb
 
 from archcurator.core.report import display_key, graph_positions
 
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
 from .demotions import DEMOTED_RULES_SQL
 
 DESIGN_COLUMNS = (
@@ -165,10 +165,10 @@ def insert_designs(db: DB, designs: list[dict], findings: Iterable[dict] = (),
     return Inserted(new_ids, skipped, present)
 
 
-def _present_by_content(con: duckdb.DuckDBPyConnection, rows: list[dict], ids: set[str]) -> dict[str, str]:
-    """{id: the id it duplicates} for the staged designs in `ids`: same content hash and provenance
+def _present_by_content(con: duckdb.DuckDBPyConnection, rows: list[dict], staged: set[str]) -> dict[str, str]:
+    """{id: the id it duplicates} for the staged designs in `staged`: same content hash and provenance
     as a stored design, or as one earlier in `rows`."""
-    ids = [r["id"] for r in rows if r["id"] in ids and r["graph"] is not None]
+    ids = [r["id"] for r in rows if r["id"] in staged and r["graph"] is not None]
     if not ids:
         return {}
     hashes = dict(con.execute(
@@ -443,7 +443,7 @@ def count_designs(db: DB, filters: dict | None = None) -> int:
     cte, p1 = judged_cte((filters or {}).get("curator"))
     where, p2 = filters_sql(filters)
     with reading(db) as con:
-        return con.execute(f"WITH {cte} SELECT count(*) FROM base{where}", p1 + p2).fetchone()[0]
+        return one(con.execute(f"WITH {cte} SELECT count(*) FROM base{where}", p1 + p2))[0]
 
 
 def archive_designs(db: DB, ids: Iterable[str], curator: str, *, restore: bool = False) -> list[str]:

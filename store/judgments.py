@@ -19,7 +19,7 @@ repeated. `recent_steps` lists them for the app's recent-verdicts panel.
 
 from __future__ import annotations
 
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
 
 VERDICT_WORDS = {"real": "real", "false_alarm": "false alarm", "unsure": "unsure", "clean": "clean"}
 
@@ -163,10 +163,10 @@ def adjudicate(db: DB, design_id: str, finding_key: str, adjudicator: str, verdi
         raise JudgmentError(f"a finding's verdict is one of {', '.join(FINDING_VERDICTS)}, not {verdict!r}")
     with transaction(db) as con:
         _check_target(con, design_id, finding_key)
-        return con.execute(
+        return one(con.execute(
             "INSERT INTO adjudications (design_id, finding_key, adjudicator, verdict, note, adjudicated_at, step)"
             " VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-            [design_id, finding_key, adjudicator, verdict, note, utcnow(), new_step(con)]).fetchone()[0]
+            [design_id, finding_key, adjudicator, verdict, note, utcnow(), new_step(con)]))[0]
 
 
 def undo_judgment(db: DB, event_id: int, curator: str) -> int:
@@ -188,10 +188,10 @@ def undo_judgment(db: DB, event_id: int, curator: str) -> int:
             raise JudgmentError(f"event {event_id} is {owner}'s judgment, not {curator}'s")
         if con.execute("SELECT 1 FROM judgments WHERE undoes = ?", [event_id]).fetchone():
             raise JudgmentError(f"event {event_id} is already undone")
-        return con.execute(
+        return one(con.execute(
             "INSERT INTO judgments (design_id, finding_key, curator, verdict, note, judged_at, undoes)"
             " VALUES (?, ?, ?, NULL, NULL, ?, ?) RETURNING id",
-            [design_id, key, curator, utcnow(), event_id]).fetchone()[0]
+            [design_id, key, curator, utcnow(), event_id]))[0]
 
 
 def current_verdicts(db: DB, design_id: str, curator: str | None = None) -> dict:

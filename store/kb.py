@@ -46,7 +46,7 @@ from archcurator.core.kb.props import Condition, PropError, Structure, clean_tex
 from archcurator.core.kb.stats import wilson_lower
 from archcurator.core.kb.suggest import DuplicatePair, NarrowSuggestion, PropLite, clusters, duplicate_pairs, narrowing
 
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
 
 LIVE = ("active", "proposed")
 STATUSES = ("active", "proposed", "retired", "merged", "narrowed", "withdrawn")
@@ -240,13 +240,13 @@ class ImportSummary:
                 "rejected": [{"where": w, "message": m} for w, m in self.rejected]}
 
 
-def _insert_many(con, table: str, cols: Sequence[str], rows: list[Sequence], chunk: int = 400) -> None:
+def _insert_many(con, table: str, cols: Sequence[str], rows: Sequence[Sequence], chunk: int = 400) -> None:
     if not rows:
         return
-    one = "(" + ", ".join("?" for _ in cols) + ")"
+    marks = "(" + ", ".join("?" for _ in cols) + ")"
     for i in range(0, len(rows), chunk):
         part = rows[i:i + chunk]
-        sql = f"INSERT INTO {table} ({', '.join(cols)}) VALUES " + ", ".join(one for _ in part)
+        sql = f"INSERT INTO {table} ({', '.join(cols)}) VALUES " + ", ".join(marks for _ in part)
         con.execute(sql, [v for r in part for v in r])
 
 
@@ -350,8 +350,8 @@ def question_views(db: DB = None, split: str | None = None) -> list[QuestionView
 def question_summary(db: DB = None) -> dict:
     with reading(db) as con:
         rows = con.execute("SELECT split, category, count(*) FROM aiq_questions GROUP BY ALL ORDER BY ALL").fetchall()
-        pairs = con.execute("SELECT count(DISTINCT pair_id), count(DISTINCT pair_id) FILTER (WHERE flip)"
-                            " FROM aiq_questions WHERE pair_id IS NOT NULL").fetchone()
+        pairs = one(con.execute("SELECT count(DISTINCT pair_id), count(DISTINCT pair_id) FILTER (WHERE flip)"
+                                " FROM aiq_questions WHERE pair_id IS NOT NULL"))
         devices = [r[0] for r in con.execute("SELECT DISTINCT device FROM aiq_questions ORDER BY 1").fetchall()]
     by: dict = {}
     for split, cat, n in rows:
@@ -909,11 +909,11 @@ def export_pack(db: DB = None, fmt: str = "json", *, destination: str | None = N
     entries = current_pack(db)
     content = _pack_content(entries, fmt)
     with transaction(db) as con:
-        eid = con.execute(
+        eid = one(con.execute(
             "INSERT INTO kb_pack_exports (exported_at, actor, format, prop_ids, n, sha256, content, destination)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [utcnow(), _actor(actor), fmt, json.dumps([e.prop.id for e in entries]), len(entries),
-             content_hash(content), content, destination]).fetchone()[0]
+             content_hash(content), content, destination]))[0]
     return content, int(eid)
 
 
@@ -951,11 +951,11 @@ def write_pack(db: DB, path: str | os.PathLike, fmt: str | None = None, *, actor
     except OSError as e:
         raise KBError(f"{target}: cannot write ({e.strerror or e.__class__.__name__})") from None
     with transaction(db) as con:
-        eid = con.execute(
+        eid = one(con.execute(
             "INSERT INTO kb_pack_exports (exported_at, actor, format, prop_ids, n, sha256, content, destination)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [utcnow(), _actor(actor), fmt, json.dumps([e.prop.id for e in entries]), len(entries),
-             content_hash(content), content, str(target)]).fetchone()[0]
+             content_hash(content), content, str(target)]))[0]
     return {"path": str(target), "export": int(eid), "count": len(entries), "format": fmt}
 
 
@@ -1024,7 +1024,7 @@ def ensure_kb(db: DB = None) -> dict | None:
     """Seed the demo knowledge base on a store that has none (no questions, never seeded)."""
     with reading(db) as con:
         seeded = con.execute("SELECT 1 FROM store_meta WHERE key = ?", [SEEDED_KEY]).fetchone()
-        n = con.execute("SELECT count(*) FROM aiq_questions").fetchone()[0]
+        n = one(con.execute("SELECT count(*) FROM aiq_questions"))[0]
     if seeded or n:
         return None
     return seed_kb(db)

@@ -27,7 +27,7 @@ from archcurator.core.kb.features import QuestionView, view
 from archcurator.core.kb.props import Structure, judge
 
 from . import kb as K
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
 
 EFFECTS = loop.EFFECTS
 
@@ -66,18 +66,23 @@ def cycle(db: DB = None, *, questions: int = 10, solver: str = "rules", ask: Cal
     with reading(db) as con:
         known = {r[0] for r in con.execute("SELECT structure_key FROM kb_propositions WHERE status <> 'withdrawn'"
                                            ).fetchall()}
-    s = loop.RulesSolver(entries, train) if solver == "rules" else loop.LLMSolver(entries, ask)
+    s: loop.RulesSolver | loop.LLMSolver
+    if solver == "rules":
+        s = loop.RulesSolver(entries, train)
+    else:
+        assert ask is not None  # refused above
+        s = loop.LLMSolver(entries, ask)
     steps = loop.run_cycle(qs, s, train, execute=execute, known=known,
                            propose=propose and solver == "rules", progress=progress)
     info = loop.summary(steps)
     now = utcnow()
     with transaction(db) as con:
         allv = K._views_by_id(con)
-        cid = int(con.execute(
+        cid = int(one(con.execute(
             "INSERT INTO kb_cycles (started_at, actor, solver, executed, n_questions, correct, pack_ids, proposed)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [now, K._actor(actor), solver_name or solver, execute is not None, len(steps), info["correct"],
-             json.dumps([e.prop.id for e in entries]), None]).fetchone()[0])
+             json.dumps([e.prop.id for e in entries]), None]))[0])
         proposed: list[int] = []
         answers, use_rows = [], []
         for st in steps:
@@ -224,7 +229,7 @@ def conflicts(db: DB, pid: int | str, _recs: dict | None = None) -> list[dict]:
     from archcurator.core.kb.props import applies
 
     p = K.get_proposition(db, pid)
-    out = []
+    out: list[dict[str, Any]] = []
     recs = _recs or records(db, p.id)
     tr = recs["train"]
     for name in ("heldout", "imported"):

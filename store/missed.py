@@ -9,7 +9,7 @@ curation steps (store/judgments.py: one undo model).
 
 from __future__ import annotations
 
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
 
 OTHER_PREFIX = "other: "
 
@@ -70,12 +70,12 @@ def record_missed_defect(db: DB, design_id: str, curator: str, nodes, rule: str 
         unknown = [n for n in node_list if known is not None and n not in known]
         if unknown:
             raise MissedDefectError(f"design {design_id!r} has no node {unknown[0]!r}")
-        step = con.execute("SELECT nextval('curation_steps')").fetchone()[0]
-        return con.execute(
+        step = one(con.execute("SELECT nextval('curation_steps')"))[0]
+        return one(con.execute(
             "INSERT INTO missed_defects (design_id, curator, nodes, node_list, rule, description, marked_at, step)"
             " VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id",
             [design_id, curator, ",".join(node_list), node_list, rule, description or None,
-             utcnow(), step]).fetchone()[0]
+             utcnow(), step]))[0]
 
 
 def retract_missed_defect(db: DB, defect_id: int, curator: str) -> None:
@@ -87,7 +87,7 @@ def retract_missed_defect(db: DB, defect_id: int, curator: str) -> None:
         if row[0] != curator:
             raise MissedDefectError(f"missed defect {defect_id} is {row[0]}'s, not {curator}'s")
         if row[1] is None:
-            step = con.execute("SELECT nextval('curation_steps')").fetchone()[0]
+            step = one(con.execute("SELECT nextval('curation_steps')"))[0]
             con.execute("UPDATE missed_defects SET retracted_at = ?, retracted_step = ? WHERE id = ?",
                         [utcnow(), step, defect_id])
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from .connection import DB, reading, transaction, utcnow
+from .connection import DB, one, reading, transaction, utcnow
 
 STATUSES = ("queued", "running", "ok", "failed", "timeout", "killed", "cancelled")
 _UPDATABLE = ("status", "backend", "device", "started_at", "ended_at", "seconds", "exception",
@@ -46,8 +46,8 @@ def record_run(db: DB, *, kind: str, design_id: str | None = None, question_id: 
     cols = ", ".join(fields)
     marks = ", ".join("?" for _ in fields)
     with transaction(db) as con:
-        return con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) RETURNING id",
-                           list(fields.values())).fetchone()[0]
+        return one(con.execute(f"INSERT INTO runs ({cols}) VALUES ({marks}) RETURNING id",
+                           list(fields.values())))[0]
 
 
 def update_run(db: DB, run_id: int, **fields) -> None:

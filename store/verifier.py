@@ -120,8 +120,8 @@ def default_gpu_usd(cost: dict) -> float | None:
     try:
         from archcurator.core.cost import quote_on
     except ImportError:
-        quote_on = None
-    if quote_on is not None:
+        pass
+    else:
         try:
             return _num(quote_on(cost, None))
         except Exception:

@@ -18,8 +18,9 @@ def _ops_raising(rule_id: str) -> list[str]:
 
     ops = {name for name, spec in OP_TABLE.items() if rule_id in spec.rules}
     # the measured dtype table raises these two for every op whose kernels refuse some dtype
-    cols = {DTYPE_UNSUPPORTED: ("float64", "float16", "bfloat16"),
-            DTYPE_INT_INTO_FLOAT: ("int64", "int32", "uint8", "bool")}.get(rule_id, ())
+    by_rule: dict[str, tuple[str, ...]] = {DTYPE_UNSUPPORTED: ("float64", "float16", "bfloat16"),
+                                           DTYPE_INT_INTO_FLOAT: ("int64", "int32", "uint8", "bool")}
+    cols = by_rule.get(rule_id, ())
     for name, row in SUPPORT.items():
         if any(row[DTYPES.index(d) * len(MODES) + m] == "X" for d in cols for m in range(len(MODES))):
             ops.add(name)

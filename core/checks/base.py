@@ -12,8 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..rule import CATEGORIES, RULES, SEVERITIES, Rule
+
+if TYPE_CHECKING:  # core.shapes reads the rules this room declares
+    from ..graph import Design
+    from ..shapes import Inference
 
 CheckSpec = Rule  # a check is a rule: its words and its id, one object
 CATALOGUE: dict[str, Rule] = RULES
@@ -54,8 +59,8 @@ __all__ = ["CATALOGUE", "CATEGORIES", "SEVERITIES", "CheckSpec", "Rule", "node_c
 class CheckCtx:
     """What checks read: the design, the op table's inference, the cost, the wiring."""
 
-    design: object
-    inf: object
+    design: Design
+    inf: Inference
     cost: dict = field(default_factory=dict)
     nodes: dict = field(default_factory=dict)
     users: dict = field(default_factory=dict)  # id -> [consumer node ids]

@@ -29,7 +29,7 @@ CLUSTER_TEXT = 90.0     # ... to count it as the same cluster in the pack
 class PropLite:
     """What suggestions and the pack need of a stored proposition."""
 
-    id: int
+    id: int | str  # a stored proposition's id; a raw miner pack's entries are "m1", "m2", ...
     text: str
     structure: Structure
     status: str = "active"

@@ -50,7 +50,7 @@ def _dtypes(accepts: str):
             return [TensorType(x.shape, "float32")]
         return [x]
 
-    infer.accepts = accepts
+    infer.accepts = accepts  # type: ignore[attr-defined]  # read back by getattr where rules are wrapped
     return infer
 
 

@@ -80,6 +80,7 @@ def _check_mask(ctx: InferCtx, m: TensorType, lq, ls, n, heads, what: str, paddi
                 lambda: f"{label}: {what} is {m.dtype}; torch takes bool or float masks only")
     if m.shape is None:
         return
+    want: tuple
     if padding:
         want = (ls,) if n is None else (n, ls)
     elif len(m.shape) == 3:
@@ -193,6 +194,7 @@ def _mha_infer(ctx: InferCtx):
     kd = a["kdim"] if a["kdim"] is not None else e
     vd = a["vdim"] if a["vdim"] is not None else e
     for t, want, name in ((q, e, "query"), (k, kd, "key"), (v, vd, "value")):
+        assert t.shape is not None  # their ranks were asked above
         ctx.require_equal(t.shape[-1], want, SHAPE_ATTENTION_WIDTH,
                     f"MultiheadAttention {ctx.node.id!r}: {name} width {t.shape[-1]} != "
                     f"{'embed_dim' if want == e else ('kdim' if name == 'key' else 'vdim')}={want}; "
@@ -338,8 +340,8 @@ def _layer_infer(n_inputs: int, label: str):
         if x.shape is not None and len(x.shape) in (2, 3):
             n, length = _seq_dims(x.shape, a["batch_first"])
             batched = len(x.shape) == 3
-            mem = ctx.inputs[1].shape if n_inputs == 2 else x.shape
-            s_len = _seq_dims(mem, a["batch_first"])[1] if mem is not None and len(mem) in (2, 3) else None
+            memory = ctx.inputs[1].shape if n_inputs == 2 else x.shape
+            s_len = _seq_dims(memory, a["batch_first"])[1] if memory is not None and len(memory) in (2, 3) else None
             masks = ctx.inputs[n_inputs:]
             if n_inputs == 1:
                 kinds = (("src_mask", length, False), ("src_key_padding_mask", length, True))
@@ -389,7 +391,7 @@ def _ln_shapes(norm, prefix):
 
 
 def _count(shapes) -> D.Dim:
-    total = 0
+    total: D.Dim = 0
     for _name, shape in shapes:
         total = D.add(total, D.prod(shape))
     return total
@@ -507,6 +509,7 @@ def _transformer_infer(ctx: InferCtx):
         return ctx.fail(SHAPE_RANK, f"Transformer {ctx.node.id!r}: src {D.fmt_shape(src.shape)} and tgt "
                                       f"{D.fmt_shape(tgt.shape)} must both be batched or both unbatched")
     for t, name in ((src, "src"), (tgt, "tgt")):
+        assert t.shape is not None  # their ranks were asked above
         ctx.require_equal(t.shape[-1], a["d_model"], SHAPE_ATTENTION_WIDTH,
                           lambda t=t, name=name: f"Transformer {ctx.node.id!r}: {name} width {t.shape[-1]} != "
                                                  f"d_model={a['d_model']}")

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,11 +74,12 @@ def Int(lo: int | None = None, hi: int | None = None) -> Kind:  # noqa: N802 - r
     form = ("int", lo, hi)
     if lo is None and hi is None:
         return Kind(_is_int, "an int", form)
-    if hi is None:
-        words = {0: "an int >= 0", 1: "a positive int"}.get(lo, f"an int >= {lo}")
-        return Kind(lambda v: type(v) is int and v >= lo, words, form)
-    return Kind(lambda v: type(v) is int and (lo is None or v >= lo) and v <= hi,
-                f"an int in [{lo}, {hi}]" if lo is not None else f"an int <= {hi}", form)
+    if hi is not None:
+        return Kind(lambda v: type(v) is int and (lo is None or v >= lo) and v <= hi,
+                    f"an int in [{lo}, {hi}]" if lo is not None else f"an int <= {hi}", form)
+    assert lo is not None  # both None returned above
+    words = {0: "an int >= 0", 1: "a positive int"}.get(lo, f"an int >= {lo}")
+    return Kind(lambda v: type(v) is int and v >= lo, words, form)
 
 
 def Float(lo: float | None = None, hi: float | None = None, *, lo_open: bool = False,  # noqa: N802
@@ -517,7 +518,7 @@ def _batch_step(c, batch: str) -> int | None:
 
 
 ShapeRule = Callable[[InferCtx], list]
-ParamRule = Callable[[dict], int]
+ParamRule = Callable[[dict], Dim]
 # (name, shape) of each learned tensor, as torch's named_parameters() names and orders them
 ParamShapesRule = Callable[[dict], list]
 FlopRule = Callable[[InferCtx, list], Dim]
@@ -565,7 +566,7 @@ class OpSpec:
     # (a LayerNorm without weights takes float64); None: the op's own row
     dtype_key: Callable[[dict], str] | None = None
     # what consumers ask of the op instead of keeping lists of names (core/ops/traits.py says each one)
-    traits: frozenset = frozenset()
+    traits: Collection[str] = frozenset()  # given as any collection of names; kept as a frozenset
     positions: int | None = None  # the operand whose values it reads as positions (an index, an id)
     symbol_args: tuple = ()  # args that may name a symbol the run resolves from the inputs (a Slice's bounds)
     # (arg of dim 0, arg of dim 1) of a layer whose 2-D weight alone fixes what it computes (a design may tie it)
@@ -589,12 +590,15 @@ class OpSpec:
     def _count_param_shapes(self, args: dict) -> Dim:
         total: Dim = 0
         for _name, shape in self.param_shapes(args):
-            n = 1
+            n: Dim
+            ints = 1
             for d in shape:  # sizes that are all ints (nearly every weight) are multiplied as ints
                 if type(d) is not int:
                     n = D.prod(shape)
                     break
-                n *= d
+                ints *= d
+            else:
+                n = ints
             total = total + n if type(total) is int and type(n) is int else D.add(total, n)
         return total
 
@@ -617,7 +621,7 @@ class OpSpec:
             out = self._defaults.copy()
             out.update(given)
             return out, [], []
-        out: dict = {}
+        out = {}
         missing: list[str] = []
         for a in self.args:
             if a.name in given:
@@ -648,6 +652,7 @@ def pair(v, n: int = 2) -> tuple:
 def symbolic_pieces(ctx: InferCtx, x: TensorType, dim: int, piece, what: str) -> list[TensorType]:
     """The pieces of a split whose size is a symbol: as many as the design reads (piece N exists only
     when N * piece < size, a condition on the symbol), each `piece` long."""
+    assert x.shape is not None  # a split asks for the rank first
     size = x.shape[dim]
     n = ctx.max_result
     if n:

@@ -134,8 +134,9 @@ def einsum_shape(eq: str, shapes: list, ctx: InferCtx | None = None):
     return tuple(shape), sizes, terms, out
 
 
-def _label_sizes(term: list, shape: tuple) -> dict:
+def _label_sizes(term: list, shape: tuple | None) -> dict:
     """Subscript -> its size in one operand (the ellipsis dims left out)."""
+    assert shape is not None  # the rule asks for every operand's rank first
     letters = [c for c in term if c != "..."]
     if "..." in term:
         at = term.index("...")
@@ -309,7 +310,7 @@ _TOKEN = re.compile(r"\.\.\.|\(|\)|[A-Za-z_][A-Za-z_0-9]*|\d+|\S")
 def _side(text: str) -> list:
     """Elements: a name, '...', or a group (list of names, [] for '()' / '1')."""
     out: list = []
-    group = None
+    group: list | None = None
     for tok in _TOKEN.findall(text):
         if tok == "(":
             if group is not None:
@@ -493,7 +494,7 @@ def einops_apply(kind: str, pattern: str, axes: dict, x, reduction=None):
             else:
                 x = fn(dim=drop)
             flat = [n for i, n in enumerate(flat) if i not in drop]
-    order = []
+    order: list[str] = []
     for e in right:
         if e == "...":
             order.extend(f"...{k}" for k in range(len(ell)))

@@ -10,7 +10,7 @@ from __future__ import annotations
 F = "float32"
 INT = "int64"
 # op -> (operand shapes/dtypes, args)
-EXAMPLES = {
+EXAMPLES: dict[str, tuple] = {
     "Linear": ([((4, 7, 16), F)], {"in_features": 16, "out_features": 24}),
     "Bilinear": ([((4, 5), F), ((4, 6), F)], {"in1_features": 5, "in2_features": 6, "out_features": 3}),
     "Embedding": ([((4, 9), INT)], {"num_embeddings": 50, "embedding_dim": 12}),

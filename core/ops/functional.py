@@ -138,7 +138,7 @@ def fill_fits(ctx: InferCtx, x: TensorType, value, pads: list) -> bool:
         False, CONNECTIVITY_BAD_ARG, f"{ctx.node.op} {ctx.node.id!r}: value={value} does not fit its {x.dtype} input")
 
 
-def _blocked(ctx: InferCtx, rule: str, message: str) -> None:
+def _blocked(ctx: InferCtx, rule: str, message: str) -> list | None:  # what pad_sizes gives when it blocked
     ctx.fail(rule, message)
     return None
 
@@ -279,6 +279,7 @@ def resized(ctx: InferCtx, x: TensorType, size, scale_factor) -> list:
     """The one size / scale rule of F.interpolate, which nn.Upsample and nn.Upsampling*2d call: a size or
     scale per spatial dim (one value stands for all), and every output size at least 1 (torch: "Input and
     output sizes should be greater than 0"; measured in tests/test_interpolate.py)."""
+    assert x.shape is not None  # callers ask for the rank first
     n = len(x.shape) - 2
     if size is not None:
         sz = size if isinstance(size, list) else [size] * n
@@ -297,7 +298,7 @@ def resized(ctx: InferCtx, x: TensorType, size, scale_factor) -> list:
 def scaled_sizes(ctx: InferCtx, sizes, factors) -> list | None:
     """The spatial sizes an interpolation by scale factors gives: torch takes int(size * scale), which
     must be at least 1 (a symbolic size is judged by value). None when it blocked."""
-    out = []
+    out: list[D.Dim] = []
     for s, f in zip(sizes, factors):
         if D.is_const(s):
             v = int(s * f)

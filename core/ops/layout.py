@@ -178,8 +178,8 @@ def view_permutation(op: str, args: dict, rank: int) -> list | None:
         dims = args.get("dims")
         if not isinstance(dims, list) or len(dims) != rank or not all(type(d) is int for d in dims):
             return None
-        perm = [d % rank if -rank <= d < rank else None for d in dims]
-        return perm if None not in perm and sorted(perm) == list(range(rank)) else None
+        perm = [d % rank for d in dims if -rank <= d < rank]
+        return perm if len(perm) == len(dims) and sorted(perm) == list(range(rank)) else None
     if op == "Transpose":
         a, b = args.get("dim0"), args.get("dim1")
         if type(a) is not int or type(b) is not int or not (-rank <= a < rank and -rank <= b < rank):

@@ -9,6 +9,8 @@ of one is not a training batch).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .. import dims as D
 from . import torch_build as tb
 from .base import BOOL, INT, NAT, NUM, POS, UNKNOWN, Arg, InferCtx, Int, ListOf, OneOf, OpSpec, Optional
@@ -73,7 +75,7 @@ def _params_dtype(ctx: InferCtx, has_params: bool) -> bool:
                                "statistics are float32; cast the input to float32")
 
 
-def _more_than_one(ctx: InferCtx, count, what: str, words: str | None = None) -> None:
+def _more_than_one(ctx: InferCtx, count, what: str, words: str | Callable[[], str] | None = None) -> None:
     """Batch statistics need more than one value: blocked when the sizes (declared ones included)
     give exactly one."""
     words = words or (lambda: f"{ctx.node.op} {ctx.node.id!r} normalises over one {what} with batch statistics "
@@ -219,7 +221,7 @@ def _lrn_infer(ranks):
         # and no bfloat16 (measured)
         ctx.require(not (ctx.node.op == "LocalResponseNorm" and x.shape is not None and len(x.shape) >= 4
                          and x.dtype in ("float16", "bfloat16")), DTYPE_UNSUPPORTED,
-                    lambda: f"{ctx.node.op} {ctx.node.id!r}: torch's CPU kernel for a {len(x.shape)}-D input has no "
+                    lambda: f"{ctx.node.op} {ctx.node.id!r}: torch's CPU kernel for a {x.rank}-D input has no "
                             f"{x.dtype}; cast to float32")
         return [x]
 

@@ -4,6 +4,8 @@ x and optionally h, and c for LSTMCell; results h, and c for LSTMCell)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from .. import dims as D
 from . import torch_build as tb
 from .base import BOOL, NAT, POS, UNKNOWN, Arg, Enum, Float, InferCtx, OpSpec, TensorType  # noqa: F401
@@ -224,7 +226,7 @@ OPS = [
     for op in ("RNN", "LSTM", "GRU")
 ] + [
     OpSpec(op, "recurrent", _cell_args(op), _cell_infer, tb.custom(op),
-           param_shapes=lambda a, op=op: _cell_shapes(a, op), flops=_cell_flops,
+           param_shapes=partial(_cell_shapes, op=op), flops=_cell_flops,
            arity=(1, 3 if op == "LSTMCell" else 2), rules=_RNN_RULES,
            traits=("multi-result", "nonlinear") if op == "LSTMCell" else ("nonlinear",))
     for op in ("RNNCell", "GRUCell", "LSTMCell")

@@ -95,7 +95,7 @@ def _unfold(ctx: InferCtx):
     if not ctx.need_rank(x, (3, 4)):
         return [UNKNOWN]
     k, d, p, s = (pair(a[n]) for n in ("kernel_size", "dilation", "padding", "stride"))
-    blocks = 1
+    blocks: D.Dim = 1
     for i, size in enumerate(x.shape[-2:]):
         n = D.conv_out(size, k[i], s[i], p[i], d[i])
         if D.is_const(n) and n <= 0:

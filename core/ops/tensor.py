@@ -174,19 +174,20 @@ def _concat_infer(stack: bool):
     def infer(ctx: InferCtx):
         ts = ctx.inputs
         dtype = _dtype_join(ts)
-        if any(t.shape is None for t in ts):
+        shapes = [t.shape for t in ts if t.shape is not None]
+        if len(shapes) < len(ts):
             return [TensorType(None, dtype)]
-        r = len(ts[0].shape)
-        if any(len(t.shape) != r for t in ts):
+        r = len(shapes[0])
+        if any(len(s) != r for s in shapes):
             return ctx.fail(SHAPE_CONCAT_SIZES,
                             f"{ctx.node.op} {ctx.node.id!r}: operands have different ranks "
                             f"({_shapes_text(ts)})")
         dim = _norm_dim(ctx, ctx.args["dim"], r, 1 if stack else 0)
         if dim is None:
             return [UNKNOWN]
-        out = list(ts[0].shape)
-        for t in ts[1:]:
-            for i, (u, v) in enumerate(zip(out, t.shape)):
+        out = list(shapes[0])
+        for shape in shapes[1:]:
+            for i, (u, v) in enumerate(zip(out, shape)):
                 if (stack or i != dim) and not ctx.require_equal(
                         u, v, SHAPE_CONCAT_SIZES,
                         lambda i=i: f"{ctx.node.op} {ctx.node.id!r} along dim {ctx.args['dim']}: operands differ at "
@@ -197,7 +198,7 @@ def _concat_infer(stack: bool):
         if stack:
             out.insert(dim, len(ts))
         else:
-            out[dim] = D.total([t.shape[dim] for t in ts])
+            out[dim] = D.total([s[dim] for s in shapes])
         return [TensorType(tuple(out), dtype)]
 
     return infer
@@ -322,11 +323,12 @@ def _permute_infer(ctx: InferCtx):
         return [TensorType(None, x.dtype)]
     r = len(x.shape)
     norm = [d % r if isinstance(d, int) and -r <= d < r else None for d in dims]
-    if len(dims) != r or None in norm or sorted(norm) != list(range(r)):
+    perm = [d for d in norm if d is not None]
+    if len(dims) != r or len(perm) < len(norm) or sorted(perm) != list(range(r)):
         return ctx.fail(SHAPE_DIM_RANGE,
                         f"Permute {ctx.node.id!r}: dims {dims} are not a permutation of the {r} dims of "
                         f"{D.fmt_shape(x.shape)}")
-    return [TensorType(tuple(x.shape[d] for d in norm), x.dtype)]
+    return [TensorType(tuple(x.shape[d] for d in perm), x.dtype)]
 
 
 def _transpose_infer(ctx: InferCtx):
@@ -427,9 +429,9 @@ def _reduce_infer(ctx: InferCtx):
     if len(set(norm)) != len(norm):  # torch compares the dims made non-negative: [-1, 1] on 2-D names 1 twice
         return ctx.fail(SHAPE_DIM_RANGE, f"{ctx.node.op} {ctx.node.id!r}: a dim appears more than once in {dim} "
                                            f"(for a {r}-D input)")
-    norm = set(norm)  # looked up once per dim: a list made this rank x len(dim)
-    out = [1 if i in norm else s for i, s in enumerate(x.shape)] if keep else \
-          [s for i, s in enumerate(x.shape) if i not in norm]
+    reduced = set(norm)  # looked up once per dim: a list made this rank x len(dim)
+    out = [1 if i in reduced else s for i, s in enumerate(x.shape)] if keep else \
+          [s for i, s in enumerate(x.shape) if i not in reduced]
     return [TensorType(tuple(out), dtype)]
 
 
@@ -496,6 +498,7 @@ def _slice_infer(ctx: InferCtx):
             s[d] = None
             ctx.unknown_size(f"Slice {ctx.node.id!r}: bounds [{start}:{end}] of a size the design does not declare")
             return [TensorType(tuple(s), x.dtype)]
+    n: D.Dim
     if D.is_const(size):
         n = len(range(*slice(start, end, step).indices(size)))
     elif start in (None, 0) and end is None and step == 1:

@@ -7,6 +7,8 @@ tensor or a flat tuple of results (`id:N`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import nn
 
@@ -29,14 +31,14 @@ class Function(nn.Module):
 
 
 class _Binary(nn.Module):
-    fn = staticmethod(torch.add)
+    fn: Callable[..., torch.Tensor] = staticmethod(torch.add)
 
     def forward(self, a, b):
         return self.fn(a, b)
 
 
 class Add(_Binary):
-    fn = staticmethod(torch.add)
+    fn: Callable[..., torch.Tensor] = staticmethod(torch.add)
 
     def forward(self, *xs):  # n-ary, folded left to right as torch evaluates a + b + c
         out = xs[0]

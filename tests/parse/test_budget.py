@@ -83,3 +83,20 @@ def test_a_try_in_the_source_cannot_swallow_the_budget(tmp_path):
         assert "too costly to follow" in str(e)
     else:
         raise AssertionError("an endless loop inside try was followed to the end")
+
+
+def test_a_constant_too_large_to_allocate_is_said_not_dropped(tmp_path):
+    # torch.zeros(10**12) in __init__ fails in torch when the model is built (4 TB); the design alone
+    # keeps only the slice forward reads, so without a word the parse looked clean
+    from archcurator.core.parse import parse_source
+
+    p = tmp_path / "huge_buffer.py"
+    p.write_text("import torch\n" + HEAD + "        self.register_buffer('big', torch.zeros(10**12))\n"
+                 "        self.fc = nn.Linear(2, 2)\n    def forward(self, x):\n        return self.fc(x) + self.big[:2]\n")
+    r = parse_source(p, "M", {}, [([3, 2], "float32")])
+    said = [w for w in r.warnings if "allocated when the model is built" in w.message]
+    assert said and said[0].line == 6, r.warnings
+    small = tmp_path / "small_buffer.py"
+    small.write_text(p.read_text().replace("10**12", "10**6"))
+    assert not [w for w in parse_source(small, "M", {}, [([3, 2], "float32")]).warnings
+                if "allocated" in w.message]

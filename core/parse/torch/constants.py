@@ -27,9 +27,17 @@ def _size_list(args):
     return out
 
 
+# Past this many values a constant built in __init__ (a buffer, a mask) is no longer a detail of the
+# graph: torch allocates it when the model is built (16 GiB even as int8), which fails on most machines.
+HUGE_VALUES = 1 << 34
+
+
 def const_tensor(it, shape, dtype="float32", fill=None):
     vals = None
     n = prod(shape) if shape is not None and None not in shape else None
+    if is_int(n) and n >= HUGE_VALUES:
+        it.warn(f"a constant tensor of {n:,} values is allocated when the model is built (at least "
+                f"{n / 2**30:,.0f} GiB): torch fails there on a machine without that memory")
     if fill is not None and is_int(n) and n <= MAX_VALUES and isinstance(fill, (int, float)):
         v = _f32(float(fill)) if dtype == "float32" else fill
         vals = [v] * n
