@@ -310,3 +310,30 @@ def _wavenet(layers):
 def test_a_few_residual_blocks_without_norms_are_not_warned_but_a_deep_residual_stack_is():
     assert not rule_hits(_wavenet(6), "numerics.deep-no-norm")  # 13 weighted layers, 6 residual joins
     assert rule_hits(_wavenet(12), "numerics.deep-no-norm")
+
+
+def test_relative_position_buckets_clamped_by_integers_stay_integers():
+    # T5: clamp(j - i, -4, 3) + 4 looks up a [8, heads] bias table; integer bounds keep int64 (torch does)
+    g = G([N("i", "Arange", end="T"), N("iu", "Unsqueeze", ["i"], dim=1), N("j", "Arange", end="T"),
+           N("ju", "Unsqueeze", ["j"], dim=0), N("dd", "Sub", ["ju", "iu"]), N("rel", "Clamp", ["dd"], min=-4, max=3),
+           N("off", "Constant", shape=[1], value=4, dtype="int64"), N("b", "Add", ["rel", "off"]),
+           N("e", "Embedding", ["b"], num_embeddings=8, embedding_dim=4), N("a", "Add", ["x", "e"])],
+          [X("B", "T", "T", 4)])
+    assert not [f for f in findings(g) if f.severity == "block"], [(f.rule, f.message) for f in findings(g)]
+    assert observe_eager(g)["status"] == "ok"
+    # a float bound promotes the ids to float32, and an Embedding refuses them (torch too)
+    g["nodes"][5]["args"]["min"] = -4.0
+    assert [f.rule for f in findings(g) if f.severity == "block"] == ["dtype.float-into-embedding"]
+    assert observe_eager(g)["status"] != "ok"
+
+
+def test_adaln_pieces_of_an_unsqueezed_projection_are_a_bias_but_pieces_of_a_pooled_projection_are_not():
+    # DiT: shift, scale = Linear(c).unsqueeze(1).chunk(2, -1); x * (1 + scale) + shift over [B, N, d]
+    g = G([N("m", "Linear", ["c"], in_features=8, out_features=32), N("u", "Unsqueeze", ["m"], dim=1),
+           N("p", "Chunk", ["u"], chunks=2, dim=-1), N("y", "Mul", ["x", "p:1"]), N("a", "Add", ["y", "p:0"])],
+          [X("B", "N", 16), X("B", 8, id="c")])
+    assert not broadcasts(g)
+    # the mistake: the tokens pooled, projected and chunked, then added back as a residual
+    g = G([N("pool", "Mean", ["x"], dim=1, keepdim=True), N("m", "Linear", ["pool"], in_features=16, out_features=32),
+           N("p", "Chunk", ["m"], chunks=2, dim=-1), N("a", "Add", ["x", "p:0"])], [X("B", "N", 16)])
+    assert broadcasts(g)

@@ -134,6 +134,7 @@ SUPPORT = {
     'CircularPad2d': '................',
     'CircularPad3d': '................',
     'Clamp': '........ffffffff',
+    'Clamp[integer bounds]': '................',
     'Concat': '................',
     'Constant': '........ffffffff',
     'ConstantPad1d': '................',
