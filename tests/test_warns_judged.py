@@ -337,3 +337,16 @@ def test_adaln_pieces_of_an_unsqueezed_projection_are_a_bias_but_pieces_of_a_poo
     g = G([N("pool", "Mean", ["x"], dim=1, keepdim=True), N("m", "Linear", ["pool"], in_features=16, out_features=32),
            N("p", "Chunk", ["m"], chunks=2, dim=-1), N("a", "Add", ["x", "p:0"])], [X("B", "N", 16)])
     assert broadcasts(g)
+
+
+def test_positions_clamped_into_their_table_are_known_to_fit_but_clamped_past_it_are_not():
+    def bucket(lo, hi, offset, rows):
+        return G([N("i", "Arange", end="T"), N("iu", "Unsqueeze", ["i"], dim=1), N("j", "Arange", end="T"),
+                  N("ju", "Unsqueeze", ["j"], dim=0), N("dd", "Sub", ["ju", "iu"]),
+                  N("rel", "Clamp", ["dd"], min=lo, max=hi),
+                  N("off", "Constant", shape=[1], value=offset, dtype="int64"), N("b", "Add", ["rel", "off"]),
+                  N("e", "Embedding", ["b"], num_embeddings=rows, embedding_dim=4), N("a", "Add", ["x", "e"])],
+                 [X("B", "T", "T", 4)])
+    assert not findings(bucket(-4, 3, 4, 8))  # T5: clamp(j - i, -4, 3) + 4 lies in 0..7, the table's 8 rows
+    assert [f.rule for f in findings(bucket(-4, 4, 4, 8))] == ["shape.unknown-index"]  # up to 8: may not fit
+    assert [f.rule for f in findings(bucket(-4, 3, 3, 8))] == ["shape.unknown-index"]  # down to -1: may not fit
