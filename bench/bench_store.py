@@ -5,7 +5,7 @@
 Prints, each with a ratio against a baseline measured in the same run:
 
 1. import of N generated designs of 20-200 nodes (goal <= 60 s) through the
-   ordinary importer (`store.importers.import_paths`: plan, parse, Design
+   ordinary importer (`store.importers.import_paths` over `core.imports`: plan, parse, Design
    validation, rows, one transaction per batch file) with a *stand-in
    verifier* that derives findings from the graph in O(nodes) (about ten per
    design, so N = 100,000 gives ~1,000,000 findings). Baseline: plain
@@ -118,10 +118,10 @@ def bulk_load(db: Path, files: list[Path]) -> int:
     and finding rows, and insert each batch file through `insert_designs` (Arrow, DuckDB
     minifies and hashes the graphs; one transaction per file). No Design validation and no
     checks: findings come from `stand_in_findings`."""
+    from archcurator.core.imports import loads_with_span
+    from archcurator.core.imports.verified import reduce_findings
     from archcurator.store.connection import utcnow
     from archcurator.store.designs import insert_designs
-    from archcurator.store.importers import loads_with_span
-    from archcurator.store.verifier import reduce_findings
 
     n = 0
     for path in files:

@@ -637,10 +637,11 @@ def dit_block(rng, i):
     t = g.op("Transpose", g.op("Flatten", g.op("Conv2d", x, in_channels=4, out_channels=d, kernel_size=P, stride=P),
                                start_dim=2), dim0=1, dim1=2)
     t = g.op("Add", t, g.op("Parameter", shape=[1, n, d], name="pos_embed"))
-    c = g.op("Linear", g.op("SiLU", g.op("Linear", temb, in_features=256, out_features=d)), in_features=d, out_features=d)
+    c = g.op("Linear", g.op("SiLU", g.op("Linear", temb, in_features=256, out_features=d)), in_features=d,
+             out_features=d)
     for _ in range(rng.randint(1, 2)):
-        mod = g.op("Chunk", g.op("Unsqueeze", g.op("Linear", g.op("SiLU", c), in_features=d, out_features=6 * d), dim=1),
-                   chunks=6, dim=-1)  # [B, 1, d] each
+        mod = g.op("Linear", g.op("SiLU", c), in_features=d, out_features=6 * d)
+        mod = g.op("Chunk", g.op("Unsqueeze", mod, dim=1), chunks=6, dim=-1)  # [B, 1, d] each
         shift1, scale1, gate1, shift2, scale2, gate2 = (f"{mod}:{j}" for j in range(6))
         n1 = g.op("LayerNorm", t, normalized_shape=d, elementwise_affine=False)
         n1 = g.op("Add", g.op("Mul", n1, g.op("Add", scale1, g.op("Constant", shape=[1], value=1.0))), shift1)

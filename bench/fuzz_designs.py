@@ -408,12 +408,14 @@ def process(case: Case) -> str:
     from archcurator.core.verify import verify_graph
 
     if case.record:
-        from archcurator.store.importers import Defaults, Item, _Bad, _record, build_rows
+        from archcurator.core.imports import Defaults, Item, Refused
+        from archcurator.core.imports.records import record
+        from archcurator.core.imports.rows import build_rows
 
         try:
-            rec = _record(Item("fuzz.jsonl", 1, case.text), Defaults())
+            rec = record(Item("fuzz.jsonl", 1, case.text), Defaults())
             build_rows(rec, "fuzz.jsonl:1", None)
-        except _Bad:
+        except Refused:
             return "refused"
         return "answered"
     try:
@@ -475,8 +477,8 @@ def _init(hang_s: float, limit_mb: int) -> None:
     if limit_mb:
         resource.setrlimit(resource.RLIMIT_AS, (limit_mb << 20, limit_mb << 20))
     # warm the imports, so that the first design does not pay for them
+    import archcurator.core.imports.rows  # noqa: F401
     import archcurator.core.verify  # noqa: F401
-    import archcurator.store.importers  # noqa: F401
 
 
 def _work(case: Case) -> Outcome:

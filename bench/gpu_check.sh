@@ -85,7 +85,7 @@ need = ["textual", "rich", "duckdb", "networkx", "rapidfuzz", "numpy", "archcura
 miss = [n for n in need if importlib.util.find_spec(n) is None]
 if not miss:
     try:  # what those need in turn
-        import archcurator.core.aiq.execute, archcurator.store.importers, archcurator.tui.app  # noqa: F401
+        import archcurator.core.aiq.execute, archcurator.core.imports.rows, archcurator.store.importers, archcurator.tui.app  # noqa: F401
     except ModuleNotFoundError as exc:
         miss.append(exc.name)
 print(" ".join(miss))

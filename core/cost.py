@@ -12,6 +12,7 @@ import sys
 from . import dims as D
 from .assets import gpu_prices
 from .graph import Design
+from .ops.base import dtype_bytes
 from .sizes import quote_env
 
 # Documented defaults for a design whose `train` block leaves a field out (README: "Cost defaults").
@@ -20,7 +21,7 @@ DEFAULTS = {
     "batch_size": 32,
     "seq_len": 128,
     "optimizer": "adam",
-    "bytes_per_value": 4,
+    "bytes_per_value": 4,  # a learned value's (float32, torch's default); activations count at their dtype's
     "other_symbol": 8,
 }
 OPTIMIZER_STATES = {"adam": 2, "adamw": 2, "sgd": 1, "rmsprop": 1, "adagrad": 1, "sgd-nomomentum": 0}
@@ -85,7 +86,7 @@ def compute_cost(design: Design, inf) -> dict:
     if unknown_nodes:
         assumptions.append(f"FLOPs of {len(unknown_nodes)} node(s) unknown and left out "
                            f"(first: {unknown_nodes[0]})")
-    act_values = 0
+    act_values: dict = {}  # dtype -> values of that dtype: each counts at its dtype's size (int64 8, float16 2)
     sizes: dict = {}  # shape -> its number of values (most nodes share a few shapes)
     for node in design.nodes:
         for t in inf.types.get(node.id, []):
@@ -98,7 +99,8 @@ def compute_cost(design: Design, inf) -> dict:
                 n = _numel(t.shape, env)
                 sizes[key] = n = n if D.is_const(n) and 0 <= n <= LARGEST else None
             if n is not None:
-                act_values += n
+                act_values[t.dtype] = act_values.get(t.dtype, 0) + n
+    act_bytes = sum(n * dtype_bytes(d) for d, n in act_values.items())
 
     def field(name):
         v = train.get(name)
@@ -113,7 +115,7 @@ def compute_cost(design: Design, inf) -> dict:
     per = _input_batch(design)
     if per > 1:  # a parsed design's inputs hold the batch they were given: the figures are per sample
         flops = flops // per if flops is not None else None
-        act_values //= per
+        act_bytes //= per
         assumptions.append(f"inputs given at batch {per}: FLOPs and activations divided by it (per sample)")
     steps = field("steps")
     batch = field("batch_size")
@@ -143,7 +145,7 @@ def compute_cost(design: Design, inf) -> dict:
         "params_bytes": params * bpv,
         "grads_bytes": params * bpv,
         "optimizer_bytes": params * bpv * OPTIMIZER_STATES.get(optimizer, 2),
-        "activations_bytes": act_values * bpv * batch,
+        "activations_bytes": act_bytes * batch,
     }
     memory["total_bytes"] = sum(memory.values())
     return {

@@ -14,10 +14,12 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 from . import jsontext
+from .ops.base import DTYPE_NAMES, canonical_dtype
 
 FORMAT = "archgraph/1"
 # matched whole (`fullmatch`): with `match` and `$`, an id "fc\n" passed
@@ -25,8 +27,7 @@ ID_PATTERN = re.compile(r"[A-Za-z0-9_.\-]{1,512}")
 # torch keeps sizes and counts as int64: anything larger cannot be a tensor's size
 INT64_MAX = 2 ** 63 - 1
 _NODE_KEYS = ("id", "op", "args", "in", "shares")
-DTYPES = frozenset({"float32", "float16", "bfloat16", "float64", "float", "int64", "int32", "int16", "int8",
-                    "uint8", "long", "int", "bool"})
+DTYPES = frozenset(DTYPE_NAMES)  # torch's names of the dtypes the op table models (`half` is float16)
 _TOP_KEYS = ("format", "name", "inputs", "nodes", "outputs", "train", "meta")
 
 
@@ -149,6 +150,7 @@ class Design:
             if type(spec.dtype) is not str or spec.dtype not in DTYPES:
                 raise DesignError(f"{where}: input {iid!r}: dtype {_shown(spec.dtype)} is not one of "
                                   f"{', '.join(sorted(DTYPES))}")
+            spec.dtype = canonical_dtype(spec.dtype)  # one name per dtype from here on: `half` is float16
             if "vocab_size" in spec.extra and not _is_count(spec.extra["vocab_size"]):
                 raise DesignError(f"{where}: input {iid!r}: vocab_size must be an integer from 1 to 2**63-1, "
                                   f"got {_shown(spec.extra['vocab_size'])}")
@@ -294,12 +296,19 @@ class Design:
         later = [d for d, i in first.items() if i >= 2]
         return {later[0]} if later else set()
 
-    def structural_problems(self, stuck: list | None = None, nodes: dict | None = None) -> list[Problem]:
-        """Dangling references, bad `shares`, cycles, missing outputs."""
+    def structural_problems(self, stuck: list | None = None, nodes: dict | None = None,
+                            operands: dict | None = None) -> list[Problem]:
+        """Dangling references, bad `shares`, cycles, missing outputs. `nodes`, `operands`: the caller's
+        wiring of the same design, when it has one."""
         problems: list[Problem] = []
-        nodes = self.node_map() if nodes is None else nodes  # the caller's map of the same nodes, when it has one
+        nodes = self.node_map() if nodes is None else nodes
         known = set(self.input_ids) | nodes.keys()
+        # with the wiring, one set operation says whether any reference dangles; without a dangling one
+        # only the (rare) shared nodes need a look
+        sound = operands is not None and known.issuperset(chain.from_iterable(operands.values()))
         for n in self.nodes:
+            if sound and n.shares is None:
+                continue
             for ref in n.inputs:
                 rid = ref if ":" not in ref else parse_ref(ref)[0]
                 if rid not in known:
@@ -335,24 +344,42 @@ def wiring(design: Design) -> tuple[dict, dict, dict]:
     operands: dict[str, list[str]] = {}
     users: dict[str, list[str]] = {}
     for n in design.nodes:
-        ids = [r if ":" not in r else parse_ref(r)[0] for r in n.inputs]
-        operands[n.id] = ids
+        ins, nid = n.inputs, n.id
+        if len(ins) == 1:  # most nodes read one operand: no list comprehension, no de-duplication
+            rid = ins[0]
+            if ":" in rid:
+                rid = parse_ref(rid)[0]
+            operands[nid] = [rid]
+            lst = users.get(rid)
+            if lst is None:
+                users[rid] = [nid]
+            else:
+                lst.append(nid)
+            continue
+        ids = [r if ":" not in r else parse_ref(r)[0] for r in ins]
+        operands[nid] = ids
         for rid in (dict.fromkeys(ids) if len(ids) > 1 else ids):
             lst = users.get(rid)
             if lst is None:
-                users[rid] = [n.id]
+                users[rid] = [nid]
             else:
-                lst.append(n.id)
+                lst.append(nid)
     return nodes, operands, users
 
 
 def _kahn(design: Design, wired: tuple | None = None) -> tuple[list[Node], list[Node]]:
     nodes, operands, users = wired or wiring(design)
     indeg = {}
+    ready = []
     for n in design.nodes:
         ops = operands[n.id]
-        indeg[n.id] = sum(1 for d in (set(ops) if len(ops) > 1 else ops) if d in nodes)
-    ready = [n.id for n in design.nodes if indeg[n.id] == 0]
+        if len(ops) == 1:
+            k = 1 if ops[0] in nodes else 0
+        else:
+            k = len({d for d in ops if d in nodes}) if ops else 0  # each producer once
+        indeg[n.id] = k
+        if k == 0:
+            ready.append(n.id)
     order: list[Node] = []
     i = 0
     while i < len(ready):

@@ -7,14 +7,14 @@ once, where it happens, instead of cascading downstream.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from . import dims as D
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE, ops_with
-from .ops.base import UNKNOWN, InferCtx, TensorType, Violation
+from .ops.base import FLOAT_DTYPES, UNKNOWN, InferCtx, TensorType, Violation
 from .ops.dtype_support import data_dtype, promotes, supported
+from .ops.einsum import einops_is_view, einops_keeps_every_axis
 from .ops.layout import (
     KEEPS_LAYOUT,
     LAYOUT_MAKERS,
@@ -120,9 +120,31 @@ def infer_design(design: Design, order: list | None = None, nodes: dict | None =
     inf.rewritten = _overwritten(inf.order, nodes, inf.max_ref, None)
     inf.track_grad = train.get("mode", "train") != "eval" if type(train) is dict else True
     inf.track_grad = inf.track_grad and any(n.op in SPLIT_VIEWS for n in inf.order)
+    if memo is None:
+        for node in inf.order:
+            _infer_node(node, nodes, inf, train)
+        return inf
+    # the repeat cache pays only where layers repeat: a window of nodes without one hit turns it off for
+    # the next MEMO_REST nodes (a design of distinct layers then pays for keys on a fifth of its nodes),
+    # after which it is asked again; what it holds is kept
+    tried = hits = 0
+    resting = 0
     for node in inf.order:
-        _infer_node(node, nodes, inf, train, memo)
+        if resting:
+            resting -= 1
+            _infer_node(node, nodes, inf, train)
+            continue
+        if _infer_node(node, nodes, inf, train, memo):
+            hits += 1
+        tried += 1
+        if tried == MEMO_WINDOW:
+            if not hits:
+                resting = MEMO_REST
+            tried = hits = 0
     return inf
+
+
+MEMO_WINDOW, MEMO_REST = 32, 128
 
 
 def _max_refs(design: Design) -> dict:
@@ -240,9 +262,12 @@ def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 
 
 
 def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None,
-                laid_out: bool = False) -> None:
-    if not laid_out and (inf.layout or inf.overlap or node.op in LAYOUT_MAKERS or node.op == "Expand") and \
-            _follow_layout(node, inf):
+                laid_out: bool = False) -> bool | None:
+    """Infer one node into `inf`; True when its results came from the repeat cache."""
+    # a node whose first operand has no layout of its own (and no overlap) is left as _follow_layout would
+    # leave it: only a layout maker or an Expand starts one
+    if not laid_out and ((inf.layout and node.inputs and node.inputs[0] in inf.layout) or inf.overlap or
+                         node.op in LAYOUT_MAKERS or node.op == "Expand") and _follow_layout(node, inf):
         return
     if not laid_out and inf.split_bases and _reads_stale_piece(node, inf):
         return
@@ -255,7 +280,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             inf.ok.add(node.id)
             if inf.track_grad:
                 _track_grad(node, inf)
-            return
+            return True
         _infer_node(node, nodes, inf, train, laid_out=True)
         if key is not None and node.id in inf.ok and node.id in inf.flops and not _has_violation(inf, node.id):
             memo[key] = (inf.args[node.id], inf.types[node.id], inf.params[node.id], inf.flops[node.id])
@@ -320,12 +345,13 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if other is not None and other.op != node.op:
         args = _tied_args(node, other, args, inf)
     mode = train.get("mode", "train") if type(train) is dict else "train"
-    data = data_dtype(node.op, [t.dtype for t in in_types], in_types) if spec.measured_for(args) else None
+    data = data_dtype(node.op, [t.dtype for t in in_types], in_types, spec.traits) if spec.measured_for(args) \
+        else None
     row = spec.dtype_key(args) if spec.dtype_key is not None and data is not None else node.op
     takes = supported(row, data, mode) if data is not None else None
     refused = data if takes is False and not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
-        integer = refused not in ("float32", "float64", "float16", "bfloat16", "float")
+        integer = refused not in FLOAT_DTYPES
         _fail(inf, node, DTYPE_INT_INTO_FLOAT if integer else DTYPE_UNSUPPORTED,
               f"{node.op} {node.id!r} receives {refused} values, which torch's {node.op} does not take"
               + (" in training mode" if mode != "eval" and supported(row, refused, "eval") else "")
@@ -456,10 +482,15 @@ def _track_grad(node: Node, inf: Inference) -> None:
     """Which results need gradients in training mode (they depend on a learned weight), and which are views
     of a Chunk/Split result that does."""
     results = inf.types.get(node.id) or ()
-    if not any(t.is_float for t in results):
+    if len(results) == 1:  # one result (most nodes): no generator
+        if results[0].dtype not in FLOAT_DTYPES:
+            return
+    elif not any(t.is_float for t in results):
         return
+    ins, grad = node.inputs, inf.grad
     if inf.params.get(node.id) or node.shares is not None or node.op == "Parameter" or \
-            any((r if ":" not in r else parse_ref(r)[0]) in inf.grad for r in node.inputs):
+            ((ins[0] if ":" not in ins[0] else parse_ref(ins[0])[0]) in grad if len(ins) == 1 else
+             any((r if ":" not in r else parse_ref(r)[0]) in grad for r in ins)):
         inf.grad.add(node.id)
         if node.op in SPLIT_VIEWS or (node.op in VIEW_KEEPERS and node.inputs and
                                       parse_ref(node.inputs[0])[0] in inf.split_views):
@@ -486,19 +517,7 @@ def _memory_view(node) -> bool:
     after a reorder, a merge with a new axis and a reduction copy)."""
     if node.op in MEMORY_VIEWS:
         return True
-    pattern = node.args.get("pattern") if node.op in EINOPS else None
-    if not isinstance(pattern, str) or pattern.count("->") != 1:
-        return False
-    left, right = pattern.split("->")
-    lhs = left.replace("(", " ").replace(")", " ").split()
-    groups = [g.split() for g in re.findall(r"\(([^)]*)\)|(\S+)", right) for g in g if g]
-    rhs = [t for g in groups for t in g]
-    if any(t not in rhs for t in lhs):
-        return False  # a reduction
-    merged = [g for g in groups if len(g) > 1]
-    kept = [t for t in rhs if t in lhs]
-    reordered = kept != [t for t in lhs if t in kept]
-    return not (merged and reordered) and not any(t not in lhs for g in merged for t in g)
+    return node.op in EINOPS and einops_is_view(node.args.get("pattern"))
 
 
 # ops whose largest result is at least the largest id they read (ids are never negative): ReLU keeps them,
@@ -692,11 +711,7 @@ def _arithmetic_range(node, inf: Inference) -> None:
 
 def _reduces_nothing(args: dict) -> bool:
     """An einops Reduce whose result keeps every input axis (`(a0 p) -> p a0`): it only rearranges."""
-    pattern = args.get("pattern")
-    if not isinstance(pattern, str) or pattern.count("->") != 1:
-        return False
-    left, right = (set(side.replace("(", " ").replace(")", " ").split()) for side in pattern.split("->"))
-    return left <= right
+    return einops_keeps_every_axis(args.get("pattern"))
 
 
 def _pads_only(op: str, args: dict) -> bool:
@@ -847,20 +862,24 @@ def parametrized_params(node: Node, args: dict) -> int | None:
 
 
 def _memo_key(node: Node, inf: Inference):
-    types = inf.types
-    in_types = []
+    types, vocab, negative = inf.types, inf.vocab, inf.negative
+    # the operands as (shape, dtype) pairs, not TensorTypes: plain tuples hash and compare in C, where the
+    # dataclass's __hash__ and __eq__ are Python calls (every result is a plain TensorType, so they agree)
+    key = [node.op, None]
     for ref in node.inputs:
-        if ref in inf.vocab or ref in inf.negative:  # the values it reads are followed: no repeat of another's
+        if ref in vocab or ref in negative:  # the values it reads are followed: no repeat of another's
             return None
         rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
         results = types.get(rid)
         if results is None or idx >= len(results):
             return None
-        in_types.append(results[idx])
+        t = results[idx]
+        key.append((t.shape, t.dtype))
     try:
-        return node.op, repr(node.args), tuple(in_types)
+        key[1] = repr(node.args)
     except Exception:  # noqa: BLE001 - an argument repr cannot show (too deep, too long): no memo
         return None
+    return tuple(key)
 
 
 def _has_violation(inf: Inference, node_id: str) -> bool:

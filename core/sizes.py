@@ -135,3 +135,29 @@ def quote_env(design: Design, batch: int = 1, seq_default: int = 128,
 
 def _count(v) -> bool:
     return type(v) is int and 0 < v <= 2 ** 63 - 1
+
+
+# ---- the sizes a run of the design uses (the forward check, the differential runs) ----
+
+RUN_BATCH = 2  # a run's batch when the design declares none
+
+
+def run_batch(design: Design, batch: int | None = None) -> int:
+    """The batch a run of the design uses: `batch` when the caller chose one, else the declared
+    train.batch_size (the verifier judges the design at it), else 2."""
+    if batch is not None:
+        return batch
+    declared = (design.train or {}).get("batch_size")
+    return declared if type(declared) is int and declared > 0 else RUN_BATCH
+
+
+def run_sizes(design: Design, batch: int | None = None) -> dict:
+    """The sizes a differential run (and the forward check) uses: the design's declared
+    train.batch_size and seq_len where it declares them (the verifier judges the design at those),
+    else batch 2 and 8; `batch` overrides the batch."""
+    return symbol_env(design, batch=run_batch(design, batch))
+
+
+def run_mode(design: Design) -> str:
+    """The mode the design declares (train.mode): "train", the default, or "eval"."""
+    return (design.train or {}).get("mode", "train")

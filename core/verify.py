@@ -39,7 +39,7 @@ def _verify(design: Design, with_cost: bool) -> Report:
     findings: list[Finding] = []
     wired = wiring(design)
     order, stuck = _kahn(design, wired)  # one walk for both: order = design.topo_order()
-    for p in design.structural_problems(stuck, wired[0]):
+    for p in design.structural_problems(stuck, wired[0], wired[1]):
         findings.append(Finding(_STRUCTURE_RULES[p.kind], "block", tuple(p.nodes), p.message))
     inf = infer_design(design, order, wired[0])
     for v in inf.violations:
@@ -122,9 +122,10 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
     seen = set()
     out = []
     for f in findings:
-        if f.key in seen:
+        key = f.rule + "@" + ",".join(f.nodes)  # = f.key, without the cached property's lock per finding
+        if key in seen:
             continue
-        seen.add(f.key)
+        seen.add(key)
         out.append(f)
     return out
 

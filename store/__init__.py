@@ -22,7 +22,7 @@ from .paths import default_db_path, resolve_db_path  # noqa: F401
 
 _LAZY = {
     "list_designs": ".designs", "count_designs": ".designs", "get_design": ".designs",
-    "insert_designs": ".designs", "reverify": ".designs", "stored_ids": ".designs",
+    "insert_designs": ".designs", "reverify": ".importers", "stored_ids": ".designs",
     "children": ".designs", "archive_designs": ".designs",
     "record_judgment": ".judgments", "undo_judgment": ".judgments",
     "current_verdicts": ".judgments", "judgment_events": ".judgments", "curators": ".judgments",

@@ -21,10 +21,29 @@ import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .connection import DB, connect, one, reading, transaction
 from .designs import JUDGED_CASE, LIST_COLUMNS, filters_sql, get_design, judged_cte, order_sql
+from .kb_ops import KbOp
+from .records import (
+    BulkPreview,
+    BulkResult,
+    DesignBundle,
+    Disagreement,
+    KbView,
+    Progress,
+    QueueRow,
+    QueueState,
+    RunTiming,
+    SeenResult,
+    Step,
+)
+
+if TYPE_CHECKING:
+    from .kb import Suggestions
+
+R = TypeVar("R")
 
 JUDGED_SORTS = {"judged", "n_judged"}
 
@@ -112,7 +131,7 @@ LEFT JOIN br ON br.design_id = d.id
 """
 
 
-def rows_for(db: DB, ids: Iterable[str], curator: str | None = None) -> dict[str, dict]:
+def rows_for(db: DB, ids: Iterable[str], curator: str | None = None) -> dict[str, QueueRow]:
     """{id: row} for these designs: the list columns, n_findings, n_judged, judged, n_missed, n_flagged
     (findings flagged for later by `curator`), block_rule (the first blocking rule) and n_block_rules."""
     ids = list(ids)
@@ -124,7 +143,7 @@ def rows_for(db: DB, ids: Iterable[str], curator: str | None = None) -> dict[str
     with reading(db) as con:
         cur = con.execute(sql, params)
         names = [d[0] for d in cur.description]
-        return {row[0]: dict(zip(names, row)) for row in cur.fetchall()}
+        return {row[0]: cast(QueueRow, dict(zip(names, row))) for row in cur.fetchall()}
 
 
 def first_unfinished(db: DB, ids: list[str], curator: str | None = None, chunk: int = 400) -> int | None:
@@ -140,7 +159,7 @@ def first_unfinished(db: DB, ids: list[str], curator: str | None = None, chunk: 
     return None
 
 
-def _all_left_flagged(row: dict) -> bool:
+def _all_left_flagged(row: QueueRow) -> bool:
     """Every finding the curator has not judged is flagged for later: "next to judge" passes it by."""
     flagged = row.get("n_flagged") or 0
     return flagged > 0 and (row.get("n_judged") or 0) + flagged >= (row.get("n_findings") or 0)
@@ -164,7 +183,7 @@ def facets(db: DB) -> dict:
     return out
 
 
-def progress(db: DB, filters: dict | None = None, curator: str | None = None) -> dict:
+def progress(db: DB, filters: dict | None = None, curator: str | None = None) -> Progress:
     """Judging progress over the filtered queue, by `curator` (anyone when None):
     designs, designs judged, live findings, findings judged."""
     f = _clean_filters(filters)
@@ -183,14 +202,15 @@ def progress(db: DB, filters: dict | None = None, curator: str | None = None) ->
 
 # ---- one design ----------------------------------------------------------------------
 
-def design_bundle(db: DB, design_id: str, curator: str | None = None) -> dict | None:
+def design_bundle(db: DB, design_id: str, curator: str | None = None) -> DesignBundle | None:
     """Everything the design screen shows: `store.designs.get_design` plus
     `children` (ids derived from it), `parent_stored` (whether its parent is here) and `flags`
     ({finding key (None: the design): note} flagged for later by `curator`)."""
     with reading(db) as con:
-        d = get_design(con, design_id, curator)
-        if d is None:
+        found = get_design(con, design_id, curator)
+        if found is None:
             return None
+        d = cast(DesignBundle, found)
         d["flags"] = {k: n for k, n in con.execute(
             "SELECT finding_key, note FROM current_flags WHERE design_id = ? AND curator = ?",
             [design_id, curator or ""]).fetchall()}
@@ -258,7 +278,7 @@ def reference_graph(db: DB, name: str) -> tuple[dict | None, str]:
 # ---- bulk verdicts, disagreements --------------------------------------------------------------
 
 def bulk_targets(db: DB, rule: str, curator: str, *, design_id: str | None = None,
-                 filters: dict | None = None) -> dict:
+                 filters: dict | None = None) -> BulkPreview:
     """The live findings of `rule` on one design (`design_id`) or on every design of the filtered queue:
     {"targets": [(design_id, key)] not yet judged by `curator`, "findings": all of them, "designs": designs
     the targets are on, "judged": those already judged (left as they are)}."""
@@ -279,7 +299,7 @@ def bulk_targets(db: DB, rule: str, curator: str, *, design_id: str | None = Non
             "designs": len({d for d, _ in targets})}
 
 
-def disagreements(db: DB, limit: int = 2000) -> list[dict]:
+def disagreements(db: DB, limit: int = 2000) -> list[Disagreement]:
     """Findings whose current verdicts differ between curators, with every curator's verdict and note and
     the adjudicated final verdict if any: design_id, key, rule, severity, message, votes {curator: {verdict,
     note}}, final, adjudicator."""
@@ -296,7 +316,7 @@ def disagreements(db: DB, limit: int = 2000) -> list[dict]:
             LEFT JOIN findings f ON f.design_id = s.design_id AND f.key = s.finding_key
             LEFT JOIN current_adjudications ca ON ca.design_id = s.design_id AND ca.finding_key = s.finding_key
             ORDER BY s.design_id, s.finding_key, cj.curator""").fetchall()
-    out: dict = {}
+    out: dict[tuple[str, str], Disagreement] = {}
     for did, key, rule, severity, message, who, verdict, note, final, adjudicator in rows:
         item = out.setdefault((did, key), {"design_id": did, "key": key, "rule": rule, "severity": severity,
                                            "message": message, "votes": {}, "final": final,
@@ -319,7 +339,7 @@ class AppStore:
         return queue_ids(self.db, filters, sort, self.curator)
 
     def queue_start(self, filters: dict | None, sort, around: str | None = None,
-                    window: int = 120) -> tuple[list[str], dict[str, dict]]:
+                    window: int = 120) -> tuple[list[str], dict[str, QueueRow]]:
         """The queue's ids and the rows of its first window (or the window around `around`), in one unit
         of work: what the list needs to draw its first screen."""
         with connect(self.db) as con:
@@ -333,10 +353,10 @@ class AppStore:
             rows = rows_for(con, ids[start:start + window], self.curator)
         return ids, rows
 
-    def rows_for(self, ids: list[str]) -> dict[str, dict]:
+    def rows_for(self, ids: list[str]) -> dict[str, QueueRow]:
         return rows_for(self.db, ids, self.curator)
 
-    def outside_token(self) -> tuple:
+    def outside_token(self) -> tuple[int, int, int]:
         """What of the queue only another process changes: the designs stored and which of them are
         archived (`archcurator import`, `archive`, `archive --restore`). The app's own verdicts, notes and
         runs leave it as it was, so comparing it tells a change from outside from the app's own writes."""
@@ -348,18 +368,18 @@ class AppStore:
     def first_unfinished(self, ids: list[str]) -> int | None:
         return first_unfinished(self.db, ids, self.curator)
 
-    def facets(self) -> dict:
+    def facets(self) -> dict[str, list[tuple[Any, int]]]:
         return facets(self.db)
 
-    def progress(self, filters: dict | None) -> dict:
+    def progress(self, filters: dict | None) -> Progress:
         return progress(self.db, filters, self.curator)
 
-    def design(self, design_id: str) -> dict | None:
+    def design(self, design_id: str) -> DesignBundle | None:
         return design_bundle(self.db, design_id, self.curator)
 
-    def designs(self, ids: list[str]) -> dict[str, dict]:
+    def designs(self, ids: list[str]) -> dict[str, DesignBundle]:
         """Several designs in one unit of work (prefetching neighbours)."""
-        out = {}
+        out: dict[str, DesignBundle] = {}
         with connect(self.db) as con:
             for did in ids:
                 d = design_bundle(con, did, self.curator)
@@ -390,7 +410,7 @@ class AppStore:
         return record_judgment(self.db, design_id, finding_key, self.curator, verdict, note or None)
 
     def judge_seen(self, design_id: str, finding_key: str | None, verdict: str, note: str | None,
-                   seen: dict) -> dict:
+                   seen: dict) -> SeenResult:
         """A verdict, and which other curators changed theirs on the finding since it was shown."""
         from .judgments import record_judgment_seen
 
@@ -406,10 +426,10 @@ class AppStore:
 
         return set_flag(self.db, design_id, finding_key, self.curator, flagged)
 
-    def bulk_preview(self, rule: str, design_id: str | None, filters: dict | None) -> dict:
+    def bulk_preview(self, rule: str, design_id: str | None, filters: dict | None) -> BulkPreview:
         return bulk_targets(self.db, rule, self.curator, design_id=design_id, filters=filters)
 
-    def judge_bulk(self, rule: str, verdict: str, design_id: str | None, filters: dict | None) -> dict:
+    def judge_bulk(self, rule: str, verdict: str, design_id: str | None, filters: dict | None) -> BulkResult:
         """Judge the findings the preview counted (read again, in the same way) as one step."""
         from .judgments import record_bulk
 
@@ -418,12 +438,12 @@ class AppStore:
             return {"step": None, "n": 0, "designs": []}
         return record_bulk(self.db, found["targets"], self.curator, verdict)
 
-    def undo_last(self) -> dict | None:
+    def undo_last(self) -> Step | None:
         from .judgments import undo_last_step
 
         return undo_last_step(self.db, self.curator)
 
-    def recent(self, limit: int = 12) -> list[dict]:
+    def recent(self, limit: int = 12) -> list[Step]:
         from .judgments import recent_steps
 
         return recent_steps(self.db, self.curator, limit)
@@ -445,7 +465,7 @@ class AppStore:
         return keep_repair(self.db, design_id, graph, edits)
 
     # two curators
-    def disagreements(self) -> list[dict]:
+    def disagreements(self) -> list[Disagreement]:
         return disagreements(self.db)
 
     def adjudicate(self, design_id: str, finding_key: str, verdict: str, note: str | None = None) -> int:
@@ -470,7 +490,7 @@ class AppStore:
 
         return list_design_runs(self.db, limit=limit)
 
-    def queue_state(self) -> dict | None:
+    def queue_state(self) -> QueueState | None:
         """The curator's queue filters and sort as last left ({"filters", "sort"}), or None."""
         import json
 
@@ -482,7 +502,7 @@ class AppStore:
             state = json.loads(row[0]) if row else None
         except ValueError:
             return None
-        return state if isinstance(state, dict) else None
+        return cast(QueueState, state) if isinstance(state, dict) else None
 
     def save_queue_state(self, filters: dict, sort: str) -> None:
         import json
@@ -493,7 +513,7 @@ class AppStore:
             con.execute("INSERT OR REPLACE INTO store_meta VALUES (?, ?)",
                         [f"queue:{self.curator}", json.dumps({"filters": filters, "sort": sort}, default=str)])
 
-    def run_timings(self, limit: int = 200) -> list[dict]:
+    def run_timings(self, limit: int = 200) -> list[RunTiming]:
         """The runs that finished here (status ok, with a time), newest first, with their design's FLOPs
         per sample and their spec (batch, steps): what run estimates are calibrated on."""
         import json
@@ -505,7 +525,7 @@ class AppStore:
                 "SELECT r.kind, r.device, r.seconds, r.spec, d.flops FROM runs r JOIN designs d ON d.id = r.design_id"
                 " WHERE r.status = 'ok' AND r.seconds > 0 AND d.flops > 0 ORDER BY r.id DESC LIMIT ?",
                 [limit]).fetchall()
-        out = []
+        out: list[RunTiming] = []
         for kind, device, seconds, spec, flops in rows:
             try:
                 spec = json.loads(spec) if isinstance(spec, str) else (spec or {})
@@ -521,7 +541,7 @@ class AppStore:
         return list_runs(self.db, design_id=design_id, limit=50)
 
     # the knowledge base
-    def kb_view(self, status: str = "live") -> dict:
+    def kb_view(self, status: str = "live") -> KbView:
         return kb_view(self.db, status)
 
     def kb_evidence(self, pid: int) -> list[dict]:
@@ -535,13 +555,15 @@ class AppStore:
 
         return kb_loop.show(self.db, pid)
 
-    def kb_suggestions(self):
+    def kb_suggestions(self) -> Suggestions:
         from . import kb as K
 
         return K.suggestions(self.db)
 
-    def kb_op(self, op: str, *args, **kwargs):
-        return kb_op(self.db, op, *args, actor=self.curator, **kwargs)
+    def kb_apply(self, op: KbOp[R]) -> R:
+        """One curator operation on the knowledge base (store/kb_ops.py), as this curator; its result
+        (store.kb.KBError, one line, when refused)."""
+        return op.apply(self.db, self.curator)
 
     def touch(self) -> None:
         """Open the store once (creating and migrating it): a cheap check that it can be used."""
@@ -551,11 +573,7 @@ class AppStore:
 
 # ---- the knowledge base (store/kb.py), for the app's KB screen --------------------------------------
 
-KB_OPS = ("add", "edit", "merge", "narrow", "retire", "pin", "unpin", "accept", "mark_distinct", "undo",
-          "export_pack", "write_pack", "seed_kb", "cycle")
-
-
-def kb_view(db: str | os.PathLike | None, status: str = "live") -> dict:
+def kb_view(db: str | os.PathLike | None, status: str = "live") -> KbView:
     """Propositions (with evidence counts), the current 20-cap pack and the audit log's head."""
     from . import kb as K
 
@@ -564,18 +582,3 @@ def kb_view(db: str | os.PathLike | None, status: str = "live") -> dict:
                 "pack_status": K.pack_status(con), "audit": K.audit_log(con, 30),
                 "questions": K.question_summary(con)}
 
-
-def kb_op(db: DB, op: str, *args, actor: str | None = None, **kwargs):
-    """One curator operation of store.kb (KBError, one line, when refused)."""
-    from . import kb as K
-
-    if op not in KB_OPS:
-        raise ValueError(f"not a knowledge-base operation: {op!r}")
-    if op == "cycle":
-        from . import kb_loop
-
-        return kb_loop.cycle(db, *args, actor=actor, **kwargs)
-    fn = getattr(K, op)
-    if op == "seed_kb":
-        return fn(db)
-    return fn(db, *args, actor=actor, **kwargs)

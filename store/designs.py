@@ -9,6 +9,7 @@ curator has judged it, and dropped when nobody has.
 from __future__ import annotations
 
 import json
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple
 
@@ -195,6 +196,29 @@ def _present_by_content(con: duckdb.DuckDBPyConnection, rows: list[dict], staged
     return out
 
 
+_HASH_LOCK = threading.Lock()
+_HASH_CON: duckdb.DuckDBPyConnection | None = None
+
+
+def canonical_hash(graph: Any) -> str:
+    """The `content_hash` a graph gets in the store: sha256 of its DuckDB-minified JSON text
+    (what `designs.graph` holds), computed on a private in-memory DuckDB."""
+    global _HASH_CON
+    text = graph if isinstance(graph, str) else json.dumps(graph, ensure_ascii=False)
+    with _HASH_LOCK:
+        if _HASH_CON is None:
+            _HASH_CON = duckdb.connect(":memory:")
+        return one(_HASH_CON.execute("SELECT sha256(CAST(json(?) AS VARCHAR))", [text]))[0]
+
+
+def design_id_by_content(db: DB, graph: dict) -> str | None:
+    """The id of a stored design with the same content (`canonical_hash`), if any: the first by id."""
+    with reading(db) as con:
+        row = con.execute("SELECT id FROM designs WHERE content_hash = ? ORDER BY id LIMIT 1",
+                          [canonical_hash(graph)]).fetchone()
+    return row[0] if row else None
+
+
 def stored_ids(db: DB, ids: Iterable[str] | None = None) -> set[str]:
     """Which of `ids` are stored (all stored ids when None)."""
     with reading(db) as con:
@@ -248,39 +272,33 @@ def apply_verification(con: duckdb.DuckDBPyConnection, design_id: str, verified,
          verified.version, now, design_id])
 
 
-def reverify(db: DB, ids: Iterable[str] | None = None, *, verifier: Callable | None = None,
-             chunk: int = 200) -> int:
-    """Re-run the verifier over stored graphs (all, or `ids`); one transaction per chunk.
-
-    Judgments stay attached: see `apply_verification`. Returns how many were re-verified.
-    """
-    from archcurator.core.graph import Design
-
-    from .verifier import verify_design
-
+def verifiable_ids(db: DB, ids: Iterable[str] | None = None) -> list[str]:
+    """The ids (all, or those of `ids`) in order to re-verify; ungenerated designs have no graph."""
     with reading(db) as con:
         if ids is None:
-            todo = [r[0] for r in con.execute(
+            return [r[0] for r in con.execute(
                 "SELECT id FROM designs WHERE graph IS NOT NULL ORDER BY id").fetchall()]
-        else:
-            todo = list(ids)
-    done = 0
-    for i in range(0, len(todo), chunk):
-        part = todo[i:i + chunk]
-        with reading(db) as con:
-            graphs = con.execute(
-                "SELECT id, graph FROM designs WHERE graph IS NOT NULL AND id IN (SELECT unnest(?::VARCHAR[]))",
-                [part]).fetchall()
-        results = []
-        for did, graph in graphs:
-            design = Design.from_dict(json.loads(graph), source=did)
-            results.append((did, verify_design(design, verifier)))
-        with transaction(db) as con:
-            now = utcnow()
-            for did, verified in results:
-                apply_verification(con, did, verified, now)
-        done += len(results)
-    return done
+    return list(ids)
+
+
+def stored_graphs(db: DB, ids: list[str]) -> list[tuple[str, str]]:
+    """(id, graph JSON text) of the stored designs among `ids` that have a graph."""
+    with reading(db) as con:
+        return con.execute(
+            "SELECT id, graph FROM designs WHERE graph IS NOT NULL AND id IN (SELECT unnest(?::VARCHAR[]))",
+            [ids]).fetchall()
+
+
+def write_verifications(db: DB, results: Iterable[tuple[str, Any]]) -> int:
+    """Write fresh verifications [(design id, `core.imports.verified.Verified`)] in one transaction
+    (see `apply_verification`); returns how many."""
+    n = 0
+    with transaction(db) as con:
+        now = utcnow()
+        for did, verified in results:
+            apply_verification(con, did, verified, now)
+            n += 1
+    return n
 
 
 # ---- reading -----------------------------------------------------------------

@@ -20,6 +20,7 @@ repeated. `recent_steps` lists them for the app's recent-verdicts panel.
 from __future__ import annotations
 
 from .connection import DB, one, reading, transaction, utcnow
+from .records import BulkResult, SeenResult, Step
 
 VERDICT_WORDS = {"real": "real", "false_alarm": "false alarm", "unsure": "unsure", "clean": "clean"}
 
@@ -86,21 +87,23 @@ def record_judgment(db: DB, design_id: str, finding_key: str | None, curator: st
 
 
 def record_judgment_seen(db: DB, design_id: str, finding_key: str | None, curator: str, verdict: str,
-                         note: str | None, seen: dict) -> dict:
+                         note: str | None, seen: dict) -> SeenResult:
     """`record_judgment`, saying which other curators' verdicts on the finding changed since the curator
-    was shown it (`seen`: {curator: event id} as shown; None for no verdict then): {"event", "changed":
-    [{"curator", "verdict", "was"}]}. Both verdicts are kept: one curator's never replaces another's."""
+    was shown it (`seen`: {curator: event id} as shown; None for no verdict then), the curator's own one
+    too when `seen` has it: {"event", "changed": [{"curator", "verdict", "was", "same_curator"}]}. Both
+    verdicts are kept: one curator's never replaces another's (and an own one replaced stays in the history)."""
     _need_curator(curator)
     _check_verdict(finding_key, verdict)
     with transaction(db) as con:
         _check_target(con, design_id, finding_key)
         now = con.execute("SELECT curator, id, verdict FROM current_judgments WHERE design_id = ?"
-                          " AND finding_key IS NOT DISTINCT FROM ? AND curator <> ?",
-                          [design_id, finding_key, curator]).fetchall()
+                          " AND finding_key IS NOT DISTINCT FROM ?", [design_id, finding_key]).fetchall()
         event = _insert_verdict(con, design_id, finding_key, curator, verdict, note, new_step(con), utcnow())
     seen = seen or {}
-    changed = [{"curator": who, "verdict": v, "was": seen.get(who)} for who, eid, v in now
-               if seen.get(who) != eid]
+    # the curator's own verdict is compared only when `seen` names it: the same curator in another instance
+    # of the app (or another terminal) judged the finding since this one showed it
+    changed = [{"curator": who, "verdict": v, "was": seen.get(who), "same_curator": who == curator}
+               for who, eid, v in now if (who != curator or curator in seen) and seen.get(who) != eid]
     return {"event": event, "changed": changed}
 
 
@@ -118,7 +121,7 @@ def record_note(db: DB, design_id: str, finding_key: str | None, curator: str, n
         return _insert_verdict(con, design_id, finding_key, curator, row[0], note or None, new_step(con), utcnow())
 
 
-def record_bulk(db: DB, targets, curator: str, verdict: str, note: str | None = None) -> dict:
+def record_bulk(db: DB, targets, curator: str, verdict: str, note: str | None = None) -> BulkResult:
     """The same verdict on many findings, as ONE step (one undo takes it all back).
 
     `targets`: (design_id, finding_key) pairs. Returns {"step", "n", "designs"}."""
@@ -298,7 +301,7 @@ def describe_step(rows: list[dict]) -> str:
     return f"{r['kind']} on {where}"
 
 
-def _summary(rows: list[dict]) -> dict:
+def _summary(rows: list[dict]) -> Step:
     at = max((r["happened"] for r in rows if r["happened"] is not None), default=None)
     return {"step": rows[0]["step"], "at": at,
             "kind": "bulk" if sum(r["kind"] == "judgment" for r in rows) > 1 else rows[0]["kind"],
@@ -307,7 +310,7 @@ def _summary(rows: list[dict]) -> dict:
             "keys": [(r["design_id"], r["finding_key"]) for r in rows], "undone": all(r["undone"] for r in rows)}
 
 
-def recent_steps(db: DB, curator: str, limit: int = 12) -> list[dict]:
+def recent_steps(db: DB, curator: str, limit: int = 12) -> list[Step]:
     """The curator's newest steps, newest first (undone ones included, marked): step, at, kind,
     summary, n (rows), designs, keys, undone."""
     with reading(db) as con:
@@ -323,7 +326,7 @@ def recent_steps(db: DB, curator: str, limit: int = 12) -> list[dict]:
     return [_summary(by_step[s]) for s in top if s in by_step]
 
 
-def undo_last_step(db: DB, curator: str) -> dict | None:
+def undo_last_step(db: DB, curator: str) -> Step | None:
     """Take back the curator's newest step not undone yet (all its rows, in one transaction).
 
     Returns what was undone (as `recent_steps` describes a step), or None when nothing is left."""

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import math
 
+from archcurator.core.imports.verified import default_gpu
+
 from .connection import DB, reading
-from .verifier import default_gpu
 
 Z95 = 1.959963984540054
 

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from .connection import DB, one, reading, transaction, utcnow
+from .designs import design_id_by_content
 
 STATUSES = ("queued", "running", "ok", "failed", "timeout", "killed", "cancelled")
 _UPDATABLE = ("status", "backend", "device", "started_at", "ended_at", "seconds", "exception",
@@ -112,3 +113,35 @@ def list_design_runs(db: DB, *, limit: int | None = 300) -> list[dict]:
         for k in ("metrics", "spec"):
             r[k] = None if r[k] is None else json.loads(r[k])
     return rows
+
+
+def persist_result(db, spec, result, *, design_id: str | None = None,
+                   question_id: str | None = None) -> int:
+    """Record a finished run (a `core.runs` RunSpec and its RunResult) with `record_run`; returns
+    the store's run id. The launching process calls this (the CLI here, the
+    app for runs it launched); the child never touches the store.
+
+    design_id / question_id default to `spec.tags["design_id"]` /
+    `spec.tags["question_id"]`; for a design with neither, the stored design
+    with the same content, else ``file:<path>`` from `spec.tags["source"]`.
+    The stored spec leaves the design out (it is the design's row).
+    """
+    tags = spec.tags or {}
+    design_id = design_id or tags.get("design_id")
+    question_id = question_id or tags.get("question_id")
+    if design_id is None and question_id is None:
+        if spec.design is not None:
+            try:
+                design_id = design_id_by_content(db, spec.design)
+            except Exception:  # noqa: BLE001 - an empty or older store has no match
+                design_id = None
+        if design_id is None:
+            design_id = f"file:{tags.get('source') or (spec.design or {}).get('name') or '?'}"
+    ended = utcnow()
+    stored_spec = {k: v for k, v in spec.to_dict().items() if k != "design"}
+    return record_run(
+        db, kind=spec.kind, design_id=design_id, question_id=question_id,
+        backend=result.backend, device=result.device, status=result.status,
+        started_at=ended - timedelta(seconds=result.seconds or 0), spec=stored_spec,
+        ended_at=ended, seconds=result.seconds, exception=result.exception,
+        message=result.message, log_tail=result.log_tail, metrics=result.metrics)

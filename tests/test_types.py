@@ -47,8 +47,7 @@ def configured_scope() -> set[str]:
 def test_scope_covers_the_floor():
     scope = configured_scope()
     covered = {m for m in FLOOR if any(m == s or m.startswith(s + ".") for s in scope)}
-    # tui/app.py joins the floor once it is typed; until then the floor without it must hold
-    assert covered >= FLOOR - {"archcurator.tui.app"}, sorted(FLOOR - covered)
+    assert covered == FLOOR, sorted(FLOOR - covered)
 
 
 def test_mypy_is_clean_on_its_scope():

@@ -22,42 +22,39 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.worker import Worker, WorkerState, get_current_worker
 
 from archcurator.store.app_queries import AppStore
+from archcurator.store.records import Progress, QueueState
 
 from .config import Config, load_config
 from .keygate import KeyGate
 from .run_bridge import RunBridge
 from .sanitise import markup_escape, one_line, visible, visible_lines
 from .widgets.messages import (
-    AgreementLoaded,
     DesignLoaded,
-    DiffReady,
-    DisagreementsLoaded,
     FacetsLoaded,
-    KbDetailLoaded,
-    KbLoaded,
-    KbOpDone,
-    KbSuggestionsLoaded,
     NextFound,
     OutsideTokenRead,
     ProgressLoaded,
     QueueLoaded,
     RecentLoaded,
-    ReportsLoaded,
     RowsLoaded,
-    RunsLoaded,
     RunUpdate,
     WriteDone,
 )
 from .widgets.queue_list import QueueModel, id_width
 from .writes import WRITE_GROUP, WriteOp, WriteQueue
+
+if TYPE_CHECKING:
+    from .screens.modals import ChoiceScreen
 
 CACHE_SIZE = 32  # prepared designs kept for instant back/next
 
@@ -110,17 +107,22 @@ class CuratorApp(App[int]):
         self.runs = RunBridge(self)
         self.keys = KeyGate(self)
         self.steps_this_session = 0  # steps taken (shown at once, saved or not)
-        self.steps_saved = 0  # steps DuckDB has committed: what the screen calls saved
+        # this curator's own verdicts as this app last wrote them ((design, key) -> event id) and its own
+        # writes still queued per finding: what a second instance run under the same name is compared with
+        self._own_event: dict = {}
+        self._own_pending: dict = {}
+        self.steps_saved = 0  # writes DuckDB has committed this session (undo counts as one): "N saved"
         self.design_cache: OrderedDict = OrderedDict()
         self.facets: dict = {}
-        self.progress: dict | None = None
+        self.progress: Progress | None = None
         self._quitting = False
-        self._quit_question = None  # the "runs are still going" question, while it is open
-        self._note_question = None  # the "a note is typed and not saved" question, while it is open
+        # the "runs are still going" question, and the "a note is typed and not saved" one, while open
+        self._quit_question: ChoiceScreen | None = None
+        self._note_question: ChoiceScreen | None = None
         self._drop_notes = False  # the curator chose to quit without the unsaved note
         self.last_design_shown: tuple | None = None  # (queue model, design id) of the design screen's last
         self._versions: dict[str, int] = {}  # design id -> writes submitted (stale prefetch guard)
-        self._progress_timer = None
+        self._progress_timer: Timer | None = None
         self._started = False
         self.gc_tuning = True
         self._gc_threshold = gc.get_threshold()
@@ -158,7 +160,7 @@ class CuratorApp(App[int]):
     # ---- changes made outside the app (import, archive from the command line) -----------------
     def _file_stamp(self) -> tuple:
         """The store file's and its write-ahead log's modification time and size: a stat, no DuckDB."""
-        out = []
+        out: list[tuple[int, int] | None] = []
         for path in (self.db_path, self.db_path.with_name(self.db_path.name + ".wal")):
             try:
                 st = path.stat()
@@ -227,12 +229,13 @@ class CuratorApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         # keys from the terminal one at a time, each after the last one's effects (tui.keygate)
         if isinstance(event, events.Key) and not event.is_forwarded:
-            if not self.keys.admit(event):
-                return
-            try:
-                await super().on_event(event)
-            finally:
-                self.keys.handled()
+            for key in _esc_then_key(event):
+                if not self.keys.admit(key):
+                    continue
+                try:
+                    await super().on_event(key)
+                finally:
+                    self.keys.handled()
             return
         await super().on_event(event)
 
@@ -276,8 +279,9 @@ class CuratorApp(App[int]):
         try:
             if not self._queue_state_read:
                 self._queue_state_read = True
-                state = self.store.queue_state() or {}
-                saved = state.get("filters") if isinstance(state.get("filters"), dict) else {}
+                state: QueueState = self.store.queue_state() or {}
+                filters = state.get("filters")
+                saved = filters if isinstance(filters, dict) else {}
                 if not model.filters:
                     model.filters.update({k: v for k, v in saved.items() if k in FILTER_KEYS and v not in (None, "")})
                 sort = state.get("sort")
@@ -345,62 +349,6 @@ class CuratorApp(App[int]):
         queue = self.store.bulk_preview(rule, None, filters)
         self._post(target, BulkPreview(rule, here, queue, request))
 
-    @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
-    def compute_diff(self, target, base_kind: str, base_name: str, b_graph: dict, b_label: str,
-                     request: int) -> None:
-        from archcurator.core.diff import diff_designs
-        from archcurator.core.graph import Design
-
-        if base_kind == "reference":
-            graph, where = self.store.reference(base_name)
-            label = f"{base_name} (reference)"
-            if graph is None:
-                raise LookupError(f"reference architecture {base_name!r} not found in assets/architectures "
-                                  "or the store")
-        else:
-            graph = self.store.graph(base_name)
-            label = f"{base_name} ({base_kind})"
-            if graph is None:
-                raise LookupError(f"design {base_name!r} has no graph in the store")
-        diff = diff_designs(Design.from_dict(graph, source=label), Design.from_dict(b_graph, source=b_label))
-        self._post(target, DiffReady(diff, label, b_label, request))
-
-    # the knowledge base
-    @work(thread=True, exclusive=True, group="kb-load", exit_on_error=False)
-    def kb_load(self, target, status: str, request: int) -> None:
-        self._post(target, KbLoaded(self.store.kb_view(status), request))
-
-    @work(thread=True, exclusive=True, group="kb-suggest", exit_on_error=False)
-    def kb_suggest(self, target, request: int) -> None:
-        self._post(target, KbSuggestionsLoaded(self.store.kb_suggestions(), request))
-
-    @work(thread=True, exclusive=True, group="kb-detail", exit_on_error=False)
-    def kb_detail(self, target, pid: int, request: int) -> None:
-        judge = self.store.kb_judge(pid)
-        self._post(target, KbDetailLoaded(pid, judge["evidence"], request, judge))
-
-    @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
-    def kb_write(self, target, op: str, args: tuple, kwargs: dict) -> None:
-        # the screen sends one operation at a time (it waits for KbOpDone), so nothing is cancelled
-        result = self.store.kb_op(op, *args, **kwargs)
-        target.post_message(KbOpDone(op, result))
-
-    @work(thread=True, exclusive=True, group="reports", exit_on_error=False)
-    def load_reports(self, target) -> None:
-        self._post(target, ReportsLoaded(self.store.refusals(), self.store.rules(), self.store.curators()))
-
-    @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
-    def load_agreement(self, target, a: str, b: str) -> None:
-        self._post(target, AgreementLoaded(self.store.agreement(a, b)))
-
-    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
-    def load_disagreements(self, target) -> None:
-        self._post(target, DisagreementsLoaded(self.store.disagreements()))
-
-    @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
-    def load_runs(self, target) -> None:
-        self._post(target, RunsLoaded(self.store.runs()))
-
     # ---- the design cache ----------------------------------------------------------
     def cache_view(self, view) -> None:
         if view is None:
@@ -445,6 +393,9 @@ class CuratorApp(App[int]):
             self.design_cache.clear()  # which designs change, the store says when it is done
         if op.kind != "undo":
             self.steps_this_session += 1
+        if op.kind in ("judge", "note") and op.design_id is not None:
+            k = (op.design_id, op.args.get("key"))
+            self._own_pending[k] = self._own_pending.get(k, 0) + 1
         self.writes.submit(op)
         self.writes_changed()
 
@@ -461,7 +412,8 @@ class CuratorApp(App[int]):
 
     def writes_status(self) -> str:
         """What is saved and what is not yet, as the design screen shows it: a step counts as saved only
-        once DuckDB has committed it, so a crash loses at most what is shown as saving."""
+        once DuckDB has committed it, so a crash loses at most what is shown as saving. "N saved" counts
+        the writes committed this session and never goes down: an undo is one more write."""
         text = f"{self.steps_saved} saved"
         if self.writes.pending:
             text += f" · saving {self.writes.pending}…"
@@ -478,6 +430,9 @@ class CuratorApp(App[int]):
             # the other curators' verdicts as shown: the store says which changed since (a notice, not a loss)
             args["seen"] = {who: (j or {}).get("event_id") for who, j in (finding.get("judgments") or {}).items()
                             if who != self.curator}
+            own = self._own_shown(view, finding)
+            if own is not False:
+                args["seen"][self.curator] = own
             finding["verdict"] = verdict
             finding.setdefault("judgments", {})[self.curator] = mine
         else:
@@ -485,6 +440,34 @@ class CuratorApp(App[int]):
         (view.data.get("flags") or {}).pop(key, None)
         self._local_row_update(view)
         self.submit(WriteOp("judge", view.id, args))
+
+    def _own_shown(self, view, finding: dict):
+        """The event id of this curator's verdict on `finding` as this app shows it (None: none shown), or
+        False where this app cannot tell (a write of its own still queued for it, or an undo, bulk verdict
+        or adjudication that rewrote its verdicts since the design was read)."""
+        k = (view.id, finding["key"])
+        if self._own_pending.get(k) or view.data.get("_own_rewritten"):
+            return False
+        if any(op.kind in ("undo", "bulk", "adjudicate") for op in self.writes.pending_ops()):
+            return False
+        shown = ((finding.get("judgments") or {}).get(self.curator) or {}).get("event_id")
+        ids = [i for i in (shown, self._own_event.get(k)) if i is not None]
+        return max(ids) if ids else None
+
+    def _own_written(self, op: WriteOp, result, failed: bool = False) -> None:
+        if op.kind not in ("judge", "note") or op.design_id is None:
+            return
+        k = (op.design_id, op.args.get("key"))
+        n = self._own_pending.get(k, 0) - 1
+        if n > 0:
+            self._own_pending[k] = n
+        else:
+            self._own_pending.pop(k, None)
+        if failed:
+            return
+        event = result.get("event") if isinstance(result, dict) else result
+        if isinstance(event, int):
+            self._own_event[k] = event
 
     def save_note(self, view, finding: dict | None, note: str | None) -> None:
         """A note added to (or changed on) a verdict already given: the verdict stays."""
@@ -548,10 +531,14 @@ class CuratorApp(App[int]):
     def on_write_done(self, message: WriteDone) -> None:
         op, result = message.op, message.result
         designs = [op.design_id] if op.design_id else []
-        if op.kind != "undo":
+        self._own_written(op, result)
+        if op.kind in ("undo", "bulk", "adjudicate"):
+            self._own_rewritten(op, result)
+        if op.kind != "undo" or result is not None:
+            # every write DuckDB committed, an undo included (it is a write of its own: the step it takes
+            # back stays in the store's history, marked undone); a count that went down on z read as
+            # saved work lost
             self.steps_saved += 1
-        elif result is not None:
-            self.steps_saved = max(self.steps_saved - 1, 0)
         self.writes_changed()
         if op.kind == "judge" and isinstance(result, dict) and result.get("changed"):
             self._say_changed(op, result["changed"])
@@ -580,20 +567,42 @@ class CuratorApp(App[int]):
             if handler is not None:
                 handler(op, result, designs)
 
+    def _own_rewritten(self, op: WriteOp, result) -> None:
+        """An undo, bulk verdict or adjudication changed this curator's verdicts: the designs shown now no
+        longer say which of them stands until they are read again."""
+        designs = set((result or {}).get("designs") or []) | ({op.design_id} if op.design_id else set())
+        for d, k in (result or {}).get("keys") or []:
+            self._own_event.pop((d, k), None)
+        for k in [k for k in self._own_event if k[0] in designs]:
+            self._own_event.pop(k, None)
+        for screen in self.screen_stack:
+            view = getattr(screen, "view", None)
+            if view is not None and getattr(view, "id", None) in designs and hasattr(view, "data"):
+                view.data["_own_rewritten"] = True
+
     def _say_changed(self, op: WriteOp, changed: list[dict]) -> None:
         from .components.findings import VERDICT_LABEL as VERDICT_WORDS
 
         parts = []
         for c in changed:
             now = VERDICT_WORDS.get(c["verdict"], c["verdict"])
-            parts.append(f"{c['curator']} judged it {now}" + ("" if c["was"] is None else " (changed since)"))
+            if c.get("same_curator"):
+                parts.append(f"you ({c['curator']}) judged it {now} in another instance of the app")
+            else:
+                parts.append(f"{c['curator']} judged it {now}" + ("" if c["was"] is None else " (changed since)"))
         mine = VERDICT_WORDS.get(op.args["verdict"], op.args["verdict"])
+        others = any(not c.get("same_curator") for c in changed)
+        kept = (" Your {m} is stored beside it (Review, V, lists disagreements)." if others else
+                " Your {m} here replaced it; the other instance's verdict stays in the history (z here undoes "
+                "yours).").format(m=mine)
         self.notify(f"{op.args.get('key') or op.design_id} on {op.design_id}: since it was shown to you, "
-                    f"{'; '.join(parts)}. Your {mine} is stored beside it (Review, V, lists disagreements).",
-                    title="changed by another curator", severity="warning", timeout=10)
+                    f"{'; '.join(parts)}.{kept}",
+                    title="changed by another curator" if others else "changed in another instance",
+                    severity="warning", timeout=10)
 
     def write_failed(self, op: WriteOp, error: BaseException) -> None:
         # the optimistic state shown was never saved: drop it and re-read the design
+        self._own_written(op, None, failed=True)
         if op.kind != "undo":
             self.steps_this_session = max(self.steps_this_session - 1, 0)
         self.writes_changed()
@@ -631,6 +640,11 @@ class CuratorApp(App[int]):
 
     # ---- errors: the one handler ---------------------------------------------------------
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        self.report_worker(event)
+
+    def report_worker(self, event: Worker.StateChanged) -> None:
+        """A worker of the app's or of a screen's changed state: a failure is said in one line, and the
+        screens that show what it was doing are told (`worker_failed(group, text)`)."""
         worker = event.worker
         if event.state == WorkerState.ERROR:
             error = worker.error
@@ -878,6 +892,28 @@ class CuratorApp(App[int]):
                     keys = b.key
                     break
         return _pretty_keys(keys or "")
+
+
+def _esc_then_key(event) -> list:
+    """A terminal sends `esc` and a key typed soon after it as one sequence, which Textual reads as alt+key:
+    a curator's `esc` then `r` (leave the note field, judge) put an `r` in the note. No key of this app is
+    bound to alt, so alt+KEY is read as what was typed: esc, then KEY (each through the key gate)."""
+    from textual import events
+
+    key, char = event.key, event.character
+    if (getattr(event, "_gate_released", False) or not key.startswith("alt+") or char is None or len(char) != 1
+            or not char.isprintable()):
+        return [event]
+    rest = key[len("alt+"):]
+    if rest.startswith("shift+"):
+        rest = rest[len("shift+"):].upper()
+    out = []
+    for name, ch in (("escape", "\x1b"), (rest, char)):
+        part = events.Key(name, ch)
+        if event._sender is not None:
+            part.set_sender(event._sender)
+        out.append(part)
+    return out
 
 
 def _runner(target, action: str):

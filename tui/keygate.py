@@ -38,6 +38,7 @@ class KeyGate:
         self._drop_screen = None  # the screen the refused dialog was asked from: the window is its only
         self._dropped = 0
         self._dropped_for = ""
+        self._typed_for = "a dialog that did not open"
 
     @property
     def pending(self) -> int:
@@ -139,10 +140,12 @@ class KeyGate:
         """A dialog is open and focused: the keys held for it go to it."""
         self._expecting = None
 
-    def refused(self, what: str) -> None:
-        """The dialog a key asked for does not open: what was typed for it is dropped, never a command."""
+    def refused(self, what: str, typed_for: str = "a dialog that did not open") -> None:
+        """The dialog a key asked for does not open (or the screen the keys were typed on is changing): what
+        was typed for it is dropped, never a command."""
         self._expecting = None
         self._dropped_for = what
+        self._typed_for = typed_for
         self._drop(len(self.held))
         self.held.clear()
         self._drop_until = time.monotonic() + DROP_WINDOW_S
@@ -160,7 +163,7 @@ class KeyGate:
         n, self._dropped = self._dropped, 0
         if n:
             why = f" ({self._dropped_for})" if self._dropped_for else ""
-            self.app.notify(f"{n} key{'s' if n != 1 else ''} typed for a dialog that did not open{why} "
+            self.app.notify(f"{n} key{'s' if n != 1 else ''} typed for {self._typed_for}{why} "
                             f"{'were' if n != 1 else 'was'} dropped, not run as commands", severity="warning",
                             timeout=5)
 

@@ -4,7 +4,7 @@
 design through `core.runs` (the local runner for `cpu` / `cuda`, a Ray
 runner for `cluster`) in a thread worker; a listener on the handle posts a
 `RunUpdate` when the run ends, and the bridge stores the outcome
-(`tui.commands.run_cmd.persist_result`, in a worker), then tells the screens.
+(`store.runs.persist_result`, in a worker), then tells the screens.
 The runs screen reads the handles it keeps and the runs stored before
 (`AppStore.runs`), so runs survive a restart. Quitting while runs are active
 asks first (`CuratorApp.action_quit`): wait for them or cancel them, and
@@ -20,6 +20,7 @@ never less than the shortest of them), and the dialog says which basis it used.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ DEVICES = ("cpu", "cuda", "cluster")
 RAY_ADDRESS_ENV = "RAY_API_SERVER_ADDRESS"  # core.runs.runner's
 CPU_FLOPS = 5e10  # what one CPU socket sustains on small torch models, order of magnitude
 START_S = {"cpu": 4.0, "cuda": 8.0, "cluster": 20.0}  # a child importing torch (and a Ray job's start)
+MIN_MEASURED_RATE = 1e8  # FLOP/s: stored runs slower than this timed their start-up, not their throughput
 FORWARD_BATCH = 2  # RunSpec's default batch
 
 
@@ -85,10 +87,21 @@ def estimate(data: dict, kind: str, device: str, train_steps: int,
     quote = cost.get("quote") or {}
     work = run_work(kind, flops, train_steps=train_steps)
     cal = (calibration or {}).get(device)
+    if cal is not None and device in ("cpu", "cuda") and not _measures_throughput(cal):
+        # the runs stored here were all tiny: their seconds are the child's start-up, and a median of
+        # "0.00 GFLOP/s" would stretch any real design's estimate to hours. The assumed throughput, said
+        # so, with no estimate shorter than the shortest run stored here
+        fallback = estimate(data, kind, device, train_steps, None)
+        seconds = max(fallback.seconds, cal.floor)
+        usd = fallback.usd if fallback.usd is None or seconds == fallback.seconds else \
+            fallback.usd * seconds / fallback.seconds
+        basis = (f"measured: {cal.n} run{'s' if cal.n != 1 else ''} stored on this machine, too small to measure "
+                 f"its throughput (start-up bound, shortest {cal.floor:,.1f} s): {fallback.basis.split(': ')[-1]}")
+        return Estimate(device, seconds, usd, basis)
     if cal is not None and device in ("cpu", "cuda"):
         seconds = max(work / cal.rate, cal.floor)
         basis = (f"measured: {cal.n} run{'s' if cal.n != 1 else ''} stored on this machine, "
-                 f"median {cal.rate / 1e9:,.2f} GFLOP/s with start-up, shortest {cal.floor:,.1f} s")
+                 f"median {_gflops(cal.rate)} GFLOP/s with start-up, shortest {cal.floor:,.1f} s")
         price = quote.get("price_per_hour")
         usd = 0.0 if device == "cpu" else (None if price is None else seconds / 3600 * float(price))
         return Estimate(device, seconds, usd, basis)
@@ -103,6 +116,15 @@ def estimate(data: dict, kind: str, device: str, train_steps: int,
         return Estimate("cluster", seconds, None, f"{gpu} throughput assumed")
     usd = None if price is None else seconds / 3600 * float(price)
     return Estimate("cuda", seconds, usd, f"{gpu} at ${price}/h" if price is not None else gpu)
+
+
+def _measures_throughput(cal: Calibration) -> bool:
+    return cal.n > 0 and math.isfinite(cal.rate) and cal.rate >= MIN_MEASURED_RATE and math.isfinite(cal.floor)
+
+
+def _gflops(rate: float) -> str:
+    g = rate / 1e9
+    return f"{g:,.0f}" if g >= 100 else f"{g:.3g}"
 
 
 def duplicate_of(design_id: str, kind: str, data: dict, live_handles) -> str | None:
@@ -202,7 +224,7 @@ class RunBridge:
                                 exit_on_error=False, name="store run")
 
     def _persist(self, handle) -> None:
-        from .commands.run_cmd import persist_result
+        from archcurator.store.runs import persist_result
 
         stored = persist_result(self.app.store.db, handle.spec, handle.result)
         self.app.post_message(RunUpdate(handle, stored))

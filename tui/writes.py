@@ -75,6 +75,10 @@ class WriteQueue:
     def pending(self) -> int:
         return len(self._ops) + (1 if self.running is not None else 0)
 
+    def pending_ops(self) -> list[WriteOp]:
+        """The steps not yet written, the running one first."""
+        return ([self.running] if self.running is not None else []) + list(self._ops)
+
     def submit(self, op: WriteOp) -> None:
         self._ops.append(op)
         self._pump()

@@ -459,6 +459,7 @@ def runs_runner(*, device: str = "cpu", time_limit_s: float | None = 900, on_res
     process, the local or Ray backend). ON_RESULT(spec, result) sees every finished run
     (the CLI records it in the store)."""
     from ..runs import RunSpec, run_sync
+    from . import run_kind  # noqa: F401 - registers the aiq run kind
 
     def call(payload: dict) -> dict:
         payload = {k: v for k, v in payload.items() if k != "tensors"}

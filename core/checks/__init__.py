@@ -14,12 +14,14 @@ from .base import CATALOGUE, GRAPH_CHECKS, NODE_CHECKS, CheckCtx, CheckSpec
 
 
 def _ops_raising(rule_id: str) -> list[str]:
+    from ..ops.base import FLOAT_DTYPES
     from ..ops.dtype_support import DTYPES, MODES, SUPPORT
 
     ops = {name for name, spec in OP_TABLE.items() if rule_id in spec.rules}
     # the measured dtype table raises these two for every op whose kernels refuse some dtype
-    by_rule: dict[str, tuple[str, ...]] = {DTYPE_UNSUPPORTED: ("float64", "float16", "bfloat16"),
-                                           DTYPE_INT_INTO_FLOAT: ("int64", "int32", "uint8", "bool")}
+    by_rule: dict[str, tuple[str, ...]] = {
+        DTYPE_UNSUPPORTED: tuple(d for d in DTYPES if d in FLOAT_DTYPES and d != "float32"),
+        DTYPE_INT_INTO_FLOAT: tuple(d for d in DTYPES if d not in FLOAT_DTYPES)}
     cols = by_rule.get(rule_id, ())
     for name, row in SUPPORT.items():
         if any(row[DTYPES.index(d) * len(MODES) + m] == "X" for d in cols for m in range(len(MODES))):

@@ -13,12 +13,15 @@ W = "warn"
 def _reaches_outputs(ctx) -> set:
     live: set = set()
     stack = [parse_ref(o)[0] for o in ctx.design.outputs]
+    operands, add, pop, extend = ctx.operands, live.add, stack.pop, stack.extend
     while stack:
-        nid = stack.pop()
+        nid = pop()
         if nid in live:
             continue
-        live.add(nid)
-        stack.extend(ctx.operands.get(nid, []))
+        add(nid)
+        ops = operands.get(nid)
+        if ops:
+            extend(ops)
     return live
 
 
@@ -32,6 +35,8 @@ CONNECTIVITY_DEAD_NODE = Rule("connectivity.dead-node", W, "connectivity", "Node
 @graph_check(CONNECTIVITY_DEAD_NODE)
 def _dead_nodes(ctx):
     live = _reaches_outputs(ctx)
+    if len(live) >= len(ctx.nodes) and ctx.nodes.keys() <= live:  # every node reaches an output (the usual case)
+        return
     dead = [n.id for n in ctx.design.nodes if n.id not in live]
     if dead:
         shown = ", ".join(dead[:5]) + (f" and {len(dead) - 5} more" if len(dead) > 5 else "")
@@ -46,7 +51,8 @@ CONNECTIVITY_UNUSED_INPUT = Rule("connectivity.unused-input", W, "connectivity",
 
 @graph_check(CONNECTIVITY_UNUSED_INPUT)
 def _unused_inputs(ctx):
-    read = {rid for ids in ctx.operands.values() for rid in ids} | {parse_ref(o)[0] for o in ctx.design.outputs}
+    # what any node reads is what the wiring lists users of
+    read = ctx.users.keys() | {parse_ref(o)[0] for o in ctx.design.outputs}
     for spec in ctx.design.inputs:
         if spec.id not in read:
             yield [spec.id], f"input {spec.id!r} is never read"
@@ -63,9 +69,11 @@ CONNECTIVITY_UNREACHABLE = Rule("connectivity.unreachable", W, "connectivity", "
 @graph_check(CONNECTIVITY_UNREACHABLE)
 def _unreachable(ctx):
     fed: set = set(ctx.design.input_ids)
+    operands, add, disjoint = ctx.operands, fed.add, fed.isdisjoint
     for node in ctx.inf.order or ctx.design.topo_order():
-        if not fed.isdisjoint(ctx.operands.get(node.id, ())):
-            fed.add(node.id)
+        ops = operands.get(node.id, ())
+        if (ops[0] in fed if len(ops) == 1 else not disjoint(ops)):
+            add(node.id)
     for o in dict.fromkeys(parse_ref(o)[0] for o in ctx.design.outputs):
         if o in ctx.nodes and o not in fed:
             yield [o], f"output {o!r} does not depend on any input"

@@ -137,9 +137,17 @@ def _width_multiple(node, ctx):
     width = a.get("out_features", a.get("out_channels"))
     if not isinstance(width, int) or width < 64 or width % 8 == 0:
         return
-    if node.id in {parse_ref(o)[0] for o in ctx.design.outputs} or not _feeds_a_layer(ctx).get(node.id, False):
+    if node.id in _output_ids(ctx) or not _feeds_a_layer(ctx).get(node.id, False):
         return  # a head: its width is the task's
     yield f"{node.op} {node.id!r} outputs {width}, not a multiple of 8"
+
+
+def _output_ids(ctx) -> set:
+    """The ids of the nodes the design outputs (once per design, not once per layer that asks)."""
+    found = ctx.memo.get("output_ids")
+    if found is None:
+        found = ctx.memo["output_ids"] = {parse_ref(o)[0] for o in ctx.design.outputs}
+    return found
 
 
 EFFICIENCY_GIANT_FLATTEN_LINEAR = Rule("efficiency.giant-flatten-linear", W, "efficiency",
@@ -223,15 +231,24 @@ EFFICIENCY_DUPLICATE_BRANCH = Rule("efficiency.duplicate-branch", W, "efficiency
 
 @graph_check(EFFICIENCY_DUPLICATE_BRANCH)
 def _duplicate_branch(ctx):
-    seen: dict = {}
+    # nodes grouped by op and operands first: only a node whose op and operands another node has already
+    # met needs its arguments written out and asked whether it is a view (most nodes meet none)
+    groups: dict = {}
+    params = ctx.inf.params
     for node in ctx.design.nodes:
-        if ctx.inf.params.get(node.id, 0) or node.op in NEVER_DUPLICATE:
+        if not node.inputs or params.get(node.id, 0) or node.op in NEVER_DUPLICATE:
             continue
+        entry = groups.get((node.op, tuple(node.inputs)))
+        if entry is None:
+            groups[(node.op, tuple(node.inputs))] = [node, None]
+            continue
+        seen = entry[1]
+        if seen is None:  # the group's first node, judged now that a second one came
+            first = entry[0]
+            seen = entry[1] = {} if _memory_view(first) else {repr(sorted(first.args.items())): first.id}
         if _memory_view(node):
             continue  # a view computes nothing: taking it twice (rope tables sliced for q and for k) costs nothing
-        if not node.inputs:
-            continue
-        key = (node.op, repr(sorted(node.args.items())), tuple(node.inputs))
+        key = repr(sorted(node.args.items()))
         if key in seen:
             yield [seen[key], node.id], f"{node.id!r} recomputes {seen[key]!r} ({node.op} of the same operands)"
         else:

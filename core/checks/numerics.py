@@ -41,9 +41,14 @@ def weighted_depth(ctx) -> int:
 
 def _weighted_depth(ctx) -> int:
     depth: dict = {}
+    operands, get = ctx.operands, depth.get
     for node in ctx.inf.order or ctx.design.topo_order():
-        best = max((depth.get(o, 0) for o in ctx.operands.get(node.id, [])), default=0)
-        depth[node.id] = best + (1 if node.op in WEIGHTED else 0)
+        ops = operands.get(node.id, ())
+        if len(ops) == 1:  # most nodes: no generator for one operand
+            best = get(ops[0], 0)
+        else:
+            best = max([get(o, 0) for o in ops], default=0)
+        depth[node.id] = best + 1 if node.op in WEIGHTED else best
     return max(depth.values(), default=0)
 
 

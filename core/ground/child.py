@@ -58,6 +58,7 @@ import time
 
 from ..graph import Design, parse_ref
 from ..ops import ops_with
+from ..sizes import run_batch, run_mode, run_sizes  # noqa: F401 - run_batch: the forward check and these runs share it
 
 # ops whose meta kernels skip a check their CPU kernels make (found by the study itself, and by
 # `archcurator ground --full`, which runs every graph for real): Softmax / LogSoftmax do not check
@@ -90,29 +91,6 @@ def sizes_for(design: Design) -> dict:
 
     batch = (design.train or {}).get("batch_size")
     return symbol_env(design, batch=batch if type(batch) is int and 0 < batch <= STUDY_MAX_BATCH else BATCH)
-
-
-def run_batch(design: Design, batch: int | None = None) -> int:
-    """The batch a run of the design uses: `batch` when the caller chose one, else the declared
-    train.batch_size (the verifier judges the design at it), else 2."""
-    if batch is not None:
-        return batch
-    declared = (design.train or {}).get("batch_size")
-    return declared if type(declared) is int and declared > 0 else BATCH
-
-
-def run_sizes(design: Design, batch: int | None = None) -> dict:
-    """The sizes a differential run (and the forward check) uses: the design's declared
-    train.batch_size and seq_len where it declares them (the verifier judges the design at those),
-    else batch 2 and 8; `batch` overrides the batch."""
-    from ..sizes import symbol_env
-
-    return symbol_env(design, batch=run_batch(design, batch))
-
-
-def run_mode(design: Design) -> str:
-    """The mode the design declares (train.mode): "train", the default, or "eval"."""
-    return (design.train or {}).get("mode", "train")
 
 
 def _failure(exc, stage: str) -> dict:

@@ -208,14 +208,35 @@ class TensorType:
 UNKNOWN = TensorType(None, "float32")
 
 
-_CANON = {"float": "float32", "long": "int64", "int": "int32"}
+# the dtypes the model knows, by torch's names, and every other name torch gives one of them (torch.float,
+# torch.half, torch.short ...); a name not here is no dtype torch has
+DTYPES = ("float32", "float64", "float16", "bfloat16", "int64", "int32", "int16", "int8", "uint8", "bool")
+_CANON = {"float": "float32", "double": "float64", "half": "float16", "long": "int64", "int": "int32",
+          "short": "int16"}
+DTYPE_NAMES: dict[str, str] = {**{d: d for d in DTYPES}, **_CANON}
+# the dtype each of torch's casting methods gives (`x.half()`, `x.char()`, `x.byte()` ...)
+CAST_METHODS: dict[str, str] = {"float": "float32", "double": "float64", "half": "float16", "bfloat16": "bfloat16",
+                                "long": "int64", "int": "int32", "short": "int16", "char": "int8", "byte": "uint8",
+                                "bool": "bool"}
+_BYTES = {"float64": 8, "float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4, "int16": 2, "int8": 1,
+          "uint8": 1, "bool": 1}
+
+
+def dtype_named(name) -> str | None:
+    """The dtype torch calls `name` (`half` is float16), or None when torch has no such dtype."""
+    return DTYPE_NAMES.get(name) if isinstance(name, str) else None
+
+
+def dtype_bytes(d: str) -> int:
+    """Bytes per value of dtype d (torch's element size); a name the model does not know counts as float32."""
+    return _BYTES.get(canonical_dtype(d), 4)
 # torch's promotion among the dtypes a design names: bool < integers < floats; within a kind the wider wins
 _INT_RANK = {"uint8": 1, "int8": 1, "int16": 2, "int32": 3, "int64": 4}
 _FLOAT_RANK = {"float16": 1, "bfloat16": 1, "float32": 2, "float64": 3}
 
 
 def canonical_dtype(d: str) -> str:
-    """The dtype's torch name (`float` is float32, `long` int64, `int` int32)."""
+    """The dtype's torch name (`float` is float32, `long` int64, `half` float16 ...)."""
     return _CANON.get(d, d)
 
 
@@ -609,7 +630,20 @@ class OpSpec:
         by_name = self._by_name
         for name, v in given.items():
             a = by_name.get(name)
-            why = a.problem(v) if a is not None else (self.extra.problem(v) if self.extra is not None else None)
+            if a is not None:
+                # Arg.problem inlined (this runs for every argument of every node): the default is always good
+                default = a.default
+                if v is default and default is not REQUIRED:
+                    continue
+                kind = a.kind
+                try:
+                    if kind.test(v):
+                        continue
+                    why = kind.text
+                except (TypeError, ValueError, OverflowError, RecursionError):
+                    why = kind.text
+            else:
+                why = self.extra.problem(v) if self.extra is not None else None
             if why is not None:
                 out.append(f"{name} must be {why}, got {_short(v)}")
         return out

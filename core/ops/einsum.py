@@ -304,38 +304,136 @@ def _einsum_flops(ctx, outs):
 
 
 # ---- einops ----------------------------------------------------------------------------------
-_TOKEN = re.compile(r"\.\.\.|\(|\)|[A-Za-z_][A-Za-z_0-9]*|\d+|\S")
+# einops' own split of a side: whitespace and parentheses part the tokens; each is a name, '...', a number
+# (an anonymous axis of that size) or, in a pack pattern, '*'
+_SIDE_TOKEN = re.compile(r"[()]|[^\s()]+")
 
 
-def _side(text: str) -> list:
-    """Elements: a name, '...', or a group (list of names, [] for '()' / '1')."""
-    out: list = []
+def split_pattern(pattern) -> tuple:
+    """('left', 'right') of an einops pattern 'left -> right', or raises PatternError."""
+    if not isinstance(pattern, str) or pattern.count("->") != 1:
+        raise PatternError("the pattern needs 'left -> right'")
+    left, _, right = pattern.partition("->")
+    return left, right
+
+
+def read_side(text: str, *, star: bool = False) -> list:
+    """One side of an einops pattern (or a pack pattern, where `star`), as einops reads it: a list of
+    groups, each a list of axis names, numbers (anonymous axes of that size; 1 is none) and at most one
+    '...' (as '(...)' writes it), or the bare '...'. 'b (h w) ... 1' -> [['b'], ['h', 'w'], '...', []].
+    Raises PatternError for what einops refuses to parse."""
+    groups: list = []
     group: list | None = None
-    for tok in _TOKEN.findall(text):
+    ellipses = 0
+    for tok in _SIDE_TOKEN.findall(text):
         if tok == "(":
             if group is not None:
                 raise PatternError("nested parentheses")
             group = []
-        elif tok == ")":
+            continue
+        if tok == ")":
             if group is None:
                 raise PatternError("unbalanced ')'")
-            out.append(group)
+            groups.append(group)
             group = None
-        elif tok == "...":
-            if group is not None:
-                raise PatternError("'...' inside parentheses is not supported")
-            out.append("...")
-        elif tok.isdigit():
-            if tok != "1":
-                raise PatternError(f"a number other than 1 ({tok}) in the pattern")
-            (group if group is not None else out).append([] if group is None else "1")
-        elif re.match(r"[A-Za-z_]", tok):
-            (group if group is not None else out).append(tok)
+            continue
+        if tok == "...":
+            ellipses += 1
+            if ellipses > 1:
+                raise PatternError("more than one '...' on one side")
+            if group is None:
+                groups.append("...")
+            else:
+                group.append("...")
+            continue
+        if tok.isdigit():
+            item = int(tok)
+        elif tok.isidentifier() or (star and tok == "*"):
+            item = tok
         else:
-            raise PatternError(f"unexpected {tok!r} in the pattern")
+            raise PatternError(f"invalid axis {tok!r} in the pattern")
+        if group is None:
+            groups.append([] if item == 1 else [item])
+        elif item != 1:
+            group.append(item)
     if group is not None:
         raise PatternError("unbalanced '('")
-    return [[x for x in e if x != "1"] if isinstance(e, list) else e for e in out]
+    return groups
+
+
+def _side(text: str) -> list:
+    """A side the op table's einops ops take: `read_side` without anonymous axes other than 1, and '...'
+    only bare."""
+    side = read_side(text)
+    for e in side:
+        if isinstance(e, list):
+            for m in e:
+                if m == "...":
+                    raise PatternError("'...' inside parentheses is not supported")
+                if isinstance(m, int):
+                    raise PatternError(f"a number other than 1 ({m}) in the pattern")
+    return side
+
+
+def einops_sides(pattern) -> tuple | None:
+    """(left, right) of an einops pattern as `read_side` reads them; None for one einops refuses to parse."""
+    try:
+        lt, rt = split_pattern(pattern)
+        return read_side(lt), read_side(rt)
+    except PatternError:
+        return None
+
+
+def _axes(side: list) -> list:
+    """A side's axes in order, groups opened: names, anonymous sizes and '...' (size-1 axes are none)."""
+    return [m for e in side for m in (["..."] if e == "..." else e)]
+
+
+def einops_reorder(pattern, rank: int) -> list | None:
+    """The permutation a pattern applies to a tensor of `rank` dims when all it does is reorder named axes
+    (`b c h w -> b h w c`, a group of one axis being that axis); None for any other pattern."""
+    sides = einops_sides(pattern)
+    if sides is None:
+        return None
+    left, right = sides
+    if not all(isinstance(e, list) and len(e) == 1 and isinstance(e[0], str) and e[0] != "..."
+               for e in left + right):
+        return None
+    lhs, rhs = [e[0] for e in left], [e[0] for e in right]
+    if len(lhs) != rank or sorted(lhs) != sorted(rhs):
+        return None
+    return [lhs.index(t) for t in rhs]
+
+
+def einops_is_view(pattern) -> bool:
+    """Whether torch's result of the pattern is a view of its input (measured: splits, reorders, new axes and
+    merges of axes that lie next to each other in the input, in order, are views; any other merge, a merge
+    with a new axis and a reduction copy)."""
+    sides = einops_sides(pattern)
+    if sides is None:
+        return False
+    lhs = _axes(sides[0])
+    groups = [g for g in sides[1] if g]  # an empty group (a new size-1 axis) moves nothing
+    rhs = _axes(groups)
+    if any(t not in rhs for t in lhs):
+        return False  # a reduction
+    # a merge is a view when its axes lie next to each other in the input, in order (the input read as
+    # contiguous); a new axis in a merge (a repeat's stride 0) makes it a copy
+    for g in groups:
+        if g == "..." or len(g) < 2:
+            continue
+        if any(t not in lhs for t in g):
+            return False
+        at = [lhs.index(t) for t in g]
+        if any(b != a + 1 for a, b in zip(at, at[1:])):
+            return False
+    return True
+
+
+def einops_keeps_every_axis(pattern) -> bool:
+    """Whether every input axis of the pattern is still in its result (a Reduce of it then only rearranges)."""
+    sides = einops_sides(pattern)
+    return sides is not None and set(_axes(sides[0])) <= set(_axes(sides[1]))
 
 
 def _names(side: list) -> list:
@@ -350,9 +448,7 @@ def _names(side: list) -> list:
 
 
 def parse_pattern(kind: str, pattern: str, axes: dict):
-    if not isinstance(pattern, str) or "->" not in pattern:
-        raise PatternError("the pattern needs 'left -> right'")
-    lt, _, rt = pattern.partition("->")
+    lt, rt = split_pattern(pattern)
     left, right = _side(lt), _side(rt)
     ln, rn = _names(left), _names(right)
     if ("..." in left) != ("..." in right):

@@ -199,5 +199,5 @@ OPS = [
     OpSpec("MaskedFill", "tensor", (Arg("value", kind=NUM),), _masked_fill, tb.custom("MaskedFill"), arity=(2, 2),
            accepts="any", rules=(SHAPE_BROADCAST, DTYPE_INDEX_DTYPE), traits=("functional", "masks",)),
     OpSpec("Where", "tensor", (), _where, tb.custom("Where"), arity=(3, 3), accepts="any",
-           rules=(SHAPE_BROADCAST, DTYPE_INDEX_DTYPE), traits=("functional",)),
+           rules=(SHAPE_BROADCAST, DTYPE_INDEX_DTYPE), traits=("functional", "promotes-operands")),
 ]

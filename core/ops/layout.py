@@ -18,6 +18,7 @@ and ``_3d_s5``, ATen's ``computeStride``), on constant sizes only.
 from __future__ import annotations
 
 from .. import dims as D
+from .einsum import einops_reorder
 
 # ops whose result has their input's strides (element-wise on one tensor; TensorIterator keeps a dense
 # input's permutation), measured for each (LogSigmoid and an RReLU that is not in place do not); an op
@@ -187,11 +188,4 @@ def view_permutation(op: str, args: dict, rank: int) -> list | None:
         perm = list(range(rank))
         perm[a % rank], perm[b % rank] = perm[b % rank], perm[a % rank]
         return perm
-    pattern = args.get("pattern")
-    if not isinstance(pattern, str) or pattern.count("->") != 1:
-        return None
-    lhs, rhs = (side.split() for side in pattern.split("->"))
-    plain = all(t.isidentifier() for t in lhs + rhs)
-    if not plain or len(lhs) != rank or len(set(lhs)) != rank or sorted(lhs) != sorted(rhs):
-        return None
-    return [lhs.index(t) for t in rhs]
+    return einops_reorder(args.get("pattern"), rank)

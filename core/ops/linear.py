@@ -19,6 +19,7 @@ from .rules import (
 )
 
 FLATTENING = {"Flatten", "Reshape"}
+_LINEAR_RANKS = tuple(range(1, 9))  # the input ranks torch's linear takes here
 
 
 def _linear_infer(ctx: InferCtx):
@@ -28,7 +29,7 @@ def _linear_infer(ctx: InferCtx):
                 "insert an Embedding for token ids, or cast the input")
     if x.shape is None:
         return [TensorType(None, "float32")]
-    if not ctx.need_rank(x, tuple(range(1, 9))):
+    if not ctx.need_rank(x, _LINEAR_RANKS):
         return [TensorType(None)]
     last = x.shape[-1]
     flat = ctx.producers and ctx.producers[0] in FLATTENING

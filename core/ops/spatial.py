@@ -215,10 +215,10 @@ OPS = [
                   DTYPE_INT_INTO_FLOAT)),
     OpSpec("CosineSimilarity", "spatial", (Arg("dim", 1, INT), Arg("eps", 1e-8, Float(0))), _distance(True),
            tb.module("CosineSimilarity"), arity=(2, 2),
-           rules=(SHAPE_BROADCAST, SHAPE_DIM_RANGE, DTYPE_INT_INTO_FLOAT)),
+           rules=(SHAPE_BROADCAST, SHAPE_DIM_RANGE, DTYPE_INT_INTO_FLOAT), traits=("promotes-operands",)),
     OpSpec("PairwiseDistance", "spatial", (Arg("p", 2.0, NUM), Arg("eps", 1e-6, NUM), Arg("keepdim", False, BOOL)),
            _distance(False), tb.module("PairwiseDistance"), arity=(2, 2),
-           rules=(SHAPE_BROADCAST, DTYPE_INT_INTO_FLOAT)),
+           rules=(SHAPE_BROADCAST, DTYPE_INT_INTO_FLOAT), traits=("promotes-operands", "refuses-bool")),
 ]
 _SIZE2 = Optional(OneOf(NAT, ListOf(NAT, min_len=1, max_len=2)))  # a list as long as the spatial dims
 _SCALE2 = Optional(Float(0, lo_open=True))  # torch's Upsampling*2d take float(scale_factor): one number

@@ -629,18 +629,19 @@ OPS = [
     OpSpec(name, "tensor", (), _binary_infer, tb.custom(name), arity=(2, most), accepts="any",
            rules=(SHAPE_BROADCAST,), traits=("functional",) + traits)
     # Add and Mul are associative: torch runs a + b + c + d (WaveNet's sum of skips); Sub and Div stay binary
-    for name, most, traits in (("Add", None, ("adds", "grows-ids", "masks", "shortcut")),
-                               ("Sub", 2, ("adds", "masks")), ("Mul", None, ("grows-ids", "nonlinear")),
-                               ("Div", 2, ("nonlinear", "scales")))
+    for name, most, traits in (("Add", None, ("adds", "grows-ids", "masks", "shortcut", "promotes-operands")),
+                               ("Sub", 2, ("adds", "masks", "promotes-operands", "refuses-bool")),
+                               ("Mul", None, ("grows-ids", "nonlinear", "promotes-operands")),
+                               ("Div", 2, ("nonlinear", "scales", "promotes-operands")))
 ] + [
     OpSpec("MatMul", "tensor", (), _matmul_infer, tb.custom("MatMul"), arity=(2, 2), flops=_matmul_flops,
            rules=(SHAPE_MATMUL_INNER, SHAPE_BROADCAST, SHAPE_RANK, DTYPE_MIXED), traits=("functional", "nonlinear",)),
     OpSpec("Concat", "tensor", (Arg("dim", 0, INT),), _concat_infer(False), tb.custom("Concat"), arity=(1, None),
            accepts="any", rules=(SHAPE_CONCAT_SIZES, SHAPE_DIM_RANGE),
-           traits=("functional", "first-dtype", "joins-values", "shortcut")),
+           traits=("functional", "first-dtype", "joins-values", "shortcut", "promotes-operands")),
     OpSpec("Stack", "tensor", (Arg("dim", 0, INT),), _concat_infer(True), tb.custom("Stack"), arity=(1, None),
            accepts="any", rules=(SHAPE_CONCAT_SIZES, SHAPE_DIM_RANGE),
-           traits=("functional", "first-dtype", "joins-values")),
+           traits=("functional", "first-dtype", "joins-values", "promotes-operands")),
     OpSpec("Split", "tensor", (Arg("split_size_or_sections", kind=OneOf(POS, ListOf(NAT))), Arg("dim", 0, INT)),
            _split_infer, tb.custom("Split"),
            accepts="any", rules=(SHAPE_SPLIT_SIZES, SHAPE_DIM_RANGE),

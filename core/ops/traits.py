@@ -25,6 +25,9 @@ TRAITS: dict[str, str] = {
     "pads": "a padding layer or F.pad",
     "pads-with-fill": "pads with a constant fill value (which may be negative)",
     "first-dtype": "its result takes its first operand's dtype",
+    "promotes-operands": "its kernels run on its data operands' promoted dtype (TensorIterator's type promotion): "
+                         "the measured row of that dtype decides it",
+    "refuses-bool": "refuses a bool data operand whatever the other's dtype (measured: a subtraction)",
     "source": "makes a tensor from no operand (a constant, a learned table, a range)",
     "table": "its result is a learned or constant table (or an Expand), meant to broadcast",
     "takes-target-shape": "its `shape` argument is the target shape of its result (one size may be -1)",

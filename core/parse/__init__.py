@@ -34,6 +34,7 @@ import sys
 from dataclasses import dataclass, field
 
 from ..ops import OP_TABLE
+from ..ops.base import DTYPE_NAMES, dtype_named
 from . import torch as torchlib
 from .graph import Graph
 from .interp import MEMORY_LIMIT, TIME_LIMIT, Interp, _rss
@@ -88,11 +89,6 @@ class ParseResult:
         return self.design
 
 
-_DTYPES = {"float32": "float32", "float16": "float16", "bfloat16": "bfloat16", "float64": "float64",
-           "int64": "int64", "int32": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
-           "float": "float32", "long": "int64", "int": "int32", "double": "float64", "half": "float16"}
-
-
 INPUT_FORM = ("--input takes SHAPE[:DTYPE], one per forward argument: sizes separated by commas, each an integer "
               "or a symbol (B, T, H, W; a lone size is a symbol only with a capital), e.g. 2,3,32,32 or B,16:int64")
 _SIZES_BY_X = re.compile(r"\d+(x\d+)+")  # 2x3x32x32
@@ -111,9 +107,9 @@ def parse_input_spec(spec) -> tuple:
     shown = repr(spec[:60] + ("…" if len(spec) > 60 else ""))
     text, _, dtype = spec.strip().partition(":")
     dtype = dtype.strip() or "float32"
-    if dtype not in _DTYPES:
-        raise ParseFailure(f"input {shown}: unknown dtype {dtype[:30]!r} (one of {', '.join(sorted(set(_DTYPES)))})")
-    dtype = _DTYPES[dtype]
+    if dtype_named(dtype) is None:
+        raise ParseFailure(f"input {shown}: unknown dtype {dtype[:30]!r} (one of {', '.join(sorted(DTYPE_NAMES))})")
+    dtype = dtype_named(dtype)
     shape = []
     parts = []
     for part in text.split(","):

@@ -9,45 +9,12 @@ and Split (pack, unpack).  Shapes, parameters and results are exact.
 
 from __future__ import annotations
 
+from ..ops.einsum import PatternError, read_side, split_pattern
 from . import torch as T
 from .registry import handles
 from .values import InstanceVal, InterpError, Sym, TensorVal, TorchClass, Unknown, dim_truediv, is_int, prod
 
 _REDUCE_OPS = {"mean": "Mean", "sum": "Sum", "max": "Amax", "min": "Amin"}
-
-
-class PatternError(Exception):
-    pass
-
-
-def _side(text):
-    """'b (h w) ... 1' -> [['b'], ['h', 'w'], ['...'], []]  (an empty group is a size-1 axis)."""
-    groups, cur = [], None
-    for tok in text.replace("(", " ( ").replace(")", " ) ").split():
-        if tok == "(":
-            if cur is not None:
-                raise PatternError("nested parentheses")
-            cur = []
-        elif tok == ")":
-            if cur is None:
-                raise PatternError("unbalanced parentheses")
-            groups.append(cur)
-            cur = None
-        elif tok == "..." and cur is None:
-            groups.append("...")  # a bare ellipsis: as many axes as it stands for
-        else:
-            if tok == "1":
-                tok = None  # an anonymous axis of size 1
-            elif tok.isdigit():
-                tok = int(tok)  # an anonymous axis of that size (repeat)
-            if cur is not None:
-                if tok is not None:
-                    cur.append(tok)
-            else:
-                groups.append([tok] if tok is not None else [])
-    if cur is not None:
-        raise PatternError("unbalanced parentheses")
-    return groups
 
 
 def _expand_ellipsis(groups, n_ell):
@@ -65,10 +32,10 @@ def _expand_ellipsis(groups, n_ell):
 
 def _plan(x, pattern, sizes):
     """(lhs groups, rhs groups, size of every named axis) for tensor x."""
-    if not isinstance(pattern, str) or "->" not in pattern:
+    if not isinstance(pattern, str):
         raise PatternError("pattern not known")
-    lhs, rhs = (s.strip() for s in pattern.split("->"))
-    lg, rg = _side(lhs), _side(rhs)
+    lhs, rhs = split_pattern(pattern)
+    lg, rg = read_side(lhs), read_side(rhs)
     if x.shape is None:
         raise PatternError("input of unknown rank")
     rank = len(x.shape)
@@ -232,7 +199,10 @@ def pack(it, args, kwargs):
     ts = list(it.iterate(ts))
     if not isinstance(pattern, str) or not all(isinstance(t, TensorVal) and t.shape is not None for t in ts):
         raise InterpError("einops.pack of tensors of unknown shape")
-    groups = _side(pattern)
+    try:
+        groups = read_side(pattern, star=True)
+    except PatternError as e:
+        raise InterpError(f"einops.pack pattern {pattern!r}: {e}") from None
     k = _star_index(groups)
     if k is None:
         raise InterpError("einops.pack pattern without *")
@@ -254,7 +224,10 @@ def unpack(it, args, kwargs):
     pattern = args[2] if len(args) > 2 else kwargs.get("pattern")
     if not isinstance(t, TensorVal) or t.shape is None or not isinstance(pattern, str):
         raise InterpError("einops.unpack of a tensor of unknown shape")
-    groups = _side(pattern)
+    try:
+        groups = read_side(pattern, star=True)
+    except PatternError as e:
+        raise InterpError(f"einops.unpack pattern {pattern!r}: {e}") from None
     k = _star_index(groups)
     shapes = [list(s) for s in it.iterate(shapes)]
     sizes = [prod(s) if s else 1 for s in shapes]

@@ -11,10 +11,11 @@ The app and the CLI use:
 See core/runs/README.md.
 """
 
+from .registry import RunKind
+from .registry import register as register_kind
 from .runner import BaseHandle, RunHandle, Runner, get_runner, local_runner, run_sync
 from .spec import (
     EVENT_PREFIX,
-    KINDS,
     STATUSES,
     LogEvent,
     MetricEvent,
@@ -30,7 +31,7 @@ from .spec import (
 
 __all__ = [
     "BaseHandle", "RunHandle", "Runner", "get_runner", "local_runner", "run_sync",
-    "EVENT_PREFIX", "KINDS", "STATUSES", "LogEvent", "MetricEvent", "ProgressEvent",
+    "EVENT_PREFIX", "STATUSES", "RunKind", "register_kind", "LogEvent", "MetricEvent", "ProgressEvent",
     "ResultEvent", "RunEvent", "RunResult", "RunSpec", "SpecError", "StatusEvent",
     "event_from_dict",
 ]

@@ -25,7 +25,7 @@ import threading
 import time
 import traceback
 
-from . import memory
+from . import memory, registry
 from .spec import RunResult, RunSpec, SpecError, encode_event_line
 
 MESSAGE_MAX = 2000
@@ -243,7 +243,8 @@ CUBLAS_DETERMINISTIC_WORKSPACE = ":4096:8"
 
 
 def _prepare_environment(spec: RunSpec) -> None:
-    if spec.kind == "aiq":
+    kind = registry.get(spec.kind)
+    if kind is not None and kind.deterministic:
         os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_DETERMINISTIC_WORKSPACE)
 
 
@@ -308,6 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     spec = None
     guard = None
     try:
+        registry.load_from_env(os.environ)  # a kind another room registered: its module, named by the launcher
         spec = _read_spec(args)
         guard = MemoryGuard(spec.memory_limit_mb, emit)
         _prepare_environment(spec)
@@ -323,9 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         emit.log(f"{guard.limit.phrase()}" + (f"; host {guard.host_limit.phrase()}"
                                               if guard.host_limit is not guard.limit else ""))
 
-        from . import kinds  # noqa: PLC0415
-
-        metrics = kinds.run(spec, device, torch, emit)
+        metrics = registry.work(registry.get(spec.kind))(spec, device, torch, emit)
         result = RunResult(status="ok", message="", device=name, metrics=metrics or {})
     except BaseException as exc:  # noqa: BLE001 - every ending is reported
         if isinstance(exc, SpecError):

@@ -1,4 +1,4 @@
-"""The work of each run kind, run inside the child (torch is imported).
+"""The work of the built-in run kinds, run inside the child (torch is imported).
 
 - ``forward``: build the design with `core.build.build_module`, make inputs
   with `core.build.example_inputs`, run one forward pass at the design's declared
@@ -15,12 +15,13 @@
   (name ``loss``) per step when there are at most `METRIC_POINTS` steps,
   else one every ceil(steps / METRIC_POINTS) steps, the first and the last,
   and at least one every `METRIC_EVERY_S` seconds.
-- ``aiq``: `core.aiq.execute.run_candidate(payload, ...)`, imported lazily.
+
+Other kinds belong to the rooms that define them and register into `registry`
+(``aiq``: `core.aiq.run_kind`).
 """
 
 from __future__ import annotations
 
-import inspect
 import math
 import resource
 import time
@@ -33,12 +34,11 @@ N_BATCHES = 4
 
 
 def run(spec, device, torch, emit) -> dict:
+    """The work of the built-in kinds (`registry`); a client's kind has its own module."""
     if spec.kind == "forward":
         return forward(spec, device, torch, emit)
     if spec.kind == "train":
         return train(spec, device, torch, emit)
-    if spec.kind == "aiq":
-        return aiq(spec, device, torch, emit)
     raise ValueError(f"unknown run kind {spec.kind!r}")
 
 
@@ -126,7 +126,7 @@ def forward(spec, device, torch, emit) -> dict:
     spec chose a batch, train.seq_len, train.mode: training by default, with autograd), as the verifier
     judges it and the differential runs observe it (core.ground.child): batch statistics over one
     value or dropout on integer ids fail there, and only there."""
-    from ..ground.child import run_batch, run_mode, run_sizes  # noqa: PLC0415
+    from ..sizes import run_batch, run_mode, run_sizes  # noqa: PLC0415
 
     _, example_inputs = _load_builder()
     design = _design(spec)
@@ -286,28 +286,3 @@ def train(spec, device, torch, emit) -> dict:
         "steps_per_s": round(steps / secs, 3) if secs > 0 else None,
         "peak_memory_mb": _peak_memory_mb(device, torch),
     }
-
-
-# ---- aiq ---------------------------------------------------------------------------
-
-
-def aiq(spec, device, torch, emit) -> dict:
-    try:
-        from ..aiq.execute import run_candidate  # noqa: PLC0415
-    except ImportError as exc:
-        raise ImportError(f"ArchitectureIQ runs need core.aiq.execute.run_candidate: {exc}") from None
-    offered = {"device": device, "emit": emit, "seed": spec.seed, "batch_size": spec.batch,
-               "steps": spec.steps}
-    try:
-        sig = inspect.signature(run_candidate)
-        takes_all = any(p.kind is p.VAR_KEYWORD for p in sig.parameters.values())
-        kwargs = {k: v for k, v in offered.items() if takes_all or k in sig.parameters}
-    except (TypeError, ValueError):
-        kwargs = {}
-    payload = dict(spec.payload)
-    payload.setdefault("device", device.type)  # the device this child resolved
-    emit.progress("aiq", "running the candidate")
-    out = run_candidate(payload, **kwargs)
-    if isinstance(out, dict):
-        return out
-    return {"value": out}

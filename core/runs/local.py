@@ -40,7 +40,7 @@ import time
 from collections import deque
 from pathlib import Path
 
-from . import memory
+from . import memory, registry
 from .child import DIE_WITH_LAUNCHER_ENV
 from .runner import LINE_MAX, STOP_CANCEL, STOP_TIMEOUT, BaseHandle
 from .spec import (
@@ -205,6 +205,8 @@ class LocalHandle(BaseHandle):
         env["PYTHONUNBUFFERED"] = "1"
         env.setdefault("MALLOC_ARENA_MAX", "2")
         env[DIE_WITH_LAUNCHER_ENV] = "1"  # this handle's thread waits on the child until it ends
+        env.pop(registry.KIND_MODULE_ENV, None)
+        env.update(registry.env_for(self.spec.kind))  # the child imports a client's kind by this name
         if slot != "cpu":
             env["CUDA_VISIBLE_DEVICES"] = slot
         elif self.spec.device == "cpu":

@@ -38,6 +38,7 @@ import threading
 import time
 from pathlib import Path
 
+from . import registry
 from .runner import RAY_ADDRESS_ENV, STOP_CANCEL, STOP_TIMEOUT, BaseHandle
 from .spec import (
     LogEvent,
@@ -144,7 +145,7 @@ class RayRunner:
     def job_request(self, spec: RunSpec, run_id: str, workdir: str | None = None) -> dict:
         """The keyword arguments of `submit_job` for `spec` (its entrypoint
         runs the same child module as the local backend)."""
-        env_vars = {"PYTHONUNBUFFERED": "1", "MALLOC_ARENA_MAX": "2"}
+        env_vars = {"PYTHONUNBUFFERED": "1", "MALLOC_ARENA_MAX": "2", **registry.env_for(spec.kind)}
         runtime_env: dict = {"env_vars": env_vars}
         child = "archcurator.core.runs.child"
         if self.ship_code:

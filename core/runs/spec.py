@@ -19,9 +19,10 @@ import zlib
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from . import registry
+
 #: How a run ends, exactly as SPEC §4 lists them.
 STATUSES = ("ok", "failed", "timeout", "killed", "cancelled")
-KINDS = ("forward", "train", "aiq")
 DEVICES = ("auto", "cpu", "cuda")
 
 #: Marks a child's event line in a stream that may hold other output.
@@ -43,8 +44,9 @@ class RunSpec:
     """One run to launch.
 
     kind: ``forward`` (one forward pass), ``train`` (a short training on a
-    synthetic task, `steps` steps) or ``aiq`` (an ArchitectureIQ candidate,
-    `payload` is handed to ``core.aiq.execute.run_candidate``).
+    synthetic task, `steps` steps), or a kind another room registered
+    (`registry`; ``aiq``: an ArchitectureIQ candidate, `payload` is handed to
+    ``core.aiq.execute.run_candidate``).
     design: the archgraph/1 design as a dict (forward, train).
     device: ``auto`` (CUDA when available, else CPU), ``cpu`` or ``cuda``
     (falls back to CPU, with a log line, when CUDA is not available).
@@ -74,14 +76,15 @@ class RunSpec:
         self.validate()
 
     def validate(self) -> None:
-        if self.kind not in KINDS:
-            raise SpecError(f"run kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        kind = registry.get(self.kind)
+        if kind is None:
+            raise SpecError(f"run kind must be one of {', '.join(registry.names())}, got {self.kind!r}")
         if self.device not in DEVICES:
             raise SpecError(f"device must be one of {', '.join(DEVICES)}, got {self.device!r}")
-        if self.kind in ("forward", "train") and not isinstance(self.design, dict):
+        if kind.needs == "design" and not isinstance(self.design, dict):
             raise SpecError(f"a {self.kind} run needs a design (an archgraph/1 dict)")
-        if self.kind == "aiq" and not isinstance(self.payload, dict):
-            raise SpecError("an aiq run needs a payload (a dict)")
+        if kind.needs == "payload" and not isinstance(self.payload, dict):
+            raise SpecError(f"an {self.kind} run needs a payload (a dict)")
         if self.batch_size is not None and (not isinstance(self.batch_size, int) or self.batch_size < 1):
             raise SpecError(f"batch size must be a positive integer, got {self.batch_size!r}")
         if self.steps is not None and (not isinstance(self.steps, int) or self.steps < 1):

@@ -92,7 +92,8 @@ def test_a_constant_too_large_to_allocate_is_said_not_dropped(tmp_path):
 
     p = tmp_path / "huge_buffer.py"
     p.write_text("import torch\n" + HEAD + "        self.register_buffer('big', torch.zeros(10**12))\n"
-                 "        self.fc = nn.Linear(2, 2)\n    def forward(self, x):\n        return self.fc(x) + self.big[:2]\n")
+                 "        self.fc = nn.Linear(2, 2)\n    def forward(self, x):\n"
+                 "        return self.fc(x) + self.big[:2]\n")
     r = parse_source(p, "M", {}, [([3, 2], "float32")])
     said = [w for w in r.warnings if "allocated when the model is built" in w.message]
     assert said and said[0].line == 6, r.warnings

@@ -730,3 +730,43 @@ def test_cli_input_symbols_may_be_any_name_in_a_shape_of_several_sizes():
 
     assert parse_input_spec("batch,3,h,w") == (["batch", 3, "h", "w"], "float32")
     assert parse_input_spec("B:int64") == (["B"], "int64")
+
+
+def test_an_einops_pattern_is_read_by_the_op_tables_tokeniser(tmp_path):
+    """One einops grammar (core/ops/einsum.read_side): a token einops refuses as an axis name ('c-1',
+    'c...') is said to be one; the parser's own split had read it as a name and said the pattern dropped
+    an axis."""
+    from archcurator.core.ops import einsum
+    from archcurator.core.parse import einops_lib
+
+    assert einops_lib.PatternError is einsum.PatternError
+    for pattern, bad in (("b c-1 -> b", "c-1"), ("b c... -> b", "c...")):
+        src = tmp_path / "m.py"
+        src.write_text("import torch\nimport einops\nfrom torch import nn\n\n\nclass M(nn.Module):\n"
+                       "    def __init__(self):\n        super().__init__()\n        self.fc = nn.Linear(3, 3)\n\n"
+                       f"    def forward(self, x):\n        return self.fc(einops.rearrange(x, {pattern!r}))\n")
+        r = parse_source(src, "M", {}, [([2, 3], "float32")])
+        assert any(f"invalid axis {bad!r}" in w.message for w in r.warnings), [w.message for w in r.warnings]
+
+
+@pytest.mark.parametrize("eq,shapes", [
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("...ij,...jk", [(2, 3, 4), (2, 4, 5)]),
+    ("...ij,...jk->...ik", [(6, 2, 3, 4), (2, 4, 5)]), ("bij,...jk->...ik", [(2, 3, 4), (4, 5)]),
+    ("bhqd,bhkd->bhqk", [(2, 2, 3, 4), (2, 2, 5, 4)]), ("...i->...", [(2, 3, 4)]), ("i,j", [(3,), (4,)]),
+])
+def test_torch_einsum_is_read_by_the_op_tables_equation_parser(tmp_path, eq, shapes):
+    """torch.einsum's equation is read as the op table reads it: an implicit output puts the ellipsis dims
+    first and ellipses of unequal width broadcast from the right (the parser's own reading had put them last
+    and aligned them from the left); the built design computes what torch computes."""
+    from archcurator.core.build import build_module
+    from archcurator.core.graph import Design
+
+    args = ", ".join(f"x{i}" for i in range(len(shapes)))
+    src = tmp_path / "m.py"
+    src.write_text(f"import torch\nfrom torch import nn\n\n\nclass M(nn.Module):\n    def forward(self, {args}):\n"
+                   f"        return torch.einsum({eq!r}, {args})\n")
+    r = parse_source(src, "M", {}, [(list(s), "float32") for s in shapes])
+    xs = [torch.randn(s) for s in shapes]
+    with torch.no_grad():
+        y = build_module(Design.from_dict(r.design))(*xs)
+    assert torch.allclose(y, torch.einsum(eq, *xs), atol=1e-5)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import archcurator.core.aiq.run_kind  # noqa: F401 - registers the aiq run kind these tests launch
 from archcurator.core.runs import MetricEvent, ResultEvent, RunSpec
 from archcurator.core.runs import memory as M
 from archcurator.core.runs.local import LocalRunner, detect_gpus

@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+import archcurator.core.aiq.run_kind  # noqa: F401 - registers the aiq run kind these tests launch
 from archcurator.core.runs import MetricEvent, ProgressEvent, ResultEvent, RunSpec, StatusEvent
 from archcurator.core.runs.local import LocalRunner
 

@@ -11,9 +11,9 @@ sys.path[:0] = [str(HERE)]
 if os.environ.get("ARCHCURATOR_TEST_VERIFIER") == "fake":
     import fake_verifier
 
-    import archcurator.store.verifier
+    import archcurator.core.imports.verified
 
-    archcurator.store.verifier.default_verifier = lambda: fake_verifier.verify
+    archcurator.core.imports.verified.default_verifier = lambda: fake_verifier.verify
 
 from archcurator.tui.cli import main  # noqa: E402
 

@@ -482,9 +482,9 @@ def test_a_store_path_that_is_not_utf8_is_one_line(tmp_path):
 
 
 def test_an_endless_line_is_rejected_without_being_held(tmp_path, db, monkeypatch):
-    from archcurator.store import importers
+    from archcurator.core.imports import inputs
 
-    monkeypatch.setattr(importers, "MAX_LINE", 10_000)
+    monkeypatch.setattr(inputs, "MAX_LINE", 10_000)
     p = tmp_path / "b.jsonl"
     p.write_text(json.dumps(rec(1)) + "\n" + "x" * 50_000 + "\n" + json.dumps(rec(3)) + "\n", encoding="utf-8")
     result = import_paths(db, [p], workers=0)

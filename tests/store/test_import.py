@@ -202,7 +202,7 @@ def test_cli_author_flag_for_files(db, tmp_path):
     '{"id": "a"}',
 ])
 def test_loads_with_span_matches_json_loads(text):
-    from archcurator.store.importers import loads_with_span
+    from archcurator.core.imports import loads_with_span
 
     obj, span = loads_with_span(text)
     assert obj == json.loads(text)
@@ -212,7 +212,7 @@ def test_loads_with_span_matches_json_loads(text):
 
 @pytest.mark.parametrize("text", ['{"id": "a",}', '{"id" "a"}', '[1]', '{"a": 1} x', '{"a": tru}'])
 def test_loads_with_span_errors_are_json_loads_errors(text):
-    from archcurator.store.importers import loads_with_span
+    from archcurator.core.imports import loads_with_span
 
     try:
         json.loads(text)
@@ -272,7 +272,7 @@ def test_py_sources_through_the_parser(db, tmp_path):
 
 
 def test_canonical_hash_is_the_stored_content_hash(db, fake):
-    from archcurator.store.importers import canonical_hash
+    from archcurator.store.designs import canonical_hash
 
     g = graph(["Bad"], name="h")
     g["train"] = {"budget_usd": 1e-05, "lr": 0.1, "big": 1e20, "note": "é/\"x\""}

@@ -134,7 +134,8 @@ async def test_undo_missed_defect_retracts_it(store_path):
         await settle(pilot)
         await pilot.press("m")
         await settle(pilot)
-        await pilot.press("enter", "enter", *"something off", "enter")  # no nodes, no rule: a description only
+        # no nodes; the rule is always asked for (other: …), then the description
+        await pilot.press("enter", *"other: odd", "down", "enter", *"something off", "enter")
         await settle(pilot)
         from archcurator.store.missed import list_missed_defects
 

@@ -145,3 +145,24 @@ async def test_narrow_in_place_undo_of_ones_own_step_and_export_to_a_path(kb_sto
         await settle(pilot)
         assert target.is_file() and K.pack_exports(kb_store)[0]["destination"] == str(target)
         assert screen.last_export == str(target)
+
+
+async def test_a_refused_operation_in_the_screens_own_worker_is_said_and_the_next_one_runs(kb_store):
+    """The KB screen's store work runs in its own workers: a refusal there reaches the app's one failure
+    report (a line naming the worker's group) and frees the screen, so the operation queued behind it runs."""
+    from archcurator.store import kb as K
+    from archcurator.store import kb_ops
+
+    app = make_app(kb_store)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open_kb(pilot, app)
+        pid, other = screen.order[0], screen.order[1]
+        assert not K.get_proposition(kb_store, other).pinned
+        screen._run(kb_ops.MarkDistinct(pid, pid))  # refused by the store: not distinct from itself
+        screen._run(kb_ops.Pin(other))  # queued behind it
+        await settle(pilot)
+        failed = [n for n in app._notifications if n.severity == "error"]
+        assert [n.title for n in failed] == ["kb-write failed"]
+        assert "not distinct from itself" in failed[0].message
+        assert not screen.busy
+        assert K.get_proposition(kb_store, other).pinned

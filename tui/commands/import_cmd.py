@@ -53,8 +53,9 @@ def _err(line: str) -> None:
 
 def run(args) -> int:
     from archcurator.core import jsontext
+    from archcurator.core.imports import Defaults, ImportInputError, PyOptions, plan
     from archcurator.store.connection import StoreError
-    from archcurator.store.importers import Defaults, ImportInputError, PyOptions, import_batches, plan
+    from archcurator.store.importers import import_batches
 
     py_args = None
     if getattr(args, "py_args", None):

@@ -536,7 +536,7 @@ def _cycle(kb, db, args, as_json: bool, actor) -> int:
 
         runner, current = None, {}
         if not args.in_process:
-            from .run_cmd import persist_result
+            from archcurator.store.runs import persist_result
 
             def record(spec, result):
                 try:
@@ -622,7 +622,7 @@ def _rerun(kb, db, args, as_json: bool) -> int:
     q = kb.get_question(db, args.question)
     runner = None
     if not args.in_process:
-        from .run_cmd import persist_result
+        from archcurator.store.runs import persist_result
 
         def record(spec, result):
             try:

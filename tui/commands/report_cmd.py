@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from ..report_text import false_alarm_text
 from .errors import fail, no_store
 
 
@@ -69,14 +70,6 @@ def _table(title, heads, rows, *, last=None, right=(), width=None):
     for row in rows:
         t.add_row(*row)
     return t
-
-
-def false_alarm_text(row: dict) -> str:
-    """A rule's judged false-alarm rate with its Wilson 95% interval: `40% (17–69%)`, `—` unjudged."""
-    rate, ci = row.get("falseAlarmRate"), row.get("falseAlarmInterval")
-    if rate is None or not ci:
-        return "—"
-    return f"{rate:.0%} ({ci[0]:.0%}–{ci[1]:.0%})"
 
 
 def run(args) -> int:

@@ -123,6 +123,8 @@ def run(args) -> int:
         print(error_line("run", "--device", why), file=sys.stderr)
     if not args.no_record:
         try:
+            from archcurator.store.runs import persist_result
+
             answer["store_run_id"] = persist_result(getattr(args, "db", None), spec, result)
         except Exception as exc:  # noqa: BLE001 - the answer stands even if the store is busy
             say(error_line("run", None, f"the outcome was not recorded in the store: {exc}"), file=sys.stderr)
@@ -131,57 +133,6 @@ def run(args) -> int:
     else:
         _print_summary(result)
     return 0
-
-
-# ---- the store ----------------------------------------------------------------------
-
-
-def stored_design_id(db, graph: dict) -> str | None:
-    """The id of a stored design with the same content, if any."""
-    from archcurator.store.connection import reading
-    from archcurator.store.importers import canonical_hash
-
-    with reading(db) as con:
-        row = con.execute("SELECT id FROM designs WHERE content_hash = ? ORDER BY id LIMIT 1",
-                          [canonical_hash(graph)]).fetchone()
-    return row[0] if row else None
-
-
-def persist_result(db, spec, result, *, design_id: str | None = None,
-                   question_id: str | None = None) -> int:
-    """Record a finished run in the store (`store.runs.record_run`); returns
-    the store's run id. The launching process calls this (the CLI here, the
-    app for runs it launched); the child never touches the store.
-
-    design_id / question_id default to `spec.tags["design_id"]` /
-    `spec.tags["question_id"]`; for a design with neither, the stored design
-    with the same content, else ``file:<path>`` from `spec.tags["source"]`.
-    The stored spec leaves the design out (it is the design's row).
-    """
-    from archcurator.store.connection import utcnow
-    from archcurator.store.runs import record_run
-
-    tags = spec.tags or {}
-    design_id = design_id or tags.get("design_id")
-    question_id = question_id or tags.get("question_id")
-    if design_id is None and question_id is None:
-        if spec.design is not None:
-            try:
-                design_id = stored_design_id(db, spec.design)
-            except Exception:  # noqa: BLE001 - an empty or older store has no match
-                design_id = None
-        if design_id is None:
-            design_id = f"file:{tags.get('source') or (spec.design or {}).get('name') or '?'}"
-    from datetime import timedelta  # here: every command's start-up imports this module to register it
-
-    ended = utcnow()
-    stored_spec = {k: v for k, v in spec.to_dict().items() if k != "design"}
-    return record_run(
-        db, kind=spec.kind, design_id=design_id, question_id=question_id,
-        backend=result.backend, device=result.device, status=result.status,
-        started_at=ended - timedelta(seconds=result.seconds or 0), spec=stored_spec,
-        ended_at=ended, seconds=result.seconds, exception=result.exception,
-        message=result.message, log_tail=result.log_tail, metrics=result.metrics)
 
 
 # ---- human output ------------------------------------------------------------------

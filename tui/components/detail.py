@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 
 from ..sanitise import visible, visible_lines
 from ..widgets.design_model import catalogue_entry
+from ..widgets.option_lists import StopOptionList
 from ..widgets.text_pane import TextPane
 from .findings import VERDICT_LABEL, VERDICT_STYLE
 from .judge_bar import clip
@@ -64,7 +65,7 @@ class DesignTabs(Vertical):
             with TabPane("Runs", id="tab-runs"):
                 yield TextPane(id="design-runs")
             with TabPane("Recent", id="tab-recent"):
-                yield OptionList(id="recent")
+                yield StopOptionList(id="recent")
 
     @property
     def active(self) -> str:

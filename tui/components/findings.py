@@ -5,10 +5,10 @@ from __future__ import annotations
 from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import Reactive
-from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
 from ..sanitise import visible
+from ..widgets.option_lists import StopOptionList
 from ..widgets.text_pane import same_text
 
 VERDICT_LABEL = {"real": "real", "false_alarm": "false alarm", "unsure": "unsure", "clean": "clean"}
@@ -72,7 +72,7 @@ def missed_prompt(m: dict, curator: str) -> Text:
     return t
 
 
-class FindingsList(OptionList):
+class FindingsList(StopOptionList):
     """Findings (live first, then stale) and missed defects; `current()` says what is highlighted."""
 
     # The list's size is fixed by the stylesheet (a share of the side pane), so a refill with another

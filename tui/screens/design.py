@@ -396,12 +396,10 @@ class DesignScreen(Screen):
             self.app.bell()
             self.notify(f"still opening {self.design_id}… that key was not applied", severity="warning", timeout=3)
             return False
-        if self._opening is not None:
+        if self._still_opening("that key"):
             # a key pressed in a burst after the verdict that finished a design, or after ] : the design
             # on screen is on its way out, and the next is not drawn yet. Dropped, not queued: a verdict
             # is only ever given on a finding the curator has seen.
-            self.app.bell()
-            self.notify(f"opening {self._opening}… that key was not applied", severity="warning", timeout=3)
             return False
         if self._lost is not None:
             self.app.bell()
@@ -494,6 +492,8 @@ class DesignScreen(Screen):
         self.show(self.model.ids[message.index], message.index)
 
     def action_next_unjudged(self) -> None:
+        if self._still_opening("that move"):
+            return
         self._advance_design()
 
     def action_clean(self) -> None:
@@ -703,7 +703,8 @@ class DesignScreen(Screen):
         if message.option_list.id == "recent":
             message.stop()
             did = (message.option.id or "").partition(":")[2]
-            if did and (self.view is None or did != self.view.id):
+            if did and (self.view is None or did != self.view.id) and not self._still_opening("that enter"):
+                self.next_request += 1
                 self.show(did, self.model.index_of(did))
         elif message.option_list.id == "findings":
             message.stop()
@@ -713,7 +714,22 @@ class DesignScreen(Screen):
             self.tabs.runs_changed(self._live_runs(self.view.id))
 
     # ---- moving ----------------------------------------------------------------------------
+    def _still_opening(self, what: str) -> bool:
+        """True (and the key dropped, with what was typed after it) while another design is opening: a key
+        typed then was meant for the design on screen when it was typed, which is on its way out, and
+        applied once the next one is drawn it would act on a design the curator had not seen yet."""
+        if self._opening is None:
+            return False
+        self.app.bell()
+        self.notify(f"opening {self._opening}… {what} was not applied (nor the keys typed after it)",
+                    severity="warning", timeout=4)
+        self.app.keys.refused(f"opening {self._opening}", "the design on its way out")
+        return True
+
     def action_step(self, delta: int) -> None:
+        if self._still_opening("that move"):
+            return
+        self.next_request += 1  # an auto-advance still on its way is the curator's no longer
         self._resync_index()
         if self.index is None:
             return
@@ -755,9 +771,13 @@ class DesignScreen(Screen):
         elif d.get("reference"):
             self._open_diff("reference", d["reference"])
         else:
-            self.action_diff_pick()
+            # d means "against the parent": when there is none, the picker that comes up instead says why
+            why = (f"{visible(view.id)}'s parent {visible(d['parent'])} is not in the store" if d.get("parent")
+                   else f"{visible(view.id)} has no parent and no reference architecture")
+            self.notify(f"{why}: pick what to compare it with", timeout=5)
+            self.action_diff_pick(why)
 
-    def action_diff_pick(self) -> None:
+    def action_diff_pick(self, why: str | None = None) -> None:
         from .modals import ChoiceScreen, PromptScreen
         from .queue import QueueScreen
 
@@ -798,7 +818,8 @@ class DesignScreen(Screen):
             else:
                 self._open_diff(kind, name)
 
-        self.app.push_screen(ChoiceScreen(f"Compare {view.id} with…", choices), chosen)
+        title = f"Compare {visible(view.id)} with…" + (f"  ({why})" if why else "")
+        self.app.push_screen(ChoiceScreen(title, choices), chosen)
 
     def action_propose_repair(self) -> None:
         view = self.view

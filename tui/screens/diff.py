@@ -9,10 +9,10 @@ them the shape changes that follow downstream (consequences, not edits).
 from __future__ import annotations
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import Screen
 from textual.widgets import Static
 
 from ..sanitise import visible
@@ -21,13 +21,14 @@ from ..widgets.graph_text import args_text
 from ..widgets.header import AppHeader
 from ..widgets.lines import Line, LinesView
 from ..widgets.messages import DiffReady
+from .base import CuratorScreen
 
 MARK = {"same": (" ", ""), "input": ("●", "green"), "changed": ("~", "bold yellow"), "added": ("+", "bold green"),
         "removed": ("-", "bold red")}
 CONSEQUENCES_SHOWN = 300
 
 
-class DiffScreen(Screen):
+class DiffScreen(CuratorScreen):
     BINDINGS = [
         Binding("n", "next_change(1)", "Next change", id="diff_next"),
         Binding("p", "next_change(-1)", "Prev change", id="diff_prev"),
@@ -56,6 +57,26 @@ class DiffScreen(Screen):
         self.all_open = False
         self.request = 1
 
+    @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
+    def compute_diff(self, base_kind: str, base_name: str, b_graph: dict, b_label: str, request: int) -> None:
+        from archcurator.core.diff import diff_designs
+        from archcurator.core.graph import Design
+
+        store = self.app.store
+        if base_kind == "reference":
+            graph, _where = store.reference(base_name)
+            label = f"{base_name} (reference)"
+            if graph is None:
+                raise LookupError(f"reference architecture {base_name!r} not found in assets/architectures "
+                                  "or the store")
+        else:
+            graph = store.graph(base_name)
+            label = f"{base_name} ({base_kind})"
+            if graph is None:
+                raise LookupError(f"design {base_name!r} has no graph in the store")
+        diff = diff_designs(Design.from_dict(graph, source=label), Design.from_dict(b_graph, source=b_label))
+        self.post_from_worker(DiffReady(diff, label, b_label, request))
+
     def compose(self) -> ComposeResult:
         yield AppHeader()
         yield Static(id="diff-summary")
@@ -70,9 +91,9 @@ class DiffScreen(Screen):
         self.sub_title = visible(f"diff: {self.base_name} ({self.base_kind}) → {self.b_label}")
         self.query_one("#diff-summary", Static).update(Text(visible(f"computing the diff against {self.base_name}…")))
         self.query_one("#diff-lines", LinesView).focus()
-        self.app.compute_diff(self, self.base_kind, self.base_name,
-                              self.view.data["graph"] if self.b_graph is None else self.b_graph, self.b_label,
-                              self.request)
+        self.compute_diff(self.base_kind, self.base_name,
+                          self.view.data["graph"] if self.b_graph is None else self.b_graph, self.b_label,
+                          self.request)
 
     def worker_failed(self, group: str, text: str) -> None:
         if group == "diff" and self.diff is None:

@@ -23,17 +23,21 @@ from __future__ import annotations
 from collections import deque
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, Input, OptionList, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
+
+from archcurator.store import kb_ops
 
 from ..sanitise import plain, visible
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestionsLoaded
+from ..widgets.option_lists import StopOptionList
+from .base import CuratorScreen
 
 STATUS_STYLE = {"active": "green", "proposed": "cyan", "retired": "dim", "merged": "dim", "narrowed": "dim",
                 "withdrawn": "dim"}
@@ -43,7 +47,7 @@ def _label(pid: int) -> str:
     return f"P{pid}"
 
 
-class KnowledgeBaseScreen(Screen):
+class KnowledgeBaseScreen(CuratorScreen):
     BINDINGS = [
         Binding("m", "merge", "Merge", id="kb_merge"),
         Binding("w", "narrow", "Narrow", id="kb_narrow"),
@@ -94,7 +98,9 @@ class KnowledgeBaseScreen(Screen):
         self.busy = False
         self._select_after: int | None = None
         self._cursor_at_key: int | None = None  # the highlighted proposition when the running operation's key
-        self._ops: deque = deque()  # operations asked for while one runs: done in order, none dropped
+        # operations asked for while one runs (with the row to select after it and the cursor then): done in
+        # order, none dropped
+        self._ops: deque[tuple[kb_ops.KbOp, int | None, int | None]] = deque()
         self._pin_intent: dict[int, bool] = {}  # pinned as the queued operations leave it
 
     def compose(self) -> ComposeResult:
@@ -115,7 +121,7 @@ class KnowledgeBaseScreen(Screen):
                     with TabPane("Uses", id="kb-tab-uses"):
                         yield DataTable(id="kb-uses", cursor_type="row", zebra_stripes=True)
                     with TabPane("Suggestions", id="kb-tab-suggestions"):
-                        yield OptionList(id="kb-suggestions")
+                        yield StopOptionList(id="kb-suggestions")
                     with TabPane("Pack", id="kb-tab-pack"):
                         yield DataTable(id="kb-pack", cursor_type="row", zebra_stripes=True)
                     with TabPane("Audit", id="kb-tab-audit"):
@@ -138,12 +144,32 @@ class KnowledgeBaseScreen(Screen):
         table.focus()
         self.action_reload()
 
+    # ---- workers: the store, off the UI thread -------------------------------------------
+    @work(thread=True, exclusive=True, group="kb-load", exit_on_error=False)
+    def kb_load(self, status: str, request: int) -> None:
+        self.post_from_worker(KbLoaded(self.app.store.kb_view(status), request))
+
+    @work(thread=True, exclusive=True, group="kb-suggest", exit_on_error=False)
+    def kb_suggest(self, request: int) -> None:
+        self.post_from_worker(KbSuggestionsLoaded(self.app.store.kb_suggestions(), request))
+
+    @work(thread=True, exclusive=True, group="kb-detail", exit_on_error=False)
+    def kb_detail(self, pid: int, request: int) -> None:
+        judge = self.app.store.kb_judge(pid)
+        self.post_from_worker(KbDetailLoaded(pid, judge["evidence"], request, judge))
+
+    @work(thread=True, exclusive=True, group="kb-write", exit_on_error=False)
+    def kb_write(self, op: kb_ops.KbOp) -> None:
+        # one operation at a time (the screen waits for KbOpDone), so nothing is cancelled, and its result is
+        # posted even after the screen closed: what was done is said
+        self.post_message(KbOpDone(op.name, self.app.store.kb_apply(op)))
+
     # ---- loading ------------------------------------------------------------------
     def action_reload(self) -> None:
         self.request += 1
         self.query_one("#kb-status", Static).update("reading the knowledge base…")
-        self.app.kb_load(self, self.status, self.request)
-        self.app.kb_suggest(self, self.request)
+        self.kb_load(self.status, self.request)
+        self.kb_suggest(self.request)
 
     def refresh_data(self) -> None:
         self.action_reload()
@@ -284,7 +310,7 @@ class KnowledgeBaseScreen(Screen):
             t.append(f" · merged into {_label(p.merged_into)}")
         detail.update(t)
         self.detail_request += 1
-        self.app.kb_detail(self, pid, self.detail_request)
+        self.kb_detail(pid, self.detail_request)
 
     def on_kb_detail_loaded(self, message: KbDetailLoaded) -> None:
         message.stop()
@@ -308,21 +334,21 @@ class KnowledgeBaseScreen(Screen):
         self.query_one("#kb-records", Static).update(_records_text(message.judge))
 
     # ---- operations -------------------------------------------------------------------
-    def _run(self, op: str, *args, select: int | None = None, **kwargs) -> None:
+    def _run(self, op: kb_ops.KbOp, select: int | None = None) -> None:
         """Do `op` on the store; asked while another runs, it waits its turn (the cursor moves made meanwhile
         stay the curator's)."""
-        self._ops.append((op, args, kwargs, select, self.current_id()))
+        self._ops.append((op, select, self.current_id()))
         if self.busy:
-            self.notify(f"{op.replace('_', ' ')} queued after the operation running", timeout=2)
+            self.notify(f"{op.name.replace('_', ' ')} queued after the operation running", timeout=2)
             return
         self._next_op()
 
     def _next_op(self) -> None:
-        op, args, kwargs, select, cursor = self._ops.popleft()
+        op, select, cursor = self._ops.popleft()
         self.busy = True
         self._select_after = select
         self._cursor_at_key = cursor
-        self.app.kb_write(self, op, args, kwargs)
+        self.kb_write(op)
 
     def on_kb_op_done(self, message: KbOpDone) -> None:
         message.stop()
@@ -394,7 +420,7 @@ class KnowledgeBaseScreen(Screen):
         partner = self._partner(pid)
         self._prompt(f"Merge which proposition into {_label(pid)}? (its evidence joins {_label(pid)}'s)",
                      "e.g. P12", _label(partner) if partner else "",
-                     lambda other: self._run("merge", pid, other, select=pid))
+                     lambda other: self._run(kb_ops.Merge(pid, other), select=pid))
 
     def action_narrow(self) -> None:
         pid = self._need()
@@ -408,31 +434,31 @@ class KnowledgeBaseScreen(Screen):
                     break
         self._prompt(f"Narrow {_label(pid)} (it keeps its id): conditions to add, comma-separated",
                      "e.g. budget < 4096", default,
-                     lambda cond: self._run("narrow", pid, [c.strip() for c in cond.split(",") if c.strip()],
-                                            select=pid))
+                     lambda cond: self._run(kb_ops.Narrow(pid, tuple(c.strip() for c in cond.split(",")
+                                                                      if c.strip())), select=pid))
 
     def action_retire(self) -> None:
         pid = self._need()
         if pid is not None:
-            self._run("retire", pid)
+            self._run(kb_ops.Retire(pid))
 
     def action_pin(self) -> None:
         pid = self._need()
         if pid is not None:
             pinned = self._pin_intent.get(pid, self.props[pid].pinned)
             self._pin_intent[pid] = not pinned
-            self._run("unpin" if pinned else "pin", pid, select=pid)
+            self._run(kb_ops.Unpin(pid) if pinned else kb_ops.Pin(pid), select=pid)
 
     def action_accept(self) -> None:
         pid = self._need()
         if pid is not None:
-            self._run("accept", pid, select=pid)
+            self._run(kb_ops.Accept(pid), select=pid)
 
     def action_edit(self) -> None:
         pid = self._need()
         if pid is not None:
             self._prompt(f"New text for {_label(pid)}", "", self.props[pid].text,
-                         lambda text: self._run("edit", pid, text=text, select=pid))
+                         lambda text: self._run(kb_ops.Edit(pid, text=text), select=pid))
 
     def action_distinct(self) -> None:
         pid = self._need()
@@ -441,14 +467,14 @@ class KnowledgeBaseScreen(Screen):
         partner = self._partner(pid)
         self._prompt(f"{_label(pid)} is distinct from which proposition?", "e.g. P12",
                      _label(partner) if partner else "",
-                     lambda other: self._run("mark_distinct", pid, other, select=pid))
+                     lambda other: self._run(kb_ops.MarkDistinct(pid, other), select=pid))
 
     def action_add(self) -> None:
         from .modals import PropositionFormScreen
 
         def done(result) -> None:
             if result:
-                self._run("add", result["text"], result["scope"], result["claim"])
+                self._run(kb_ops.Add(result["text"], result["scope"], result["claim"]))
 
         self.app.push_screen(PropositionFormScreen(), done)
 
@@ -462,13 +488,13 @@ class KnowledgeBaseScreen(Screen):
                 self.notify(f"not a number of questions: {visible(text)}", severity="warning")
                 return
             self.notify(f"cycle: answering {n} questions of the stream…", timeout=3)
-            self._run("cycle", questions=n)
+            self._run(kb_ops.Cycle(questions=n))
 
         self._prompt("Cycle: how many questions of the stream? (the solver answers with the pack; each "
                      "invoked proposition gets a use; proposals enter as proposed)", "e.g. 10", "10", start)
 
     def action_kb_undo(self) -> None:
-        self._run("undo")
+        self._run(kb_ops.Undo())
 
     def action_toggle_status(self) -> None:
         self.status = "all" if self.status == "live" else "live"
@@ -479,7 +505,7 @@ class KnowledgeBaseScreen(Screen):
 
         default = self.last_export or os.path.join(os.getcwd(), "archcurator-pack.json")
         self._prompt("Export the pack to which file? (.json for JSON, else text; the export is recorded)",
-                     "e.g. ~/pack.json", default, lambda path: self._run("write_pack", path))
+                     "e.g. ~/pack.json", default, lambda path: self._run(kb_ops.WritePack(path)))
 
     def on_option_list_option_selected(self, message: OptionList.OptionSelected) -> None:
         if message.option_list.id != "kb-suggestions" or self.suggestions is None:
@@ -495,11 +521,11 @@ class KnowledgeBaseScreen(Screen):
             if a is not None and b is not None and b.tested > a.tested:
                 keep, other = d.b, d.a
             question = f"Merge {_label(other)} into {_label(keep)}? ({_label(other)} is retired into it)"
-            apply = lambda keep=keep, other=other: self._run("merge", keep, other, select=keep)  # noqa: E731
+            apply = lambda keep=keep, other=other: self._run(kb_ops.Merge(keep, other), select=keep)  # noqa: E731
         elif kind == "narrow":
             n = self.suggestions.narrowing[int(index)]
             question = f"Narrow {_label(n.prop_id)} with {n.condition}? ({n.reason})"
-            apply = lambda n=n: self._run("narrow", n.prop_id, [str(n.condition)], select=n.prop_id)  # noqa: E731
+            apply = lambda n=n: self._run(kb_ops.Narrow(n.prop_id, (str(n.condition),)), select=n.prop_id)  # noqa: E731
         else:
             return
 

@@ -16,6 +16,7 @@ from textual.widgets.option_list import Option
 from textual.widgets.selection_list import Selection
 
 from ..sanitise import plain, visible
+from ..widgets.option_lists import StopOptionList, StopSelectionList
 
 FILTER_FROM = 8  # choices from which a type-ahead filter is offered
 
@@ -51,7 +52,7 @@ class ChoiceScreen(ModalScreen):
                 field = Input(placeholder="type to narrow the list — enter picks", id="choice-filter")
                 field.cursor_blink = self.app.cursor_blink
                 yield field
-            yield OptionList(*self._options(), id="choices")
+            yield StopOptionList(*self._options(), id="choices")
 
     def _options(self) -> list[Option]:
         return [Option(_label(self.choices[i][1]), id=str(i), disabled=self.choices[i][0] is self.DISABLED)
@@ -172,11 +173,11 @@ class MissedDefectScreen(ModalScreen):
                           id="missed-node-filter")
             nodes.cursor_blink = blink
             yield nodes
-            yield SelectionList(*self._node_options(""), id="missed-nodes")
+            yield StopSelectionList(*self._node_options(""), id="missed-nodes")
             rule = Input(placeholder="rule: type to narrow, enter picks", id="missed-rule")
             rule.cursor_blink = blink
             yield rule
-            yield OptionList(*self._rule_options(""), id="missed-rules")
+            yield StopOptionList(*self._rule_options(""), id="missed-rules")
             yield Static(self._picked_text(), id="missed-picked")
             desc = Input(placeholder="what is wrong", id="missed-description")
             desc.cursor_blink = blink
@@ -313,8 +314,13 @@ class MissedDefectScreen(ModalScreen):
             ol = self.query_one("#missed-rules", OptionList)
             if message.value.strip() and ol.highlighted is not None:
                 self._choose_rule(ol.get_option_at_index(ol.highlighted).id)
-            else:
+            elif self.rule:
                 self.set_focus(self.query_one("#missed-description", Input))
+            else:
+                # a missed defect is counted against the rule that should have fired: one without a rule
+                # is counted nowhere, so the rule is asked for here, not skipped
+                self.query_one("#missed-error", Static).update(
+                    "pick the rule that should have fired: type to narrow the list, or other: what no rule covers")
         elif not message.value.strip() and not self._asked_description:
             # enter on the empty description does not close the dialog at once: a curator who typed
             # "rule, enter, enter" and then the description would have had it land on the design screen
@@ -335,8 +341,9 @@ class MissedDefectScreen(ModalScreen):
     def save(self) -> None:
         desc = self.query_one("#missed-description", Input).value.strip() or None
         error = self.query_one("#missed-error", Static)
-        if not self.rule and not desc:
-            error.update("pick the rule that should have fired (or other: …), or describe the defect")
+        if not self.rule:
+            error.update("pick the rule that should have fired (or other: …) before saving")
+            self.set_focus(self.query_one("#missed-rule", Input))
             return
         self.dismiss({"nodes": list(self.picked), "rule": self.rule, "description": desc})
 

@@ -7,19 +7,22 @@ task set; on a rules row, to the designs on which that rule fires.
 from __future__ import annotations
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.screen import ModalScreen, Screen
+from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
 
-from ..commands.report_cmd import false_alarm_text
+from ..report_text import false_alarm_text
 from ..sanitise import plain, visible
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import AgreementLoaded, ReportsLoaded
+from .base import CuratorScreen
 
 BAR_WIDTH = 30
+TABS = Binding.Group("Tabs", compact=True)  # 1-3 shown once in the footer, as on the design screen
 
 
 def _pct(v) -> str:
@@ -66,20 +69,35 @@ def share_chart(rows: list[dict], width: int = BAR_WIDTH) -> Text:
     return t
 
 
-class ReportsScreen(Screen):
+class ReportsScreen(CuratorScreen):
     BINDINGS = [
         Binding("escape", "back", "Back", id="reports_back"),
         Binding("f5", "reload", "Refresh", id="reports_refresh"),
         Binding("A", "pick_curators", "Agreement of…", id="reports_agreement"),
+        Binding("1", "tab('tab-refusals')", "Refusals tab", id="reports_tab_refusals", group=TABS),
+        Binding("2", "tab('tab-rules')", "Rules tab", id="reports_tab_rules", group=TABS),
+        Binding("3", "tab('tab-agreement')", "Agreement tab", id="reports_tab_agreement", group=TABS),
     ]
     ACTION_HELP = {"reports_back": "Back", "reports_refresh": "Read the reports again",
-                   "reports_agreement": "Agreement (Cohen's kappa) between two curators you pick"}
+                   "reports_agreement": "Agreement (Cohen's kappa) between two curators you pick",
+                   "reports_tab_refusals": "Show the Refusals tab: refusal rate by author, model and task set",
+                   "reports_tab_rules": "Show the Rules tab: precision and false-alarm rate per rule",
+                   "reports_tab_agreement": "Show the Agreement tab: Cohen's kappa between two curators"}
 
     def __init__(self) -> None:
         super().__init__()
         self.refusal_rows: list[dict] = []
         self.rule_rows: list[dict] = []
         self.curators: list[str] = []
+
+    @work(thread=True, exclusive=True, group="reports", exit_on_error=False)
+    def load_reports(self) -> None:
+        store = self.app.store
+        self.post_from_worker(ReportsLoaded(store.refusals(), store.rules(), store.curators()))
+
+    @work(thread=True, exclusive=True, group="agreement", exit_on_error=False)
+    def load_agreement(self, a: str, b: str) -> None:
+        self.post_from_worker(AgreementLoaded(self.app.store.agreement(a, b)))
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -108,7 +126,7 @@ class ReportsScreen(Screen):
 
     def action_reload(self) -> None:
         self.query_one("#refusal-chart", Static).update("reading the store…")
-        self.app.load_reports(self)
+        self.load_reports()
 
     def refresh_data(self) -> None:
         self.action_reload()
@@ -149,14 +167,17 @@ class ReportsScreen(Screen):
         self.query_one("#rules-other", Static).update(note)
         table = self.query_one("#rules-table", DataTable)
         table.clear(columns=True)
-        table.add_columns("rule", "firings", "designs", "real", "false alarm", "unsure", "unjudged", "precision",
-                          "≥ (95%)", "false-alarm rate (95%)", "missed", "recall", "demoted")
+        # what a curator reads a rule by (precision, false alarms) next to its id, the counts after: at 100
+        # columns the false-alarm columns were past the right edge
+        table.add_columns("rule", "precision", "≥ (95%)", "false-alarm rate (95%)", "real", "false alarm",
+                          "unsure", "unjudged", "firings", "designs", "missed", "recall", "demoted")
         for r in rules:
-            table.add_row(plain(r["rule"]), *[Text(str(r[k]), justify="right") for k in
-                                       ("firings", "designs", "real", "false_alarm", "unsure", "unjudged")],
+            table.add_row(plain(r["rule"]),
                           Text(_pct(r.get("precision")), justify="right"),
                           Text(_pct(r.get("precisionLower")), justify="right"),
                           Text(false_alarm_text(r), justify="right"),
+                          *[Text(str(r[k]), justify="right") for k in
+                            ("real", "false_alarm", "unsure", "unjudged", "firings", "designs")],
                           Text(str(r.get("missed", 0)), justify="right"),
                           Text(_pct(r.get("recall")), justify="right"),
                           plain((r.get("demoted") or {}).get("reason") or ""))
@@ -202,7 +223,7 @@ class ReportsScreen(Screen):
             return
         note.update(Text("A: pick two curators", style="dim"))
         if self.app.curator in self.curators:
-            self.app.load_agreement(self, self.app.curator, others[0])
+            self.load_agreement(self.app.curator, others[0])
 
     def action_pick_curators(self) -> None:
         from .modals import ChoiceScreen
@@ -215,7 +236,7 @@ class ReportsScreen(Screen):
         def chosen(value) -> None:
             if value is not ChoiceScreen.CANCELLED and value is not None:
                 self.query_one("#report-tabs", TabbedContent).active = "tab-agreement"
-                self.app.load_agreement(self, *value)
+                self.load_agreement(*value)
 
         self.app.push_screen(ChoiceScreen("Agreement between…", pairs), chosen)
 
@@ -241,5 +262,14 @@ class ReportsScreen(Screen):
         self.query_one("#agreement-note", Static).update(Text("A: pick two other curators", style="dim"))
         self.query_one("#agreement", Static).update(t)
 
+    def action_tab(self, tab_id: str) -> None:
+        self.query_one("#report-tabs", TabbedContent).active = tab_id
+
     def action_back(self) -> None:
+        """esc: from the tab bar, back to the open tab's table; from there, back."""
+        if isinstance(self.focused, Tabs):
+            self.set_focus(None)
+            self._focus_table()
+            if isinstance(self.focused, DataTable):
+                return
         self.dismiss()

@@ -11,9 +11,9 @@ then counts the adjudicated verdict instead of the majority.
 from __future__ import annotations
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.screen import Screen
 from textual.widgets import DataTable, Static
 
 from ..components.findings import VERDICT_LABEL, VERDICT_STYLE, finding_label
@@ -21,13 +21,14 @@ from ..sanitise import plain, visible, visible_lines
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import DisagreementsLoaded
+from .base import CuratorScreen
 
 
 def _verdict(v: str | None) -> Text:
     return Text(VERDICT_LABEL.get(v, "—") if v else "—", style=VERDICT_STYLE.get(v, "dim"))
 
 
-class ReviewScreen(Screen):
+class ReviewScreen(CuratorScreen):
     BINDINGS = [
         Binding("r", "adjudicate('real')", "Final: real", id="adjudicate_real"),
         Binding("f", "adjudicate('false_alarm')", "Final: false alarm", id="adjudicate_false_alarm"),
@@ -50,6 +51,10 @@ class ReviewScreen(Screen):
         self.items: list[dict] = []
         self.curators: list[str] = []
 
+    @work(thread=True, exclusive=True, group="review", exit_on_error=False)
+    def load_disagreements(self) -> None:
+        self.post_from_worker(DisagreementsLoaded(self.app.store.disagreements()))
+
     def compose(self) -> ComposeResult:
         yield AppHeader()
         yield Static(id="review-status")
@@ -66,7 +71,7 @@ class ReviewScreen(Screen):
 
     def action_reload(self) -> None:
         self.query_one("#review-status", Static).update(Text("reading the judgments…", style="dim"))
-        self.app.load_disagreements(self)
+        self.load_disagreements()
 
     def refresh_data(self) -> None:
         self.action_reload()

@@ -12,10 +12,10 @@ design, where its outcome stands next to the finding it confirms or refutes.
 from __future__ import annotations
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.screen import Screen
 from textual.widgets import DataTable, ProgressBar, Static
 
 from ..components.run_outcome import failed_node
@@ -23,6 +23,7 @@ from ..sanitise import plain, visible, visible_lines
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
 from ..widgets.messages import RunsLoaded
+from .base import CuratorScreen
 
 BLOCKS = " ▁▂▃▄▅▆▇█"
 STATUS_STYLE = {"ok": "bold green", "failed": "bold red", "timeout": "bold yellow", "killed": "bold red",
@@ -102,7 +103,7 @@ def loss_plot(values: list[float], width: int = 56, height: int = 6) -> Text:
     return t
 
 
-class RunsScreen(Screen):
+class RunsScreen(CuratorScreen):
     BINDINGS = [
         Binding("c", "cancel_run", "Cancel run", id="run_cancel"),
         Binding("enter", "open_design", "Open design", id="run_open_design"),
@@ -118,6 +119,10 @@ class RunsScreen(Screen):
         self.views: dict[str, RunView] = {}
         self.stored: list[dict] = []
         self.rows: list[tuple[str, object]] = []  # ("live", handle) | ("stored", run row)
+
+    @work(thread=True, exclusive=True, group="runs-load", exit_on_error=False)
+    def load_runs(self) -> None:
+        self.post_from_worker(RunsLoaded(self.app.store.runs()))
 
     def compose(self) -> ComposeResult:
         yield AppHeader()
@@ -145,7 +150,7 @@ class RunsScreen(Screen):
         self.action_reload()
 
     def action_reload(self) -> None:
-        self.app.load_runs(self)
+        self.load_runs()
 
     def refresh_data(self) -> None:
         self.action_reload()

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .graph_text import BIG_GRAPH, GraphModel, build_model, layout
 from .lines import Line, lines_width, prerender
+
+if TYPE_CHECKING:
+    from archcurator.store.records import DesignBundle
 
 
 @dataclass
@@ -40,7 +43,7 @@ class DesignView:
         return curator in (self.data.get("design_judgments") or {})
 
 
-def prepare_view(data: dict) -> DesignView:
+def prepare_view(data: DesignBundle) -> DesignView:
     """Parse the stored graph, infer its shapes, lay it out (no torch is imported)."""
     view = DesignView(id=data["id"], data=data)
     graph = data.get("graph")

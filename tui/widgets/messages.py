@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.message import Message
+
+if TYPE_CHECKING:
+    from archcurator.store.records import BulkPreview as BulkTargets
+    from archcurator.store.records import Disagreement, KbView, Progress, Step
 
 
 class QueueLoaded(Message):
@@ -42,7 +46,7 @@ class FacetsLoaded(Message):
 
 
 class ProgressLoaded(Message):
-    def __init__(self, progress: dict) -> None:
+    def __init__(self, progress: Progress) -> None:
         super().__init__()
         self.progress = progress
 
@@ -97,7 +101,7 @@ class AgreementLoaded(Message):
 
 
 class DisagreementsLoaded(Message):
-    def __init__(self, items: list[dict]) -> None:
+    def __init__(self, items: list[Disagreement]) -> None:
         super().__init__()
         self.items = items
 
@@ -105,7 +109,7 @@ class DisagreementsLoaded(Message):
 class RecentLoaded(Message):
     """The curator's newest steps (store.judgments.recent_steps)."""
 
-    def __init__(self, steps: list[dict]) -> None:
+    def __init__(self, steps: list[Step]) -> None:
         super().__init__()
         self.steps = steps
 
@@ -113,7 +117,7 @@ class RecentLoaded(Message):
 class BulkPreview(Message):
     """How many findings a bulk verdict would judge: on this design, and in the current filter."""
 
-    def __init__(self, rule: str, here: dict, queue: dict, request: int) -> None:
+    def __init__(self, rule: str, here: BulkTargets, queue: BulkTargets, request: int) -> None:
         super().__init__()
         self.rule = rule
         self.here = here
@@ -130,7 +134,7 @@ class RunsLoaded(Message):
 
 
 class KbLoaded(Message):
-    def __init__(self, data: dict, request: int) -> None:
+    def __init__(self, data: KbView, request: int) -> None:
         super().__init__()
         self.data = data
         self.request = request

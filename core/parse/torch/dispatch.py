@@ -7,6 +7,7 @@ import ast
 import math
 
 from ...ops import ops_with
+from ...ops.einsum import PatternError, parse_equation
 from ..registry import handler_for, handles, handles_module
 from ..values import (
     ExtVal,
@@ -338,29 +339,33 @@ class _EinsumUnfollowed(Exception):
 
 
 def _einsum(it, spec, ops):
-    lhs, arrow, out = spec.partition("->")
-    terms = lhs.split(",")
-    if len(terms) != len(ops) or len(ops) > 2:
+    try:  # the op table's reading of the equation (what torch refuses is refused there)
+        terms, out_terms = parse_equation(spec, len(ops))
+    except PatternError as e:
+        raise _EinsumUnfollowed(str(e)) from None
+    if len(ops) > 2:
         raise _EinsumUnfollowed("more than two operands")
+    if any(t.shape is None for t in ops):
+        raise _EinsumUnfollowed("operand of unknown rank")
+    # the dims an ellipsis stands for broadcast from the right, as torch aligns them: each gets a greek letter
+    widths = [len(t.shape) - (len(term) - 1) if "..." in term else 0 for term, t in zip(terms, ops)]
+    if min(widths) < 0:
+        raise _EinsumUnfollowed("an operand has fewer dims than its subscripts")
+    ell = "".join(chr(0x3b1 + i) for i in range(max(widths)))
     names = []
-    for term, t in zip(terms, ops):
-        if t.shape is None:
-            raise _EinsumUnfollowed("operand of unknown rank")
-        if "..." in term:
-            n = len(t.shape) - (len(term) - 3)
-            term = term.replace("...", "".join(chr(0x3b1 + i) for i in range(n)))  # greek letters
+    for term, t, n in zip(terms, ops, widths):
+        term = "".join(ell[len(ell) - n:] if c == "..." else c for c in term)
         if len(term) != len(t.shape) or len(set(term)) != len(term):
             raise _EinsumUnfollowed("repeated or missing letters")
         names.append(term)
-    if not arrow:
-        counts = {}
+    if out_terms is None:  # torch's implicit output: the ellipsis dims, then the letters seen once, sorted
+        counts: dict = {}
         for term in names:
             for c in term:
                 counts[c] = counts.get(c, 0) + 1
-        out = "".join(sorted(c for c, k in counts.items() if k == 1))
-    elif "..." in out:
-        ell = [c for c in names[0] if "\u03b1" <= c <= "\u03c9"]
-        out = out.replace("...", "".join(ell))
+        out = ell + "".join(sorted(c for c, k in counts.items() if k == 1 and c not in ell))
+    else:
+        out = "".join(ell if c == "..." else c for c in out_terms)
     size = {}
     for term, t in zip(names, ops):
         for c, d in zip(term, t.shape):

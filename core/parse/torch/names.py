@@ -9,6 +9,7 @@ import math
 import operator
 import struct
 
+from ...ops.base import dtype_named
 from ...ops.nn_classes import is_nn_class
 from ..values import (
     BuiltinFn,
@@ -24,13 +25,6 @@ CONTAINER_KINDS = ("Sequential", "ModuleList", "ModuleDict", "ParameterList", "P
 
 
 IDENTITY_CLASSES = {"StochasticDepth", "DropPath", "DropBlock2d", "DropBlock3d"}
-
-
-_DTYPES = {
-    "float32": "float32", "float": "float32", "float16": "float16", "half": "float16", "bfloat16": "bfloat16",
-    "float64": "float64", "double": "float64", "int64": "int64", "long": "int64", "int32": "int32",
-    "int": "int32", "int16": "int16", "int8": "int8", "uint8": "uint8", "bool": "bool",
-}
 
 
 def _f32(x):
@@ -84,8 +78,8 @@ def ext_getattr(it, e, name):
     p = e.path
     if p in ("math", "numpy", "torch") and name in ("pi", "e", "inf", "nan", "tau"):
         return getattr(math, name)
-    if p == "torch" and name in _DTYPES:
-        return "dtype:" + _DTYPES[name]
+    if p == "torch" and dtype_named(name) is not None:
+        return "dtype:" + dtype_named(name)
     if p == "sys" and name == "version_info":
         return (3, 11, 0)
     if p == "torch" and name == "__version__":

@@ -9,7 +9,7 @@ the walk (the value is then unknown).
 from __future__ import annotations
 
 from ...ops import OP_TABLE, ops_with
-from ...ops.base import InferCtx, TensorType
+from ...ops.base import UNKNOWN, InferCtx, TensorType
 from ...ops.base import broadcast as _broadcast
 from ...ops.nn_classes import PARAMETRIZATIONS, constructor_args, constructor_defaults, parametrized
 from ...shapes import weight_rows
@@ -131,22 +131,29 @@ class _Node:
 def infer(op, a, shapes, dtypes=None):
     """Output shape (or list of shapes for multi-result ops) of op with args a: the op table's
     shape rule, the same rule the verifier runs; None when unknown or the table lacks the op."""
+    return infer_typed(op, a, shapes, dtypes)[0]
+
+
+def infer_typed(op, a, shapes, dtypes=None):
+    """(output shape(s) as `infer` gives them, the dtype of the first result by the op table's dtype
+    model); the dtype is None where the table's rule refused the op or did not run."""
     spec = OP_TABLE.get(op)
     if spec is None:
-        return None  # not an op of the table: the parser does not emit it (see emit_module / emit_op)
+        return None, None  # not an op of the table: the parser does not emit it (see emit_module / emit_op)
     try:
         args, missing, _unknown = spec.resolve_args({k: _table_arg(v) for k, v in a.items()
                                                      if k in spec.arg_names})
         if missing:
-            return None
+            return None, None
         ins = [TensorType(None if sh is None else tuple(_table_dim(d) for d in sh),
                           (dtypes[i] if dtypes and i < len(dtypes) else "float32"))
                for i, sh in enumerate(shapes)]
         outs = spec.infer(InferCtx(_Node(op), args, ins))
     except _RULE_ERRORS:
-        return None
+        return None, None
     res = [None if t.shape is None else [from_dim(d) for d in t.shape] for t in outs]
-    return res if op in MULTI_RESULT or args.get("return_indices") else (res[0] if res else None)
+    dtype = outs[0].dtype if outs and outs[0] is not UNKNOWN and dtypes else None
+    return (res if op in MULTI_RESULT or args.get("return_indices") else (res[0] if res else None)), dtype
 
 
 def broadcast(a, b):

@@ -6,7 +6,7 @@ import ast
 import math
 
 from ...ops import OP_TABLE, ops_with
-from ...ops.base import result_type
+from ...ops.base import CAST_METHODS, FLOAT_DTYPES, result_type
 from ..values import (
     InterpError,
     Sym,
@@ -35,11 +35,10 @@ def emit_op(it, op, args, ins, full=None, nres=None):
     full = full if full is not None else args
     if not in_op_table(op):
         return not_in_op_table(it, op, ins[0] if ins else None, 0)
-    shapes = optable.infer(op, full, [t.shape for t in ins], [t.dtype for t in ins])
+    shapes, dt = optable.infer_typed(op, full, [t.shape for t in ins], [t.dtype for t in ins])
     g = it.graph
-    dt = next((t.dtype for t in ins if t.dtype not in ("int64", "bool")), ins[0].dtype if ins else "float32")
-    if op in FIRST_DTYPE:
-        dt = ins[0].dtype if ins else dt
+    if dt is None:  # the table refused the op: its operands' promoted dtype (its first one's, where it keeps that)
+        dt = ins[0].dtype if ins and op in FIRST_DTYPE else result_type([(t.dtype, "tensor") for t in ins])
     if g is None or not any(_is_graph(t) for t in ins):
         # constant computation: shapes only
         if op == "Split":
@@ -1039,16 +1038,16 @@ def tensor_method(it, t, name, args, kwargs):
         from .dispatch import f_einsum  # torch.outer(a, b) is einsum('i,j->ij', a, b)
         return f_einsum(it, ["i,j->ij", t, args[0]], {})
     if name in _IDENTITY_METHODS:
-        if name in ("float", "half", "double", "bfloat16"):
-            dt = {"float": "float32", "half": "float16", "double": "float64", "bfloat16": "bfloat16"}[name]
+        if CAST_METHODS.get(name) in FLOAT_DTYPES:
+            dt = CAST_METHODS[name]
             return TensorVal(t.ref, t.shape, dt, values=t.values, param=t.param) if t.is_const else _retype(t, dt)
         if name == "to":
             for a in list(args) + list(kwargs.values()):
                 if isinstance(a, str) and a.startswith("dtype:"):
                     return _retype(t, a[6:])
         return t
-    if name in ("long", "int", "bool", "short", "byte"):
-        dt = {"long": "int64", "int": "int32", "bool": "bool", "short": "int16", "byte": "uint8"}[name]
+    if name in CAST_METHODS:  # to an integer dtype or bool
+        dt = CAST_METHODS[name]
         vals = None
         if t.values is not None:
             vals = [bool(v) for v in t.values] if dt == "bool" else [int(v) for v in t.values]

@@ -1,4 +1,4 @@
-"""The store's view of the verifier: `core.verify.verify_graph` reduced to the columns it keeps.
+"""What an import keeps of the verifier's answer: `core.verify.verify_graph` reduced to the store's columns.
 
 `verify_design(design, verifier=None) -> Verified`. `verifier` is any
 callable `design -> Report` with the shape of `core.report.Report`
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,7 +40,7 @@ class Verified:
 
 
 def default_verifier() -> Callable[[Any], Any]:
-    from archcurator.core.verify import verify_graph  # the lead's entry point
+    from ..verify import verify_graph  # the lead's entry point
 
     return verify_graph
 
@@ -98,10 +98,18 @@ def verify_design(design, verifier: Callable | None = None) -> Verified:
     )
 
 
+def verify_graphs(graphs: Iterable[tuple[str, str]], verifier: Callable | None = None) -> list[tuple[str, Verified]]:
+    """(id, `Verified`) of each stored (id, graph JSON text): the re-verification of kept designs."""
+    from ..graph import Design
+
+    return [(did, verify_design(Design.from_dict(json.loads(graph), source=did), verifier))
+            for did, graph in graphs]
+
+
 def default_gpu() -> str:
     """The GPU price table's default device (A10G)."""
     try:
-        from archcurator.core.assets import gpu_prices
+        from ..assets import gpu_prices
 
         return gpu_prices().get("default") or DEFAULT_GPU
     except Exception:
@@ -118,7 +126,7 @@ def default_gpu_usd(cost: dict) -> float | None:
     if not isinstance(quote, dict):
         return None
     try:
-        from archcurator.core.cost import quote_on
+        from ..cost import quote_on
     except ImportError:
         pass
     else:
