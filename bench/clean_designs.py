@@ -1,8 +1,8 @@
 """Clean designs as agents propose them today, written without the verifier in mind (issue 26).
 
-`families()` names 24 families (MoE routing, RoPE, ALiBi, GQA, sliding-window attention, SSM scans,
-Perceiver, Swin windows, conformer, WaveNet, VQ, message passing, U-Net, ViT, GPT-style LMs, ...); each
-draws its hyperparameters from a seeded RNG and writes archgraph/1 by hand, the way an agent writes the
+`families()` names 32 families (MoE routing, RoPE, ALiBi, GQA, sliding-window attention, SSM scans,
+Perceiver, Swin windows, conformer, WaveNet, VQ, message passing, U-Net, ViT, GPT-style LMs, DiT, T5,
+LoRA ...); each draws its hyperparameters from a seeded RNG and writes archgraph/1 by hand, the way an agent writes the
 graph of the module it means. Nothing here imports archcurator: what the verifier checks is unknown to
 it. `meta.example_sizes` names the sizes the author had in mind for each symbol (the executor runs
 there; the verifier never reads meta).
