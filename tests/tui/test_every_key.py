@@ -148,6 +148,7 @@ async def test_seeded_random_keys_on_the_demo_store(demo):
     assert pressed == len(sequence) >= 2000
 
 
+@pytest.mark.slow
 async def test_screens_closed_as_soon_as_opened_do_not_crash(store_path):
     """Enter then Escape faster than the screen mounts: Textual's Header watcher (and the screen's own
     mount) ran after the screen was gone and the app exited with NoMatches."""
@@ -172,6 +173,7 @@ async def test_screens_closed_as_soon_as_opened_do_not_crash(store_path):
             alive(app, f"{key} opened and closed at once")
 
 
+@pytest.mark.slow
 async def test_every_screen_survives_resizing_down_to_one_cell(demo):
     """The terminal shrunk (to 40x10, to 1x1) and grown back on each screen and dialog, keys pressed at
     each size: nothing raises and the app keeps running."""
