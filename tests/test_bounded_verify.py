@@ -101,6 +101,7 @@ def test_a_sum_of_many_sizes_in_one_pass_equals_adding_one_at_a_time():
     assert total([1, 2, 3]) == 6 and total(["T", None]) is None
 
 
+@pytest.mark.slow
 def test_an_address_space_limit_refuses_a_large_allocation_and_is_put_back():
     before = resource.getrlimit(resource.RLIMIT_AS)
     with pytest.raises(MemoryError), AddressSpace(64 * 2 ** 20):

@@ -47,6 +47,7 @@ def _cases(tmp_path, bad_json):
     ]
 
 
+@pytest.mark.slow
 def test_every_error_line_has_one_form(tmp_path, bad_json):
     no_store = tmp_path / "nostore.duckdb"
     for cmd, args, where in _cases(tmp_path, bad_json):

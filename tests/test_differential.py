@@ -29,6 +29,7 @@ def test_the_generator_is_deterministic_and_draws_from_the_whole_table():
     assert modes == {"train", "eval"}
 
 
+@pytest.mark.slow
 def test_block_iff_torch_fails_on_a_fixed_sample():
     results = run_differential(*SEEDS, timeout=20)
     s = summarize_differential(results)
@@ -840,6 +841,7 @@ def test_found_disagreements_now_agree_with_torch(name):
     assert (report.verdict == "block") == (seen["status"] != "ok"), (seen, blocks)
 
 
+@pytest.mark.slow
 def test_an_allocation_past_the_childs_memory_limit_is_killed_not_failed():
     """A design that needs more memory than the child may take is a resource outcome (SPEC's `killed`),
     kept out of the agreement; the same design under the limit runs."""

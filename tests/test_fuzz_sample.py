@@ -36,6 +36,7 @@ def test_the_sample_is_the_same_for_the_same_seed(fuzz):
     assert a != [(c.kind, c.text) for c in fuzz.generate(40, SEED + 1)]
 
 
+@pytest.mark.slow
 def test_a_fixed_seed_sample_gives_no_traceback_hang_or_blow_up(fuzz):
     outcomes = [fuzz.run_case(case, hang_s=30.0) for case in fuzz.generate(N, SEED)]
     status = Counter(o.status for o in outcomes)

@@ -96,6 +96,7 @@ def _sample(study):
     return out + list(best.values())
 
 
+@pytest.mark.slow
 def test_block_iff_failure_on_a_sample(study):
     results = run_study(_sample(study), timeout=30)
     s = summarize(results)
@@ -106,6 +107,7 @@ def test_block_iff_failure_on_a_sample(study):
     assert s["matrix"]["block_failed"] > 25 and s["matrix"]["notblock_ran"] > 25
 
 
+@pytest.mark.slow
 def test_each_graph_has_its_own_time_limit(study):
     cases = [c for c in study if c["case"] in ("lenet5/clean", "mlp_mnist/clean")]
     obs = observe_all(cases, timeout=0.0005)
@@ -133,6 +135,7 @@ def test_a_dead_child_costs_one_graph(monkeypatch, tmp_path, study):
     assert [obs[n]["status"] for n in ("a", "boom", "b")] == ["ok", "killed", "ok"]
 
 
+@pytest.mark.slow
 def test_cli_json_exits_zero():
     proc = subprocess.run([sys.executable, "-m", "archcurator.tui.cli", "ground", "--json", "--filter", "lenet5/"],
                           capture_output=True, text=True, timeout=300)
@@ -149,6 +152,7 @@ def test_cli_json_exits_zero():
     assert {"graphs", "matrix", "agreement", "failed_in_torch", "refused_by_builder"} <= set(s["mutations"])
 
 
+@pytest.mark.slow
 def test_builder_refusals_are_counted_apart_from_torch_failures():
     from archcurator.core.ground import load_zoo, mutation_set
 

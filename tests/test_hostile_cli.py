@@ -73,6 +73,7 @@ def test_run_reads_its_file_through_the_door(tmp_path):
     ('{"num_classes": ' + "9" * 5000 + "}", "digits"),
     ('{"num_classes": NaN}', "NaN"),
 ], ids=["deep", "digits", "nan"])
+@pytest.mark.slow
 def test_parse_args_are_read_through_the_door(value, why):
     r = cli("parse", MODELS / "classic.py", "--entry", "MnistNet", "--args", value, "--json")
     assert why in one_line(r, "parse", MODELS / "classic.py")

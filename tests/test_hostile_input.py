@@ -260,6 +260,7 @@ def test_recurrent_counts_equal_torch(op, layers, bidir, proj):
     assert report.cost["params"] == sum(p.numel() for p in module.parameters())
 
 
+@pytest.mark.slow
 def test_cycle_search_is_one_linear_pass():
     """30,000 self-loops: the quadratic search took over a minute (16k took 22 s); the linear one
     verifies the whole design in a second or two."""
@@ -385,6 +386,7 @@ def test_strings_and_lists_where_numbers_belong_are_findings_not_gigabytes(node)
     assert report.verdict == "block" and "connectivity.bad-arg" in {f.rule for f in report.findings}
 
 
+@pytest.mark.slow
 def test_a_long_symbolic_shape_is_followed_in_linear_time():
     d = Design.from_dict(design([
         {"id": "r", "op": "Reshape", "args": {"shape": ["B"] + ["T"] * 20_000}, "in": ["x"]},

@@ -44,6 +44,7 @@ def wheel(tmp_path_factory) -> Path:
     return whl
 
 
+@pytest.mark.slow
 def test_wheel_holds_archcurator_only(wheel):
     with zipfile.ZipFile(wheel) as z:
         tops = {name.split("/")[0] for name in z.namelist()}
@@ -56,6 +57,7 @@ def test_wheel_holds_archcurator_only(wheel):
     assert any(n.startswith("archcurator/assets/architectures/") and n.endswith(".json") for n in names)
 
 
+@pytest.mark.slow
 def test_fresh_venv_install(wheel, tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)

@@ -22,6 +22,7 @@ def _permuted(sizes, order):
     return torch.randn([sizes[d] for d in order]).permute(inv)
 
 
+@pytest.mark.slow
 def test_refusals_match_the_kernels_on_random_layouts():
     rng = random.Random(7)
     wrong = []

@@ -153,6 +153,7 @@ def _cli(*args, timeout=240):
                           text=True, timeout=timeout)
 
 
+@pytest.mark.slow
 def test_repair_json_has_the_readme_shape_and_run_proves_it_in_torch(tmp_path):
     lenet = _zoo("lenet5")
     conv = next(n for n in lenet["nodes"] if n["op"] == "Conv2d" and n["id"] != lenet["nodes"][0]["id"])
@@ -189,6 +190,7 @@ def test_repair_of_an_unreadable_file_is_one_error_line(tmp_path):
     assert out.returncode == 2 and out.stderr.strip() == f"archcurator repair: {tmp_path / 'absent.json'}: no such file"
 
 
+@pytest.mark.slow
 def test_when_torch_refuses_the_cheapest_repair_the_next_one_is_run():
     # a differential design (seed 370,019): a Gather of a bool input by itself. The cheapest repair
     # the verifier passes (the input declared int64) draws ids torch finds out of range; the next one runs

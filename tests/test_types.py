@@ -13,6 +13,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
 import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +51,7 @@ def test_scope_covers_the_floor():
     assert covered == FLOOR, sorted(FLOOR - covered)
 
 
+@pytest.mark.slow  # a cold mypy run takes minutes; `make check` runs mypy as a step of its own
 def test_mypy_is_clean_on_its_scope():
     done = run_mypy()
     errors = [line for line in done.stdout.splitlines() if ": error:" in line]

@@ -25,6 +25,7 @@ def current():
         return designs()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("cache", [True, False], ids=["repeat-cache", "no-cache"])
 def test_every_answer_is_the_recorded_one(recorded, current, cache):
     assert set(current) == set(recorded)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import sys
 
+import pytest
 from verify_golden import chain
 
 from archcurator.core import dims
@@ -42,6 +43,7 @@ def _calls(n_nodes: int) -> int:
     return count[0]
 
 
+@pytest.mark.slow
 def test_calls_per_node_stay_flat_from_1000_to_10000_distinct_nodes():
     small, large = _calls(1_000) / 1_000, _calls(10_000) / 10_000
     assert large <= small * 1.05, f"{small:.1f} calls per node at 1,000 nodes, {large:.1f} at 10,000"

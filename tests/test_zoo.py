@@ -174,6 +174,7 @@ def test_design_round_trips(name, zoo):
     assert design.to_dict() == json.loads(text)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ZOO_NAMES)
 def test_zoo_agrees_with_torch(name, zoo):
     import torch

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from archcurator.core.assets import asset_path
 from archcurator.core.checks import CATALOGUE, catalogue_document
 
@@ -33,6 +35,7 @@ def test_every_block_rule_names_grounding_cases(grounding):
     assert not set(grounding) - set(block), "grounding names rules that are not block rules"
 
 
+@pytest.mark.slow
 def test_grounding_cases_fail_in_torch(grounding, corruption_cases):
     """The first (smallest) grounding case of every block rule, run for real in the ground child."""
     from archcurator.core.ground import observe_all

@@ -69,6 +69,7 @@ def test_clean_twins_of_block_rules_do_not_block():
         assert not blocks, f"clean twin of {rule} blocks: {blocks}"
 
 
+@pytest.mark.slow
 def test_fixtures_hold_in_torch():
     """Block fixtures fail in torch, their clean twins and every warn fixture run (one child process)."""
     from archcurator.core.ground import observe_all

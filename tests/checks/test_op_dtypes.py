@@ -3,6 +3,8 @@ one-node design; the verifier blocks it exactly when torch fails on it (in the g
 
 from __future__ import annotations
 
+import pytest
+
 from archcurator.core.graph import Design
 from archcurator.core.ops import OP_TABLE
 from archcurator.core.verify import verify_graph
@@ -72,6 +74,7 @@ def one_node_designs():
     return out
 
 
+@pytest.mark.slow
 def test_every_op_blocks_exactly_when_torch_fails_on_its_dtype():
     from archcurator.core.ground import observe_all
 
@@ -89,6 +92,7 @@ def test_every_op_blocks_exactly_when_torch_fails_on_its_dtype():
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_every_op_of_the_table_blocks_exactly_when_torch_fails_on_int_and_float_data():
     """Every op's example (core/ops/examples.py), its data operands given as int64 and as float32 values:
     the verdict blocks exactly when torch fails on it."""
@@ -120,6 +124,7 @@ def test_every_op_of_the_table_blocks_exactly_when_torch_fails_on_int_and_float_
     assert not wrong, "\n".join(wrong)
 
 
+@pytest.mark.slow
 def test_the_measured_dtype_table_is_what_torch_does():
     from archcurator.core.ground.dtypes import measure
     from archcurator.core.ops.dtype_support import SUPPORT

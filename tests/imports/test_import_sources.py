@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from archcurator.tui.cli import main
 
@@ -31,6 +32,7 @@ def _rows(db, sql):
         con.close()
 
 
+@pytest.mark.slow
 def test_folder_of_sources_imports_every_argument_free_module_as_human(tmp_path):
     src = tmp_path / "models"
     src.mkdir()
@@ -61,6 +63,7 @@ def test_a_source_file_without_entry_imports_its_modules(tmp_path):
     assert _rows(db, "SELECT count(*) FROM designs WHERE author = 'human'")[0][0] >= 1
 
 
+@pytest.mark.slow
 def test_architectureiq_bundle_goes_to_the_knowledge_base(tmp_path):
     sys.path.insert(0, str(ROOT / "kb"))
     try:

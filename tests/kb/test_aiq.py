@@ -21,6 +21,7 @@ def _cand(ds, opt, **model_kw):
                           loss={"loss_id": "mse"}, batch_size=32, total_samples_seen=1024)
 
 
+@pytest.mark.slow
 def test_executor_is_deterministic_and_seed_batches_are_independent():
     ds = sample_dataset_spec("univariate_regression", 11)
     c = _cand(ds, {"type": "Adam", "lr": 3e-3, "weight_decay": 0.0, "betas": [0.9, 0.999]})
@@ -137,6 +138,7 @@ def test_mlp_matches_the_studys_module_and_its_leaky_relu_slope():
             assert torch.allclose(m.forward(x[None])[0], ref, atol=1e-6)
 
 
+@pytest.mark.slow
 def test_a_seed_past_the_failure_threshold_fails():
     ds = sample_dataset_spec("univariate_regression", 11)
     c = _cand(ds, {"type": "Adam", "lr": 1e-2, "weight_decay": 0.0, "betas": [0.9, 0.999]})
@@ -315,6 +317,7 @@ def test_the_ci_sample_covers_what_it_should(shipped):
     assert "bigram_lm" in {q["family"] for q in s} and len({q["question_id"] for q in s}) == 4
 
 
+@pytest.mark.slow
 def test_ci_reexecutes_a_sample_and_the_winners_reproduce(shipped):
     """Re-execution is judged as the study judges a question: the same winner, and the retention rule
     passes again. No final metric is compared with the shipped one: short CPU trainings on another x86

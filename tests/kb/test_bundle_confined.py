@@ -234,6 +234,7 @@ def test_device_is_recorded_as_the_bundle_says(bundle):
     assert q["evaluation"]["device"] == "cpu"  # the candidates' execution.device
 
 
+@pytest.mark.slow
 def test_import_cli_reports_each_bad_bundle_and_imports_the_rest(tmp_path, bundle):
     fifo_file = tmp_path / "fifo.jsonl"
     os.mkfifo(fifo_file)

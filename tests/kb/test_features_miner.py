@@ -91,6 +91,7 @@ def test_heldout_counts_only_families_the_proposal_was_selected_without():
     assert (hs, hc, folds) == (1, 9, 1)
 
 
+@pytest.mark.slow
 def test_the_miner_keeps_what_holds_in_two_families_and_says_when_not(shipped):
     train = [view(q) for q in shipped if q["split"] == "train"]
     found = mine(train)

@@ -51,6 +51,7 @@ def _slice_shape(v: dict) -> None:
         assert part["accuracy"] is None if v["n"] == 0 else part["accuracy"] == pytest.approx(part["correct"] / v["n"])
 
 
+@pytest.mark.slow
 def test_replay_json_through_the_command_carries_specs_fields(tmp_path, shipped, capsys):
     # a few questions of every family, both splits, stored as the shipped set is (its origin)
     picked = [q for fam in sorted({q["family"] for q in shipped})
@@ -203,6 +204,7 @@ def test_newlines_in_words_are_folded_so_a_pack_line_stays_one_proposition(small
     assert code == 2 and "at most 1,000" in err
 
 
+@pytest.mark.slow
 def test_proposals_files_that_cannot_be_read_name_the_file_not_the_store(small_db, tmp_path, capsys):
     big = tmp_path / "big.jsonl"
     with open(big, "wb") as fh:
@@ -235,6 +237,7 @@ def test_a_file_of_more_proposals_than_one_import_takes_stops_with_the_reason(sm
 
 # --------------------------------------------------------------------------- pins past the cap
 
+@pytest.mark.slow
 def test_an_undo_that_would_bring_back_a_pin_past_the_cap_is_refused(small_db, capsys):
     ids = [kb.add(small_db, None, [f"input_dim >= {k}"] if k else [], c) for k in (0, 2) for c in CLAIMS]
     for pid in ids[:CAP]:

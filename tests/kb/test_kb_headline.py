@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from archcurator.core.kb.features import view
 from archcurator.core.kb.replay import best_prior, leave_one_task_group_out, pool_bootstrap, replay
 
@@ -57,6 +59,7 @@ def test_leave_one_task_group_out_holds_out_whole_task_groups(small_db):
     assert rep["prior"]["rule"] == rep["baselines"]["best_single_feature"]["rule"]
 
 
+@pytest.mark.slow
 def test_replay_compares_pack_versions_on_the_same_questions(seeded_db, tmp_path, capsys):
     from archcurator.store import kb
     from archcurator.tui.cli import main

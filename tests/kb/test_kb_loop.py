@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from archcurator.core.kb import cycle as loop
 from archcurator.core.kb.features import view
 from archcurator.core.kb.props import Claim, Structure, applies
@@ -32,6 +34,7 @@ def test_a_use_is_judged_by_the_outcome(shipped):
         assert loop.use_of(st, v, None)[0] == "neutral"   # no retained outcome: neutral
 
 
+@pytest.mark.slow
 def test_cycle_answers_the_stream_records_uses_and_proposes(seeded_db):
     before = {p.id for p in kb.list_propositions(seeded_db, "all")}
     left = len(kb_loop.stream(seeded_db))
@@ -83,6 +86,7 @@ def test_cycle_with_the_llm_solver_uses_the_same_loop(seeded_db):
     assert r["proposed"] == []
 
 
+@pytest.mark.slow
 def test_kb_show_json_carries_evidence_a_curator_can_judge(seeded_db, capsys):
     db = str(seeded_db)
     kb_loop.cycle(seeded_db, questions=20)
@@ -117,6 +121,7 @@ def test_kb_show_json_carries_evidence_a_curator_can_judge(seeded_db, capsys):
     assert "uses (" in out and "lr=" in out
 
 
+@pytest.mark.slow
 def test_a_reversed_heldout_record_is_flagged(seeded_db):
     flagged = []
     for p in kb.list_propositions(seeded_db):
@@ -138,6 +143,7 @@ def test_opposite_claims_over_overlapping_scopes_are_flagged(small_db):
     assert not any(x["kind"] == "opposite" for x in kb_loop.conflicts(small_db, c))
 
 
+@pytest.mark.slow
 def test_execute_takes_the_outcome_from_a_run_made_now(seeded_db, shipped):
     """--execute: the outcome is the re-executed winner when the study's rule retains it (asserted
     as the winner and the rule, never a float)."""

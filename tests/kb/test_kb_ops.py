@@ -168,6 +168,7 @@ def test_undo_reverts_only_the_acting_curators_own_steps(small_db):
         kb.undo(small_db, actor="ada")
 
 
+@pytest.mark.slow
 def test_a_pin_past_the_cap_is_refused_with_the_reason(small_db):
     from archcurator.core.kb.pack import CAP
 
@@ -184,6 +185,7 @@ def test_a_pin_past_the_cap_is_refused_with_the_reason(small_db):
     assert {e.prop.id for e in pack} == set(ids[:CAP]) and all(e.reason == "pinned" for e in pack)
 
 
+@pytest.mark.slow
 def test_retire_pin_accept_distinct_each_undo(small_db):
     a = kb.add(small_db, None, [], "optimizer == adam wins")
     b = kb.add(small_db, None, [], "optimizer == sgd loses", status="proposed")
@@ -256,6 +258,7 @@ def test_suggestions_structure_first_then_text_and_distinct_cuts(small_db):
     assert set(_live_ids(small_db)) == {a, b, c, d}
 
 
+@pytest.mark.slow
 def test_mine_and_import_proposals(small_db, tmp_path):
     ids = kb.mine(small_db, min_support=3, max_props=8)
     assert 0 < len(ids) <= 8
@@ -290,6 +293,7 @@ def test_mine_and_import_proposals(small_db, tmp_path):
     assert all(kb.get_proposition(small_db, i).status == "withdrawn" for i in new)
 
 
+@pytest.mark.slow
 def test_import_questions_skips_stored_ids_and_extends_evidence(small_db, shipped):
     pid = kb.add(small_db, None, [], "higher lr wins")
     n0 = kb.get_proposition(small_db, pid).tested
@@ -305,6 +309,7 @@ def test_import_questions_skips_stored_ids_and_extends_evidence(small_db, shippe
     assert s.rejected and "choices" in s.rejected[0][1]
 
 
+@pytest.mark.slow
 def test_import_bundle_into_the_store(tmp_path):
     import aiq_bundle
 

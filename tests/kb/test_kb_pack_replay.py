@@ -137,6 +137,7 @@ def test_solver_falls_back_to_the_first_choice_without_rules(seeded_db):
     assert a.index == 0 and a.by == "fallback"
 
 
+@pytest.mark.slow
 def test_replay_on_held_out_questions(seeded_db):
     r = kb.replay_report(seeded_db)
     n_test = len(kb.list_questions(seeded_db, split="test"))
@@ -196,6 +197,7 @@ def _run(capsys, *argv):
     return code, out.out, out.err
 
 
+@pytest.mark.slow
 def test_cli_end_to_end(seeded_db, capsys, tmp_path):
     db = str(seeded_db)
     code, out, _ = _run(capsys, "kb", "list", "--json", "--db", db)

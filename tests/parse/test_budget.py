@@ -10,6 +10,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 HEAD = "import torch.nn as nn\nclass M(nn.Module):\n    def __init__(self):\n        super().__init__()\n"
 TAIL = "        self.fc = nn.Linear(2, 2)\n    def forward(self, x):\n        return self.fc(x)\n"
 
@@ -43,6 +45,7 @@ CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_hostile_sources_are_too_costly_at_their_line(tmp_path):
     paths = {}
     for name, (body, _line) in HOSTILE.items():

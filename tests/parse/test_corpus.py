@@ -28,6 +28,7 @@ def _fetched(pin):
         return None
 
 
+@pytest.mark.slow
 def test_manifest_records_source_commit_and_licence():
     assert len(ENTRIES) >= 60
     for repo, src in MANIFEST["sources"].items():
@@ -56,6 +57,7 @@ def results():
             if not e.get("package") or all(_fetched(p) for p in [e["package"], *e.get("package_with", [])])}
 
 
+@pytest.mark.slow
 def test_no_entry_crashes_and_refusals_are_one_line(results):
     for r in results.values():
         cause = r.get("cause", "")
@@ -65,12 +67,14 @@ def test_no_entry_crashes_and_refusals_are_one_line(results):
             assert ".py" in cause, (r["id"], cause)  # the line names the file
 
 
+@pytest.mark.slow
 def test_exact_rate_on_the_corpus(results):
     exact = [i for i, r in results.items() if "cause" not in r]
     missed = {i: r["cause"][:160] for i, r in results.items() if "cause" in r}
     assert len(exact) >= 0.8 * len(results), json.dumps(missed, indent=1)
 
 
+@pytest.mark.slow
 def test_exact_entries_agree_with_real_torch(results):
     """An exact entry's parameter count and output shapes are those real torch gave."""
     for e in ENTRIES:

@@ -102,6 +102,7 @@ REGISTRY_PKG = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kwargs", [{}, {"act": "relu", "norm": "bn", "enc": "small"}])
 def test_registries_filled_at_module_level_are_followed(tmp_path, kwargs):
     """A registry filled after its definition by a method call, a decorator on the registry, a module
@@ -206,6 +207,7 @@ UNKNOWNS = {
 }
 
 
+@pytest.mark.slow
 def test_unknowns_followed_as_torch_builds_them(tmp_path):
     """min() over tuples in an `if`, a dict of classes, a Union-annotated config, numpy's QR and
     scipy's LU (shapes only), a JSON file beside the source, numpy helpers on kernel sizes, an Enum's
@@ -282,6 +284,7 @@ def _cli(*args):
                           text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_parse_mode_is_written_and_verify_honours_it(tmp_path):
     """BatchNorm after global pooling at batch 1 (an ASPP pooling branch): refused in train mode, as
     torch refuses it, fine in eval mode; --mode lands in train.mode and forward's self.training."""
@@ -368,6 +371,7 @@ CROSS_MODULE = {
 }
 
 
+@pytest.mark.slow
 def test_registrations_in_other_modules_follow_their_imports(tmp_path):
     """A registry of one module filled by `@MODELS.register_module()` in the modules another imports
     only for that (`from . import backbones, heads`): their registrations run, in import order, as the

@@ -88,6 +88,7 @@ CLEAN = [
 IDS = [f"{f}:{n}" for f, n, _, _ in CLEAN]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("relpath,name,args,inputs", CLEAN, ids=IDS)
 def test_clean_model_matches_real_torch(relpath, name, args, inputs):
     from archcurator.core.build import build_module

@@ -26,11 +26,13 @@ def _forward(runner, name: str, **kw):
     ("mlp__bug-bn-batch1-train", "more than 1 value"),       # batch_size 1, training mode
     ("norm__bug-dropout-on-ids-train", "can't be cast"),     # dropout on int64 ids, training mode only
 ])
+@pytest.mark.slow
 def test_a_design_that_crashes_at_its_declared_settings_fails_the_check(runner, name, message):
     res = _forward(runner, name)
     assert res.status == "failed" and message in res.message, res
 
 
+@pytest.mark.slow
 def test_a_design_that_runs_at_its_declared_batch_passes_and_says_where_it_ran(runner):
     res = _forward(runner, "audio__ok-unbatched-batch1")  # Conv1d over [B, 16000]: runs at B = 1 only
     assert res.status == "ok", res

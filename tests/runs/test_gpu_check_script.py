@@ -22,6 +22,7 @@ def _run(*args: str, timeout: float = 900) -> subprocess.CompletedProcess:
                           text=True, timeout=timeout, env=env, cwd=ROOT)
 
 
+@pytest.mark.slow
 def test_the_cpu_path_of_a_failing_forward_the_app_and_the_memory_guard():
     out = _run("--device", "cpu", "--only", "fails,app,guard")
     lines = out.stdout.splitlines()
@@ -37,6 +38,7 @@ def test_the_cpu_path_of_a_failing_forward_the_app_and_the_memory_guard():
     assert out.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_gpu_check_where_there_is_no_gpu_says_so_and_fails():
     if os.path.exists("/proc/driver/nvidia/gpus") and os.listdir("/proc/driver/nvidia/gpus"):
         pytest.skip("a GPU machine: there the default (cuda) path is the real check")

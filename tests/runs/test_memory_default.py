@@ -73,6 +73,7 @@ def test_the_gpu_default_is_a_share_of_the_gpus_free_memory():
     assert M.resolve(None, "host", free_bytes=0).mb == M.FLOOR_MB  # a floor, never a zero limit
 
 
+@pytest.mark.slow
 def test_a_run_without_a_limit_runs_under_the_default_and_says_so(runner, design):
     res = runner.submit(RunSpec(kind="forward", design=design("mlp"))).wait(180)
     assert res.status == "ok", res
@@ -82,6 +83,7 @@ def test_a_run_without_a_limit_runs_under_the_default_and_says_so(runner, design
     assert abs(answer["memory_limit"]["mb"] * M.MB - M.HOST_SHARE * free) < 0.1 * free
 
 
+@pytest.mark.slow
 def test_a_design_beyond_the_default_is_killed_with_that_reason(runner):
     graph, default = _beyond_the_default()
     res = runner.submit(RunSpec(kind="forward", design=graph)).wait(180)
@@ -93,6 +95,7 @@ def test_a_design_beyond_the_default_is_killed_with_that_reason(runner):
     assert abs(res.memory_limit["mb"] - default.mb) < 0.1 * default.mb + 512
 
 
+@pytest.mark.slow
 def test_the_command_line_without_memory_limit_kills_it_too(tmp_path):
     graph, _ = _beyond_the_default()
     path = tmp_path / "beyond.json"

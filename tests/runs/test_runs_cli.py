@@ -20,6 +20,7 @@ def archcurator(*args, db, timeout=300):
                           capture_output=True, text=True, timeout=timeout, cwd=REPO)
 
 
+@pytest.mark.slow
 def test_forward_json_answer_has_the_spec_shape_and_is_stored(tmp_path):
     db = tmp_path / "store.duckdb"
     out = archcurator("run", str(DESIGNS / "width_mismatch.json"), "--check", "forward",
@@ -39,6 +40,7 @@ def test_forward_json_answer_has_the_spec_shape_and_is_stored(tmp_path):
     assert row["backend"] == "local" and row["spec"]["kind"] == "forward"
 
 
+@pytest.mark.slow
 def test_ok_and_build_error_answers(tmp_path):
     db = tmp_path / "store.duckdb"
     ok = json.loads(archcurator("run", str(DESIGNS / "mlp.json"), "--check", "forward", "--json",
@@ -49,6 +51,7 @@ def test_ok_and_build_error_answers(tmp_path):
     assert bad["status"] == "failed" and bad["exception"] == "BuildError"
 
 
+@pytest.mark.slow
 def test_train_check_reports_the_loss(tmp_path):
     out = archcurator("run", str(DESIGNS / "mlp.json"), "--check", "train", "--steps", "40",
                       "--json", "--no-record", db=tmp_path / "s.duckdb")
@@ -86,6 +89,7 @@ def _runs(db) -> int:
     return len(list_runs(str(db)))
 
 
+@pytest.mark.slow
 def test_cuda_asked_for_on_a_machine_without_one_says_so(tmp_path):
     if shutil.which("nvidia-smi"):
         pytest.skip("this machine has a GPU: the cuda path is the real one")

@@ -52,6 +52,7 @@ def test_the_gpus_offered_follow_cuda_visible_devices(monkeypatch, visible, ids)
     assert detect_gpus() == ids
 
 
+@pytest.mark.slow
 def test_one_run_per_gpu_each_child_sees_only_its_gpu(design):
     """Two GPUs: two GPU runs at once, each child with its own
     CUDA_VISIBLE_DEVICES; the third waits for a GPU and takes the one freed;
@@ -85,6 +86,7 @@ def test_one_run_per_gpu_each_child_sees_only_its_gpu(design):
             h.wait(10)
 
 
+@pytest.mark.slow
 def test_a_cpu_run_on_a_gpu_machine_cannot_reach_the_gpu(design):
     r = LocalRunner(gpu_ids=["0"], cpu_slots=1)
     try:
@@ -118,6 +120,7 @@ def test_the_cpu_guard_and_watchdog_arithmetic():
     assert M.host_backstop_bytes(256, 4096) == (256 + 4096) * M.MB
 
 
+@pytest.mark.slow
 def test_running_out_names_the_side_that_ran_out():
     import torch
 
@@ -231,6 +234,7 @@ def test_the_child_gives_aiq_runs_cublas_deterministic_workspace(monkeypatch):
     assert os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
 
 
+@pytest.mark.slow
 def test_a_run_says_which_limit_it_ran_under(design):
     """The answer carries the limit, and the child's log says it before it builds the design."""
     r = LocalRunner(gpu_ids=[], cpu_slots=1)

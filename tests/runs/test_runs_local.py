@@ -35,6 +35,7 @@ def _gone(pid: int) -> bool:
         return True
 
 
+@pytest.mark.slow
 def test_forward_ok_on_a_clean_design(runner, design):
     h = runner.submit(RunSpec(kind="forward", design=design("mlp"), batch_size=3))
     events = list(h.events(timeout=120))
@@ -53,6 +54,7 @@ def test_forward_ok_on_a_clean_design(runner, design):
     assert list(h.events()) == events  # replayable
 
 
+@pytest.mark.slow
 def test_forward_width_mismatch_fails_with_runtime_error(runner, design):
     res = runner.submit(RunSpec(kind="forward", design=design("width_mismatch"))).wait(120)
     assert res.status == "failed"
@@ -61,6 +63,7 @@ def test_forward_width_mismatch_fails_with_runtime_error(runner, design):
     assert "RuntimeError" in res.log_tail  # the child's traceback comes back as its log
 
 
+@pytest.mark.slow
 def test_unbuildable_design_fails_with_the_builders_error(runner, design):
     res = runner.submit(RunSpec(kind="forward", design=design("unbuildable"))).wait(120)
     assert res.status == "failed"
@@ -68,6 +71,7 @@ def test_unbuildable_design_fails_with_the_builders_error(runner, design):
     assert "Mamba" in res.message
 
 
+@pytest.mark.slow
 def test_time_limit_gives_timeout(runner, design):
     t = time.monotonic()
     h = runner.submit(RunSpec(kind="train", design=design("mlp"), steps=FOREVER, time_limit_s=4))
@@ -79,6 +83,7 @@ def test_time_limit_gives_timeout(runner, design):
     assert _gone(h.pid)
 
 
+@pytest.mark.slow
 def test_memory_limit_gives_killed_with_the_reason(runner, design):
     # fc wants a 2 GiB weight; the run may take 256 MB on top of python and torch
     res = runner.submit(RunSpec(kind="forward", design=design("huge"), memory_limit_mb=256)).wait(120)
@@ -86,6 +91,7 @@ def test_memory_limit_gives_killed_with_the_reason(runner, design):
     assert "memory limit of 256 MB exceeded" in res.message
 
 
+@pytest.mark.slow
 def test_cancel_ends_the_child_within_two_seconds(runner, design):
     h = runner.submit(RunSpec(kind="train", design=design("mlp"), steps=FOREVER))
     _wait_for_metric(h)
@@ -99,6 +105,7 @@ def test_cancel_ends_the_child_within_two_seconds(runner, design):
     assert _gone(h.pid)
 
 
+@pytest.mark.slow
 def test_child_killed_from_outside_is_killed_not_a_hang(runner, design):
     h = runner.submit(RunSpec(kind="train", design=design("mlp"), steps=FOREVER))
     _wait_for_metric(h)
@@ -111,6 +118,7 @@ def test_child_killed_from_outside_is_killed_not_a_hang(runner, design):
     assert time.monotonic() - t < 2.0
 
 
+@pytest.mark.slow
 def test_training_loss_falls(runner, design):
     steps = 60
     h = runner.submit(RunSpec(kind="train", design=design("mlp"), steps=steps, batch_size=16))
@@ -124,6 +132,7 @@ def test_training_loss_falls(runner, design):
     assert len(res.metrics["loss_curve"]) == steps
 
 
+@pytest.mark.slow
 def test_one_run_at_a_time_others_queued(design):
     r = LocalRunner(gpu_ids=[], cpu_slots=1)
     first = r.submit(RunSpec(kind="train", design=design("mlp"), steps=FOREVER))
@@ -182,6 +191,7 @@ def test_memory_errors_are_classified_as_killed():
         "failed", "IndexError", "index out of range in self")
 
 
+@pytest.mark.slow
 def test_child_stdout_carries_only_events(tmp_path, design):
     """Run the child by hand: every stdout line is an event, the last the result."""
     import subprocess
@@ -200,6 +210,7 @@ def test_child_stdout_carries_only_events(tmp_path, design):
     assert "Traceback" in out.stderr
 
 
+@pytest.mark.slow
 def test_child_ends_when_its_launcher_dies(tmp_path):
     """A launcher (the app) that dies takes its runs with it."""
     import subprocess
@@ -226,6 +237,7 @@ for ev in h.events(timeout=120):
     assert _gone(pid)
 
 
+@pytest.mark.slow
 def test_aiq_run_reports_the_executors_error(runner):
     """The aiq kind hands its payload to core.aiq.execute.run_candidate in the
     child; a payload it cannot use is a clean failure with the error's class."""

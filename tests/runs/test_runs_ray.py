@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.ray,
+pytestmark = [pytest.mark.ray, pytest.mark.slow,
               pytest.mark.filterwarnings("ignore:ssl=None is deprecated:DeprecationWarning")]
 
 REPO = Path(__file__).resolve().parents[2]

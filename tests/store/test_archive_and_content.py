@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from fake_verifier import graph, record
 from storetest import cli, write_jsonl
 
@@ -56,6 +57,7 @@ def test_content_dedupe_respects_provenance_and_batch_ids(db, tmp_path, fake):
     assert r.imported == ["x-1", "x-2"] and not r.present
 
 
+@pytest.mark.slow
 def test_cli_reports_already_present(db, tmp_path):
     g = graph(["Linear"])
     g.pop("name", None)
@@ -87,6 +89,7 @@ def test_archive_hides_from_the_queue_and_keeps_judgments(db, tmp_path, fake):
     assert [e["note"] for e in store.judgment_events(db, "k-1")] == ["kept"]
 
 
+@pytest.mark.slow
 def test_archive_cli(db, tmp_path, fake):
     import_paths(db, [write_jsonl(tmp_path / "b.jsonl", [record("k-1"), record("k-2")])], verifier=fake)
     p = cli("archive", "k-1", db=db)

@@ -38,6 +38,7 @@ def _flags(db, curator="ann"):
             "SELECT design_id, finding_key FROM current_flags WHERE curator = ?", [curator]).fetchall()}
 
 
+@pytest.mark.slow
 def test_undo_walks_back_steps_of_every_kind_newest_first(seeded):
     db = seeded
     J.record_judgment(db, "d-1", "fake.block@n1", "ann", "real")

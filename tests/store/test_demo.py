@@ -1,3 +1,4 @@
+import pytest
 from fake_verifier import record
 from storetest import write_jsonl
 
@@ -29,6 +30,7 @@ def test_ensure_demo_only_on_a_new_store(db, tmp_path, fake):
     assert store.count_designs(other) == 1
 
 
+@pytest.mark.slow
 def test_the_shipped_demo_imports_cleanly(db):
     assert demo.demo_files(), "assets/demo is empty: python -m archcurator.core.demo"
     r = demo.seed_demo(db)

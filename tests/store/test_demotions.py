@@ -60,6 +60,7 @@ def test_a_demoted_rule_keeps_its_findings_shows_the_reason_and_leaves_the_to_ju
     assert rows_for(db, ["d2"])["d2"]["judged"] == "unjudged"
 
 
+@pytest.mark.slow
 def test_demote_command_names_a_catalogue_rule_and_needs_a_reason(db, fake):
     import_records(db, [record("d1", ["Meh"], rules={0: "shape.silent-broadcast"})], verifier=fake)
     r = cli("demote", "shape.silent-broadcast", "--db", db)

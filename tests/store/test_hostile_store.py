@@ -211,6 +211,7 @@ def _children(pid: int) -> list[int]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads the process table from /proc")
 def test_pool_workers_and_the_resource_tracker_die_with_a_killed_import(tmp_path, db):
     big = json.loads((ROOT / "assets" / "architectures" / "resnet50.json").read_text())
@@ -252,6 +253,7 @@ def _digest(path: Path) -> str:
 COMMANDS = [["report", "refusals", "--json"], ["archive", "d1"], ["kb", "list"]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("keep", [0.4, 0.05], ids=["truncated-late", "truncated-early"])
 def test_a_truncated_store_is_one_line(tmp_path, filled, keep):
     db = tmp_path / "cut.duckdb"
@@ -287,6 +289,7 @@ def test_a_foreign_file_as_the_store_is_one_line_and_left_alone(tmp_path, kind):
     assert _digest(db) == before
 
 
+@pytest.mark.slow
 def test_a_store_from_a_newer_archcurator_is_neither_read_nor_written(tmp_path, filled):
     db = tmp_path / "newer.duckdb"
     shutil.copy(filled, db)
@@ -388,6 +391,7 @@ def _without_file_permission_override():
             raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP)")
 
 
+@pytest.mark.slow
 def test_a_read_only_store_serves_reading_commands_and_refuses_writes_in_one_line(tmp_path, filled):
     db = tmp_path / "ro.duckdb"
     shutil.copy(filled, db)
@@ -448,6 +452,7 @@ def test_a_folder_import_names_each_member_it_cannot_read_and_takes_the_rest(tmp
     assert all(line.startswith("archcurator import: ") for line in lines)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [None, "2"], ids=["in-process", "pool"])  # a small batch: in process
 def test_a_full_disk_is_one_line_and_nothing_half_written(tmp_path, filled, workers):
     """The file may not grow (RLIMIT_FSIZE stands in for a full disk: writes fail with EFBIG)."""

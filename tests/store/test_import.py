@@ -168,6 +168,7 @@ def test_real_verifier_on_the_reference_architectures(db):
 
 # ---- the command ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_cli_exit_codes_and_output(db, tmp_path):
     good = write_jsonl(tmp_path / "good.jsonl", [record("c-1", ["Bad"]), record("c-2", error="no")])
     p = cli("import", good, db=db)
@@ -253,6 +254,7 @@ class Tiny(nn.Module):
 '''
 
 
+@pytest.mark.slow
 def test_py_sources_through_the_parser(db, tmp_path):
     src = tmp_path / "tiny.py"
     src.write_text(PY_MODEL)

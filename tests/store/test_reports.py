@@ -75,6 +75,7 @@ def test_refusal_report_cli_runs_the_seed_query_unchanged(refusals):
             "blockedShare": pytest.approx(4 / 6), "range": [0.5, 1.0]} in rows
 
 
+@pytest.mark.slow
 def test_report_tables_render(refusals):
     for args in (["refusals"], ["rules"]):
         p = cli("report", *args, db=refusals)

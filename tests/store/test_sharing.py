@@ -57,6 +57,7 @@ def judged_store(db, fake):
     return db
 
 
+@pytest.mark.slow
 def test_busy_store_names_the_holder_in_one_line(db):
     store.schema_version(db)
     holder = _spawn(HOLD, db)
@@ -94,6 +95,7 @@ def test_waits_for_a_short_holder(db):
         holder.wait()
 
 
+@pytest.mark.slow
 def test_import_and_report_from_a_second_process_while_the_app_works(judged_store, tmp_path):
     db = judged_store
     app = _spawn(APP, db, 2000)   # works until told to stop
@@ -129,6 +131,7 @@ def test_import_and_report_from_a_second_process_while_the_app_works(judged_stor
     assert set(ids) <= events
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_kill_9_mid_judging_loses_no_committed_judgment(judged_store, seed):
     db = judged_store

@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 
+import pytest
 from apphelp import ROOT, make_app, settle
 
 
@@ -18,6 +19,7 @@ def _current(path, curator="ada"):
             " ORDER BY design_id, finding_key", [curator]).fetchall()
 
 
+@pytest.mark.slow
 async def test_judge_three_undo_one_quit_reopen_two_remain(store_path):
     from archcurator.tui.screens.design import DesignScreen
 
@@ -58,6 +60,7 @@ async def test_judge_three_undo_one_quit_reopen_two_remain(store_path):
     assert [v for _d, _k, v, _n in _current(store_path)] == ["real"]
 
 
+@pytest.mark.slow
 async def test_note_suspends_single_key_shortcuts(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -76,6 +79,7 @@ async def test_note_suspends_single_key_shortcuts(store_path):
     assert len(rows) == 1 and rows[0][2] == "real" and rows[0][3] == "ruf fc"
 
 
+@pytest.mark.slow
 async def test_quit_waits_for_pending_writes(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -90,6 +94,7 @@ async def test_quit_waits_for_pending_writes(store_path):
     assert len(_current(store_path)) == 1
 
 
+@pytest.mark.slow
 async def test_missed_defect_shows_in_report_rules_and_clean(store_path, capsys):
     from archcurator.tui.screens.modals import MissedDefectScreen
 
@@ -125,6 +130,7 @@ async def test_missed_defect_shows_in_report_rules_and_clean(store_path, capsys)
     assert clean == [("d-003", None, "clean", None)]
 
 
+@pytest.mark.slow
 async def test_undo_missed_defect_retracts_it(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -147,6 +153,7 @@ async def test_undo_missed_defect_retracts_it(store_path):
     assert list_missed_defects(store_path, "d-004") == []
 
 
+@pytest.mark.slow
 async def test_diff_against_parent_and_reference(store_path):
     from archcurator.tui.screens.diff import DiffScreen
 
@@ -176,6 +183,7 @@ async def test_diff_against_parent_and_reference(store_path):
         assert d.consequences and all(c.node != "layer2.0.conv1" for c in d.consequences)
 
 
+@pytest.mark.slow
 async def test_filters_sort_search_and_jump(store_path):
     from archcurator.tui.widgets.queue_list import QueueList
 

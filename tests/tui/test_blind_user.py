@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+import pytest
 from apphelp import current_verdicts, make_app, open_design, settle, wait_until
 from textual import events
 
@@ -22,6 +23,7 @@ def _messages(app) -> list[str]:
     return [n.message for n in app._notifications]
 
 
+@pytest.mark.slow
 async def test_a_reread_of_the_store_keeps_the_highlighted_finding_and_the_note_being_typed(store_path):
     from archcurator.tui.cli import main as cli
 
@@ -55,6 +57,7 @@ async def test_a_reread_of_the_store_keeps_the_highlighted_finding_and_the_note_
         assert ("d-001", BLOCK) not in stored
 
 
+@pytest.mark.slow
 async def test_a_finding_gone_after_a_reread_is_said_and_nothing_is_judged(store_path):
     from archcurator.store.connection import connect
 
@@ -79,6 +82,7 @@ async def test_a_finding_gone_after_a_reread_is_said_and_nothing_is_judged(store
         assert current_verdicts(store_path)[("d-001", BLOCK)][0] == "real"
 
 
+@pytest.mark.slow
 async def test_keys_in_a_burst_after_the_last_verdict_do_not_rejudge_the_finished_design(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
@@ -106,6 +110,7 @@ async def test_keys_in_a_burst_after_the_last_verdict_do_not_rejudge_the_finishe
         assert any("not applied" in m for m in _messages(app))
 
 
+@pytest.mark.slow
 async def test_editing_a_note_appends_pasting_keeps_lines_and_notes_are_capped(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
@@ -143,6 +148,7 @@ async def test_editing_a_note_appends_pasting_keeps_lines_and_notes_are_capped(s
         assert all(len(recent.get_option_at_index(i).prompt.plain) < 260 for i in range(recent.option_count))
 
 
+@pytest.mark.slow
 async def test_an_unsaved_note_is_named_on_leaving_and_quit_asks(store_path):
     from archcurator.tui.screens.modals import ChoiceScreen
 
@@ -192,6 +198,7 @@ async def test_a_crash_confirms_only_a_blocking_finding_at_its_node(store_path):
         assert "not what this warning predicts" in detail
 
 
+@pytest.mark.slow
 async def test_the_title_of_a_design_archived_from_outside_claims_no_queue_position(store_path):
     """After an archive from outside the title no longer claims a queue position."""
     from archcurator.store.designs import archive_designs
@@ -214,6 +221,7 @@ async def test_the_title_of_a_design_archived_from_outside_claims_no_queue_posit
         assert screen.view.id == "d-004" and screen.sub_title.startswith("3/")
 
 
+@pytest.mark.slow
 async def test_back_in_the_queue_the_cursor_is_on_the_design_last_worked_on(store_path):
     from archcurator.tui.screens.queue import QueueScreen
     from archcurator.tui.widgets.queue_list import QueueList
@@ -251,6 +259,7 @@ async def test_the_reports_screen_opens_with_its_table_taking_keys(store_path):
         assert app.main_queue.filters.get("author")
 
 
+@pytest.mark.slow
 async def test_kb_empty_filter_says_the_filter_matched_nothing(tmp_path):
     from storefix import make_kb, make_store
 

@@ -6,6 +6,7 @@ empty description, so the description typed next ran as judging keys on the desi
 
 from __future__ import annotations
 
+import pytest
 from apphelp import current_verdicts, make_app, open_design, settle
 from storefix import _dead, _tiny
 
@@ -24,6 +25,7 @@ def _store_with_one_finding_key_twice(tmp_path):
     return path
 
 
+@pytest.mark.slow
 async def test_a_note_typed_on_one_design_never_goes_with_a_verdict_on_the_next(tmp_path):
     path = _store_with_one_finding_key_twice(tmp_path)
     app = make_app(path)
@@ -42,6 +44,7 @@ async def test_a_note_typed_on_one_design_never_goes_with_a_verdict_on_the_next(
     assert ("x-001", SHARED_KEY) not in verdicts
 
 
+@pytest.mark.slow
 async def test_enter_on_the_empty_description_asks_before_the_missed_defect_is_saved(store_path):
     from archcurator.store.missed import list_missed_defects
 

@@ -4,11 +4,13 @@ Keys typed fast are sent as a terminal sends them, in one burst (`burst`, as in 
 
 from __future__ import annotations
 
+import pytest
 from apphelp import current_verdicts, make_app, open_design, settle, wait_until
 from test_modes import burst
 
 # ---- 1: keys typed while the next design opens never land on another design ---------------------------
 
+@pytest.mark.slow
 async def test_r_bracket_f_typed_fast_after_the_verdict_that_finishes_a_design_never_misfiles(store_path):
     """`r` finishes d-002 (its one finding) and the next design to judge opens; `[` and `f` typed in the
     same burst must act on the design on screen when each was typed, or be dropped with a notice."""
@@ -31,6 +33,7 @@ async def test_r_bracket_f_typed_fast_after_the_verdict_that_finishes_a_design_n
 
 # ---- 2: a missed defect is never saved without the rule that should have fired -------------------------
 
+@pytest.mark.slow
 async def test_enter_on_an_empty_rule_filter_never_saves_a_missed_defect_without_a_rule(store_path):
     from archcurator.store.missed import list_missed_defects
 
@@ -73,6 +76,7 @@ async def _send_as_terminal(pilot, key: str, character: str | None) -> None:
     await settle(pilot)
 
 
+@pytest.mark.slow
 async def test_esc_then_a_letter_read_as_alt_letter_is_esc_then_the_letter(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -93,6 +97,7 @@ async def test_esc_then_a_letter_read_as_alt_letter_is_esc_then_the_letter(store
 
 # ---- 4: up / down stop at the ends of a list ------------------------------------------------------------
 
+@pytest.mark.slow
 async def test_up_and_down_stop_at_the_ends_of_the_findings_and_a_dialogs_choices(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -120,6 +125,7 @@ async def test_up_and_down_stop_at_the_ends_of_the_findings_and_a_dialogs_choice
 
 # ---- 5: the saved counter says what is true after an undo -------------------------------------------------
 
+@pytest.mark.slow
 async def test_the_saved_counter_never_goes_down_an_undo_is_one_more_saved_write(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -136,6 +142,7 @@ async def test_the_saved_counter_never_goes_down_an_undo_is_one_more_saved_write
 
 # ---- 6: a degenerate calibration basis is said as what it is -----------------------------------------------
 
+@pytest.mark.slow
 async def test_run_estimates_from_start_up_bound_runs_show_the_assumed_basis_not_zero_gflops(store_path):
     from archcurator.store.runs import record_run
 
@@ -159,6 +166,7 @@ async def test_run_estimates_from_start_up_bound_runs_show_the_assumed_basis_not
 
 # ---- 7: d on a design with no parent says why --------------------------------------------------------------
 
+@pytest.mark.slow
 async def test_d_on_a_design_without_parent_or_reference_says_why(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
@@ -174,6 +182,7 @@ async def test_d_on_a_design_without_parent_or_reference_says_why(store_path):
 
 # ---- 8, 9: the reports' tabs on number keys; the false-alarm columns on screen at 100 columns ---------------
 
+@pytest.mark.slow
 async def test_the_reports_tabs_are_on_number_keys_as_the_design_screens_are(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -193,6 +202,7 @@ async def test_the_reports_tabs_are_on_number_keys_as_the_design_screens_are(sto
         assert "2" in app.key_for("reports_tab_rules")
 
 
+@pytest.mark.slow
 async def test_the_false_alarm_columns_of_the_rules_report_are_on_screen_at_100_columns(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -215,6 +225,7 @@ async def test_the_false_alarm_columns_of_the_rules_report_are_on_screen_at_100_
 
 # ---- 10: the same curator name in two instances of the app -------------------------------------------------
 
+@pytest.mark.slow
 async def test_a_verdict_the_same_curator_changed_in_another_instance_since_it_was_shown_says_so(store_path):
     from archcurator.store.judgments import record_judgment
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from apphelp import make_app, settle
 
 
@@ -33,6 +34,7 @@ def test_config_folder_follows_xdg(tmp_path, monkeypatch):
     assert config_path() == tmp_path / "xdg" / "archcurator" / "config.toml"
 
 
+@pytest.mark.slow
 def test_open_app_seeds_the_demo_on_first_start(tmp_path, monkeypatch):
     import archcurator.tui.app
     from archcurator.store.demo import is_seeded
@@ -75,6 +77,7 @@ def test_open_app_reports_an_unusable_store(tmp_path, capsys):
     assert str(folder) in capsys.readouterr().err
 
 
+@pytest.mark.slow
 async def test_store_busy_is_one_line_not_a_crash(store_path, monkeypatch):
     """Another process holds the store while a verdict is written: the screen says the step is waiting
     (one line naming the holder) and the write is tried again until it is stored (issue 29: a key press

@@ -15,6 +15,7 @@ def _record(path, design_id: str, kind: str, status: str = "ok", seconds: float 
                       seconds=seconds, spec={"kind": kind, "steps": 200 if kind == "train" else None}, **outcome)
 
 
+@pytest.mark.slow
 async def test_the_header_names_the_latest_run_when_only_a_training_is_stored(store_path):
     _record(store_path, "d-003", "train")
     app = make_app(store_path, prefetch=False)
@@ -55,6 +56,7 @@ async def _dialog_text(pilot, key: str) -> str:
     return text
 
 
+@pytest.mark.slow
 async def test_training_a_blocked_design_or_one_whose_forward_failed_warns_first(store_path):
     _record(store_path, "d-002", "forward", status="failed", exception="RuntimeError", message="boom")
     _record(store_path, "d-003", "forward", seconds=12.0)
@@ -102,6 +104,7 @@ def test_report_agreement_lists_curators_and_refuses_an_unknown_name(store_path,
     assert main(["report", "agreement", "--db", str(store_path), "--a", "ada", "--b", "bob", "--json"]) == 0
 
 
+@pytest.mark.slow
 async def test_the_queue_filter_and_sort_are_kept_across_a_restart(store_path):
     app = make_app(store_path, prefetch=False)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -6,12 +6,14 @@ the answer key of a generated design never shown; the palette opens on the first
 
 from __future__ import annotations
 
+import pytest
 from apphelp import current_verdicts, make_app, open_design, settle
 
 BLOCK = "shape.flatten-linear-width@fc"
 DEAD = "connectivity.dead-node@aux_head"
 
 
+@pytest.mark.slow
 async def test_note_stays_with_its_finding(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -48,6 +50,7 @@ async def test_note_stays_with_its_finding(store_path):
         assert screen.view.id == "d-001"
 
 
+@pytest.mark.slow
 async def test_rejudging_a_finished_design_stays_on_it(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -68,6 +71,7 @@ async def test_rejudging_a_finished_design_stays_on_it(store_path):
         assert current_verdicts(store_path)[("d-001", DEAD)][0] == "false_alarm"
 
 
+@pytest.mark.slow
 async def test_flag_for_later_is_passed_by_and_shown_in_the_queue(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36), notifications=True) as pilot:
@@ -91,6 +95,7 @@ async def test_flag_for_later_is_passed_by_and_shown_in_the_queue(store_path):
         assert app.progress["designs"] == 1
 
 
+@pytest.mark.slow
 async def test_bulk_verdict_in_a_filter_and_its_undo_after_a_restart(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -132,6 +137,7 @@ async def test_bulk_verdict_in_a_filter_and_its_undo_after_a_restart(store_path)
                    for n in app2._notifications)
 
 
+@pytest.mark.slow
 async def test_undo_after_a_restart_reopens_what_it_undid(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -150,6 +156,7 @@ async def test_undo_after_a_restart_reopens_what_it_undid(store_path):
         assert current_verdicts(store_path) == {}
 
 
+@pytest.mark.slow
 async def test_missed_defect_goes_on_the_nodes_picked_and_is_shown_and_retractable(store_path):
     from archcurator.store.missed import list_missed_defects
 
@@ -212,6 +219,7 @@ async def test_the_answer_key_of_a_generated_design_is_not_shown(tmp_path):
         assert "meta.corruption" in hidden and "batch field expect" in hidden
 
 
+@pytest.mark.slow
 async def test_palette_opens_on_the_queue_and_the_pick_screen(store_path):
     """Before: ctrl+p on the queue exited the app with MarkupError (the Search key hint `[/]`)."""
     from archcurator.tui.screens.queue import QueueScreen

@@ -28,6 +28,7 @@ def _cells(table) -> list[str]:
     return [str(getattr(c, "plain", c)) for r in range(table.row_count) for c in table.get_row_at(r)]
 
 
+@pytest.mark.slow
 async def test_cycle_from_the_screen_then_evidence_uses_and_records(kb_store):
     from archcurator.store import kb_loop
     from archcurator.tui.screens.kb import KnowledgeBaseScreen

@@ -33,6 +33,7 @@ async def _open_kb(pilot, app):
     return app.screen
 
 
+@pytest.mark.slow
 async def test_a_suggestion_asks_before_merging_and_merge_keeps_the_target_id(kb_store):
     from archcurator.store import kb as K
     from archcurator.tui.screens.modals import ChoiceScreen
@@ -84,6 +85,7 @@ async def test_a_suggestion_asks_before_merging_and_merge_keeps_the_target_id(kb
         assert [p.id for p in K.list_propositions(kb_store, "all")] == ids
 
 
+@pytest.mark.slow
 async def test_a_pinned_proposition_is_in_the_pack_and_each_row_says_why_not(kb_store):
     from archcurator.store import kb as K
 
@@ -108,6 +110,7 @@ async def test_a_pinned_proposition_is_in_the_pack_and_each_row_says_why_not(kb_
         assert str(out[0]) in [str(k.value) for k in pack_table.rows]
 
 
+@pytest.mark.slow
 async def test_narrow_in_place_undo_of_ones_own_step_and_export_to_a_path(kb_store, tmp_path):
     from archcurator.store import kb as K
 

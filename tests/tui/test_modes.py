@@ -38,6 +38,7 @@ def _titles(app) -> list[str]:
 
 # ---- bug 1: one guarded Quit and one Refresh on every screen; the palette's Quit during a run -------------
 
+@pytest.mark.slow
 async def test_the_palette_lists_one_quit_and_one_refresh_on_every_screen(store_path):
     app = make_app(store_path, prefetch=False)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -107,6 +108,7 @@ async def test_the_palettes_quit_during_a_real_run_asks_and_the_app_keeps_answer
 
 # ---- bug 2: `:` jump on every visit ----------------------------------------------------------------------
 
+@pytest.mark.slow
 async def test_jump_works_after_a_design_was_opened_and_closed(store_path):
     app = make_app(store_path, prefetch=False)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -131,6 +133,7 @@ async def test_jump_works_after_a_design_was_opened_and_closed(store_path):
 
 # ---- bug 3: tabs by number, judging and esc whatever has focus, text for a dialog never a command -------
 
+@pytest.mark.slow
 async def test_number_keys_open_the_design_tabs_and_are_shown(store_path):
     app = make_app(store_path, prefetch=False)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -150,6 +153,7 @@ async def test_number_keys_open_the_design_tabs_and_are_shown(store_path):
         assert "Cost tab" in help_text and "Recent tab" in help_text
 
 
+@pytest.mark.slow
 async def test_judging_keys_and_esc_with_the_tab_bar_or_a_pane_focused(store_path):
     app = make_app(store_path, prefetch=False)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -174,6 +178,7 @@ async def test_judging_keys_and_esc_with_the_tab_bar_or_a_pane_focused(store_pat
         assert type(app.screen).__name__ == "QueueScreen"
 
 
+@pytest.mark.slow
 async def test_keys_typed_while_a_dialog_opens_go_to_it_or_nowhere(store_path):
     from archcurator.store.connection import connect
 
@@ -208,6 +213,7 @@ async def test_keys_typed_while_a_dialog_opens_go_to_it_or_nowhere(store_path):
 
 # ---- bug 4: the missed-defect dialog keeps every key and fits 80x24 ----------------------------------
 
+@pytest.mark.slow
 async def test_the_missed_defect_dialog_keeps_every_key_typed_fast(store_path):
     from archcurator.store.missed import list_missed_defects
 
@@ -230,6 +236,7 @@ async def test_the_missed_defect_dialog_keeps_every_key_typed_fast(store_path):
         ("other: patch embed stride", "the stride is wrong", "fc")]
 
 
+@pytest.mark.slow
 async def test_the_missed_defect_dialog_fits_or_scrolls_at_80x24(store_path):
     app = make_app(store_path, prefetch=False)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -255,6 +262,7 @@ def kb_store(tmp_path):
     return make_kb(make_store(tmp_path / "kb.duckdb"))
 
 
+@pytest.mark.slow
 async def test_kb_cursor_moves_made_while_a_write_runs_are_kept(kb_store):
     from archcurator.store import kb as K
 
@@ -281,6 +289,7 @@ async def test_kb_cursor_moves_made_while_a_write_runs_are_kept(kb_store):
 
 # ---- bug 6: enter while a search loads; a note typed as a design opens --------------------------------
 
+@pytest.mark.slow
 async def test_enter_during_a_search_opens_a_row_the_search_shows(store_path):
     app = make_app(store_path, prefetch=False)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -291,6 +300,7 @@ async def test_enter_during_a_search_opens_a_row_the_search_shows(store_path):
         assert app.screen.design_id == "d-008"
 
 
+@pytest.mark.slow
 async def test_a_note_typed_as_the_design_opens_goes_with_the_verdict(store_path):
     app = make_app(store_path, prefetch=False)
     async with app.run_test(size=(120, 36)) as pilot:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+import pytest
 from apphelp import make_app, settle
 from textual._compositor import Compositor
 from textual.screen import Screen
@@ -32,6 +33,7 @@ def _count(monkeypatch, counts: Counter) -> None:
     monkeypatch.setattr(Compositor, "render_full_update", counted_full)
 
 
+@pytest.mark.slow
 async def test_next_design_of_the_same_shape_is_drawn_without_layout_or_full_repaint(store_path, monkeypatch):
     counts: Counter = Counter()
     _count(monkeypatch, counts)

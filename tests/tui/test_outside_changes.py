@@ -3,6 +3,7 @@ archived or restored with `archcurator archive`, or imported, leave or enter the
 
 from __future__ import annotations
 
+import pytest
 from apphelp import make_app, settle, wait_until
 
 
@@ -12,6 +13,7 @@ def _cli(*argv) -> int:
     return main(list(argv))
 
 
+@pytest.mark.slow
 async def test_archive_and_restore_from_the_command_line_reach_the_open_queue(store_path):
     app = make_app(store_path)
     async with app.run_test(size=(120, 36)) as pilot:
@@ -51,6 +53,7 @@ async def test_the_app_regaining_focus_reads_the_store_again(store_path):
         assert await wait_until(pilot, lambda: "d-003" not in app.main_queue.ids, 4.0)
 
 
+@pytest.mark.slow
 async def test_next_design_after_the_one_shown_is_archived_from_outside(store_path):
     """On a design when it (and the queue around it) changes from outside: `]` goes to the design that
     now follows, neither skipping one nor showing one twice."""

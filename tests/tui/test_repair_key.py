@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from apphelp import current_verdicts, make_app, open_design, settle, wait_until
 
 
@@ -13,6 +14,7 @@ def _row(path, design_id):
                            [design_id]).fetchone()
 
 
+@pytest.mark.slow
 async def test_propose_repair_shows_the_diff_and_s_stores_it_as_a_new_version(store_path):
     from archcurator.tui.screens.repair import RepairScreen
 

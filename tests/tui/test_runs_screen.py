@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
 from apphelp import make_app, settle
 
 
@@ -17,6 +18,7 @@ async def _wait_for(pilot, predicate, timeout: float = 120.0) -> None:
         await asyncio.sleep(0.05)
 
 
+@pytest.mark.slow
 async def test_forward_check_of_blocked_design_is_stored_with_its_exception(store_path, monkeypatch):
     monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
     from archcurator.store.runs import list_runs
@@ -107,6 +109,7 @@ def _alive(pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 async def test_short_training_of_a_clean_design_shows_a_falling_loss(store_path, monkeypatch):
     monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
     from archcurator.store.runs import list_runs
@@ -128,6 +131,7 @@ async def test_short_training_of_a_clean_design_shows_a_falling_loss(store_path,
         assert runs[0]["status"] == "ok" and runs[0]["kind"] == "train"
 
 
+@pytest.mark.slow
 async def test_cancel_ends_the_child_within_two_seconds(store_path, monkeypatch):
     monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)
     app = make_app(store_path)
@@ -148,6 +152,7 @@ async def test_cancel_ends_the_child_within_two_seconds(store_path, monkeypatch)
         await _wait_for(pilot, lambda: handle.run_id in app.stored_runs)
 
 
+@pytest.mark.slow
 async def test_a_child_killed_from_outside_is_reported_killed(store_path, monkeypatch):
     import os
     import signal
@@ -187,6 +192,7 @@ def test_loss_plot_draws_every_point_whatever_their_number():
         assert any(ch != " " for ch in bars[-1]) if n > 1 else True
 
 
+@pytest.mark.slow
 async def test_runs_are_listed_after_a_restart_and_shown_on_their_design(store_path, monkeypatch):
     """Before: after a restart the runs screen said "No runs yet" with runs stored; a design never showed
     its runs; a second launch of the same run went without a word."""
@@ -231,6 +237,7 @@ async def test_runs_are_listed_after_a_restart_and_shown_on_their_design(store_p
         assert "run agrees" in finding
 
 
+@pytest.mark.slow
 async def test_quit_during_a_run_asks_and_stores_its_outcome(store_path, monkeypatch):
     """Before: quitting during a run killed it and stored nothing."""
     monkeypatch.delenv("RAY_API_SERVER_ADDRESS", raising=False)

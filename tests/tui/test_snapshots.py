@@ -46,16 +46,19 @@ def test_design(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE, run_before=_steps("enter"))
 
 
+@pytest.mark.slow
 def test_judging_with_note(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE,
                         run_before=_steps("enter", "r", "n", tuple("checked by hand")))
 
 
+@pytest.mark.slow
 def test_design_without_findings(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE,
                         run_before=_steps(lambda app: app.screen.jump_to("d-003"), "enter"))
 
 
+@pytest.mark.slow
 def test_design_cost_tab(snap_compare, app_here):
     def cost_tab(app):
         app.screen.query_one("#tabs").active = "tab-cost"
@@ -64,16 +67,19 @@ def test_design_cost_tab(snap_compare, app_here):
                         run_before=_steps(lambda app: app.screen.jump_to("d-006"), "enter", cost_tab))
 
 
+@pytest.mark.slow
 def test_missed_defect_dialog(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE,
                         run_before=_steps(lambda app: app.screen.jump_to("d-003"), "enter", "m"))
 
 
+@pytest.mark.slow
 def test_diff(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE,
                         run_before=_steps(lambda app: app.screen.jump_to("d-005"), "enter", "d"))
 
 
+@pytest.mark.slow
 def test_diff_reference(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE,
                         run_before=_steps(lambda app: app.screen.jump_to("d-006"), "enter", "d"))
@@ -83,6 +89,7 @@ def test_reports_refusals(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE, run_before=_steps("R"))
 
 
+@pytest.mark.slow
 def test_reports_rules(snap_compare, app_here):
     def rules_tab(app):
         app.screen.query_one("#report-tabs").active = "tab-rules"
@@ -151,6 +158,7 @@ def seeded_app(tmp_path, monkeypatch):
     return app
 
 
+@pytest.mark.slow
 def test_design_with_a_run_that_confirms_its_finding(snap_compare, seeded_app):
     def runs_tab(app):
         app.screen.query_one("#tabs").active = "tab-runs"
@@ -166,6 +174,7 @@ def test_review_of_a_disagreement(snap_compare, seeded_app):
     assert snap_compare(seeded_app, terminal_size=SIZE, run_before=_steps("V"))
 
 
+@pytest.mark.slow
 def test_bulk_verdict_dialog(snap_compare, app_here):
     def dead_node(app):
         app.screen.findings.highlight_finding("connectivity.dead-node@aux_head")
@@ -173,6 +182,7 @@ def test_bulk_verdict_dialog(snap_compare, app_here):
     assert snap_compare(app_here, terminal_size=SIZE, run_before=_steps("enter", dead_node, "b"))
 
 
+@pytest.mark.slow
 def test_run_confirmation(snap_compare, app_here):
     async def wait_dialog(pilot):
         import asyncio
