@@ -86,7 +86,9 @@ def compute_cost(design: Design, inf) -> dict:
     if unknown_nodes:
         assumptions.append(f"FLOPs of {len(unknown_nodes)} node(s) unknown and left out "
                            f"(first: {unknown_nodes[0]})")
-    act_values: dict = {}  # dtype -> values of that dtype: each counts at its dtype's size (int64 8, float16 2)
+    # values by dtype, each counted at its dtype's size (int64 8, float16 2); float32, most of them, apart
+    act_values: dict = {}
+    act_float32 = 0
     sizes: dict = {}  # shape -> its number of values (most nodes share a few shapes)
     for node in design.nodes:
         for t in inf.types.get(node.id, []):
@@ -99,8 +101,11 @@ def compute_cost(design: Design, inf) -> dict:
                 n = _numel(t.shape, env)
                 sizes[key] = n = n if D.is_const(n) and 0 <= n <= LARGEST else None
             if n is not None:
-                act_values[t.dtype] = act_values.get(t.dtype, 0) + n
-    act_bytes = sum(n * dtype_bytes(d) for d, n in act_values.items())
+                if t.dtype == "float32":
+                    act_float32 += n
+                else:
+                    act_values[t.dtype] = act_values.get(t.dtype, 0) + n
+    act_bytes = act_float32 * dtype_bytes("float32") + sum(n * dtype_bytes(d) for d, n in act_values.items())
 
     def field(name):
         v = train.get(name)

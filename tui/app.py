@@ -22,7 +22,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from textual import events, work
 from textual.app import App, SystemCommand
@@ -428,11 +428,12 @@ class CuratorApp(App[int]):
         args = {"key": key, "verdict": verdict, "note": note}
         if finding is not None:
             # the other curators' verdicts as shown: the store says which changed since (a notice, not a loss)
-            args["seen"] = {who: (j or {}).get("event_id") for who, j in (finding.get("judgments") or {}).items()
-                            if who != self.curator}
+            seen: dict[str, Any] = {who: (j or {}).get("event_id")
+                                    for who, j in (finding.get("judgments") or {}).items() if who != self.curator}
             own = self._own_shown(view, finding)
             if own is not False:
-                args["seen"][self.curator] = own
+                seen[self.curator] = own
+            args["seen"] = seen
             finding["verdict"] = verdict
             finding.setdefault("judgments", {})[self.curator] = mine
         else:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 
 from .features import FEATURES, QuestionView, view
 from .miner import claim_vocabulary, scope_vocabulary
-from .pack import PackEntry
+from .pack import PackEntry, solver_entries
 from .props import Condition, Structure, applies, judge
 from .replay import rules_from_pack, solve
 from .stats import wilson_lower
@@ -96,12 +96,13 @@ def use_of(structure: Structure, q: QuestionView, winner: int | None) -> tuple[s
 # --------------------------------------------------------------------------- solvers
 
 class RulesSolver:
-    """The replay's rule solver over the pack (weights fitted on the training questions)."""
+    """The replay's rule solver over the pack (weights fitted on the training questions): it reads
+    the pack's live entries only, pinned ones first, in pack order (``replay.solve``)."""
 
     name = "rules"
 
     def __init__(self, entries: Sequence[PackEntry], train: Sequence[QuestionView]):
-        self.entries = list(entries)
+        self.entries = solver_entries(entries)
         self.rules = rules_from_pack(self.entries, train)
 
     def answer(self, q: dict, v: QuestionView) -> tuple[int | None, str, list]:
@@ -117,7 +118,7 @@ class LLMSolver:
     name = "llm"
 
     def __init__(self, entries: Sequence[PackEntry], ask: Callable[[str], str]):
-        self.entries = list(entries)
+        self.entries = solver_entries(entries)
         self.ask = ask
 
     def answer(self, q: dict, v: QuestionView) -> tuple[int | None, str, list]:

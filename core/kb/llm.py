@@ -33,7 +33,7 @@ import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .pack import PackEntry
+from .pack import PackEntry, solver_entries
 from .stats import paired_difference, wilson
 
 ANSWER_TAG = re.compile(r"<answer>\s*([A-Za-z])\s*</answer>", re.IGNORECASE)
@@ -176,6 +176,7 @@ def pack_block(entries: Sequence[PackEntry]) -> str:
 
 def full_prompt(q: dict, entries: Sequence[PackEntry] | None) -> str:
     body = question_prompt(q)
+    entries = solver_entries(entries or [])   # the pack's live entries only, in pack order
     if not entries:
         return body
     return f"{pack_block(entries)}\n\n## Current question\n\n{body}"

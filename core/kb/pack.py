@@ -27,6 +27,7 @@ from .suggest import PropLite
 
 CAP = 20
 UNTESTED_SLOTS = 3
+LIVE = ("active", "proposed")   # the statuses that may answer; rejected, retired and merged never do
 
 
 @dataclass(frozen=True)
@@ -54,7 +55,7 @@ class PackEntry:
 def _plan(props: Sequence[PropLite], cluster_of: dict[int, int] | None, cap: int, untested_slots: int
           ) -> tuple[list[PackEntry], dict[int, str]]:
     cluster_of = cluster_of or {p.id: p.id for p in props}
-    live = [p for p in props if p.status in ("active", "proposed")]
+    live = [p for p in props if p.status in LIVE]
     lb = {p.id: wilson_lower(p.support, p.support + p.contradict) for p in live}
     pinned = sorted((p for p in live if p.pinned), key=lambda p: (-lb[p.id], p.id))
     tested = sorted((p for p in live if not p.pinned and p.support + p.contradict > 0),
@@ -112,6 +113,12 @@ def pack_status(props: Sequence[PropLite], cluster_of: dict[int, int] | None = N
     for pid, reason in why.items():
         out.setdefault(pid, (None, reason))
     return out
+
+
+def solver_entries(entries: Sequence[PackEntry]) -> list[PackEntry]:
+    """What a solver reads of a pack: its live entries, in pack order (rank). A pack file may carry
+    a proposition curated out since it was written; that one never answers."""
+    return sorted((e for e in entries if e.prop.status in LIVE), key=lambda e: e.rank)
 
 
 def pack_json(entries: Sequence[PackEntry], **meta) -> dict:

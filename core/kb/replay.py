@@ -1,9 +1,15 @@
 """Offline replay: a rule-based solver answering from a prompt pack, and baselines it must beat.
 
-**The solver** reads each pack proposition's structure. For a question,
-every proposition that applies (its scope keeps at least two candidates and
-its claim tells them apart) votes: +w for each candidate it favours, -w for
-each it disfavours; the highest total wins. The weights w come from the
+**The solver** reads the pack and nothing else: its live entries (a
+rejected, retired or merged proposition never answers, even from an old pack
+file), in pack order. **Pinned** propositions are consulted first, in pack
+order, as a decision list: each one that applies drops the candidates it
+disfavours (unless that would drop every candidate still in the running).
+Among the candidates left, every other proposition that applies (its scope
+keeps at least two candidates and its claim tells them apart) votes: +w for
+each candidate it favours, -w for each it disfavours; the highest total wins,
+and a tie goes to the first proposition in pack order that tells the tied
+candidates apart. The weights w come from the
 training questions: one conditional-logit fit (the winner's probability is
 the softmax of the candidates' totals) with an L2 penalty, so propositions
 that say the same thing share their weight instead of each counting in
@@ -11,7 +17,7 @@ full, and a proposition that is right less often than chance gets none.
 A proposition that applies to no training question (a pinned, untested one)
 votes with the prior weight PRIOR_WEIGHT.
 
-**Without the KB** — or when nothing applies, or totals tie — the solver
+**Without the KB** — or when nothing applies, or a tie nothing breaks — the solver
 answers the first listed choice (A). Letters are shuffled when questions
 are made, so that default is a uniform guess in effect.
 
@@ -37,7 +43,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from .features import QuestionView
-from .pack import CAP, PackEntry
+from .pack import CAP, PackEntry, solver_entries
 from .props import Claim, Structure, applies, judge
 from .stats import fmt_interval, fmt_pct, paired_difference, wilson
 
@@ -54,6 +60,7 @@ class Rule:
     weight: float = PRIOR_WEIGHT
     support: int = 0
     contradict: int = 0
+    pinned: bool = False       # the curator's call: consulted before any vote
 
     @property
     def n(self) -> int:
@@ -190,13 +197,16 @@ def select_rules(structures: Sequence[Structure], train: Sequence[QuestionView],
 
 
 def rules_from_pack(entries: Sequence[PackEntry], train: Sequence[QuestionView]) -> list[Rule]:
-    """The pack's propositions as rules, weighted on the TRAIN questions."""
-    structures = [e.prop.structure for e in entries]
-    weights = fit_weights(structures, train)
+    """The pack's live propositions as rules, in pack order, weighted on the TRAIN questions (the
+    unpinned ones' weights fitted together; a pinned one decides before any vote)."""
+    entries = solver_entries(entries)
+    voters = [e for e in entries if not e.prop.pinned]
+    weights = dict(zip((e.prop.id for e in voters), fit_weights([e.prop.structure for e in voters], train)))
     out = []
-    for e, w in zip(entries, weights):
-        s, c = rule_record(e.prop.structure, train) if w is not None else (0, 0)
-        out.append(Rule(e.prop.id, e.prop.structure, PRIOR_WEIGHT if w is None else w, s, c))
+    for e in entries:
+        w = weights.get(e.prop.id)
+        s, c = rule_record(e.prop.structure, train) if w is not None or e.prop.pinned else (0, 0)
+        out.append(Rule(e.prop.id, e.prop.structure, PRIOR_WEIGHT if w is None else w, s, c, e.prop.pinned))
     return out
 
 
@@ -209,24 +219,53 @@ class Answer:
 
 
 def solve(q: QuestionView, rules: Sequence[Rule]) -> Answer:
-    scores = [0.0] * len(q.cands)
-    used = []
+    """The pack's answer to Q. RULES are in pack order: the pinned ones narrow the candidates first
+    (a decision list), the others vote on what is left, a tie goes to the first rule in order that
+    tells the tied candidates apart, and the first listed choice when none does."""
+    alive = set(range(len(q.cands)))
+    used: list = []
     for r in rules:
+        if not r.pinned:
+            continue
         a = applies(r.structure, q)
         if a is None:
             continue
         keep, fav = a
+        left = alive - (set(keep) - fav)
+        if left and left != alive:
+            alive = left
+            used.append(r.id)
+    if len(alive) == 1:
+        i = next(iter(alive))
+        return Answer(i, q.letters[i], "kb", tuple(used))
+    scores = [0.0] * len(q.cands)
+    applied = []
+    for r in rules:
+        if r.pinned:
+            continue
+        a = applies(r.structure, q)
+        if a is None:
+            continue
+        keep, fav = a
+        if not (set(keep) & alive):
+            continue
+        applied.append((r, set(keep), fav))
         used.append(r.id)
         for i in keep:
             scores[i] += r.weight if i in fav else -r.weight
-    if used:
-        best = max(scores)
-        top = [i for i, s in enumerate(scores) if abs(s - best) < 1e-9]
+    if not used:
+        return Answer(0, q.letters[0], "fallback", ())
+    best = max(scores[i] for i in alive)
+    top = sorted(i for i in alive if abs(scores[i] - best) < 1e-9)
+    for _, keep, fav in applied:
         if len(top) == 1:
-            return Answer(top[0], q.letters[top[0]], "kb", tuple(used))
-        i = min(top)  # a tie: the fallback's order among the tied
-        return Answer(i, q.letters[i], "fallback", tuple(used))
-    return Answer(0, q.letters[0], "fallback", ())
+            break
+        split = [i for i in top if i in fav]
+        if split and len(split) < len(top) and set(top) <= keep:
+            top = split
+    if len(top) == 1:
+        return Answer(top[0], q.letters[top[0]], "kb", tuple(used))
+    return Answer(top[0], q.letters[top[0]], "fallback", tuple(used))
 
 
 def solve_in_order(q: QuestionView, rules: Sequence[Rule]) -> Answer:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from rich.text import Text
 from textual.geometry import Size
 from textual.reactive import Reactive
@@ -16,7 +19,7 @@ VERDICT_STYLE = {"real": "bold red", "false_alarm": "bold green", "unsure": "bol
 RUN_MARK = {"agrees": ("⚙ run agrees", "green"), "refutes": ("⚙ run refutes", "bold yellow")}
 
 
-def finding_label(f: dict) -> str:
+def finding_label(f: Mapping[str, Any]) -> str:
     """A finding as the curator reads it: its key, rule@nodes (no trailing @ when it names no node)."""
     return str(f.get("key") or f.get("rule") or "").rstrip("@")
 

@@ -21,6 +21,7 @@ of the loop (`kb cycle`) in the `kb-write` worker.
 from __future__ import annotations
 
 from collections import deque
+from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual import work
@@ -39,11 +40,14 @@ from ..widgets.messages import KbDetailLoaded, KbLoaded, KbOpDone, KbSuggestions
 from ..widgets.option_lists import StopOptionList
 from .base import CuratorScreen
 
+if TYPE_CHECKING:
+    from archcurator.store.kb import PropRow
+
 STATUS_STYLE = {"active": "green", "proposed": "cyan", "retired": "dim", "merged": "dim", "narrowed": "dim",
                 "withdrawn": "dim"}
 
 
-def _label(pid: int) -> str:
+def _label(pid: int | str) -> str:
     return f"P{pid}"
 
 
@@ -87,9 +91,9 @@ class KnowledgeBaseScreen(CuratorScreen):
     def __init__(self) -> None:
         super().__init__()
         self.status = "live"
-        self.props: dict[int, object] = {}
+        self.props: dict[int, PropRow] = {}
         self.order: list[int] = []
-        self.pack_ids: dict[int, int] = {}
+        self.pack_ids: dict[int | str, int] = {}
         self.pack_status: dict[int, tuple] = {}
         self.last_export: str | None = None
         self.suggestions = None
@@ -583,7 +587,8 @@ def _question_cells(e: dict) -> list:
 
     if "candidates" not in e:
         return [plain(e.get("family") or ""), "", "", "", "", ""]
-    cells = [plain(e["dataset"]["id"]), plain(e.get("pool") or ""), Text(_num(e.get("gap")), justify="right")]
+    cells: list[Text | str] = [plain(e["dataset"]["id"]), plain(e.get("pool") or ""),
+                               Text(_num(e.get("gap")), justify="right")]
     for c in e["candidates"][:3]:
         m, sd = e["means"].get(c["letter"]), e["stds"].get(c["letter"])
         win = c["letter"] == e.get("winner")

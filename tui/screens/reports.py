@@ -195,7 +195,7 @@ class ReportsScreen(CuratorScreen):
     def on_tabbed_content_tab_activated(self, message: TabbedContent.TabActivated) -> None:
         if message.tabbed_content.id == "report-tabs":
             active = message.pane.id
-            table = {"tab-refusals": "#refusal-table", "tab-rules": "#rules-table"}.get(active)
+            table = {"tab-refusals": "#refusal-table", "tab-rules": "#rules-table"}.get(active or "")
             if table is not None and not isinstance(self.focused, Tabs):
                 self.query_one(table, DataTable).focus()
 

@@ -10,6 +10,8 @@ then counts the adjudicated verdict instead of the majority.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -23,9 +25,12 @@ from ..widgets.header import AppHeader
 from ..widgets.messages import DisagreementsLoaded
 from .base import CuratorScreen
 
+if TYPE_CHECKING:
+    from archcurator.store.records import Disagreement
+
 
 def _verdict(v: str | None) -> Text:
-    return Text(VERDICT_LABEL.get(v, "—") if v else "—", style=VERDICT_STYLE.get(v, "dim"))
+    return Text(VERDICT_LABEL.get(v, "—") if v else "—", style=VERDICT_STYLE.get(v or "", "dim"))
 
 
 class ReviewScreen(CuratorScreen):
@@ -48,7 +53,7 @@ class ReviewScreen(CuratorScreen):
 
     def __init__(self) -> None:
         super().__init__()
-        self.items: list[dict] = []
+        self.items: list[Disagreement] = []
         self.curators: list[str] = []
 
     @work(thread=True, exclusive=True, group="review", exit_on_error=False)
@@ -113,7 +118,7 @@ class ReviewScreen(CuratorScreen):
             table.move_cursor(row=min(keep, table.row_count - 1))
         self._show_detail()
 
-    def current(self) -> dict | None:
+    def current(self) -> Disagreement | None:
         table = self.query_one("#review-table", DataTable)
         row = table.cursor_row
         return self.items[row] if self.items and row is not None and 0 <= row < len(self.items) else None
