@@ -380,16 +380,16 @@ def _kahn(design: Design, wired: tuple | None = None) -> tuple[list[Node], list[
         indeg[n.id] = k
         if k == 0:
             ready.append(n.id)
-    order: list[Node] = []
-    i = 0
-    while i < len(ready):
-        nid = ready[i]
-        i += 1
-        order.append(nodes[nid])
-        for u in users.get(nid, ()):
-            indeg[u] -= 1
-            if indeg[u] == 0:
-                ready.append(u)
+    get, push = users.get, ready.append
+    for nid in ready:  # the list grows as the walk frees nodes: iterating it visits them in that order
+        us = get(nid)
+        if us:
+            for u in us:
+                k = indeg[u] - 1
+                indeg[u] = k
+                if not k:
+                    push(u)
+    order: list[Node] = [nodes[nid] for nid in ready]
     if len(order) == len(nodes):
         return order, []
     done = {n.id for n in order}
