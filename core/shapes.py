@@ -174,6 +174,7 @@ SYMBOL_BOUNDS = {name: spec.symbol_args for name, spec in OP_TABLE.items() if sp
 EINOPS = ops_with("einops")
 INDEXED_POOLS = ops_with("pools", "nonlinear")  # the max pools, whose return_indices gives positions
 ADAPTIVE_POOLS = ops_with("adaptive")
+_ADDS = ops_with("adds")  # an element-wise sum or difference: a constant shift of its first operand
 
 
 def _stray_symbol(node: Node, args: dict, inf: Inference) -> tuple | None:
@@ -619,7 +620,7 @@ def _follow_value_bounds(node, args: dict, in_types: list, nodes: dict, inf: Inf
                 lo, hi = min(max(first[0], lo), hi), max(min(first[1], hi), lo)
             inf.value_bounds[node.id] = (lo, hi)
         return
-    if node.op in ("Add", "Sub") and len(node.inputs) == 2 and args.get("alpha", 1) == 1:
+    if node.op in _ADDS and len(node.inputs) == 2 and args.get("alpha", 1) == 1:
         other = nodes.get(parse_ref(node.inputs[1])[0])
         if first is None or other is None or other.op != "Constant" or node.inputs[1] in inf.value_bounds:
             return

@@ -274,7 +274,7 @@ NUMERICS_ATTENTION_NO_SCALE = Rule("numerics.attention-no-scale", W, "numerics",
 
 # a rotary embedding rotates q and k by tables (q * cos + rotate_half(q) * sin): walked through on the way
 # up from the product to the projection, so a scale applied to q before the rotation is seen
-ROTATION_PATH = QUERY_PATH | {"Mul", "Add", "Sub", "Concat"}
+ROTATION_PATH = QUERY_PATH | ops_with("rotary-step")
 SCORE_WALK_LIMIT = 64  # nodes looked at per softmax or operand: score and query paths are short
 
 

@@ -630,16 +630,16 @@ OPS = [
            rules=(SHAPE_BROADCAST,), traits=("functional",) + traits, operator=symbol)
     # Add and Mul are associative: torch runs a + b + c + d (WaveNet's sum of skips); Sub and Div stay binary
     for name, symbol, most, traits in (
-            ("Add", "+", None, ("adds", "grows-ids", "masks", "shortcut", "promotes-operands")),
-            ("Sub", "-", 2, ("adds", "masks", "promotes-operands", "refuses-bool")),
-            ("Mul", "*", None, ("grows-ids", "nonlinear", "promotes-operands")),
+            ("Add", "+", None, ("adds", "grows-ids", "masks", "shortcut", "promotes-operands", "rotary-step")),
+            ("Sub", "-", 2, ("adds", "masks", "promotes-operands", "refuses-bool", "rotary-step")),
+            ("Mul", "*", None, ("grows-ids", "nonlinear", "promotes-operands", "rotary-step")),
             ("Div", "/", 2, ("nonlinear", "scales", "promotes-operands")))
 ] + [
     OpSpec("MatMul", "tensor", (), _matmul_infer, tb.custom("MatMul"), arity=(2, 2), flops=_matmul_flops,
            rules=(SHAPE_MATMUL_INNER, SHAPE_BROADCAST, SHAPE_RANK, DTYPE_MIXED), traits=("functional", "nonlinear",)),
     OpSpec("Concat", "tensor", (Arg("dim", 0, INT),), _concat_infer(False), tb.custom("Concat"), arity=(1, None),
            accepts="any", rules=(SHAPE_CONCAT_SIZES, SHAPE_DIM_RANGE),
-           traits=("functional", "first-dtype", "joins-values", "shortcut", "promotes-operands")),
+           traits=("functional", "first-dtype", "joins-values", "shortcut", "promotes-operands", "rotary-step")),
     OpSpec("Stack", "tensor", (Arg("dim", 0, INT),), _concat_infer(True), tb.custom("Stack"), arity=(1, None),
            accepts="any", rules=(SHAPE_CONCAT_SIZES, SHAPE_DIM_RANGE),
            traits=("functional", "first-dtype", "joins-values", "promotes-operands")),
