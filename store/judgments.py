@@ -301,6 +301,15 @@ def recent_steps(db: DB, curator: str, limit: int = 12) -> list[Step]:
     return [_summary(by_step[s]) for s in top if s in by_step]
 
 
+def newest_step_at(db: DB, curator: str):
+    """When the curator's newest step not undone yet was taken (None: nothing left to undo)."""
+    _need_curator(curator)
+    with transaction(db) as con:
+        row = con.execute(f"WITH {_STEPS} SELECT max(happened) FROM steps WHERE NOT undone AND step = "
+                          "(SELECT max(step) FROM steps WHERE NOT undone)", [curator] * 5).fetchone()
+    return None if row is None else row[0]
+
+
 def undo_last_step(db: DB, curator: str) -> Step | None:
     """Take back the curator's newest step not undone yet (all its rows, in one transaction).
 

@@ -122,9 +122,10 @@ WEIGHTED = ops_with("weighted")
 def _feeds_a_layer(ctx) -> dict:
     """node id -> whether a weighted layer reads its result, directly or through other ops (one pass in
     reverse topological order)."""
-    answer = ctx.memo.get("feeds_a_layer")
+    answer: dict[str, bool] | None = ctx.memo.get("feeds_a_layer")
     if answer is None:
-        answer = ctx.memo["feeds_a_layer"] = {}
+        answer = {}
+        ctx.memo["feeds_a_layer"] = answer
         for n in reversed(ctx.inf.order or ctx.design.topo_order()):
             answer[n.id] = any(ctx.nodes[u].op in WEIGHTED or answer.get(u, False)
                                for u in ctx.users.get(n.id, ()) if u in ctx.nodes)

@@ -292,7 +292,8 @@ def _fed_by(ctx, node, through: frozenset | set, want) -> tuple:
     upstream; any non-source operand when none does), at most SCORE_WALK_LIMIT nodes; return (the nodes met
     outside `through`, whether a node for which want(node) holds was walked through)."""
     dd = _data_dependent(ctx)
-    stack, seen, ends, hit = [node], set(), [], False
+    seen: set[str] = set()
+    stack, ends, hit = [node], [], False
     while stack and len(seen) < SCORE_WALK_LIMIT:
         cur = stack.pop()
         if cur is None or cur.id in seen:
@@ -311,9 +312,10 @@ def _fed_by(ctx, node, through: frozenset | set, want) -> tuple:
 
 def _projected(ctx) -> dict:
     """node id -> whether a weighted layer lies upstream of it (one pass in topological order)."""
-    answer = ctx.memo.get("projected")
+    answer: dict[str, bool] | None = ctx.memo.get("projected")
     if answer is None:
-        answer = ctx.memo["projected"] = {}
+        answer = {}
+        ctx.memo["projected"] = answer
         for n in ctx.inf.order or ctx.design.topo_order():
             answer[n.id] = n.op in WEIGHTED or any(answer.get(o, False) for o in ctx.operands.get(n.id, ()))
     return answer
