@@ -1,8 +1,8 @@
 """Clean designs as agents propose them today, written without the verifier in mind (issue 26).
 
-`families()` names 24 families (MoE routing, RoPE, ALiBi, GQA, sliding-window attention, SSM scans,
-Perceiver, Swin windows, conformer, WaveNet, VQ, message passing, U-Net, ViT, GPT-style LMs, ...); each
-draws its hyperparameters from a seeded RNG and writes archgraph/1 by hand, the way an agent writes the
+`families()` names 32 families (MoE routing, RoPE, ALiBi, GQA, sliding-window attention, SSM scans,
+Perceiver, Swin windows, conformer, WaveNet, VQ, message passing, U-Net, ViT, GPT-style LMs, DiT, T5,
+LoRA ...); each draws its hyperparameters from a seeded RNG and writes archgraph/1 by hand, the way an agent writes the
 graph of the module it means. Nothing here imports archcurator: what the verifier checks is unknown to
 it. `meta.example_sizes` names the sizes the author had in mind for each symbol (the executor runs
 there; the verifier never reads meta).
@@ -625,10 +625,195 @@ def einsum_attention(rng, i):
     return g.done(out)
 
 
+def dit_block(rng, i):
+    """DiT: patchify, a time embedding that modulates each block through adaLN (shift, scale, gate)."""
+    g = G(f"dit-adaln-{i}", rng)
+    S, P, d, h = pick(rng, 16, 32), pick(rng, 2, 4), pick(rng, 96, 128, 192), pick(rng, 4, 6)
+    while d % h:
+        h -= 1
+    n = (S // P) ** 2
+    x = g.inp("x", ["B", 4, S, S])
+    temb = g.inp("t_emb", ["B", 256])
+    t = g.op("Transpose", g.op("Flatten", g.op("Conv2d", x, in_channels=4, out_channels=d, kernel_size=P, stride=P),
+                               start_dim=2), dim0=1, dim1=2)
+    t = g.op("Add", t, g.op("Parameter", shape=[1, n, d], name="pos_embed"))
+    c = g.op("Linear", g.op("SiLU", g.op("Linear", temb, in_features=256, out_features=d)), in_features=d,
+             out_features=d)
+    for _ in range(rng.randint(1, 2)):
+        mod = g.op("Linear", g.op("SiLU", c), in_features=d, out_features=6 * d)
+        mod = g.op("Chunk", g.op("Unsqueeze", mod, dim=1), chunks=6, dim=-1)  # [B, 1, d] each
+        shift1, scale1, gate1, shift2, scale2, gate2 = (f"{mod}:{j}" for j in range(6))
+        n1 = g.op("LayerNorm", t, normalized_shape=d, elementwise_affine=False)
+        n1 = g.op("Add", g.op("Mul", n1, g.op("Add", scale1, g.op("Constant", shape=[1], value=1.0))), shift1)
+        t = g.op("Add", t, g.op("Mul", gate1, mha(g, n1, d, h, T=n)))
+        n2 = g.op("LayerNorm", t, normalized_shape=d, elementwise_affine=False)
+        n2 = g.op("Add", g.op("Mul", n2, g.op("Add", scale2, g.op("Constant", shape=[1], value=1.0))), shift2)
+        t = g.op("Add", t, g.op("Mul", gate2, mlp(g, n2, d, 4 * d)))
+    out = g.op("Linear", g.op("LayerNorm", t, normalized_shape=d), in_features=d, out_features=P * P * 4)
+    g.sizes = {"B": 2}
+    _train(g, rng, batch=32)
+    g.train["loss"] = "mse"
+    return g.done(out)
+
+
+def t5_relative_bias(rng, i):
+    """T5-style encoder: a learned bias per head for each clamped relative distance, added to the scores."""
+    g = G(f"t5-relative-bias-{i}", rng)
+    d, h, V, R = pick(rng, 64, 128), pick(rng, 4, 8), pick(rng, 1000, 4000), pick(rng, 16, 32)
+    ids = g.inp("ids", ["B", "T"], "int64", vocab_size=V)
+    x = g.op("Embedding", ids, num_embeddings=V, embedding_dim=d)
+    i_ = g.op("Unsqueeze", g.op("Arange", end="T"), dim=1)
+    j_ = g.op("Unsqueeze", g.op("Arange", end="T"), dim=0)
+    rel = g.op("Clamp", g.op("Sub", j_, i_), min=-(R // 2), max=R // 2 - 1)
+    bucket = g.op("Add", rel, g.op("Constant", shape=[1], value=R // 2, dtype="int64"))
+    bias = g.op("Unsqueeze", g.op("Permute", g.op("Embedding", bucket, num_embeddings=R, embedding_dim=h),
+                                  dims=[2, 0, 1]), dim=0)  # [1, h, T, T]
+    for _ in range(rng.randint(1, 2)):
+        x = block(g, x, d, h, 4 * d, norm="RMSNorm", alibi=bias)
+    out = g.op("Linear", g.op("RMSNorm", x, normalized_shape=d), in_features=d, out_features=V, bias=False)
+    g.sizes = {"B": 2, "T": 12}
+    _train(g, rng, seq=128, batch=8)
+    return g.done(out)
+
+
+def vq_distances(rng, i):
+    """VQ-VAE's nearest-code step written as a softmax over negative squared distances (a soft assignment)."""
+    g = G(f"vq-distances-{i}", rng)
+    C, K = pick(rng, 16, 32, 64), pick(rng, 64, 256, 1024)
+    x = g.inp("x", ["B", 1, 28, 28])
+    z = g.op("Conv2d", g.op("ReLU", g.op("Conv2d", x, in_channels=1, out_channels=C, kernel_size=4, stride=2,
+                                            padding=1)), in_channels=C, out_channels=C, kernel_size=3, padding=1)
+    flat = g.op("Reshape", g.op("Permute", z, dims=[0, 2, 3, 1]), shape=[-1, C])  # [N, C]
+    book = g.op("Parameter", shape=[K, C], name="codebook")
+    ze = g.op("MatMul", flat, g.op("Transpose", book, dim0=0, dim1=1))  # [N, K]
+    zz = g.op("Sum", g.op("Mul", flat, flat), dim=-1, keepdim=True)
+    ee = g.op("Sum", g.op("Mul", book, book), dim=-1)
+    # -||z - e||^2 = 2 z.e - ||z||^2 - ||e||^2
+    neg = g.op("Sub", g.op("Sub", g.op("Add", ze, ze), zz), ee)
+    q = g.op("MatMul", g.op("Softmax", neg, dim=-1), book)
+    q = g.op("Permute", g.op("Reshape", q, shape=["B", 14, 14, C]), dims=[0, 3, 1, 2])
+    rec = g.op("ConvTranspose2d", q, in_channels=C, out_channels=1, kernel_size=4, stride=2, padding=1)
+    g.sizes = {"B": 2}
+    _train(g, rng, batch=64)
+    g.train["loss"] = "mse"
+    return g.done(rec)
+
+
+def unet_batch_one(rng, i):
+    """The original U-Net recipe: large tiles, batch size 1, BatchNorm after each convolution."""
+    g = G(f"unet-batch1-{i}", rng)
+    c, S = pick(rng, 16, 32), pick(rng, 64, 128)
+    x = g.inp("x", ["B", 1, S, S])
+
+    def conv_bn(t, cin, cout):
+        return g.op("ReLU", g.op("BatchNorm2d", g.op("Conv2d", t, in_channels=cin, out_channels=cout, kernel_size=3,
+                                                    padding=1, bias=False), num_features=cout))
+
+    e1 = conv_bn(conv_bn(x, 1, c), c, c)
+    e2 = conv_bn(conv_bn(g.op("MaxPool2d", e1, kernel_size=2), c, 2 * c), 2 * c, 2 * c)
+    mid = conv_bn(g.op("MaxPool2d", e2, kernel_size=2), 2 * c, 4 * c)
+    u2 = g.op("ConvTranspose2d", mid, in_channels=4 * c, out_channels=2 * c, kernel_size=2, stride=2)
+    d2 = conv_bn(g.op("Concat", u2, e2, dim=1), 4 * c, 2 * c)
+    u1 = g.op("ConvTranspose2d", d2, in_channels=2 * c, out_channels=c, kernel_size=2, stride=2)
+    d1 = conv_bn(g.op("Concat", u1, e1, dim=1), 2 * c, c)
+    out = g.op("Conv2d", d1, in_channels=c, out_channels=2, kernel_size=1)
+    g.sizes = {"B": 1}
+    _train(g, rng, batch=1, declare=True)
+    return g.done(out)
+
+
+def lora_block(rng, i):
+    """A transformer block whose query and value projections carry LoRA adapters (down to rank r, back up)."""
+    g = G(f"lora-adapter-{i}", rng)
+    d, h, r = pick(rng, 128, 256), pick(rng, 4, 8), pick(rng, 4, 8, 16)
+    hd = d // h
+    x = g.inp("x", ["B", "T", d])
+    n = g.op("LayerNorm", x, normalized_shape=d)
+
+    def adapted(t):
+        base = g.op("Linear", t, in_features=d, out_features=d)
+        down = g.op("Linear", t, in_features=d, out_features=r, bias=False)
+        up = g.op("Linear", down, in_features=r, out_features=d, bias=False)
+        return g.op("Add", base, g.op("Scale", up, value=2.0 / r))
+
+    q, k, v = adapted(n), g.op("Linear", n, in_features=d, out_features=d), adapted(n)
+    q, k, v = (g.op("Transpose", g.op("Reshape", t, shape=["B", "T", h, hd]), dim0=1, dim1=2) for t in (q, k, v))
+    s = g.op("Scale", g.op("MatMul", q, g.op("Transpose", k, dim0=-2, dim1=-1)), value=hd ** -0.5)
+    o = g.op("MatMul", g.op("Softmax", s, dim=-1), v)
+    o = g.op("Linear", g.op("Reshape", g.op("Transpose", o, dim0=1, dim1=2), shape=["B", "T", d]), in_features=d,
+             out_features=d)
+    x = g.op("Add", x, o)
+    x = g.op("Add", x, mlp(g, g.op("LayerNorm", x, normalized_shape=d), d, 4 * d))
+    g.sizes = {"B": 2, "T": 10}
+    _train(g, rng, seq=256, batch=8)
+    return g.done(x)
+
+
+def swinv2_cosine(rng, i):
+    """Swin V2's cosine attention over windows: q and k normalised, a learned logit scale, no 1/sqrt(d)."""
+    g = G(f"swinv2-cosine-{i}", rng)
+    C, w, h = pick(rng, 32, 64), 4, pick(rng, 2, 4)
+    n = pick(rng, 2, 4)
+    x = g.inp("x", ["B", 3, w * n, w * n])
+    t = g.op("Permute", g.op("Conv2d", x, in_channels=3, out_channels=C, kernel_size=1), dims=[0, 2, 3, 1])
+    t = g.op("Reshape", g.op("Permute", g.op("Reshape", t, shape=["B", n, w, n, w, C]), dims=[0, 1, 3, 2, 4, 5]),
+             shape=[-1, w * w, C])
+    hd = C // h
+    qkv = g.op("Permute", g.op("Reshape", g.op("Linear", t, in_features=C, out_features=3 * C),
+                               shape=[-1, w * w, 3, h, hd]), dims=[2, 0, 3, 1, 4])
+    q, k, v = (g.op("Select", qkv, dim=0, index=j) for j in range(3))
+    q, k = g.op("Normalize", q, dim=-1), g.op("Normalize", k, dim=-1)
+    logit_scale = g.op("Parameter", shape=[h, 1, 1], name="logit_scale")
+    s = g.op("Mul", g.op("MatMul", q, g.op("Transpose", k, dim0=-2, dim1=-1)), logit_scale)
+    o = g.op("MatMul", g.op("Softmax", s, dim=-1), v)
+    o = g.op("Reshape", g.op("Transpose", o, dim0=1, dim1=2), shape=[-1, w * w, C])
+    o = g.op("LayerNorm", g.op("Linear", o, in_features=C, out_features=C), normalized_shape=C)  # post-norm (V2)
+    out = g.op("Linear", g.op("Mean", o, dim=1), in_features=C, out_features=pick(rng, 10, 100))
+    g.sizes = {"B": 2}
+    _train(g, rng, batch=32)
+    return g.done(out)
+
+
+def neox_partial_rope(rng, i):
+    """GPT-NeoX style: the query pre-scaled by 1/sqrt(d), rotary embedding on the first half of each head."""
+    g = G(f"neox-partial-rope-{i}", rng)
+    d, h = pick(rng, (128, 4), (256, 8))
+    hd, V, maxT = d // h, pick(rng, 2000, 8000), 2048
+    rd = hd // 2
+    ids = g.inp("ids", ["B", "T"], "int64", vocab_size=V)
+    x = g.op("Embedding", ids, num_embeddings=V, embedding_dim=d)
+    cos_t = g.op("Parameter", shape=[maxT, rd], name="rope_cos")
+    sin_t = g.op("Parameter", shape=[maxT, rd], name="rope_sin")
+    n = g.op("LayerNorm", x, normalized_shape=d)
+    q = g.op("Transpose", g.op("Reshape", g.op("Linear", n, in_features=d, out_features=d), shape=["B", "T", h, hd]),
+             dim0=1, dim1=2)
+    k = g.op("Transpose", g.op("Reshape", g.op("Linear", n, in_features=d, out_features=d), shape=["B", "T", h, hd]),
+             dim0=1, dim1=2)
+    v = g.op("Transpose", g.op("Reshape", g.op("Linear", n, in_features=d, out_features=d), shape=["B", "T", h, hd]),
+             dim0=1, dim1=2)
+    q = g.op("Scale", q, value=hd ** -0.5)
+
+    def rotate(t):
+        rot, keep = g.op("Slice", t, dim=-1, start=0, end=rd), g.op("Slice", t, dim=-1, start=rd, end=None)
+        return g.op("Concat", rope_apply(g, rot, (cos_t, sin_t), rd, "T"), keep, dim=-1)
+
+    s = g.op("MatMul", rotate(q), g.op("Transpose", rotate(k), dim0=-2, dim1=-1))
+    s = g.op("Add", s, causal_mask(g, "T"))
+    o = g.op("MatMul", g.op("Softmax", s, dim=-1), v)
+    o = g.op("Linear", g.op("Reshape", g.op("Transpose", o, dim0=1, dim1=2), shape=["B", "T", d]), in_features=d,
+             out_features=d)
+    x = g.op("Add", g.op("Add", x, o), mlp(g, n, d, 4 * d))  # parallel attention and MLP
+    out = g.op("Linear", g.op("LayerNorm", x, normalized_shape=d), in_features=d, out_features=V, bias=False)
+    g.sizes = {"B": 2, "T": 16}
+    _train(g, rng, seq=512, batch=8)
+    return g.done(out)
+
+
 FAMILIES = [gpt_lm, llama_rope_gqa, alibi_lm, sliding_window, moe, moe_topk_mask, ssm_scan, perceiver,
             swin_window, conformer, wavenet, vq, message_passing, graph_attention, unet, diffusion_unet_time, vit,
             bert_encoder, seq2seq_cross, resnet_like, lstm_tagger, tcn_classifier, mlp_mixer, contrastive_clip,
-            einsum_attention]
+            einsum_attention, dit_block, t5_relative_bias, vq_distances, unet_batch_one, lora_block,
+            swinv2_cosine, neox_partial_rope]
 
 
 def families():

@@ -68,6 +68,9 @@ class Inference:
     rewritten: set = field(default_factory=set)  # the same, counting the in-place ops that keep non-negative ids
     negative: dict = field(default_factory=dict)  # id -> a negative value its integer values hold (a pad's fill)
     bounds: dict = field(default_factory=dict)  # symbol -> (least, most, what): sizes known to lie in a range
+    # id -> (least, most): integer values known to lie in that range (a Clamp's integer bounds, shifted by a
+    # constant): an outer bound, never a claim that the values reach it
+    value_bounds: dict = field(default_factory=dict)
     # id -> how far its values may reach (exclusive) when that is past the range they surely reach (a max
     # pool's indices: where the maxima fall depends on the values)
     reach: dict = field(default_factory=dict)
@@ -171,6 +174,7 @@ SYMBOL_BOUNDS = {name: spec.symbol_args for name, spec in OP_TABLE.items() if sp
 EINOPS = ops_with("einops")
 INDEXED_POOLS = ops_with("pools", "nonlinear")  # the max pools, whose return_indices gives positions
 ADAPTIVE_POOLS = ops_with("adaptive")
+_ADDS = ops_with("adds")  # an element-wise sum or difference: a constant shift of its first operand
 
 
 def _stray_symbol(node: Node, args: dict, inf: Inference) -> tuple | None:
@@ -402,6 +406,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             _follow_reach(node, inf)
     if inf.negative or node.op in PADS_WITH_FILL:
         _follow_negative(node, args, in_types, inf, mode, ctx)
+    if inf.value_bounds or node.op == "Clamp":
+        _follow_value_bounds(node, args, in_types, nodes, inf)
     if node.op in INDEX_READERS and len(node.inputs) > INDEX_READERS[node.op]:
         _unknown_index(node, in_types, nodes, inf, ctx)
     try:
@@ -590,9 +596,43 @@ def _unknown_index(node, in_types: list, nodes: dict, inf: Inference, ctx: Infer
     if producer is None or ref in inf.vocab or ref in inf.negative or t is None or not t.is_int or \
             t.dtype in ("bool", "uint8"):
         return
+    rows = ctx.args.get("num_embeddings")
+    bound = inf.value_bounds.get(ref)
+    if bound is not None and bound[0] >= 0 and type(rows) is int and bound[1] < rows:
+        return  # clamped into the table: whatever the values, they fit (T5's relative-position buckets)
     ctx.warn(SHAPE_UNKNOWN_INDEX, f"{node.op} {node.id!r} reads positions computed by {producer.op} "
                                     f"{producer.id!r}, whose values the verifier does not follow; it runs only if "
                                     "they all lie within the indexed size")
+
+
+def _follow_value_bounds(node, args: dict, in_types: list, nodes: dict, inf: Inference) -> None:
+    """Integer values known to lie in [least, most] whatever the input's: a Clamp with integer bounds (within
+    its input's bounds when those are known), the same shifted by an Add or Sub of a constant integer scalar,
+    and carried by the ops that only move values (views, pieces). Only an outer bound: it silences an
+    unknown index that cannot leave its table, and never blocks."""
+    if not node.inputs or not in_types or in_types[0] is None or not in_types[0].is_int:
+        return
+    first = inf.value_bounds.get(node.inputs[0])
+    if node.op == "Clamp":
+        lo, hi = args.get("min"), args.get("max")
+        if type(lo) is int and type(hi) is int and lo <= hi:
+            if first is not None:
+                lo, hi = min(max(first[0], lo), hi), max(min(first[1], hi), lo)
+            inf.value_bounds[node.id] = (lo, hi)
+        return
+    if node.op in _ADDS and len(node.inputs) == 2 and args.get("alpha", 1) == 1:
+        other = nodes.get(parse_ref(node.inputs[1])[0])
+        if first is None or other is None or other.op != "Constant" or node.inputs[1] in inf.value_bounds:
+            return
+        c, shape = other.args.get("value"), other.args.get("shape")
+        if type(c) is int and isinstance(shape, list) and all(d == 1 for d in shape):
+            c = c if node.op == "Add" else -c
+            inf.value_bounds[node.id] = (first[0] + c, first[1] + c)
+        return
+    if first is not None and (node.op in VALUE_VIEWS or node.op in VALUE_PIECES):
+        inf.value_bounds[node.id] = first
+        for k in range(inf.max_ref.get(node.id, 0) + 1):
+            inf.value_bounds[f"{node.id}:{k}"] = first
 
 
 def _follow_negative(node, args: dict, in_types: list, inf: Inference, mode: str, ctx: InferCtx) -> None:

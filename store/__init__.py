@@ -24,7 +24,7 @@ _LAZY = {
     "list_designs": ".designs", "count_designs": ".designs", "get_design": ".designs",
     "insert_designs": ".designs", "reverify": ".importers", "stored_ids": ".designs",
     "children": ".designs", "archive_designs": ".designs",
-    "record_judgment": ".judgments", "undo_judgment": ".judgments",
+    "record_judgment": ".judgments", "undo_last_step": ".judgments",
     "current_verdicts": ".judgments", "judgment_events": ".judgments", "curators": ".judgments",
     "JudgmentError": ".judgments",
     "record_missed_defect": ".missed", "retract_missed_defect": ".missed",

@@ -438,10 +438,12 @@ class AppStore:
             return {"step": None, "n": 0, "designs": []}
         return record_bulk(self.db, found["targets"], self.curator, verdict)
 
-    def undo_last(self) -> Step | None:
-        from .judgments import undo_last_step
+    def undo_last(self) -> dict[str, Any] | None:
+        """The curator's newest step of any kind taken back: a curation step or a KB operation
+        (store/undo.py, the one undo model; `room` says which)."""
+        from .undo import undo_newest
 
-        return undo_last_step(self.db, self.curator)
+        return undo_newest(self.db, self.curator)
 
     def recent(self, limit: int = 12) -> list[Step]:
         from .judgments import recent_steps

@@ -172,31 +172,6 @@ def adjudicate(db: DB, design_id: str, finding_key: str, adjudicator: str, verdi
             [design_id, finding_key, adjudicator, verdict, note, utcnow(), new_step(con)]))[0]
 
 
-def undo_judgment(db: DB, event_id: int, curator: str) -> int:
-    """Append an event undoing verdict event `event_id` (the curator's own); returns its id.
-
-    The finding's current verdict for that curator falls back to their latest
-    earlier verdict that is not undone (or none). Undo events cannot be undone:
-    to redo, record the verdict again.
-    """
-    with transaction(db) as con:
-        row = con.execute(
-            "SELECT design_id, finding_key, curator, verdict FROM judgments WHERE id = ?", [event_id]).fetchone()
-        if row is None:
-            raise JudgmentError(f"no judgment event {event_id}")
-        design_id, key, owner, verdict = row
-        if verdict is None:
-            raise JudgmentError(f"event {event_id} is an undo; record the verdict again instead")
-        if owner != curator:
-            raise JudgmentError(f"event {event_id} is {owner}'s judgment, not {curator}'s")
-        if con.execute("SELECT 1 FROM judgments WHERE undoes = ?", [event_id]).fetchone():
-            raise JudgmentError(f"event {event_id} is already undone")
-        return one(con.execute(
-            "INSERT INTO judgments (design_id, finding_key, curator, verdict, note, judged_at, undoes)"
-            " VALUES (?, ?, ?, NULL, NULL, ?, ?) RETURNING id",
-            [design_id, key, curator, utcnow(), event_id]))[0]
-
-
 def current_verdicts(db: DB, design_id: str, curator: str | None = None) -> dict:
     """{finding key (None: the design): {curator: verdict}} for one design."""
     sql = "SELECT finding_key, curator, verdict FROM current_judgments WHERE design_id = ?"
@@ -324,6 +299,15 @@ def recent_steps(db: DB, curator: str, limit: int = 12) -> list[Step]:
     for r in rows:
         by_step.setdefault(r["step"], []).append(r)
     return [_summary(by_step[s]) for s in top if s in by_step]
+
+
+def newest_step_at(db: DB, curator: str):
+    """When the curator's newest step not undone yet was taken (None: nothing left to undo)."""
+    _need_curator(curator)
+    with transaction(db) as con:
+        row = con.execute(f"WITH {_STEPS} SELECT max(happened) FROM steps WHERE NOT undone AND step = "
+                          "(SELECT max(step) FROM steps WHERE NOT undone)", [curator] * 5).fetchone()
+    return None if row is None else row[0]
 
 
 def undo_last_step(db: DB, curator: str) -> Step | None:

@@ -746,6 +746,17 @@ def _restore(con, snap: dict) -> list[str]:
     return done
 
 
+def newest_undoable_at(db: DB = None, *, actor: str | None = None):
+    """When the acting curator's newest KB operation not undone yet was logged (None: none)."""
+    who = _actor(actor)
+    with transaction(db) as con:
+        r = con.execute(
+            "SELECT max(logged_at) FROM kb_audit a WHERE op IN (" + ", ".join("?" for _ in UNDOABLE) + ")"
+            " AND actor = ? AND NOT EXISTS (SELECT 1 FROM kb_audit u WHERE u.undo_of = a.seq)",
+            [*UNDOABLE, who]).fetchone()
+    return None if r is None else r[0]
+
+
 def undo(db: DB = None, *, actor: str | None = None) -> dict:
     """Revert the acting curator's own latest operation not yet undone (repeat to go further
     back); another curator's steps and the seed's are never undone by it. The undo is itself a

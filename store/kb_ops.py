@@ -145,14 +145,21 @@ class MarkDistinct(KbOp[None]):
 
 @dataclass(frozen=True)
 class Undo(KbOp[dict]):
-    """The acting curator's latest KB operation taken back ({"undone", "op", "summary"})."""
+    """The acting curator's newest step taken back, a KB operation or a curation step: the one undo
+    model of store/undo.py, so z means the same on the KB screen as everywhere (None: nothing left)."""
 
     name: ClassVar[str] = "undo"
 
     def apply(self, db: DB, actor: str | None) -> dict:
         from . import kb as K
+        from .undo import undo_newest
 
-        return K.undo(db, actor=actor)
+        if actor is None:
+            return K.undo(db, actor=actor)
+        done = undo_newest(db, actor)
+        if done is None:
+            raise K.KBError(f"nothing of {actor}'s left to undo")
+        return done
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,18 @@ from pathlib import Path
 
 import pytest
 
-from archcurator.core.ops import OP_TABLE, has, ops_of, ops_with
+from archcurator.core.ops import (
+    OP_TABLE,
+    by_einops_reduction,
+    by_functional,
+    by_operator,
+    by_tensor_method,
+    by_torch_function,
+    has,
+    ops_of,
+    ops_with,
+    spellings,
+)
 from archcurator.core.ops.examples import EXAMPLES
 from archcurator.core.ops.traits import TRAITS
 
@@ -30,9 +41,19 @@ def _project_files():
                 yield p
 
 
+def _names_in(e) -> list[str]:
+    """The op names an element spells: a string, or one level down, the strings of a tuple or list it is (a
+    dict's value `("ReLU", ["dim"])`, a record `("encoder", "TransformerEncoder")`)."""
+    if isinstance(e, (ast.Tuple, ast.List)):
+        return [n for x in e.elts if isinstance(x, ast.Constant) for n in _names_in(x)]
+    return [e.value] if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value in OP_TABLE else []
+
+
 def _op_names(node) -> list[str]:
-    elts = node.keys if isinstance(node, ast.Dict) else node.elts
-    return [e.value for e in elts if isinstance(e, ast.Constant) and isinstance(e.value, str) and e.value in OP_TABLE]
+    """The op names a literal collection holds: its elements, or a dict's keys and values (a table of torch
+    spellings to ops is a hand-kept list of ops as much as a set of them is)."""
+    elts = [k for k in node.keys if k is not None] + node.values if isinstance(node, ast.Dict) else node.elts
+    return [n for e in elts for n in _names_in(e)]
 
 
 def _mentions_op(node) -> bool:
@@ -81,6 +102,11 @@ def test_no_hand_kept_op_collection_outside_the_table():
     'if p.op.startswith("Dropout"):\n    pass',
     'if n["op"].startswith(("Conv", "BatchNorm")):\n    pass',
     'if "MaxPool" in node.op:\n    pass',
+    # a table of spellings whose values are ops: the parser's old _REDUCE_OPS, _F_ACT, Transformer parts
+    '_REDUCE = {"mean": "Mean", "sum": "Sum"}',
+    '_ACT = {"relu": ("ReLU", []), "gelu": ("GELU", ["approximate"])}',
+    'name = {ast.Add: "Add", ast.Sub: "Sub"}.get(op)',
+    'PARTS = (("encoder", "TransformerEncoder", "n"), ("decoder", "TransformerDecoder", "m"))',
 ])
 def test_the_scan_fails_on_each_way_of_keeping_a_list(source):
     assert hand_kept_op_lists(source)
@@ -90,6 +116,8 @@ def test_the_scan_fails_on_each_way_of_keeping_a_list(source):
     'if node.op == "Linear":\n    pass',
     'DTYPES = ("float32", "int64")',
     'if path.endswith(".json"):\n    pass',
+    'OPS = {"relu": "ReLU"}',
+    'SYMBOLS = {ast.Add: "+", ast.Sub: "-"}',
 ])
 def test_the_scan_lets_one_op_and_other_strings_be(source):
     assert not hand_kept_op_lists(source)
@@ -121,6 +149,27 @@ def test_queries_answer_from_the_entries():
     assert has("Reshape", "view-if-contiguous") and not has("Reshape", "view") and not has("NoSuchOp", "view")
     assert ops_of("conv") == {f"Conv{n}d" for n in (1, 2, 3)} | {f"ConvTranspose{n}d" for n in (1, 2, 3)}
     assert OP_TABLE["Index"].positions == 1 and OP_TABLE["Embedding"].positions == 0
+
+
+def test_the_parser_asks_the_table_for_torch_spellings():
+    assert by_functional("relu_").name == "ReLU" and by_functional("max_pool2d_with_indices").name == "MaxPool2d"
+    assert by_functional("gelu").functional_args == ("approximate",)
+    assert by_functional("max_pool2d").functional_args is None  # lines up with the constructor
+    assert by_functional("prelu") is None and by_functional("linear") is None  # read by their own code
+    assert by_torch_function("selu") == "SELU" and by_tensor_method("tanh_") == "Tanh"
+    assert by_tensor_method("selu") is None
+    assert [by_einops_reduction(r) for r in ("mean", "sum", "max", "min", "prod")] == ["Mean", "Sum", "Amax", "Amin",
+                                                                                      None]
+    assert [by_operator(s) for s in "+-*/@"] == ["Add", "Sub", "Mul", "Div", None]
+
+
+def test_a_spelling_two_ops_claim_fails_when_the_table_is_built():
+    from archcurator.core.ops.base import OpSpec
+
+    a = OpSpec("A", "tensor", (), lambda ctx: [], lambda a: None, functional=("relu",))
+    b = OpSpec("B", "tensor", (), lambda ctx: [], lambda a: None, functional=("relu",))
+    with pytest.raises(RuntimeError, match="'relu' names both A and B"):
+        spellings([a, b], "functional")
 
 
 # ---- the traits that say what torch does, measured -----------------------------------------------------------
@@ -171,3 +220,46 @@ def test_an_op_that_moves_values_keeps_the_multiset_of_them(op):
     xs, out = _run(op, train=False)
     have = set(torch.unique(xs[0]).tolist())
     assert set(torch.unique(out[0]).tolist()) <= have
+
+
+def _default_module(op: str):
+    spec = OP_TABLE[op]
+    mod = spec.build(spec.resolve_args({})[0])
+    mod.eval()
+    return mod
+
+
+@pytest.mark.parametrize("op", sorted(name for name, s in OP_TABLE.items() if s.functional_args is not None))
+def test_an_activation_functional_computes_its_module_with_the_args_it_names(op):
+    """F.<spelling>(x, **the functional_args) gives what the module gives: the spelling and the names are torch's."""
+    import torch
+    import torch.nn.functional as F
+
+    spec = OP_TABLE[op]
+    xs, out = _run(op, train=False)
+    args = spec.resolve_args(EXAMPLES[op][1])[0]
+    for word in spec.functional:
+        got = getattr(F, word)(xs[0].clone(), **{k: args[k] for k in spec.functional_args})
+        assert torch.equal(got, out[0]), f"F.{word}"
+
+
+@pytest.mark.parametrize("op", sorted(name for name, s in OP_TABLE.items() if s.torch_functions or s.tensor_methods))
+def test_a_torch_function_or_method_spelling_computes_its_module_with_defaults(op):
+    import torch
+
+    spec = OP_TABLE[op]
+    x = torch.randn(2, 3, 4)
+    want = _default_module(op)(x.clone())
+    for word in spec.torch_functions:
+        assert torch.equal(getattr(torch, word)(x.clone()), want), f"torch.{word}"
+    for word in spec.tensor_methods:
+        assert torch.equal(getattr(x.clone(), word)(), want), f".{word}()"
+
+
+@pytest.mark.parametrize("op", sorted(name for name, s in OP_TABLE.items() if s.functional
+                                      and s.functional_args is None))
+def test_a_module_like_functional_is_torchs(op):
+    import torch.nn.functional as F
+
+    for word in OP_TABLE[op].functional:
+        assert callable(getattr(F, word, None)), f"F.{word}"

@@ -63,7 +63,8 @@ CACHE_SIZE = 32  # prepared designs kept for instant back/next
 ACTION_HELP = {
     "help": "Every key, and where the config file lives",
     "quit": "Quit (waits for judgments to be saved; asks what to do with runs still going)",
-    "undo": "Undo your last step (a verdict, a note, a bulk verdict, a flag, a missed defect), even after a restart",
+    "undo": ("Undo your newest step (a verdict, a note, a bulk verdict, a flag, a missed defect, a "
+             "knowledge-base operation), even after a restart"),
     "reports": "Refusal rate by author; precision per rule; agreement between two curators",
     "refresh": "Re-read the store now (the app also re-reads it by itself within a second of an import or "
                "archive from the command line)",

@@ -109,11 +109,27 @@ def _over_budget(ctx):
 
 EFFICIENCY_WIDTH_NOT_MULTIPLE_OF_8 = Rule("efficiency.width-not-multiple-of-8", W, "efficiency",
     "Hidden width not a multiple of 8",
-    condition="A hidden Linear/convolution (not the output layer) of width >= 64 whose output width is "
-              "not a multiple of 8.",
+    condition="A hidden Linear/convolution of width >= 64 whose output width is not a multiple of 8. A head (a "
+              "layer no other weighted layer reads after it: the classes, the vocabulary, the output channels) "
+              "has the task's width, not a chosen one, and is not warned.",
     why="Tensor cores work on tiles of 8 (fp16) or 16; odd widths fall back to slower kernels or pad "
         "silently.",
     fix="Round the width to a multiple of 8 (or 64 for the best kernels).")
+
+WEIGHTED = ops_with("weighted")
+
+
+def _feeds_a_layer(ctx) -> dict:
+    """node id -> whether a weighted layer reads its result, directly or through other ops (one pass in
+    reverse topological order)."""
+    answer: dict[str, bool] | None = ctx.memo.get("feeds_a_layer")
+    if answer is None:
+        answer = {}
+        ctx.memo["feeds_a_layer"] = answer
+        for n in reversed(ctx.inf.order or ctx.design.topo_order()):
+            answer[n.id] = any(ctx.nodes[u].op in WEIGHTED or answer.get(u, False)
+                               for u in ctx.users.get(n.id, ()) if u in ctx.nodes)
+    return answer
 
 
 @node_check(EFFICIENCY_WIDTH_NOT_MULTIPLE_OF_8, ops=tuple(sorted(ops_with("weighted"))))
@@ -122,8 +138,8 @@ def _width_multiple(node, ctx):
     width = a.get("out_features", a.get("out_channels"))
     if not isinstance(width, int) or width < 64 or width % 8 == 0:
         return
-    if node.id in _output_ids(ctx):
-        return
+    if node.id in _output_ids(ctx) or not _feeds_a_layer(ctx).get(node.id, False):
+        return  # a head: its width is the task's
     yield f"{node.op} {node.id!r} outputs {width}, not a multiple of 8"
 
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from .. import dims as D
 from ..graph import parse_ref
 from ..ops import ops_with
 from ..ops.activation import SATURATING
 from ..rule import Rule
 from .base import graph_check, node_check
+from .shape import _data_dependent
 
 W = "warn"
 WEIGHTED = ops_with("weighted")
@@ -21,6 +23,7 @@ DROPOUTS = ops_with("dropout")
 POOLS = ops_with("pools")
 NONLINEAR = ops_with("nonlinear")
 DEEP_NO_NORM = 12
+DEEP_NO_NORM_JOINS = 8  # residual joins on one path: ResNet-18's eight blocks
 DEEP_NO_RESIDUAL = 20
 DEEP_SATURATING = 6
 # ops a query or key passes through unchanged in kind on its way to the scores: views, splits, dropout
@@ -50,10 +53,26 @@ def _weighted_depth(ctx) -> int:
 
 
 NUMERICS_DEEP_NO_NORM = Rule("numerics.deep-no-norm", W, "numerics", "Deep stack without normalisation",
-    condition=f"At least {DEEP_NO_NORM} weighted layers on one path and no normalisation layer anywhere.",
+    condition=f"At least {DEEP_NO_NORM} weighted layers on one path and no normalisation layer anywhere; in a "
+              f"residual design (Adds joining a branch to its input), at least {DEEP_NO_NORM_JOINS} joins on one "
+              "path as well: each join adds its branch's variance to the stream, while a few blocks with identity "
+              "shortcuts (a WaveNet's gated layers) train without norms.",
     why="Activations and gradients drift in scale with depth; training needs careful init and low learning "
         "rates, or diverges.",
     fix="Add BatchNorm after convolutions or LayerNorm in MLP/Transformer blocks.")
+
+
+def _is_join(node) -> bool:
+    return node.op in SHORTCUTS and len(set(node.inputs)) >= 2
+
+
+def _join_depth(ctx) -> int:
+    """Joins of two paths (residual Adds, concatenated skips) on the path that holds the most of them."""
+    depth: dict = {}
+    for node in ctx.inf.order or ctx.design.topo_order():
+        best = max((depth.get(o, 0) for o in ctx.operands.get(node.id, [])), default=0)
+        depth[node.id] = best + (1 if _is_join(node) else 0)
+    return max(depth.values(), default=0)
 
 
 @graph_check(NUMERICS_DEEP_NO_NORM)
@@ -61,8 +80,11 @@ def _deep_no_norm(ctx):
     if any(n.op in NORMS for n in ctx.design.nodes):
         return
     d = weighted_depth(ctx)
-    if d >= DEEP_NO_NORM:
-        yield [], f"{d} weighted layers deep with no normalisation layer"
+    if d < DEEP_NO_NORM:
+        return
+    if any(_is_join(n) for n in ctx.design.nodes) and _join_depth(ctx) < DEEP_NO_NORM_JOINS:
+        return
+    yield [], f"{d} weighted layers deep with no normalisation layer"
 
 
 NUMERICS_DEEP_NO_RESIDUAL = Rule("numerics.deep-no-residual", W, "numerics", "Very deep without residual connections",
@@ -240,22 +262,101 @@ EMBEDDING_PATH = ops_with("adds-no-position")
 
 NUMERICS_ATTENTION_NO_SCALE = Rule("numerics.attention-no-scale", W, "numerics",
     "Hand-built attention without 1/sqrt(d) scaling",
-    condition="A Softmax over a MatMul of two projections (hand-built attention) with no Scale or Div "
-              "between them or on the query/key.",
+    condition="A Softmax over a product (MatMul, or a two-operand Einsum) of a query and a key, reached through "
+              "masks and additive biases, with no scaling (Scale by a factor other than +-1, or Div) between "
+              "them or on the query/key on their way from their projections (through views and a rotary "
+              "embedding's Mul/Add). Not attention, and not warned: a product with a fixed table (a codebook or "
+              "class prototypes the data never reaches and no layer projects: a softmax over negative distances "
+              "to a codebook), and cosine attention (both operands normalised).",
     why="Dot products grow with the head width; unscaled scores saturate the softmax and its gradients "
         "vanish.",
     fix="Multiply the scores (or the query) by 1/sqrt(head_dim) with Scale.")
 
+# a rotary embedding rotates q and k by tables (q * cos + rotate_half(q) * sin): walked through on the way
+# up from the product to the projection, so a scale applied to q before the rotation is seen
+ROTATION_PATH = QUERY_PATH | ops_with("rotary-step")
+SCORE_WALK_LIMIT = 64  # nodes looked at per softmax or operand: score and query paths are short
+
+
+def _is_scaling(node, ctx) -> bool:
+    if node.op not in SCALES:
+        return False
+    if node.op == "Scale":
+        v = ctx.args(node).get("value")
+        return not isinstance(v, (int, float)) or abs(v) != 1  # a negation (rotate_half's -x2) is no scaling
+    return True
+
+
+def _fed_by(ctx, node, through: frozenset | set, want) -> tuple:
+    """Walk up from `node` through ops in `through` along the operands that carry data (a design input
+    upstream; any non-source operand when none does), at most SCORE_WALK_LIMIT nodes; return (the nodes met
+    outside `through`, whether a node for which want(node) holds was walked through)."""
+    dd = _data_dependent(ctx)
+    seen: set[str] = set()
+    stack, ends, hit = [node], [], False
+    while stack and len(seen) < SCORE_WALK_LIMIT:
+        cur = stack.pop()
+        if cur is None or cur.id in seen:
+            continue
+        seen.add(cur.id)
+        if cur.op not in through:
+            ends.append(cur)
+            continue
+        hit = hit or want(cur)
+        cands = [ctx.nodes.get(o) for o in ctx.operands.get(cur.id, ())]
+        cands = [c for c in cands if c is not None and c.op not in SOURCES]
+        carrying = [c for c in cands if dd.get(c.id, True)]
+        stack.extend(carrying or cands)
+    return ends, hit
+
+
+def _projected(ctx) -> dict:
+    """node id -> whether a weighted layer lies upstream of it (one pass in topological order)."""
+    answer: dict[str, bool] | None = ctx.memo.get("projected")
+    if answer is None:
+        answer = {}
+        ctx.memo["projected"] = answer
+        for n in ctx.inf.order or ctx.design.topo_order():
+            answer[n.id] = n.op in WEIGHTED or any(answer.get(o, False) for o in ctx.operands.get(n.id, ()))
+    return answer
+
+
+def _fixed_table(ctx, ref) -> bool:
+    """A tensor no design input reaches and no layer projects: a codebook, a prototype table (learned
+    queries projected by a Linear, as a Perceiver's latents, are still queries)."""
+    node = ctx.nodes.get(ref)
+    if node is None:
+        return False  # a design input
+    return not _data_dependent(ctx).get(ref, True) and not _projected(ctx).get(ref, False)
+
 
 @node_check(NUMERICS_ATTENTION_NO_SCALE, ops=("Softmax",))
 def _attention_no_scale(node, ctx):
-    src, scaled = _walk_up(ctx, ctx.producer(node), SCORE_PATH, SCALES)
-    if src is None or src.op != "MatMul" or scaled:
-        return
-    for o in ctx.operands.get(src.id, []):
-        if _walk_up(ctx, ctx.nodes.get(o), QUERY_PATH, SCALES)[1]:
-            return
-    yield [src.id, node.id], f"scores {src.id!r} reach Softmax {node.id!r} without 1/sqrt(d) scaling"
+    products, _ = _fed_by(ctx, ctx.producer(node), SCORE_PATH, lambda n: False)
+    for src in products:
+        ops = ctx.operands.get(src.id, [])
+        if not (src.op == "MatMul" or (src.op == "Einsum" and len(ops) == 2)):
+            continue
+        # a scaling between the product and the softmax, on the path that reaches this product
+        def scales_this(n, src=src):
+            return _is_scaling(n, ctx) and _reaches(ctx, n, src)
+
+        if _fed_by(ctx, ctx.producer(node), SCORE_PATH, scales_this)[1]:
+            continue
+        if any(_fixed_table(ctx, o) for o in ops):
+            continue
+        walks = [_fed_by(ctx, ctx.nodes.get(o), ROTATION_PATH, lambda n: _is_scaling(n, ctx)) for o in ops]
+        if any(hit for _, hit in walks):
+            continue
+        if walks and all(ends and all(e.op == "Normalize" for e in ends) for ends, _ in walks):
+            continue  # cosine attention: the scores are bounded whatever the width
+        yield [src.id, node.id], f"scores {src.id!r} reach Softmax {node.id!r} without 1/sqrt(d) scaling"
+
+
+def _reaches(ctx, node, target) -> bool:
+    """Whether `target` is upstream of `node` along the score path (a short walk)."""
+    ends, _ = _fed_by(ctx, node, SCORE_PATH, lambda n: False)
+    return any(e.id == target.id for e in ends)
 
 
 NUMERICS_DOUBLE_ACTIVATION = Rule("numerics.double-activation", W, "numerics", "Activation applied twice",
@@ -273,7 +374,9 @@ def _double_activation(node, ctx):
 
 
 NUMERICS_LINEAR_COLLAPSE = Rule("numerics.linear-collapse", W, "numerics", "Two Linear layers with nothing between",
-    condition="A Linear fed directly by another Linear (no activation, norm or other op between).",
+    condition="A Linear fed directly by another Linear (no activation, norm or other op between), unless the pair "
+              "is a low-rank factorisation: a middle width r with in*r + r*out < in*out (a bottleneck that "
+              "holds fewer weights than the one Linear it composes to, as LoRA or a factorised projection).",
     why="Two affine maps compose into one: the extra layer adds parameters and FLOPs but no capacity.",
     fix="Insert a nonlinearity between them, or merge them into one Linear.")
 
@@ -281,8 +384,13 @@ NUMERICS_LINEAR_COLLAPSE = Rule("numerics.linear-collapse", W, "numerics", "Two 
 @node_check(NUMERICS_LINEAR_COLLAPSE, ops=("Linear",))
 def _linear_collapse(node, ctx):
     p = ctx.producer(node)
-    if p is not None and p.op == "Linear" and len(ctx.users.get(p.id, [])) == 1:
-        yield [p.id, node.id], f"Linear {p.id!r} feeds Linear {node.id!r} with no nonlinearity between"
+    if p is None or p.op != "Linear" or len(ctx.users.get(p.id, [])) != 1:
+        return
+    a, b = ctx.args(p), ctx.args(node)
+    n_in, r, n_out = a.get("in_features"), a.get("out_features"), b.get("out_features")
+    if all(isinstance(v, int) for v in (n_in, r, n_out)) and n_in * r + r * n_out < n_in * n_out:
+        return  # a rank-r factorisation: fewer weights than the merged layer, on purpose
+    yield [p.id, node.id], f"Linear {p.id!r} feeds Linear {node.id!r} with no nonlinearity between"
 
 
 NUMERICS_HIGH_DROPOUT = Rule("numerics.high-dropout", W, "numerics", "Dropout rate very high",
@@ -311,10 +419,28 @@ def _softmax_dim(node, ctx):
         yield f"{node.op} {node.id!r} has no dim; torch will guess one"
 
 
+BN_VALUES_PER_SAMPLE = 16  # values per channel in one sample from which batch statistics are as good as a batch's
+
+
 NUMERICS_BATCHNORM_BATCH_ONE = Rule("numerics.batchnorm-batch-one", W, "numerics", "BatchNorm with a batch of one",
-    condition="The design declares train.batch_size = 1 and contains a BatchNorm.",
-    why="Batch statistics over one sample are noise (BatchNorm1d on 2-D input raises in training).",
+    condition="The design declares train.batch_size = 1, trains, and a BatchNorm normalises fewer than "
+              f"{BN_VALUES_PER_SAMPLE} values per channel in a sample (a [1, C] vector, a small map). A BatchNorm2d "
+              "over an HxW map at batch 1 takes its statistics over H*W values per channel, as an instance norm "
+              "does, and trains (U-Nets at batch 1): not warned.",
+    why="Batch statistics over a handful of values are noise (BatchNorm1d on 2-D input raises in training).",
     fix="Use a larger batch, or GroupNorm/LayerNorm.")
+
+
+def _values_per_channel(ctx, node):
+    """How many values one sample gives each channel of a BatchNorm (the sizes after the channel dim), with
+    the declared sizes put in; None when not known."""
+    t = ctx.inf.type_of(node.inputs[0]) if node.inputs else None
+    if t is None or t.shape is None or len(t.shape) < 2:
+        return None
+    count = D.prod(t.shape[2:])
+    if not D.is_const(count) and ctx.inf.declared:
+        count = D.substitute(count, ctx.inf.declared)
+    return count if D.is_const(count) else None
 
 
 @graph_check(NUMERICS_BATCHNORM_BATCH_ONE)
@@ -323,9 +449,11 @@ def _bn_batch_one(ctx):
     # in eval BatchNorm normalises with its running statistics, so one sample is as good as many
     if train.get("batch_size") != 1 or train.get("mode") == "eval":
         return
-    bns = [n.id for n in ctx.design.nodes if n.op in BATCHNORMS]
+    bns = [n.id for n in ctx.design.nodes if n.op in BATCHNORMS
+           and (_values_per_channel(ctx, n) or 0) < BN_VALUES_PER_SAMPLE]
     if bns:
-        yield bns, f"{len(bns)} BatchNorm layer(s) with batch_size=1"
+        yield bns, (f"{len(bns)} BatchNorm layer(s) with batch_size=1 over fewer than {BN_VALUES_PER_SAMPLE} "
+                    "values per channel")
 
 
 NUMERICS_POOL_AFTER_GLOBAL = Rule("numerics.pool-after-global", W, "numerics", "Pooling an already pooled map",

@@ -37,6 +37,7 @@ SHAPE_SILENT_BROADCAST = Rule("shape.silent-broadcast", W, "shape", "Residual th
     fix="Make both operands the same shape (project or pool the shortcut), or state the broadcast on "
         "purpose with Expand.")
 REDUCTIONS = ops_with("reduces")
+SPLITS = ops_with("split-view")
 
 
 @node_check(SHAPE_SILENT_BROADCAST, ops=tuple(sorted(ops_with("adds"))))
@@ -115,6 +116,15 @@ def _made_by_shape_only(ctx, feeder, t) -> str | None:
     (an Unsqueeze, a Reshape to [B, C, 1, 1]); else None. Read off shapes, not op names."""
     if feeder is None or ctx.inf.params.get(feeder.id, 0) or not feeder.inputs or t.shape is None:
         return None
+    while feeder.op in SPLITS and feeder.inputs:
+        # a piece of a split (adaLN's shift, scale and gate chunked from one [B, 1, 6d] projection) keeps
+        # the size-1 dims of what was split: the idiom is that tensor's
+        whole = ctx.inf.type_of(feeder.inputs[0])
+        above = ctx.nodes.get(ctx.operands.get(feeder.id, [None])[0])
+        if whole.shape is None or above is None or len(whole.shape) != len(t.shape) or not above.inputs \
+                or ctx.inf.params.get(above.id, 0):
+            return None
+        feeder, t = above, whole
     src = ctx.inf.type_of(feeder.inputs[0]).shape
     out = tuple(t.shape)
     if src is None or tuple(src) == out:

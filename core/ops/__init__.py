@@ -33,6 +33,52 @@ for _family in FAMILIES:
         OP_TABLE[_spec.name] = _spec
 
 
+def spellings(specs, field: str) -> dict[str, str]:
+    """spelling -> op name for one of the OpSpec fields that name the op's torch spellings; a spelling two ops
+    claim fails here, when the table is built."""
+    out: dict[str, str] = {}
+    for spec in specs:
+        value = getattr(spec, field)
+        for word in (value,) if isinstance(value, str) else value or ():
+            if word in out:
+                raise RuntimeError(f"{field} {word!r} names both {out[word]} and {spec.name}")
+            out[word] = spec.name
+    return out
+
+
+_BY_FUNCTIONAL = spellings(OP_TABLE.values(), "functional")
+_BY_TORCH_FUNCTION = spellings(OP_TABLE.values(), "torch_functions")
+_BY_TENSOR_METHOD = spellings(OP_TABLE.values(), "tensor_methods")
+_BY_EINOPS_REDUCTION = spellings(OP_TABLE.values(), "einops_reduction")
+_BY_OPERATOR = spellings(OP_TABLE.values(), "operator")
+
+
+def by_functional(name: str) -> OpSpec | None:
+    """The op that torch.nn.functional.`name` is (`OpSpec.functional`), or None."""
+    op = _BY_FUNCTIONAL.get(name)
+    return None if op is None else OP_TABLE[op]
+
+
+def by_torch_function(name: str) -> str | None:
+    """The op that torch.`name`(x) is, with its defaults (`OpSpec.torch_functions`), or None."""
+    return _BY_TORCH_FUNCTION.get(name)
+
+
+def by_tensor_method(name: str) -> str | None:
+    """The op that x.`name`() is, with its defaults (`OpSpec.tensor_methods`), or None."""
+    return _BY_TENSOR_METHOD.get(name)
+
+
+def by_einops_reduction(name: str) -> str | None:
+    """The op of einops' reduction `name` ("mean", "max"; `OpSpec.einops_reduction`), or None."""
+    return _BY_EINOPS_REDUCTION.get(name)
+
+
+def by_operator(symbol: str) -> str | None:
+    """The op that the Python operator `symbol` ("+") between two tensors is (`OpSpec.operator`), or None."""
+    return _BY_OPERATOR.get(symbol)
+
+
 
 def ops_with(*traits: str, family: str | None = None) -> frozenset:
     """The ops that have every one of `traits` (and are of `family`, when given). Consumers ask this
@@ -56,4 +102,5 @@ def ops_of(family: str) -> frozenset:
     return frozenset(name for name, spec in OP_TABLE.items() if spec.family == family)
 
 
-__all__ = ["OP_TABLE", "ops_with", "ops_of", "has", "OpSpec", "Arg", "REQUIRED", "InferCtx", "TensorType", "UNKNOWN"]
+__all__ = ["OP_TABLE", "ops_with", "ops_of", "has", "by_functional", "by_torch_function", "by_tensor_method",
+           "by_einops_reduction", "by_operator", "OpSpec", "Arg", "REQUIRED", "InferCtx", "TensorType", "UNKNOWN"]

@@ -182,7 +182,7 @@ def _arg_check(test, words):
 
 
 def _act(name, args=(), infer=_float_only, param_shapes=None, saturating=False, rules=(), dtype_key=None,
-         traits=(), scalar=None):
+         traits=(), scalar=None, **spellings):
     accepts = getattr(infer, "accepts", "")
     own = (DTYPE_INT_INTO_FLOAT,) if accepts in ("float", "number", "promote-number") or \
         infer in (_softmax_like, _softmax2d, _glu, _prelu) else ()
@@ -192,26 +192,38 @@ def _act(name, args=(), infer=_float_only, param_shapes=None, saturating=False, 
                   accepts="any" if accepts in ("any", "promote") else "float",
                   param_shapes=param_shapes or (lambda a: []), doc="saturating" if saturating else "",
                   rules=own + tuple(rules),
-                  dtype_key=dtype_key, traits=traits, scalar=scalar)
+                  dtype_key=dtype_key, traits=traits, scalar=scalar, **spellings)
 
 
 _NUMBER = _dtypes("number")
 
 OPS = [
     _act("ReLU", [INPLACE], infer=_NUMBER, traits=("activation", "keeps-max", "non-negative", "nonlinear"),
-         scalar=lambda v: max(v, 0)),
-    _act("ReLU6", [INPLACE], infer=_NUMBER, traits=("activation", "non-negative", "nonlinear")),
-    _act("LeakyReLU", [Arg("negative_slope", 0.01, NUM), INPLACE], traits=("activation", "nonlinear")),
-    _act("ELU", [Arg("alpha", 1.0, NUM), INPLACE], traits=("activation", "nonlinear")),
+         scalar=lambda v: max(v, 0),
+         functional=("relu", "relu_"), functional_args=(), torch_functions=("relu", "relu_"),
+         tensor_methods=("relu", "relu_")),
+    _act("ReLU6", [INPLACE], infer=_NUMBER, traits=("activation", "non-negative", "nonlinear"),
+         functional=("relu6",), functional_args=()),
+    _act("LeakyReLU", [Arg("negative_slope", 0.01, NUM), INPLACE], traits=("activation", "nonlinear"),
+         functional=("leaky_relu",), functional_args=("negative_slope",)),
+    _act("ELU", [Arg("alpha", 1.0, NUM), INPLACE], traits=("activation", "nonlinear"),
+         functional=("elu",), functional_args=("alpha",)),
     _act("CELU", [Arg("alpha", 1.0, NUM), INPLACE],
          infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["alpha"] != 0, lambda a: "alpha cannot be 0")),
-         rules=(CONNECTIVITY_BAD_ARG,)),
-    _act("SELU", [INPLACE], traits=("activation", "nonlinear")),
-    _act("GELU", [Arg("approximate", "none", Enum("none", "tanh"))], traits=("activation", "nonlinear")),
-    _act("SiLU", [INPLACE], traits=("activation", "nonlinear")),
-    _act("Mish", [INPLACE], traits=("activation", "nonlinear")),
-    _act("Hardswish", [INPLACE], traits=("activation", "nonlinear")),
-    _act("Hardsigmoid", [INPLACE], saturating=True, traits=("activation", "nonlinear")),
+         rules=(CONNECTIVITY_BAD_ARG,),
+         functional=("celu",), functional_args=("alpha",), torch_functions=("celu",)),
+    _act("SELU", [INPLACE], traits=("activation", "nonlinear"),
+         functional=("selu",), functional_args=(), torch_functions=("selu",)),
+    _act("GELU", [Arg("approximate", "none", Enum("none", "tanh"))], traits=("activation", "nonlinear"),
+         functional=("gelu",), functional_args=("approximate",)),
+    _act("SiLU", [INPLACE], traits=("activation", "nonlinear"),
+         functional=("silu",), functional_args=()),
+    _act("Mish", [INPLACE], traits=("activation", "nonlinear"),
+         functional=("mish",), functional_args=()),
+    _act("Hardswish", [INPLACE], traits=("activation", "nonlinear"),
+         functional=("hardswish",), functional_args=()),
+    _act("Hardsigmoid", [INPLACE], saturating=True, traits=("activation", "nonlinear"),
+         functional=("hardsigmoid",), functional_args=()),
     _act("Hardtanh", [Arg("min_val", -1.0, NUM), Arg("max_val", 1.0, NUM), INPLACE],
          infer=_with_arg_rule(_NUMBER, _arg_check(lambda a: a["max_val"] > a["min_val"],
                                                   lambda a: f"max_val ({a['max_val']}) must be greater than "
@@ -219,7 +231,8 @@ OPS = [
          saturating=True, rules=(CONNECTIVITY_BAD_ARG,),
          # uint8 takes limits it can hold once made integers (truncated: -0.5 is 0): not negative, not past 255
          dtype_key=lambda a: "Hardtanh[limits in 0..255]" if 0 <= int(a["min_val"]) and 0 <= int(a["max_val"]) <= 255
-         else "Hardtanh", traits=("activation", "nonlinear")),
+         else "Hardtanh", traits=("activation", "nonlinear"),
+         functional=("hardtanh",), functional_args=("min_val", "max_val")),
     _act("Threshold", [Arg("threshold", kind=NUM), Arg("value", kind=NUM), INPLACE],
          infer=_with_arg_rule(_NUMBER, _fits_dtype), rules=(CONNECTIVITY_BAD_ARG,)),
     _act("Hardshrink", [Arg("lambd", 0.5, NUM)]),
@@ -231,32 +244,46 @@ OPS = [
          infer=_with_arg_rule(_float_only, _arg_check(lambda a: a["lower"] <= a["upper"],
                                                       lambda a: "lower must be <= upper")),
          rules=(CONNECTIVITY_BAD_ARG,)),
-    _act("Softplus", [Arg("beta", 1.0, NUM), Arg("threshold", 20.0, NUM)], traits=("activation", "nonlinear")),
-    _act("LogSigmoid"),
-    _act("Softsign", infer=_dtypes("promote-number")),
-    _act("Tanhshrink", infer=_dtypes("promote-number")),
-    _act("Tanh", infer=_promote, saturating=True, traits=("activation", "nonlinear"), scalar=math.tanh),
+    _act("Softplus", [Arg("beta", 1.0, NUM), Arg("threshold", 20.0, NUM)], traits=("activation", "nonlinear"),
+         functional=("softplus",), functional_args=("beta", "threshold")),
+    _act("LogSigmoid", functional=("logsigmoid",), functional_args=()),
+    _act("Softsign", infer=_dtypes("promote-number"),
+         functional=("softsign",), functional_args=()),
+    _act("Tanhshrink", infer=_dtypes("promote-number"),
+         functional=("tanhshrink",), functional_args=()),
+    _act("Tanh", infer=_promote, saturating=True, traits=("activation", "nonlinear"), scalar=math.tanh,
+         functional=("tanh",), functional_args=(), torch_functions=("tanh",), tensor_methods=("tanh", "tanh_")),
     _act("Sigmoid", infer=_promote, saturating=True, traits=("activation", "nonlinear"),
-         scalar=lambda v: 1 / (1 + math.exp(-v)) if v > -700 else 0.0),
+         scalar=lambda v: 1 / (1 + math.exp(-v)) if v > -700 else 0.0,
+         functional=("sigmoid",), functional_args=(), torch_functions=("sigmoid",),
+         tensor_methods=("sigmoid", "sigmoid_")),
     _act("PReLU", [Arg("num_parameters", 1, POS), Arg("init", 0.25, NUM)], infer=_prelu,
          param_shapes=lambda a: [("weight", (a["num_parameters"],))], rules=(SHAPE_NORM_FEATURES, SHAPE_RANK),
          traits=("activation", "nonlinear")),
     _act("Softmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like,
-         traits=("meta-blind", "nonlinear", "softmax")),
+         traits=("meta-blind", "nonlinear", "softmax"),
+         functional=("softmax",), functional_args=("dim",)),
     _act("LogSoftmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like,
-         traits=("meta-blind", "nonlinear", "softmax")),
-    _act("Softmin", [Arg("dim", None, Optional(INT))], infer=_softmax_like, traits=("nonlinear", "softmax")),
+         traits=("meta-blind", "nonlinear", "softmax"),
+         functional=("log_softmax",), functional_args=("dim",)),
+    _act("Softmin", [Arg("dim", None, Optional(INT))], infer=_softmax_like, traits=("nonlinear", "softmax"),
+         functional=("softmin",), functional_args=("dim",)),
     _act("Softmax2d", infer=_softmax2d, rules=(SHAPE_RANK,)),
-    _act("GLU", [Arg("dim", -1, INT)], infer=_glu, rules=(SHAPE_DIM_RANGE, SHAPE_GLU_ODD, SHAPE_RANK)),
+    _act("GLU", [Arg("dim", -1, INT)], infer=_glu, rules=(SHAPE_DIM_RANGE, SHAPE_GLU_ODD, SHAPE_RANK),
+         functional=("glu",), functional_args=("dim",)),
     # torch.nn.Identity(*args, **kwargs) takes and ignores any argument (measured)
     OpSpec("Identity", "activation", (), _dtypes("any"), tb.module("Identity"), accepts="any",
            extra=Kind(lambda v: True, "anything"), traits=("adds-no-position", "moves-values", "view")),
 ]
+# F.feature_alpha_dropout is not read as FeatureAlphaDropout (the parser never has)
+_DROPOUT_FUNCTIONAL = {"Dropout": ("dropout",), "Dropout1d": ("dropout1d",), "Dropout2d": ("dropout2d",),
+                       "Dropout3d": ("dropout3d",), "AlphaDropout": ("alpha_dropout",)}
 for _name in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "FeatureAlphaDropout"):
     OPS.append(OpSpec(_name, "activation", (Arg("p", 0.5, PROB), INPLACE), _dropout, tb.module(_name),
                       rules=(DTYPE_INT_INTO_FLOAT, SHAPE_RANK),
                       # the dtype table was measured at p = 0.5; p = 0 and p = 1 never rescale (see _dropout)
                       measured_for=lambda a: _rescales(a.get("p", 0.5)),
-                      traits=("dropout", "adds-no-position") if _name == "Dropout" else ("dropout",)))
+                      traits=("dropout", "adds-no-position") if _name == "Dropout" else ("dropout",),
+                      functional=_DROPOUT_FUNCTIONAL.get(_name, ())))
 
 SATURATING = {op.name for op in OPS if op.doc == "saturating"}

@@ -607,5 +607,7 @@ OPS = [
            _transformer_infer, tb.custom("Transformer"), arity=(2, 5), params=_transformer_params,
            param_shapes=_transformer_shapes,
            flops=_transformer_flops, rules=ATTN_RULES + MASK_RULES + (SHAPE_BROADCAST,),
-           traits=("nonlinear", "normalises", "residual")),
+           traits=("nonlinear", "normalises", "residual"),
+           parts=(("encoder", "TransformerEncoder", "num_encoder_layers"),
+                  ("decoder", "TransformerDecoder", "num_decoder_layers"))),
 ]

@@ -597,6 +597,19 @@ class OpSpec:
     # one valid example, (operand (shape, dtype) pairs, args), that tests/test_ops.py runs against torch and the
     # dtype table is measured on; an op declared before this field keeps its example in examples.py
     example: tuple | None = None
+    # its spellings in torch's call surface, which the parser reads as this op (it asks by_functional & co. in
+    # core/ops, never a list of its own); each spelling names one op, or the table fails when it is built
+    functional: tuple = ()  # torch.nn.functional names: F.relu(x), F.relu_(x) are ReLU
+    # F.<name>(input, *these) of an activation-style functional: its positional args after the input (F.gelu's
+    # approximate); None: the functional's args line up with the constructor's, in order (F.max_pool2d)
+    functional_args: tuple | None = None
+    torch_functions: tuple = ()  # torch.<name>(x), read as this op with its defaults
+    tensor_methods: tuple = ()  # x.<name>(), read as this op with its defaults
+    einops_reduction: str | None = None  # the name einops.reduce / Reduce give this reduction ("mean")
+    operator: str | None = None  # the Python operator between two tensors that is this op ("+")
+    # (attribute, op, arg of its layer count) of each submodule torch builds inside it (nn.Transformer's encoder
+    # and decoder), which the parser builds so that a subclass reaches self.encoder
+    parts: tuple = ()
     arg_names: frozenset = field(default=frozenset(), init=False)
 
     def __post_init__(self) -> None:

@@ -106,6 +106,7 @@ SUPPORT = {
     'CircularPad2d': '....................',
     'CircularPad3d': '....................',
     'Clamp': '........ffffffffffff',
+    'Clamp[integer bounds]': '....................',
     'Concat': '....................',
     'Constant': '........ffffffffffff',
     'ConstantPad1d': '....................',

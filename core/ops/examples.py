@@ -164,6 +164,7 @@ VARIANTS = {
     "Interpolate[nearest]": ("Interpolate", [((1, 2, 5), F)], {"scale_factor": 2, "mode": "nearest"}),
     "Interpolate[bilinear]": ("Interpolate", [((1, 2, 5, 5), F)], {"scale_factor": 2, "mode": "bilinear"}),
     "Scale[integer value]": ("Scale", [((2, 3), F)], {"value": 2}),
+    "Clamp[integer bounds]": ("Clamp", [((3, 5), F)], {"min": -1, "max": 2}),
 }
 for _name in ("ReLU", "ReLU6", "LeakyReLU", "ELU", "SELU", "GELU", "SiLU", "Mish", "Hardswish", "Hardsigmoid",
               "Hardtanh", "Softplus", "Tanh", "Sigmoid", "Dropout", "Dropout1d", "Identity", "CELU", "Hardshrink",

@@ -327,7 +327,10 @@ DIMS = OneOf(INT, ListOf(INT, min_len=1))
 
 OPS = [
     OpSpec("Clamp", "tensor", (Arg("min", None, Optional(NUM)), Arg("max", None, Optional(NUM))), _clamp,
-           tb.custom("Clamp"), accepts="any", rules=(CONNECTIVITY_BAD_ARG,), traits=("functional",)),
+           tb.custom("Clamp"), accepts="any", rules=(CONNECTIVITY_BAD_ARG,), traits=("functional",),
+           # integer bounds keep an integer tensor's dtype (a float bound promotes it): another row of the table
+           dtype_key=lambda a: "Clamp" if any(isinstance(v, float) for v in (a["min"], a["max"]))
+           else "Clamp[integer bounds]"),
     OpSpec("Normalize", "tensor", (Arg("p", 2.0, NUM), Arg("dim", 1, INT), Arg("eps", 1e-12, NUM)), _normalize,
            tb.custom("Normalize"), rules=(SHAPE_DIM_RANGE, DTYPE_INT_INTO_FLOAT), traits=("functional",)),
     # torch.roll takes dims=[] as no dims: one shift of the flattened tensor

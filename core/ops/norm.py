@@ -270,7 +270,7 @@ OPS = [
            rules=_NORM_RULES, doc="process_group is null in a design (one process)",
            traits=("affine", "batchnorm", "nonlinear", "normalises")),
     OpSpec("LocalResponseNorm", "norm", _LRN_ARGS, _lrn_infer((3, 4, 5, 6, 7, 8)), tb.module("LocalResponseNorm"),
-           rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT, DTYPE_UNSUPPORTED)),
+           rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT, DTYPE_UNSUPPORTED), functional=("local_response_norm",)),
     OpSpec("CrossMapLRN2d", "norm", _LRN_ARGS, _lrn_infer((4,)), tb.module("CrossMapLRN2d"),
            rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT)),
 ]

@@ -276,19 +276,23 @@ for _n in (1, 2, 3):
                       rules=POOL_RULES + ((DTYPE_INT_INTO_FLOAT,) if _n == 1 else ()),
                       # 1-D max pooling with indices runs another kernel, which takes integers
                       measured_for=(lambda a: not a["return_indices"]) if _n == 1 else (lambda a: True),
-                      traits=("pools", "nonlinear")))
+                      traits=("pools", "nonlinear"),
+                      functional=(f"max_pool{_n}d",) + (("max_pool2d_with_indices",) if _n == 2 else ())))
     OPS.append(OpSpec(f"AvgPool{_n}d", "pooling", _avg_args(_n), _pool_infer(_n, "avg"), tb.module(f"AvgPool{_n}d"),
-                      rules=POOL_RULES + ((SHAPE_KERNEL_TOO_LARGE,) if _n == 3 else ()), traits=("pools",)))
+                      rules=POOL_RULES + ((SHAPE_KERNEL_TOO_LARGE,) if _n == 3 else ()), traits=("pools",),
+                      functional=(f"avg_pool{_n}d",)))
     OPS.append(OpSpec(f"LPPool{_n}d", "pooling", _lp_args(_n), _pool_infer(_n, "lp"), tb.module(f"LPPool{_n}d"),
                       rules=POOL_RULES + (DTYPE_INT_INTO_FLOAT,) + ((SHAPE_KERNEL_TOO_LARGE,) if _n == 3 else ()),
                       traits=("pools",)))
     OPS.append(OpSpec(f"AdaptiveAvgPool{_n}d", "pooling", (Arg("output_size", kind=_output_size(_n)),),
                       _adaptive_infer(_n), tb.module(f"AdaptiveAvgPool{_n}d"),
-                      rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT), traits=("adaptive", "pools")))
+                      rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT), traits=("adaptive", "pools"),
+                      functional=(f"adaptive_avg_pool{_n}d",)))
     OPS.append(OpSpec(f"AdaptiveMaxPool{_n}d", "pooling",
                       (Arg("output_size", kind=_output_size(_n)), Arg("return_indices", False, BOOL)),
                       _adaptive_infer(_n), tb.module(f"AdaptiveMaxPool{_n}d"),
-                      rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT), traits=("adaptive", "pools", "nonlinear")))
+                      rules=(SHAPE_RANK, DTYPE_INT_INTO_FLOAT), traits=("adaptive", "pools", "nonlinear"),
+                      functional=(f"adaptive_max_pool{_n}d",)))
     OPS.append(OpSpec(f"MaxUnpool{_n}d", "pooling",
                       (Arg("kernel_size", kind=Ints(_n)), Arg("stride", None, _stride(_n)),
                        Arg("padding", 0, Ints(_n, NAT))),

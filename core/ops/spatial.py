@@ -202,14 +202,15 @@ _FOLD = (Arg("kernel_size", kind=Ints(2)), Arg("dilation", 1, Ints(2)), Arg("pad
 
 OPS = [
     OpSpec("PixelShuffle", "spatial", (Arg("upscale_factor", kind=POS),), _pixel_shuffle, tb.module("PixelShuffle"),
-           accepts="any", rules=(SHAPE_RANK, SHAPE_CHANNEL_DIVISIBILITY), traits=("moves-values",)),
+           accepts="any", rules=(SHAPE_RANK, SHAPE_CHANNEL_DIVISIBILITY), traits=("moves-values",),
+           functional=("pixel_shuffle",)),
     OpSpec("PixelUnshuffle", "spatial", (Arg("downscale_factor", kind=POS),), _pixel_unshuffle,
            tb.module("PixelUnshuffle"), accepts="any", rules=(SHAPE_RANK, SHAPE_CHANNEL_DIVISIBILITY),
-           traits=("moves-values",)),
+           traits=("moves-values",), functional=("pixel_unshuffle",)),
     OpSpec("ChannelShuffle", "spatial", (Arg("groups", kind=POS),), _channel_shuffle, tb.module("ChannelShuffle"),
            accepts="any", rules=(SHAPE_RANK, SHAPE_CHANNEL_DIVISIBILITY), traits=("moves-values",)),
     OpSpec("Unfold", "spatial", _FOLD, _unfold, tb.module("Unfold"),
-           rules=(SHAPE_RANK, SHAPE_KERNEL_TOO_LARGE, DTYPE_INT_INTO_FLOAT)),
+           rules=(SHAPE_RANK, SHAPE_KERNEL_TOO_LARGE, DTYPE_INT_INTO_FLOAT), functional=("unfold",)),
     OpSpec("Fold", "spatial", (Arg("output_size", kind=Ints(2)),) + _FOLD, _fold, tb.module("Fold"),
            rules=(SHAPE_RANK, SHAPE_KERNEL_TOO_LARGE, SHAPE_CHANNEL_DIVISIBILITY, SHAPE_FOLD_BLOCKS,
                   DTYPE_INT_INTO_FLOAT)),

@@ -627,18 +627,19 @@ def _param_shapes(a):
 
 OPS = [
     OpSpec(name, "tensor", (), _binary_infer, tb.custom(name), arity=(2, most), accepts="any",
-           rules=(SHAPE_BROADCAST,), traits=("functional",) + traits)
+           rules=(SHAPE_BROADCAST,), traits=("functional",) + traits, operator=symbol)
     # Add and Mul are associative: torch runs a + b + c + d (WaveNet's sum of skips); Sub and Div stay binary
-    for name, most, traits in (("Add", None, ("adds", "grows-ids", "masks", "shortcut", "promotes-operands")),
-                               ("Sub", 2, ("adds", "masks", "promotes-operands", "refuses-bool")),
-                               ("Mul", None, ("grows-ids", "nonlinear", "promotes-operands")),
-                               ("Div", 2, ("nonlinear", "scales", "promotes-operands")))
+    for name, symbol, most, traits in (
+            ("Add", "+", None, ("adds", "grows-ids", "masks", "shortcut", "promotes-operands", "rotary-step")),
+            ("Sub", "-", 2, ("adds", "masks", "promotes-operands", "refuses-bool", "rotary-step")),
+            ("Mul", "*", None, ("grows-ids", "nonlinear", "promotes-operands", "rotary-step")),
+            ("Div", "/", 2, ("nonlinear", "scales", "promotes-operands")))
 ] + [
     OpSpec("MatMul", "tensor", (), _matmul_infer, tb.custom("MatMul"), arity=(2, 2), flops=_matmul_flops,
            rules=(SHAPE_MATMUL_INNER, SHAPE_BROADCAST, SHAPE_RANK, DTYPE_MIXED), traits=("functional", "nonlinear",)),
     OpSpec("Concat", "tensor", (Arg("dim", 0, INT),), _concat_infer(False), tb.custom("Concat"), arity=(1, None),
            accepts="any", rules=(SHAPE_CONCAT_SIZES, SHAPE_DIM_RANGE),
-           traits=("functional", "first-dtype", "joins-values", "shortcut", "promotes-operands")),
+           traits=("functional", "first-dtype", "joins-values", "shortcut", "promotes-operands", "rotary-step")),
     OpSpec("Stack", "tensor", (Arg("dim", 0, INT),), _concat_infer(True), tb.custom("Stack"), arity=(1, None),
            accepts="any", rules=(SHAPE_CONCAT_SIZES, SHAPE_DIM_RANGE),
            traits=("functional", "first-dtype", "joins-values", "promotes-operands")),
@@ -670,15 +671,16 @@ OPS = [
     OpSpec("Unsqueeze", "tensor", (DIM,), _unsqueeze_infer, tb.custom("Unsqueeze"), accepts="any",
            traits=("functional", "moves-values", "view")),
     OpSpec("Mean", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Mean"),
-           rules=(SHAPE_DIM_RANGE, DTYPE_INT_INTO_FLOAT), traits=("functional", "reduces")),
+           rules=(SHAPE_DIM_RANGE, DTYPE_INT_INTO_FLOAT), traits=("functional", "reduces"), einops_reduction="mean"),
     OpSpec("Sum", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Sum"),
-           accepts="any", rules=(SHAPE_DIM_RANGE,), traits=("functional", "keeps-max", "sums", "reduces")),
+           accepts="any", rules=(SHAPE_DIM_RANGE,), traits=("functional", "keeps-max", "sums", "reduces"),
+           einops_reduction="sum"),
     OpSpec("Amax", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Amax"),
            accepts="any", rules=(SHAPE_DIM_RANGE,), doc="torch.amax: the largest value over dim",
-           traits=("functional", "keeps-max", "reduces")),
+           traits=("functional", "keeps-max", "reduces"), einops_reduction="max"),
     OpSpec("Amin", "tensor", (Arg("dim", None, DIMS), Arg("keepdim", False, BOOL)), _reduce_infer, tb.custom("Amin"),
            accepts="any", rules=(SHAPE_DIM_RANGE,), doc="torch.amin: the smallest value over dim",
-           traits=("functional", "reduces")),
+           traits=("functional", "reduces"), einops_reduction="min"),
     OpSpec("Select", "tensor", (DIM, Arg("index", kind=INT)), _select_infer, tb.custom("Select"), accepts="any",
            rules=(SHAPE_DIM_RANGE, SHAPE_INDEX_RANGE),
            traits=("functional", "first-dtype", "moves-values", "picks-values", "view")),

@@ -47,6 +47,8 @@ TRAITS: dict[str, str] = {
     "masks": "shifts or masks attention scores on their way to a softmax (Add, Sub, MaskedFill)",
     "adds-no-position": "passes tokens on without adding a position to them",
     "attention-layer": "one attention layer: computes batch x heads x T x T scores",
+    "rotary-step": "a step of a rotary embedding, q * cos + rotate_half(q) * sin (Mul, Add, Sub, Concat): the "
+                   "attention-scale check walks through it from the scores to the query",
     "permutes": "reorders dims (Transpose, Permute)",
     "flattens": "merges dims into one (a Flatten, a Reshape)",
     "lookup": "reads ids as rows of its table (the embeddings)",

@@ -9,12 +9,11 @@ and Split (pack, unpack).  Shapes, parameters and results are exact.
 
 from __future__ import annotations
 
+from ..ops import by_einops_reduction
 from ..ops.einsum import PatternError, read_side, split_pattern
 from . import torch as T
 from .registry import handles
 from .values import InstanceVal, InterpError, Sym, TensorVal, TorchClass, Unknown, dim_truediv, is_int, prod
-
-_REDUCE_OPS = {"mean": "Mean", "sum": "Sum", "max": "Amax", "min": "Amin"}
 
 
 def _expand_ellipsis(groups, n_ell):
@@ -95,7 +94,7 @@ def apply(it, x, pattern, reduction=None, sizes=None, op_name="rearrange"):
         if reduction is None:
             return T.passthrough(it, f"einops.{op_name}('{pattern}') drops axes without a reduction", x,
                                  keep_shape=False)
-        op = _REDUCE_OPS.get(reduction) if isinstance(reduction, str) else None
+        op = by_einops_reduction(reduction) if isinstance(reduction, str) else None
         if op is None:
             return T.passthrough(it, f"einops reduction {reduction!r}", cur, keep_shape=False)
         cur = T.emit_op(it, op, {"dim": gone, "keepdim": False}, [cur])

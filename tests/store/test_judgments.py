@@ -36,36 +36,36 @@ def test_record_and_current_verdict(seeded):
 
 
 def test_events_are_append_only_and_undo_falls_back(seeded):
+    """One undo model: a step is taken back as a whole (`undo_last_step`, the app's z), newest first;
+    the undo is an event of its own and the verdict falls back to the one before."""
     db = seeded
     e1 = store.record_judgment(db, "d-1", "fake.block@n1", "ann", "real")
     e2 = store.record_judgment(db, "d-1", "fake.block@n1", "ann", "false_alarm")
-    u = store.undo_judgment(db, e2, "ann")
-    assert _verdict(db, "d-1", "fake.block@n1", "ann") == "real"
-    store.undo_judgment(db, e1, "ann")
+    first = store.undo_last_step(db, "ann")
+    assert first["undone"] and _verdict(db, "d-1", "fake.block@n1", "ann") == "real"
+    store.undo_last_step(db, "ann")
     assert _verdict(db, "d-1", "fake.block@n1", "ann") is None
     events = store.judgment_events(db, "d-1")
-    assert [e["id"] for e in events] == sorted([e1, e2, u, u + 1], reverse=True)
+    undos = sorted(e["id"] for e in events if e["undoes"] is not None)
+    assert len(events) == 4 and [e["id"] for e in events] == sorted([e1, e2, *undos], reverse=True)
     assert {e["undoes"] for e in events} == {None, e1, e2}
-    with pytest.raises(JudgmentError, match="already undone"):
-        store.undo_judgment(db, e2, "ann")
-    with pytest.raises(JudgmentError, match="is an undo"):
-        store.undo_judgment(db, u, "ann")
+    assert store.undo_last_step(db, "ann") is None  # nothing left: undo events are never undone
 
 
 def test_undo_is_per_curator(seeded):
-    e = store.record_judgment(seeded, "d-1", "fake.warn@n2", "ann", "real")
-    with pytest.raises(JudgmentError, match="ann's judgment"):
-        store.undo_judgment(seeded, e, "bob")
+    store.record_judgment(seeded, "d-1", "fake.warn@n2", "ann", "real")
+    assert store.undo_last_step(seeded, "bob") is None
+    assert _verdict(seeded, "d-1", "fake.warn@n2", "ann") == "real"
 
 
 def test_design_level_clean(seeded):
     db = seeded
     assert store.get_design(db, "d-2")["judged"] == "unjudged"
-    e = store.record_judgment(db, "d-2", None, "ann", "clean")
+    store.record_judgment(db, "d-2", None, "ann", "clean")
     d = store.get_design(db, "d-2", curator="ann")
     assert d["design_judgments"]["ann"]["verdict"] == "clean" and d["judged"] == "judged"
     assert store.get_design(db, "d-2", curator="bob")["judged"] == "unjudged"
-    store.undo_judgment(db, e, "ann")
+    store.undo_last_step(db, "ann")
     assert store.get_design(db, "d-2")["judged"] == "unjudged"
 
 

@@ -196,3 +196,92 @@ async def test_every_screen_survives_resizing_down_to_one_cell(demo):
             shown.append(type(app.screen).__name__)
     assert {"QueueScreen", "DesignScreen", "MissedDefectScreen", "ChoiceScreen", "DiffScreen", "ReportsScreen",
             "RunsScreen", "ReviewScreen", "KnowledgeBaseScreen", "HelpScreen"} <= set(shown), shown
+
+
+# keys of a burst typed across a transition: what sets one off, what comes in the middle (a move, a tab key,
+# a dialog, esc then a key as the terminal sends it: alt+key), and a verdict typed last
+_TRIGGERS = ["r", "f", "u", "right_square_bracket", "left_square_bracket", "N", "l", "c"]
+_MIDDLES = ["right_square_bracket", "left_square_bracket", "N", "1", "2", "3", "4", "5", "m", "b", "d", "n",
+            "escape", "down", "up", "alt+r", "alt+f", "alt+shift+n", "enter"]
+_LAST = ["r", "f", "u"]
+
+
+def _judged_designs_since(path, event: int) -> tuple[set, int]:
+    from archcurator.store.connection import reading
+
+    with reading(path) as con:
+        rows = con.execute("SELECT id, design_id FROM judgments WHERE id > ? AND curator = 'ada' AND undoes IS NULL",
+                           [event]).fetchall()
+        top = con.execute("SELECT coalesce(max(id), 0) FROM judgments").fetchone()[0]
+    return {d for _i, d in rows}, top
+
+
+def _on_screen(app) -> str | None:
+    for screen in reversed(app.screen_stack):
+        if type(screen).__name__ == "DesignScreen":
+            return screen.view.id if screen.view is not None else None
+    return None
+
+
+@pytest.mark.slow
+async def test_seeded_bursts_across_design_transitions_never_judge_a_design_not_on_screen(demo, monkeypatch):
+    """A curator typing fast across a transition (the verdict that finishes a design opens the next; a
+    move; a tab key; a dialog; esc then a key): a verdict lands on the design the burst started on or on
+    the one on screen once it has settled, never on a third one (`r [ f` once put the f on a design the
+    screen had only passed through)."""
+    from textual import events
+
+    from archcurator.tui.screens.design import DesignScreen
+
+    # the screen moves on by itself (the verdict that finishes a design opens the next) only from the design
+    # whose step finished it: recorded as the screen does it
+    advanced_from: list = []
+    moved_on_from: list = []
+    advance, next_found = DesignScreen._advance_design, DesignScreen.on_next_found
+
+    def _advance(self):
+        advanced_from.append(self.view.id if self.view is not None else None)
+        return advance(self)
+
+    def _next_found(self, message):
+        if message.request == self.next_request and message.index is not None:
+            moved_on_from.append((advanced_from[-1] if advanced_from else None,
+                                  self.view.id if self.view is not None else None))
+        return next_found(self, message)
+
+    monkeypatch.setattr(DesignScreen, "_advance_design", _advance)
+    monkeypatch.setattr(DesignScreen, "on_next_found", _next_found)
+    path, _roles = demo
+    rng = random.Random(20261202)
+    app = make_app(path, prefetch=True)
+    bursts = 0
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        _designs, last = _judged_designs_since(path, 0)
+        for i in range(60):
+            while len(app.screen_stack) > 2 or (len(app.screen_stack) == 2
+                                                 and type(app.screen).__name__ != "DesignScreen"):
+                app.pop_screen()
+                await settle(pilot)
+            if type(app.screen).__name__ != "DesignScreen":
+                await pilot.press("N")  # the queue's next design to judge
+                await settle(pilot)
+            start = _on_screen(app)
+            moved_on_from.clear()
+            keys = [rng.choice(_TRIGGERS), rng.choice(_MIDDLES), rng.choice(_LAST)]
+            for key in keys:
+                char = key[-1] if key.startswith("alt+") else (key if len(key) == 1 else None)
+                if key.startswith("alt+shift+"):
+                    char = char.upper()
+                event = events.Key(key, char)
+                event.set_sender(app)
+                app._driver.send_message(event)
+            await settle(pilot)
+            alive(app, f"burst #{i} {keys}")
+            judged, last = _judged_designs_since(path, last)
+            end = _on_screen(app)
+            for asked_on, shown in moved_on_from:
+                assert asked_on == shown, (i, keys, f"moved on by itself from {shown}, asked on {asked_on}")
+            assert judged <= {start, end} | {d for d, _s in moved_on_from}, (i, keys, start, end, judged)
+            bursts += 1
+    assert bursts == 60

@@ -4,7 +4,8 @@ Everything goes through `store.app_queries.AppStore.kb_*` in the app's
 workers (`kb-load`, `kb-detail`, `kb-suggest`, `kb-write`). Operations are
 the store's own (`store.kb`): add, edit, merge, narrow, retire, pin/unpin,
 accept, mark distinct, undo; each lands in the KB's append-only audit log
-under the curator's name, and undo reverts the curator's own latest step.
+under the curator's name, and undo (z: store/undo.py, the one undo model)
+reverts the curator's newest step of any kind.
 Suggestions are never applied on their own: Enter on one asks, and only a
 confirmation applies it. Every proposition shows its pack rank or why it is
 out of the pack; the export asks for a file and says where it wrote.
@@ -67,7 +68,7 @@ class KnowledgeBaseScreen(CuratorScreen):
         Binding("e", "edit", "Edit", id="kb_edit", show=False),
         Binding("n", "add", "New", id="kb_add", show=False),
         Binding("d", "distinct", "Distinct", id="kb_distinct", show=False),
-        Binding("ctrl+z,z", "kb_undo", "Undo (KB)", id="kb_undo"),
+        Binding("ctrl+z,z", "kb_undo", "Undo", id="kb_undo"),
         Binding("C", "cycle", "Cycle", id="kb_cycle", show=False),
         Binding("c", "compare_packs", "Compare packs", id="kb_compare"),
         Binding("s", "toggle_status", "Live/all", id="kb_show_all", show=False),
@@ -85,7 +86,7 @@ class KnowledgeBaseScreen(CuratorScreen):
         "kb_edit": "Edit the highlighted proposition's text",
         "kb_add": "Add a proposition (text, scope, claim)",
         "kb_distinct": "Mark the highlighted proposition and another as distinct (not duplicates)",
-        "kb_undo": "Undo the last knowledge-base operation",
+        "kb_undo": "Undo your newest step, a knowledge-base operation or a verdict (one undo everywhere)",
         "kb_cycle": "Run a cycle of the loop: the solver answers the next questions with the pack, each invoked "
                     "proposition gets a use from the outcome, proposals enter as proposed",
         "kb_compare": "Compare the current pack with the previous version (the latest JSON export) and the raw "
@@ -397,6 +398,12 @@ class KnowledgeBaseScreen(CuratorScreen):
             text = f"merged into {_label(result)}"
         elif message.op == "undo" and isinstance(result, dict):
             text = f"undone: {visible(result.get('summary', ''))}"
+            if result.get("room") == "curation":  # the newest step was a verdict: the app's views re-read it
+                changed = list(result.get("designs") or [])
+                for did in changed:
+                    self.app.forget_design(did)
+                if changed:
+                    self.app.refresh_rows(changed[:500])
         elif message.op == "export_pack" and isinstance(result, tuple):
             text = f"pack exported (export #{result[1]})"
         elif message.op == "write_pack" and isinstance(result, dict):
@@ -530,7 +537,19 @@ class KnowledgeBaseScreen(CuratorScreen):
         self.query_one("#kb-compare", Static).update(_compare_text(message.report))
 
     def action_kb_undo(self) -> None:
+        pending = len(self.app.writes.pending_ops())
+        if pending:
+            # z takes back the newest step of either kind: with verdicts still on their way to DuckDB it
+            # would take back an older one than the curator means
+            self.notify(f"{pending} write{'s' if pending != 1 else ''} still saving: press z again once saved",
+                        severity="warning", timeout=4)
+            return
         self._run(kb_ops.Undo())
+
+    def write_done(self, op, result, designs) -> None:
+        """The app's z (the one undo model) may take back a KB operation: show the pack as it now is."""
+        if op.kind == "undo" and isinstance(result, dict) and result.get("room") == "kb":
+            self.action_reload()
 
     def action_toggle_status(self) -> None:
         self.status = "all" if self.status == "live" else "live"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import math
 
-from ...ops import ops_with
+from ...ops import by_functional, by_torch_function, ops_with
 from ...ops.einsum import PatternError, parse_equation
 from ..registry import handler_for, handles, handles_module
 from ..values import (
@@ -36,29 +36,6 @@ def _arg(args, kwargs, i, name, default=None):
     if len(args) > i:
         return args[i]
     return kwargs.get(name, default)
-
-
-_F_ACT = {
-    "relu": ("ReLU", []), "relu_": ("ReLU", []), "relu6": ("ReLU6", []), "gelu": ("GELU", ["approximate"]),
-    "silu": ("SiLU", []), "sigmoid": ("Sigmoid", []), "tanh": ("Tanh", []), "hardswish": ("Hardswish", []),
-    "hardsigmoid": ("Hardsigmoid", []), "mish": ("Mish", []), "elu": ("ELU", ["alpha"]), "selu": ("SELU", []),
-    "leaky_relu": ("LeakyReLU", ["negative_slope"]), "softplus": ("Softplus", ["beta", "threshold"]),
-    "softmax": ("Softmax", ["dim"]), "log_softmax": ("LogSoftmax", ["dim"]), "softmin": ("Softmin", ["dim"]),
-    "logsigmoid": ("LogSigmoid", []), "hardtanh": ("Hardtanh", ["min_val", "max_val"]), "celu": ("CELU", ["alpha"]),
-    "softsign": ("Softsign", []), "tanhshrink": ("Tanhshrink", []), "glu": ("GLU", ["dim"]), "prelu": None,
-}
-
-
-_POOL = {
-    "max_pool1d": "MaxPool1d", "max_pool2d": "MaxPool2d", "max_pool3d": "MaxPool3d",
-    "avg_pool1d": "AvgPool1d", "avg_pool2d": "AvgPool2d", "avg_pool3d": "AvgPool3d",
-    "adaptive_avg_pool1d": "AdaptiveAvgPool1d", "adaptive_avg_pool2d": "AdaptiveAvgPool2d",
-    "adaptive_avg_pool3d": "AdaptiveAvgPool3d", "adaptive_max_pool1d": "AdaptiveMaxPool1d",
-    "adaptive_max_pool2d": "AdaptiveMaxPool2d", "adaptive_max_pool3d": "AdaptiveMaxPool3d",
-    "dropout": "Dropout", "dropout1d": "Dropout1d", "dropout2d": "Dropout2d", "dropout3d": "Dropout3d",
-    "alpha_dropout": "AlphaDropout", "pixel_shuffle": "PixelShuffle", "pixel_unshuffle": "PixelUnshuffle",
-    "local_response_norm": "LocalResponseNorm", "max_pool2d_with_indices": "MaxPool2d", "unfold": "Unfold",
-}
 
 
 def functional_as_module(it, op, args, kwargs, skip_kw=("training", "inplace", "return_indices", "_stacklevel",
@@ -525,8 +502,9 @@ def call_ext(it, path, args, kwargs):
 
 @handles_module("torch.nn.functional")
 def call_functional(it, name, args, kwargs):
-    if name in _F_ACT and _F_ACT[name] is not None:
-        op, extra = _F_ACT[name]
+    spec = by_functional(name)
+    if spec is not None and spec.functional_args is not None:  # an activation-style functional
+        op, extra = spec.name, spec.functional_args
         x = args[0] if args else kwargs.get("input")
         if not isinstance(x, TensorVal):
             raise InterpError(f"F.{name} of {it.describe(x)}")
@@ -540,8 +518,8 @@ def call_functional(it, name, args, kwargs):
         if x.pending:
             settle_pending(it, x, op, optable.full_args(op, given))
         return activation(it, op, x, jargs(it, op, given))
-    if name in _POOL:
-        return functional_as_module(it, _POOL[name], args, kwargs)
+    if spec is not None:
+        return functional_as_module(it, spec.name, args, kwargs)
     if name == "linear":
         return f_linear(it, args, kwargs)
     if name == "layer_norm":
@@ -576,10 +554,6 @@ def call_functional(it, name, args, kwargs):
     if name == "one_hot":
         return unknown_call(it, "F.one_hot", args, kwargs)
     return unknown_call(it, f"F.{name}", args, kwargs)
-
-
-_TORCH_ACT = {"relu": "ReLU", "sigmoid": "Sigmoid", "tanh": "Tanh", "relu_": "ReLU", "selu": "SELU",
-              "celu": "CELU"}
 
 
 @handles_module("torch")
@@ -633,8 +607,9 @@ def call_torch(it, name, args, kwargs):
     if name in ("mean", "sum"):
         return reduce_op(it, "Mean" if name == "mean" else "Sum", x, _arg(args, kwargs, 1, "dim"),
                          _arg(args, kwargs, 2, "keepdim", False))
-    if name in _TORCH_ACT:
-        return activation(it, _TORCH_ACT[name], x)
+    op = by_torch_function(name)
+    if op is not None:
+        return activation(it, op, x)
     if name in ("softmax", "log_softmax"):
         return activation(it, "Softmax" if name == "softmax" else "LogSoftmax", x,
                           {"dim": _arg(args, kwargs, 1, "dim")})

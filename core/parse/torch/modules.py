@@ -142,9 +142,7 @@ def _transformer_init(it, inst, args, kwargs):
     a.update({k: v for k, v in kwargs.items() if k in a})
     layer_kw = {k: a[k] for k in ("dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
                                   "norm_first", "bias")}
-    parts = (("encoder", "TransformerEncoder", "num_encoder_layers"), ("decoder", "TransformerDecoder",
-                                                                      "num_decoder_layers"))
-    for attr, stack, count in parts:
+    for attr, stack, count in OP_TABLE["Transformer"].parts:
         layer = OP_TABLE[stack].layer_op
         custom = a.get(f"custom_{attr}")
         if _is_module(custom):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import math
 
-from ...ops import OP_TABLE, ops_with
+from ...ops import OP_TABLE, by_operator, by_tensor_method, ops_with
 from ...ops.base import CAST_METHODS, FLOAT_DTYPES, result_type
 from ..values import (
     InterpError,
@@ -594,7 +594,7 @@ def tensor_binop(it, op, a, b, inplace=False):
                 return y
         return emit_op(it, "MatMul", {}, [a, b])
     if ta and tb:
-        name = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div"}.get(op)
+        name = by_operator(_OPERATOR_SYMBOLS.get(op, ""))
         if name:
             return emit_op(it, name, {}, [a, b])
         if op is ast.Pow:
@@ -1181,8 +1181,9 @@ def tensor_method(it, t, name, args, kwargs):
     if name in ("softmax", "log_softmax"):
         d = _dims_arg(args, kwargs)
         return activation(it, "Softmax" if name == "softmax" else "LogSoftmax", t, {"dim": d})
-    if name in _METHOD_ACT:
-        return activation(it, _METHOD_ACT[name], t)
+    act = by_tensor_method(name)
+    if act is not None:
+        return activation(it, act, t)
     if name in ("matmul", "bmm", "mm", "__matmul__"):
         return tensor_binop(it, ast.MatMult, t, args[0])
     if name in ("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_", "true_divide", "multiply", "subtract",
@@ -1234,9 +1235,8 @@ def tensor_method(it, t, name, args, kwargs):
     return passthrough(it, f"tensor method .{name}()", t, keep_shape=False)
 
 
-_METHOD_ACT = {"relu": "ReLU", "sigmoid": "Sigmoid", "tanh": "Tanh", "relu_": "ReLU", "sigmoid_": "Sigmoid",
-               "tanh_": "Tanh"}
-
+# the Python operator each ast node spells; the op table says which op each one is (OpSpec.operator)
+_OPERATOR_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/"}
 
 _CONST_FUNCS = {"exp": math.exp, "log": math.log, "abs": abs, "sqrt": math.sqrt, "round": round,
                 "floor": math.floor, "ceil": math.ceil, "log2": math.log2, "neg": lambda v: -v,
