@@ -70,8 +70,11 @@ def test_a_condition_the_declared_sizes_meet_is_no_warn():
     g3 = G([N("pos", "Parameter", shape=[64, 16]), N("p", "Slice", ["pos"], dim=0, start=0, end="T"),
             N("a", "Add", ["x", "p"])], [X("B", "T", 16)], train={"seq_len": 32})
     assert not findings(g3)
-    g.pop("train")  # undeclared, T <= 64 is stated
-    assert [c.message for c in conditions(g)] and "T <= 64" in conditions(g)[0].message
+    # undeclared, a table shorter than any context is stated (64 rows and more are the design's context:
+    # test_a_fixed_table_sliced_to_an_undeclared_length_is_the_designs_context_not_a_warn)
+    g = G([N("i", "Arange", end="T"), N("pos", "Embedding", ["i"], num_embeddings=16, embedding_dim=16),
+           N("a", "Add", ["x", "pos"])], [X("B", "T", 16)])
+    assert [c.message for c in conditions(g)] and "T <= 16" in conditions(g)[0].message
 
 
 # ---- degenerate-only conditions block ----------------------------------------------------------------
@@ -107,10 +110,32 @@ def test_a_batch_of_one_in_eval_mode_stays_a_warn():
 
 
 def test_a_condition_a_real_size_meets_stays_a_warn():
-    # T <= 64 has real sizes: not degenerate
-    g = G([N("pos", "Parameter", shape=[64, 16]), N("p", "Slice", ["pos"], dim=0, start=0, end="T"),
-           N("a", "Add", ["x", "p"])], [X("B", "T", 16)])
-    assert verify_graph(Design.from_dict(g)).verdict == "warn"
+    # T = 64 has real sizes: not degenerate
+    g = G([N("pos", "Parameter", shape=[64, 16]), N("a", "Add", ["x", "pos"])], [X("B", "T", 16)])
+    assert verify_graph(Design.from_dict(g)).verdict == "warn" and conditions(g)
+
+
+def test_a_fixed_table_sliced_to_an_undeclared_length_is_the_designs_context_not_a_warn():
+    # pos[:T] of a 64-row table (nanoGPT's mask buffer, a RoPE cache): 64 is the context the design was
+    # written for; with T undeclared there is nothing to judge, with T declared past it torch fails
+    table = [N("pos", "Parameter", shape=[64, 16]), N("p", "Slice", ["pos"], dim=0, start=0, end="T"),
+             N("a", "Add", ["x", "p"])]
+    assert not findings(G(table, [X("B", "T", 16)]))
+    past = dict(G(table, [X("B", "T", 16)]), train={"batch": 2, "seq_len": 128})
+    assert verify_graph(Design.from_dict(past)).verdict == "block"
+    assert observe_eager(past)["status"] != "ok"
+    within = dict(G(table, [X("B", "T", 16)]), train={"batch": 2, "seq_len": 32})
+    assert not findings(within) and observe_eager(within)["status"] == "ok"
+    # a table of 4 rows is no context anyone writes: read to an undeclared T it still states its condition
+    short = G([N("pos", "Parameter", shape=[4, 16]), N("p", "Slice", ["pos"], dim=0, start=0, end="T"),
+               N("a", "Add", ["x", "p"])], [X("B", "T", 16)])
+    assert conditions(short)
+    # the same for a position embedding read at arange(T) (BERT's 512 rows)
+    emb = G([N("t", "Arange", end="T"), N("e", "Embedding", ["t"], num_embeddings=512, embedding_dim=16),
+             N("a", "Add", ["x", "e"])], [X("B", "T", 16)])
+    assert not findings(emb)
+    assert conditions(dict(emb, nodes=[dict(n, args={**n["args"], "num_embeddings": 4}) if n["id"] == "e" else n
+                                       for n in emb["nodes"]]))
 
 
 # ---- likely defects ----------------------------------------------------------------------------------

@@ -30,6 +30,9 @@ from .rules import (
 )
 from .traits import check_traits
 
+# a table read by position at least this long is a context length (README: Sizes), not a defect
+CONTEXT_TABLE_ROWS = 64
+
 
 class _Required:
     def __repr__(self) -> str:
@@ -450,6 +453,14 @@ class InferCtx:
                 return (f"{role} size equal to the width {k} the same operand has at dim {other[0]} "
                         f"(likely a missing transpose or permute)")
         return None
+
+    def is_context_table(self, sym, rows) -> bool:
+        """Whether a table of `rows` rows read at positions 0..sym-1 (a position embedding, a causal-mask
+        buffer, a RoPE cache) is the context length the design was written for: `sym` an undeclared
+        sequence size and the table at least CONTEXT_TABLE_ROWS long. "Runs only when T <= 512" on every
+        BERT is not worth a curator's minute; a table of 4 rows read to an undeclared T still is."""
+        return (isinstance(sym, str) and self.roles.get(sym) == "sequence" and sym not in self.declared
+                and D.is_const(rows) and rows >= CONTEXT_TABLE_ROWS)
 
     def state_condition(self, message: str) -> None:
         """A shape.symbol-condition warn. A finding is known by its rule and node, so a second condition on

@@ -108,7 +108,7 @@ def _embedding_infer(ctx: InferCtx):
                 "feed token ids (int64) or use a Linear for dense features")
     _no_rows(ctx, x, n, f"Embedding {ctx.node.id!r}")
     rows = ctx.value_ranges.get(0)
-    if rows is not None and not (ctx.producers and ctx.producers[0] is None):
+    if rows is not None and not (ctx.producers and ctx.producers[0] is None) and not ctx.is_context_table(rows, n):
         # ids from an Arange (positions), or a design input's ids through views: up to the range - 1
         # (ids read straight from an input are dtype.index-range's)
         if ctx.require_equal(rows, n, SHAPE_INDEX_RANGE,

@@ -489,6 +489,8 @@ def _slice_infer(ctx: InferCtx):
                         pass  # the end never passes the size (x[:, :T] of a T+2): exactly T long, no condition
                     elif not D.satisfiable(c, ctx.declared, ctx.bounds):
                         s[d] = size  # the end is always past the size: torch clamps it, the slice is all of it
+                    elif ctx.is_context_table(end, size):
+                        pass  # [:T] of a mask buffer or RoPE cache of N rows, T undeclared: N is its context
                     else:  # a warn only: torch never refuses a slice, what meets its length may
                         ctx.state_condition(f"Slice {ctx.node.id!r} runs as written only when {c.text()}: [:{end}] "
                                             f"of a dim of size {D.fmt(size)} is {end} long only up to {D.fmt(size)} "
