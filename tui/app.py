@@ -45,7 +45,6 @@ from .widgets.messages import (
     OutsideTokenRead,
     ProgressLoaded,
     QueueLoaded,
-    RecentLoaded,
     RowsLoaded,
     RunUpdate,
     WriteDone,
@@ -337,18 +336,6 @@ class CuratorApp(App[int]):
     def find_next(self, target, ids: list[str], base: int, request: int) -> None:
         k = self.store.first_unfinished(ids)
         self._post(target, NextFound(None if k is None else base + k, request))
-
-    @work(thread=True, exclusive=True, group="recent", exit_on_error=False)
-    def load_recent(self, target) -> None:
-        self._post(target, RecentLoaded(self.store.recent(12)))
-
-    @work(thread=True, exclusive=True, group="bulk-preview", exit_on_error=False)
-    def bulk_preview(self, target, rule: str, design_id: str, filters: dict, request: int) -> None:
-        from .widgets.messages import BulkPreview
-
-        here = self.store.bulk_preview(rule, design_id, None)
-        queue = self.store.bulk_preview(rule, None, filters)
-        self._post(target, BulkPreview(rule, here, queue, request))
 
     # ---- the design cache ----------------------------------------------------------
     def cache_view(self, view) -> None:

@@ -182,7 +182,7 @@ class DesignScreen(Screen):
 
     def on_tabbed_content_tab_activated(self, message) -> None:
         if message.pane.id == "tab-recent" and self.tabs.recent_stale:
-            self.app.load_recent(self)
+            self.load_recent()
 
     # ---- loading -------------------------------------------------------------------
     def show(self, design_id: str, index: int | None) -> None:
@@ -217,6 +217,11 @@ class DesignScreen(Screen):
     def refresh_data(self) -> None:
         if self.view is not None:
             self.show(self.view.id, self.index)
+
+    def on_worker_state_changed(self, event) -> None:
+        # this screen's own workers (recent, bulk-preview, repair, run-offer): Worker.StateChanged stops at
+        # the node that runs the worker, so a failure is handed to the app's one report
+        self.app.report_worker(event)
 
     def worker_failed(self, group: str, text: str) -> None:
         if group in ("run-offer", "bulk-preview"):
@@ -631,7 +636,7 @@ class DesignScreen(Screen):
             return
         self.app.keys.expect("the bulk verdict dialog")
         self.bulk_request += 1
-        self.app.bulk_preview(self, f["rule"], self.view.id, dict(self.model.filters), self.bulk_request)
+        self.bulk_preview(f["rule"], self.view.id, dict(self.model.filters), self.bulk_request)
 
     def on_bulk_preview(self, message: BulkPreview) -> None:
         from .modals import ChoiceScreen
@@ -692,7 +697,7 @@ class DesignScreen(Screen):
         self._update_judging()
         self.tabs.recent_stale = True
         if self.tabs.active == "tab-recent":
-            self.app.load_recent(self)
+            self.load_recent()
 
     def on_recent_loaded(self, message: RecentLoaded) -> None:
         message.stop()
@@ -831,6 +836,24 @@ class DesignScreen(Screen):
             return
         self.notify("searching a repair…", timeout=2)
         self._search_repair(view.id, view.data["graph"])
+
+    # ---- this screen's own reads (the app keeps only what several screens share) ----------------------
+    def _post_from_worker(self, message) -> None:
+        from textual.worker import get_current_worker
+
+        if get_current_worker().is_cancelled or self not in self.app.screen_stack:
+            return
+        self.post_message(message)
+
+    @work(thread=True, exclusive=True, group="recent", exit_on_error=False)
+    def load_recent(self) -> None:
+        self._post_from_worker(RecentLoaded(self.app.store.recent(12)))
+
+    @work(thread=True, exclusive=True, group="bulk-preview", exit_on_error=False)
+    def bulk_preview(self, rule: str, design_id: str, filters: dict, request: int) -> None:
+        here = self.app.store.bulk_preview(rule, design_id, None)
+        queue = self.app.store.bulk_preview(rule, None, filters)
+        self._post_from_worker(BulkPreview(rule, here, queue, request))
 
     @work(thread=True, exclusive=True, group="repair", exit_on_error=False)
     def _search_repair(self, design_id: str, graph: dict) -> None:
