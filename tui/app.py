@@ -94,6 +94,7 @@ class CuratorApp(App[int]):
     def __init__(self, db_path: str | os.PathLike, config: Config | None = None, *, curator: str | None = None,
                  cursor_blink: bool | None = None, prefetch: bool = True) -> None:
         super().__init__()
+        read_esc_then_key_as_typed()
         self.config = config or load_config()
         if curator:
             self.config.curator = curator
@@ -559,8 +560,9 @@ class CuratorApp(App[int]):
     def _own_rewritten(self, op: WriteOp, result) -> None:
         """An undo, bulk verdict or adjudication changed this curator's verdicts: the designs shown now no
         longer say which of them stands until they are read again."""
-        designs = set((result or {}).get("designs") or []) | ({op.design_id} if op.design_id else set())
-        for d, k in (result or {}).get("keys") or []:
+        info = result if isinstance(result, dict) else {}  # an adjudication answers its event id alone
+        designs = set(info.get("designs") or []) | ({op.design_id} if op.design_id else set())
+        for d, k in info.get("keys") or []:
             self._own_event.pop((d, k), None)
         for k in [k for k in self._own_event if k[0] in designs]:
             self._own_event.pop(k, None)
@@ -881,6 +883,18 @@ class CuratorApp(App[int]):
                     keys = b.key
                     break
         return _pretty_keys(keys or "")
+
+
+def read_esc_then_key_as_typed() -> None:
+    """Textual's terminal table reads `esc` followed at once by `f` or `b` as ctrl+right / ctrl+left (emacs
+    word moves), by a digit as a macOS option character (esc 2 typed "™" into a note), and
+    these never reach the alt+KEY reading below: a curator's esc-then-f left focus in the note and
+    the next keys went into it, with the wrong verdict on save. Without those entries the terminal's
+    sequence is alt+KEY, read as esc then KEY. Real ctrl+arrows (their own CSI sequences) are unchanged."""
+    from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
+
+    for seq in [s for s in ANSI_SEQUENCES_KEYS if len(s) == 2 and s[0] == "\x1b" and s[1].isalnum()]:
+        ANSI_SEQUENCES_KEYS.pop(seq, None)
 
 
 def _esc_then_key(event) -> list:

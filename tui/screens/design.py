@@ -552,6 +552,8 @@ class DesignScreen(Screen):
 
     # ---- the note -------------------------------------------------------------------------------
     def action_note(self) -> None:
+        if self._still_opening("the note key"):
+            return
         self.set_focus(self.judge_bar.note_field)
 
     def on_input_submitted(self, message: Input.Submitted) -> None:
@@ -585,6 +587,8 @@ class DesignScreen(Screen):
     def action_missed(self) -> None:
         from .modals import MissedDefectScreen
 
+        if self._still_opening("the missed-defect key"):
+            return
         view = self.view
         if view is None or view.graph is None:
             self.app.keys.refused("no graph to mark a defect on")
@@ -607,6 +611,8 @@ class DesignScreen(Screen):
                                                 [cursor_node] if cursor_node else []), done)
 
     def action_retract(self) -> None:
+        if self._still_opening("that key"):
+            return
         view = self.view
         item = self.findings.current()
         if view is None or item is None or item[0] != "missed":
@@ -765,6 +771,8 @@ class DesignScreen(Screen):
         self.app.push_screen(DiffScreen(self.view, kind, name))
 
     def action_diff(self) -> None:
+        if self._still_opening("the diff key"):
+            return
         view = self.view
         if view is None or view.design is None:
             self.app.keys.refused("no graph to diff")
@@ -827,6 +835,8 @@ class DesignScreen(Screen):
         self.app.push_screen(ChoiceScreen(title, choices), chosen)
 
     def action_propose_repair(self) -> None:
+        if self._still_opening("the repair key"):
+            return
         view = self.view
         if view is None or view.design is None:
             self.notify("no graph to repair", severity="warning")
@@ -883,6 +893,8 @@ class DesignScreen(Screen):
         self.app.push_screen(RepairScreen(view, rep, message.cost_before, message.cost_after))
 
     def action_run_check(self, kind: str = "forward") -> None:
+        if self._still_opening("the run key"):
+            return
         if self.view is None:
             self.app.keys.refused("the run dialog")
             return
