@@ -891,8 +891,11 @@ def read_esc_then_key_as_typed() -> None:
     these never reach the alt+KEY reading below: a curator's esc-then-f left focus in the note and
     the next keys went into it, with the wrong verdict on save. Without those entries the terminal's
     sequence is alt+KEY, read as esc then KEY. Real ctrl+arrows (their own CSI sequences) are unchanged."""
-    from textual._ansi_sequences import ANSI_SEQUENCES_KEYS
+    from typing import cast
 
+    from textual._ansi_sequences import ANSI_SEQUENCES_KEYS as TABLE
+
+    ANSI_SEQUENCES_KEYS = cast(dict, TABLE)  # typed as a Mapping; it is the dict the parser reads
     for seq in [s for s in ANSI_SEQUENCES_KEYS if len(s) == 2 and s[0] == "\x1b" and s[1].isalnum()]:
         ANSI_SEQUENCES_KEYS.pop(seq, None)
 
