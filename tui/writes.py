@@ -139,3 +139,6 @@ class WriteQueue:
         if state == WorkerState.ERROR and op is not None:
             self.app.write_failed(op, worker.error)
         self._pump()
+        # the step's WriteDone was shown while it was still the running write: "saving 1…" stayed on
+        # screen after DuckDB had committed it, until the next key
+        self.app.writes_changed()

@@ -68,3 +68,17 @@ def test_esc_then_f_b_or_a_digit_from_the_terminal_is_esc_then_that_key(seq, let
     keys = [k for e in read(seq) for k in _esc_then_key(e)]
     assert [k.key for k in keys][:1] == ["escape"] and [k.character for k in keys[1:]] == [letter]
     assert [e.key for e in read("\x1b[1;5C")] == ["ctrl+right"]  # a real ctrl+arrow is still one
+
+
+async def test_saving_is_not_shown_once_the_step_is_committed(store_path):
+    """"4 saved · saving 1…" stayed on screen with the store holding all 4: the count of pending writes was
+    read while the committed step was still the running write, and not again after."""
+    app = make_app(store_path)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await settle(pilot)
+        await open_design(pilot, "d-001")
+        await pilot.press("r")
+        await settle(pilot)
+        shown = app.screen.judge_bar._shown
+        assert app.writes.pending == 0
+        assert shown is not None and "1 saved" in shown[2] and "saving" not in shown[2], shown
