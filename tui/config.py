@@ -97,6 +97,9 @@ def _tiny_toml(text: str) -> dict:  # pragma: no cover - only without tomllib/to
     return out
 
 
+KNOWN_KEYS = ("curator", "cursor_blink", "keys")
+
+
 def load_config(path: str | os.PathLike | None = None) -> Config:
     """Read the config file (a missing one is the defaults; a broken one is the
     defaults plus a problem line naming the file)."""
@@ -114,6 +117,10 @@ def load_config(path: str | os.PathLike | None = None) -> Config:
     except Exception as exc:  # tomllib.TOMLDecodeError and friends
         cfg.problems.append(f"{path}: not valid TOML: {exc}")
         return cfg
+    unknown = sorted(k for k in data if k not in KNOWN_KEYS)
+    if unknown:  # a `name = "alice"` was ignored without a word, and the curator judged as the login name
+        cfg.problems.append(f"{path}: unknown setting{'s' if len(unknown) > 1 else ''} "
+                            f"{', '.join(repr(k) for k in unknown)} ignored (known: {', '.join(KNOWN_KEYS)})")
     name = data.get("curator")
     if isinstance(name, str) and name.strip():
         cfg.curator = name.strip()

@@ -118,3 +118,15 @@ async def test_store_busy_is_one_line_not_a_crash(store_path, monkeypatch):
         await settle(pilot)
         assert current_verdicts(store_path)[("d-001", key)][0] == "real"
         assert "1 saved" in str(app.screen.query_one("#judge-label").render())
+
+
+def test_an_unknown_setting_is_named_not_silently_ignored(tmp_path):
+    # `name = "alice"` (the key is `curator`) was dropped without a word and the curator judged as the login
+    from archcurator.tui.config import load_config, login_name
+
+    f = tmp_path / "config.toml"
+    f.write_text('name = "alice"\ncursor_blink = false\n')
+    cfg = load_config(f)
+    assert cfg.curator == login_name() and cfg.cursor_blink is False
+    assert len(cfg.problems) == 1 and str(f) in cfg.problems[0] and "'name'" in cfg.problems[0]
+    assert "curator" in cfg.problems[0]
