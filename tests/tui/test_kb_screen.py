@@ -169,3 +169,21 @@ async def test_a_refused_operation_in_the_screens_own_worker_is_said_and_the_nex
         assert "not distinct from itself" in failed[0].message
         assert not screen.busy
         assert K.get_proposition(kb_store, other).pinned
+
+
+async def test_retiring_keeps_the_cursor_on_the_row_that_takes_its_place(kb_store):
+    # a retire sent the highlight back to P1: the next key acted on a proposition the curator never chose
+    from archcurator.store import kb as K
+
+    app = make_app(kb_store)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open_kb(pilot, app)
+        table = screen.query_one("#kb-props")
+        table.focus()
+        table.move_cursor(row=2)
+        await settle(pilot)
+        gone, after = screen.order[2], screen.order[3]
+        await pilot.press("x")
+        await settle(pilot)
+        assert K.get_proposition(kb_store, gone).status == "retired"
+        assert gone not in screen.order and screen.current_id() == after

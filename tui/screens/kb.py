@@ -218,6 +218,7 @@ class KnowledgeBaseScreen(CuratorScreen):
         status.append(f" · {live} live · pack {len(data['pack'])}/20 · {q.get('total', 0)} executed questions")
         self.query_one("#kb-status", Static).update(status)
         table = self.query_one("#kb-props", DataTable)
+        row_before = table.cursor_row
         table.clear()
         for p in props:
             rank = self.pack_ids.get(p.id)
@@ -253,6 +254,10 @@ class KnowledgeBaseScreen(CuratorScreen):
             self._pin_intent.clear()
         if want in self.props:
             table.move_cursor(row=self.order.index(want))
+        elif self.order and row_before is not None:
+            # the highlighted proposition left the list (retired, merged away): the one that took its row,
+            # as lazygit does, not the top row (a retire sent the cursor back to P1)
+            table.move_cursor(row=min(row_before, len(self.order) - 1))
         self._show_detail()
 
     def on_kb_suggestions_loaded(self, message: KbSuggestionsLoaded) -> None:
