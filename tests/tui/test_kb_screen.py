@@ -187,3 +187,23 @@ async def test_retiring_keeps_the_cursor_on_the_row_that_takes_its_place(kb_stor
         await settle(pilot)
         assert K.get_proposition(kb_store, gone).status == "retired"
         assert gone not in screen.order and screen.current_id() == after
+
+
+async def test_an_edit_keeps_the_text_it_offers_and_types_after_it(kb_store):
+    # the offered text was selected: `e`, a space and two letters replaced the proposition's whole text
+    from archcurator.store import kb as K
+
+    app = make_app(kb_store)
+    async with app.run_test(size=(140, 40)) as pilot:
+        screen = await _open_kb(pilot, app)
+        table = screen.query_one("#kb-props")
+        table.focus()
+        table.move_cursor(row=0)
+        await settle(pilot)
+        pid = screen.order[0]
+        before = K.get_proposition(kb_store, pid).text
+        await pilot.press("e")
+        await settle(pilot)
+        await pilot.press("space", "Z", "Q", "enter")
+        await settle(pilot)
+        assert K.get_proposition(kb_store, pid).text == before + " ZQ"

@@ -127,7 +127,10 @@ class PromptScreen(ModalScreen):
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
             yield Label(_label(self.title_text), classes="dialog-title")
-            field = Input(visible(self.value), placeholder=visible(self.placeholder), id="prompt")
+            # the value offered is kept and the cursor put after it: selected, the first key typed replaced
+            # it (`e` on a proposition, then a space, replaced its whole text)
+            field = Input(visible(self.value), placeholder=visible(self.placeholder), id="prompt",
+                          select_on_focus=False)
             field.cursor_blink = self.app.cursor_blink
             yield field
 
