@@ -16,9 +16,9 @@ if TYPE_CHECKING:
     from .kb import PropRow
 
 
-class QueueRow(TypedDict, total=False):
-    """One design of the queue's list (store.app_queries.rows_for): store.designs.LIST_COLUMNS plus
-    the judged state of the curator and the counts the list draws."""
+class DesignNames(TypedDict, total=False):
+    """The columns that name a design and where it came from, shared by the queue's rows and the
+    design screen's bundle (store.designs.LIST_COLUMNS and DESIGN_COLUMNS both begin with them)."""
 
     id: str
     name: str | None
@@ -28,6 +28,12 @@ class QueueRow(TypedDict, total=False):
     run: str | None
     parent: str | None
     reference: str | None
+
+
+class QueueRow(DesignNames, total=False):
+    """One design of the queue's list (store.app_queries.rows_for): store.designs.LIST_COLUMNS plus
+    the judged state of the curator and the counts the list draws."""
+
     verdict: str | None
     n_nodes: int | None
     n_block: int | None
@@ -73,18 +79,10 @@ class FindingRecord(TypedDict):
     demoted: str | None  # why its rule is demoted, or None
 
 
-class DesignBundle(TypedDict, total=False):
+class DesignBundle(DesignNames, total=False):
     """Everything the design screen shows (store.app_queries.design_bundle): the design's columns
     (store.designs.DESIGN_COLUMNS, with graph, cost and extra parsed) and what is gathered about it."""
 
-    id: str
-    name: str | None
-    author: str | None
-    model: str | None
-    task_set: str | None
-    run: str | None
-    parent: str | None
-    reference: str | None
     source: str | None
     graph: dict[str, Any] | None
     content_hash: str | None
