@@ -171,6 +171,7 @@ async def test_a_refused_operation_in_the_screens_own_worker_is_said_and_the_nex
         assert K.get_proposition(kb_store, other).pinned
 
 
+@pytest.mark.slow
 async def test_retiring_keeps_the_cursor_on_the_row_that_takes_its_place(kb_store):
     # a retire sent the highlight back to P1: the next key acted on a proposition the curator never chose
     from archcurator.store import kb as K
@@ -189,6 +190,7 @@ async def test_retiring_keeps_the_cursor_on_the_row_that_takes_its_place(kb_stor
         assert gone not in screen.order and screen.current_id() == after
 
 
+@pytest.mark.slow
 async def test_an_edit_keeps_the_text_it_offers_and_types_after_it(kb_store):
     # the offered text was selected: `e`, a space and two letters replaced the proposition's whole text
     from archcurator.store import kb as K

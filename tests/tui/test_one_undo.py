@@ -51,6 +51,7 @@ def test_the_newest_step_of_either_history_is_taken_back_first(kb_store):
     assert any(p.text == "Someone else's." for p in K.list_propositions(kb_store))
 
 
+@pytest.mark.slow
 async def test_z_on_the_queue_takes_back_a_pin_made_on_the_kb_screen(kb_store):
     from archcurator.store import kb as K
     from archcurator.tui.screens.kb import KnowledgeBaseScreen
@@ -78,6 +79,7 @@ async def test_z_on_the_queue_takes_back_a_pin_made_on_the_kb_screen(kb_store):
         assert not K.get_proposition(kb_store, pid).pinned
 
 
+@pytest.mark.slow
 async def test_z_on_the_kb_screen_takes_back_a_verdict_newer_than_every_kb_step(kb_store):
     from archcurator.store import kb as K
     from archcurator.store.app_queries import AppStore
