@@ -16,9 +16,10 @@ if TYPE_CHECKING:
     from .kb import PropRow
 
 
-class DesignNames(TypedDict, total=False):
-    """The columns that name a design and where it came from, shared by the queue's rows and the
-    design screen's bundle (store.designs.LIST_COLUMNS and DESIGN_COLUMNS both begin with them)."""
+class DesignColumns(TypedDict, total=False):
+    """The columns of a design the queue's rows and the design screen's bundle both carry: what names it
+    and where it came from, and what verification and the cost quote wrote (store.designs.LIST_COLUMNS
+    and DESIGN_COLUMNS share them)."""
 
     id: str
     name: str | None
@@ -28,12 +29,6 @@ class DesignNames(TypedDict, total=False):
     run: str | None
     parent: str | None
     reference: str | None
-
-
-class QueueRow(DesignNames, total=False):
-    """One design of the queue's list (store.app_queries.rows_for): store.designs.LIST_COLUMNS plus
-    the judged state of the curator and the counts the list draws."""
-
     verdict: str | None
     n_nodes: int | None
     n_block: int | None
@@ -43,6 +38,12 @@ class QueueRow(DesignNames, total=False):
     quoted_cost_usd: float | None
     cost_a10g_usd: float | None
     error: str | None
+
+
+class QueueRow(DesignColumns, total=False):
+    """One design of the queue's list (store.app_queries.rows_for): store.designs.LIST_COLUMNS plus
+    the judged state of the curator and the counts the list draws."""
+
     imported_at: datetime | None
     archived_at: datetime | None
     n_findings: int
@@ -79,24 +80,15 @@ class FindingRecord(TypedDict):
     demoted: str | None  # why its rule is demoted, or None
 
 
-class DesignBundle(DesignNames, total=False):
+class DesignBundle(DesignColumns, total=False):
     """Everything the design screen shows (store.app_queries.design_bundle): the design's columns
     (store.designs.DESIGN_COLUMNS, with graph, cost and extra parsed) and what is gathered about it."""
 
     source: str | None
     graph: dict[str, Any] | None
     content_hash: str | None
-    verdict: str | None
-    n_nodes: int | None
-    n_block: int | None
-    n_warn: int | None
-    params: int | None
-    flops: float | None
-    quoted_cost_usd: float | None
     quote_device: str | None
-    cost_a10g_usd: float | None
     cost: dict[str, Any] | None
-    error: str | None
     extra: dict[str, Any] | None
     verifier_version: str | None
     imported_at: datetime | None
