@@ -1,0 +1,97 @@
+"""Does the pack's answer depend on the data? Swap a question's dataset and count changed picks.
+
+    python -m archcurator.core.kb.swap [--questions assets/aiq/questions.jsonl] [--others 10] [--json]
+
+For each question, its dataset is replaced by OTHERS fresh instances of the same family and shape
+(``datasets.sample_dataset_spec`` with the input dimension / vocabulary kept, so every recipe still
+fits), the same recipes and letters; the pack answers each swapped question and the measurement
+counts how often its pick differs from its pick on the original. A solver blind to the data
+changes nothing (the issue's measurement: 0 of 600). The pack is the automatic one
+(``replay.mined_rules``) mined, selected and weighed on the training split; nothing is executed,
+only answered. A pick that changes is not a claim that it is right on the swapped data: no
+outcome exists for it (the flip search, ``core.aiq.flips``, executes that).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+
+from ..aiq import datasets as ds_mod
+from .features import view
+from .replay import Rule, mined_rules, solve
+
+SWAP_SEED = 9_000
+
+
+def swap_datasets(ds: dict, others: int) -> list[dict]:
+    """OTHERS fresh datasets of DS's family and shape (never DS itself)."""
+    fam, p = ds["family"], ds.get("params") or {}
+    opts: dict = {}
+    if fam == "multivariate_regression":
+        opts["input_dim"] = int(p.get("input_dim", 2))
+    elif fam == "bigram_lm":
+        opts = {k: int(p[k]) for k in ("vocab_size", "context_length") if k in p}
+    out = []
+    for k in range(others * 2):
+        if len(out) >= others:
+            break
+        spec = ds_mod.sample_dataset_spec(fam, SWAP_SEED + 131 * k + int(p.get("instance_seed", 0)), **opts)
+        if spec["dataset_id"] != ds.get("dataset_id"):
+            out.append(spec)
+    return out
+
+
+def swapped(q: dict, ds: dict) -> dict:
+    """Q with its dataset replaced by DS (the same choices; the answer key is unknown there)."""
+    return {**q, "dataset": ds, "dataset_id": ds["dataset_id"], "question_id": f"{q['question_id']}@{ds['dataset_id']}"}
+
+
+def measure(questions: Sequence[dict], rules: Sequence[Rule], others: int = 10) -> dict:
+    """{"swaps", "changed", "rate", "by_family": {family: {"swaps", "changed"}}}."""
+    swaps: Counter = Counter()
+    changed: Counter = Counter()
+    cache: dict[str, list[dict]] = {}
+    for q in questions:
+        if q["family"] not in ds_mod.ID_PREFIX or not ds_mod.is_synthesisable(q.get("dataset") or {}):
+            continue
+        pick = solve(view(q), rules).index
+        key = q["dataset_id"]
+        if key not in cache:
+            cache[key] = swap_datasets(q["dataset"], others)
+        for ds in cache[key]:
+            swaps[q["family"]] += 1
+            changed[q["family"]] += solve(view(swapped(q, ds)), rules).index != pick
+    n, c = sum(swaps.values()), sum(changed.values())
+    return {"swaps": n, "changed": c, "rate": c / n if n else None,
+            "by_family": {f: {"swaps": swaps[f], "changed": changed[f]} for f in sorted(swaps)}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--questions", type=Path, default=Path(__file__).resolve().parents[2] / "assets" / "aiq"
+                    / "questions.jsonl")
+    ap.add_argument("--others", type=int, default=10)
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    qs = [json.loads(line) for line in a.questions.read_text().splitlines() if line.strip()]
+    train = [view(q) for q in qs if q.get("split") == "train"]
+    rules = mined_rules(train)
+    r = measure(qs, rules, a.others)
+    r["pack"] = [str(x.structure.key) for x in rules]
+    if a.json:
+        print(json.dumps(r, indent=2))
+    else:
+        print(f"{r['changed']} of {r['swaps']} swaps changed the pack's pick"
+              + (f" ({100 * r['rate']:.1f}%)" if r["rate"] is not None else ""))
+        for f, v in r["by_family"].items():
+            print(f"  {f:<26} {v['changed']} of {v['swaps']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
