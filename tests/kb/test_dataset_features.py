@@ -83,3 +83,26 @@ def test_the_solver_vocabulary_carries_the_measured_features(shipped):
     q = next(v for v in views if v.family == "xor_classification")
     # a candidate's passes over the data: its budget against this dataset's training set
     assert all(r["epochs"] == round(r["budget"] / r["train_size"], 3) for r in q.cands)
+
+
+def test_swapping_the_dataset_changes_the_pick_of_a_pack_scoped_by_the_data(shipped):
+    """The issue's measurement: a question's dataset swapped for other instances of its family
+    changed the pack's pick in 0 of 600 swaps, whatever the pack held. A pack holding the miner's
+    best data-scoped proposals (mined on the training split) now answers some swapped questions
+    differently: the dataset's features reach the solver."""
+    from archcurator.core.kb.miner import mine
+    from archcurator.core.kb.replay import Rule, fit_weights
+    from archcurator.core.kb.swap import measure
+
+    data_level = {f for f, (level, _, _) in FEATURES.items() if level == "question"} - {
+        "family", "task", "category", "input_dim", "vocab_size", "context_length", "rule_family"}
+    train = [view(q) for q in shipped if q["split"] == "train"]
+    scoped = [m.structure for m in mine(train, max_props=200)
+              if any(c.feature in data_level | {"epochs"} for c in m.structure.scope) and not m.family_specific][:3]
+    assert scoped
+    weights = fit_weights(scoped, train)
+    rules = [Rule(i, st, 0.5 if w is None else w) for i, (st, w) in enumerate(zip(scoped, weights))]
+    classification = [q for q in shipped if q["family"].endswith("_classification")]
+    r = measure(classification, rules, others=10)
+    assert r["swaps"] == 10 * len(classification)
+    assert r["changed"] > 0
