@@ -38,3 +38,18 @@ async def test_the_key_help_fits_the_terminal_width(store_path, size):
         await settle(pilot)
         assert type(app.screen).__name__ == "HelpScreen"
         assert _inside(app.screen.query_one("#help-box").region, size)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (60, 20), (50, 12)])
+async def test_the_jump_prompt_is_on_screen(store_path, size):
+    app = make_app(store_path, prefetch=False)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        await pilot.press("colon")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "PromptScreen"
+        field = app.screen.query_one("#prompt").region
+        assert field.height >= 3 and _inside(field, size), field
+        await pilot.press("3", "enter")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "QueueScreen"
