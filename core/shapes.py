@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from . import dims as D
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE, ops_with
-from .ops.base import FLOAT_DTYPES, UNKNOWN, InferCtx, TensorType, Violation
-from .ops.dtype_support import data_dtype, promotes, supported
+from .ops.base import ALWAYS_MEASURED, FLOAT_DTYPES, UNKNOWN, InferCtx, TensorType, Violation
+from .ops.dtype_support import FLOAT32_KEPT, SINGLE_DATA_OPERAND, data_dtype, promotes, single_data_operands, supported
 from .ops.einsum import einops_is_view, einops_keeps_every_axis
 from .ops.layout import (
     KEEPS_LAYOUT,
@@ -100,6 +100,7 @@ REPEAT_CACHE = True
 def infer_design(design: Design, order: list | None = None, nodes: dict | None = None) -> Inference:
     """`order`: the design's topological order when the caller already has it; `nodes`: its nodes by id."""
     inf = Inference()
+    single_data_operands()  # filled once, read by every node's dtype step
     train = design.train or {}
     inf.train = train if type(train) is dict else {}
     for spec in design.inputs:
@@ -346,10 +347,16 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if other is not None and other.op != node.op:
         args = _tied_args(node, other, args, inf)
     mode = train.get("mode", "train") if type(train) is dict else "train"
-    data = data_dtype(node.op, [t.dtype for t in in_types], in_types, spec.traits) if spec.measured_for(args) \
-        else None
+    first = SINGLE_DATA_OPERAND.get(node.op) if spec.measured_for is ALWAYS_MEASURED else None
+    if first is not None:  # one data operand, the table measured for any args: data_dtype's answer, inline
+        data = in_types[first].dtype if first < n else None
+    else:
+        data = data_dtype(node.op, [t.dtype for t in in_types], in_types, spec.traits) if spec.measured_for(args) \
+            else None
     row = spec.dtype_key(args) if spec.dtype_key is not None and data is not None else node.op
-    takes = supported(row, data, mode) if data is not None else None
+    # float32 data (nearly every node) on a row that keeps it: taken, never promoted, without the table
+    kept = data == "float32" and row in FLOAT32_KEPT
+    takes = True if kept else supported(row, data, mode) if data is not None else None
     refused = data if takes is False and not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
         integer = refused not in FLOAT_DTYPES
@@ -421,7 +428,7 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         ctx.warn(SHAPE_UNKNOWN_DIM,
                  f"{node.op} {node.id!r}: a result has more than {MAX_RANK} dims, or symbolic sizes too long to write; "
                  "the verifier does not follow it, so sizes after it are unknown")
-    if not bad and data is not None and promotes(row, data, mode):  # the row of the args' kernels
+    if not bad and data is not None and not kept and promotes(row, data, mode):  # the row of the args' kernels
         outs = [TensorType(t.shape, "float32") if t.dtype == data else t for t in outs]
     if bad:
         _fail(inf, node, CONNECTIVITY_BAD_ARG,
