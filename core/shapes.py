@@ -145,7 +145,7 @@ def infer_design(design: Design, order: list | None = None, nodes: dict | None =
     return inf
 
 
-MEMO_WINDOW, MEMO_REST = 32, 128
+MEMO_WINDOW, MEMO_REST = 16, 128
 
 
 def _max_refs(design: Design) -> dict:
@@ -882,6 +882,17 @@ def _memo_key(node: Node, inf: Inference):
     types, vocab, negative = inf.types, inf.vocab, inf.negative
     # the operands as (shape, dtype) pairs, not TensorTypes: plain tuples hash and compare in C, where the
     # dataclass's __hash__ and __eq__ are Python calls (every result is a plain TensorType, so they agree)
+    ins = node.inputs
+    if len(ins) == 1 and ":" not in ins[0]:  # one whole operand (most nodes): the key without a list
+        ref = ins[0]
+        results = types.get(ref)
+        if not results or ref in vocab or ref in negative:
+            return None
+        t = results[0]
+        try:
+            return node.op, repr(node.args), (t.shape, t.dtype)
+        except Exception:  # noqa: BLE001 - an argument repr cannot show (too deep, too long): no memo
+            return None
     key = [node.op, None]
     for ref in node.inputs:
         if ref in vocab or ref in negative:  # the values it reads are followed: no repeat of another's
