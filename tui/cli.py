@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import sys
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
 
 if TYPE_CHECKING:
     import argparse
