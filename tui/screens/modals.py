@@ -166,25 +166,28 @@ class MissedDefectScreen(ModalScreen):
 
     def compose(self) -> ComposeResult:
         blink = self.app.cursor_blink
-        with VerticalScroll(classes="dialog", id="missed-dialog"):
+        # the form scrolls inside the dialog and the buttons stay below it: on a short terminal they are on
+        # screen without scrolling the fields away
+        with Vertical(classes="dialog", id="missed-dialog"):
             yield Label(Text.assemble("Missed defect on ", (visible(self.design_id), "bold")),
                         classes="dialog-title")
             yield Static("What did the verifier miss? Pick the nodes it is on, the rule that should have fired "
                          "(or other: …), and say what is wrong. In a field: type to narrow its list, up / down to "
                          "move, enter to pick; enter on an empty field goes on.", classes="dialog-help")
-            nodes = Input(placeholder="nodes: type to narrow, enter picks (space in the list too)",
-                          id="missed-node-filter")
-            nodes.cursor_blink = blink
-            yield nodes
-            yield StopSelectionList(*self._node_options(""), id="missed-nodes")
-            rule = Input(placeholder="rule: type to narrow, enter picks", id="missed-rule")
-            rule.cursor_blink = blink
-            yield rule
-            yield StopOptionList(*self._rule_options(""), id="missed-rules")
-            yield Static(self._picked_text(), id="missed-picked")
-            desc = Input(placeholder="what is wrong", id="missed-description")
-            desc.cursor_blink = blink
-            yield desc
+            with VerticalScroll(id="missed-form"):
+                nodes = Input(placeholder="nodes: type to narrow, enter picks (space in the list too)",
+                              id="missed-node-filter")
+                nodes.cursor_blink = blink
+                yield nodes
+                yield StopSelectionList(*self._node_options(""), id="missed-nodes")
+                rule = Input(placeholder="rule: type to narrow, enter picks", id="missed-rule")
+                rule.cursor_blink = blink
+                yield rule
+                yield StopOptionList(*self._rule_options(""), id="missed-rules")
+                yield Static(self._picked_text(), id="missed-picked")
+                desc = Input(placeholder="what is wrong", id="missed-description")
+                desc.cursor_blink = blink
+                yield desc
             yield Static("", id="missed-error", classes="dialog-error")
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Save", variant="primary", id="missed-save")
