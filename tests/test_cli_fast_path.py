@@ -5,6 +5,7 @@ of its start-up (bench/bench_startup.py measures it against `python -c pass`).""
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -60,6 +61,8 @@ def test_the_fast_path_answers_what_argparse_s_path_answers(tmp_path, capsys, mo
             assert fast == _answer(argv, capsys, True, monkeypatch), argv
         verdicts.add(fast[1].split('"verdict": "')[1][:4] if fast[0] == 0 else f"exit {fast[0]}")
     assert verdicts == {"pass", "warn", "bloc", "exit 2"}, "the designs should reach every kind of answer"
+    # the collector is turned off only in a process of its own (tui/cli.py), never in a caller's
+    assert gc.isenabled()
 
 
 @pytest.mark.parametrize("argv", [["verify", "-x.json", "--json"], ["verify", "a.json", "--js"],
