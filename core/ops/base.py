@@ -771,3 +771,19 @@ def broadcast(a: tuple, b: tuple, conditions: list | None = None) -> tuple[tuple
                 conditions.append(D.Condition("broadcast", da, db))
             out.append(db if D.is_const(db) else da)
     return tuple(reversed(out)), None
+
+
+def require_one_float_dtype(ctx: InferCtx, operands: tuple, rule: str) -> bool:
+    """A module whose float operands meet its float32 weights in one kernel (Bilinear, attention, the
+    Transformer layers): measured, torch refuses them in different float dtypes ('All tensors must have the
+    same dtype', 'expected m1 and m2 to have the same dtype') where the element-wise ops promote. False when
+    it blocked. `operands`: the indices of the float operands the node gives."""
+    given = [(i, ctx.inputs[i].dtype) for i in operands if i < len(ctx.inputs) and ctx.inputs[i].is_float]
+    kinds = sorted({dt for _, dt in given})
+    if len(kinds) < 2:
+        return True
+    op = ctx.node.op
+    return ctx.require(False, rule, lambda: (
+        f"{op} {ctx.node.id!r} receives float operands of different dtypes ("
+        + ", ".join(f"operand {i}: {dt}" for i, dt in given)
+        + f"); torch's {op} takes them only in one dtype, that of its weights: cast them all to float32"))
