@@ -24,7 +24,8 @@ from __future__ import annotations
 import ctypes
 import threading
 import time
-from dataclasses import dataclass
+
+from .valueclass import value_class
 
 TICK_S = 0.05  # how often the watchdog looks
 WALL_FACTOR = 6.0  # wall-time backstop, in budgets
@@ -34,7 +35,7 @@ class OverBudget(BaseException):
     """The unit of work ran past its budget (raised in its own thread)."""
 
 
-@dataclass
+@value_class
 class _Armed:
     seconds: float
     clock: int | None  # the thread's CPU clock, where there is one

@@ -14,7 +14,10 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 from functools import lru_cache
-from typing import TypeGuard
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
+if TYPE_CHECKING:
+    from typing import TypeGuard
 
 Dim = int | str | None
 
@@ -574,12 +577,13 @@ def _eval_expr(expr: str, env: dict[str, int]) -> Dim:
 # `satisfiable` whether any size at all satisfies it (none: the design can never run).
 
 import re as _re  # noqa: E402 - these functions are an addition to the module above
-from dataclasses import dataclass as _dataclass  # noqa: E402
+
+from .valueclass import value_class as _value_class  # noqa: E402
 
 _OPERATORS = _re.compile(r"[()+*/\s]+|(?<=[\w)])-")
 
 
-@_dataclass(frozen=True)
+@_value_class(frozen=True)
 class Condition:
     """`lhs = rhs` (kind "eq"), `lhs = rhs or either is 1` (kind "broadcast"), `lhs <= rhs` (kind "le"),
     `lhs` a multiple of `rhs` (kind "multiple")."""

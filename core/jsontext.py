@@ -20,7 +20,10 @@ import math
 import os
 import re
 import stat
-from typing import Any
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 100  # arrays/objects inside each other; a design needs about 6
 MAX_DIGITS = 40  # digits in one number; 2**128 has 39, no size or count of a design needs more

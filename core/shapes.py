@@ -7,8 +7,6 @@ once, where it happens, instead of cascading downstream.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from . import dims as D
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE, ops_with
@@ -45,9 +43,10 @@ from .ops.rules import (
     SHAPE_UNKNOWN_INDEX,
 )
 from .sizes import declared_id_range, declared_sizes, size_roles
+from .valueclass import field, value_class
 
 
-@dataclass
+@value_class
 class Inference:
     types: dict = field(default_factory=dict)  # node/input id -> list[TensorType]
     violations: list = field(default_factory=list)

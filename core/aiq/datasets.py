@@ -68,9 +68,19 @@ def _regression_params(family: str, seed: int, options: dict) -> dict:
         "domain": [0.0, 1.0],
         "train_size": int(options.get("train_size", 256)),
         "test_size": int(options.get("test_size", 256)),
-        "noise": {"enabled": False},
+        "noise": _noise_spec(options, seed),
         "point_sampling": {"distribution": "uniform", "seed": seed + 1_000},
     }
+
+
+def _noise_spec(options: dict, seed: int) -> dict:
+    """The regression target noise a spec states: the study's is none; ``noise_std`` > 0 adds
+    Gaussian noise of that std to the training targets only (the test targets stay the clean
+    function, so a model that fits the noise is the one that loses)."""
+    std = float(options.get("noise_std", 0.0) or 0.0)
+    if std <= 0:
+        return {"enabled": False}
+    return {"enabled": True, "std": std, "seed": seed + 2_000, "split": "train"}
 
 
 def sample_dataset_spec(family: str, seed: int, **options: Any) -> dict:
@@ -142,7 +152,8 @@ def sample_dataset_spec(family: str, seed: int, **options: Any) -> dict:
 
 def dataset_features(spec: dict) -> dict:
     """Question-level features the propositions can condition on; the same for our specs and a
-    bundle's (an expression is read back, never run)."""
+    bundle's (an expression is read back, never run). The stated ones come from the spec's params;
+    for a spec our generator rebuilds, the measured ones (``core.aiq.measure``) are added."""
     p = spec.get("params") or {}
     if not isinstance(p, dict):
         p = {}
@@ -154,7 +165,8 @@ def dataset_features(spec: dict) -> dict:
     elif isinstance(p.get("input_dim"), (int, float)) and not isinstance(p.get("input_dim"), bool):
         f["input_dim"] = int(p["input_dim"])
     if family in ("univariate_regression", "multivariate_regression"):
-        noise = p.get("noise_std", (p.get("noise") or {}).get("std", 0.0) if isinstance(p.get("noise"), dict) else 0.0)
+        nz = p.get("noise") if isinstance(p.get("noise"), dict) else {}
+        noise = p.get("noise_std", nz.get("std", 0.0) if nz.get("enabled", "std" in nz) else 0.0)
         try:
             f["noise_std"] = float(noise or 0.0)
         except (TypeError, ValueError):
@@ -180,6 +192,9 @@ def dataset_features(spec: dict) -> dict:
         f["noise_std"] = float(p.get("noise_std", 0.0) or 0.0)
     if isinstance(p.get("train_size"), int):
         f["train_size"] = int(p["train_size"])
+    from .measure import measured_features
+
+    f.update(measured_features(spec))
     return f
 
 
@@ -228,6 +243,10 @@ def _expression_regression(p: dict):
     from .expressions import evaluate
 
     ty, vy = evaluate(node, tx), evaluate(node, vx)
+    noise = p.get("noise") if isinstance(p.get("noise"), dict) else {}
+    if noise.get("enabled") and float(noise.get("std", 0.0)) > 0:
+        gn = torch.Generator().manual_seed(int(noise.get("seed", seed + 1_000)))
+        ty = ty + float(noise["std"]) * torch.randn(ty.shape, generator=gn, dtype=ty.dtype)
     return tx, ty.unsqueeze(-1), vx, vy.unsqueeze(-1)
 
 

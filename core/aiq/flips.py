@@ -32,11 +32,77 @@ from .spec import make_candidate, recipe_id
 VARIANT_SEED = 7_000
 
 
+def _respec(ds: dict, **changes) -> dict:
+    """DS with some params changed, the rest (the target expression, the bigram table) kept; a new id."""
+    from .spec import short_hash
+
+    params = {**(ds.get("params") or {}), **changes}
+    spec = {**ds, "params": params}
+    spec["dataset_id"] = f"{ds_mod.ID_PREFIX[ds['family']]}_{short_hash(params)}"
+    return spec
+
+
+def _target_std(ds: dict) -> float:
+    _, ty, _, _ = ds_mod.materialize(ds)
+    return float(ty.float().std()) or 1.0
+
+
+def _contrast_target(ds: dict) -> str:
+    """A target of the other kind than DS's: a smooth offset line for a periodic target, a slow
+    sine for an aperiodic one (the one reversal the earlier draws found in regression was between
+    these two kinds: the offset rewards the recipe that moves the output bias fastest, the sine
+    the one with the capacity to bend)."""
+    p = ds.get("params") or {}
+    d = int(p.get("input_dim", 1))
+    xs = ["x"] if ds["family"] == "univariate_regression" else [f"x{i}" for i in range(d)]
+    feats = ds_mod.target_features(p.get("expression", ""), d, p.get("domain") or (0.0, 1.0))
+    if feats.get("target_periodic", 0):
+        return "2.25 + " + (xs[0] if len(xs) == 1 else f"({' + '.join(xs)}) / {len(xs)}")
+    return " + ".join(f"sin(6.283185307179586*({x} / 1.6667)) * 1.1667" for x in xs[:2])
+
+
 def variants(ds: dict, k: int = 0) -> list[dict]:
-    """Datasets of DS's family and shape that move its data-level features (the K-th draw)."""
+    """Datasets of DS's family and shape that move its data-level features (the K-th draw).
+
+    Draw 0: for classification and the bigram LM the data-poor, noisy regime, the same label rule
+    or bigram table from few training points (label noise 0.2 for classification): against the
+    recipe's fixed budget many passes over little data, so the recipes that fit fastest on plenty
+    of clean data are the ones that overfit here; for regression a target of the other kind
+    (``_contrast_target``). Draws 1 and 2 move the same features by other amounts (tiny clean
+    sets; few noisy regression points; a sharper bigram law from less data). The earlier draws
+    (now 3-6: other expressions, turns, table sharpness) flipped 7 of ~280 unit draws.
+    """
     fam, p = ds["family"], ds.get("params") or {}
     seed = VARIANT_SEED + 97 * k + int(p.get("instance_seed", 0))
     out = []
+    if k == 0:
+        if fam in ("xor_classification", "spiral_classification"):
+            out.append(_respec(ds, label_noise=0.2, train_size=128, point_seed=seed + 1_000))
+        elif fam in ("univariate_regression", "multivariate_regression"):
+            out.append(_respec(ds, expression=_contrast_target(ds)))
+        elif fam == "bigram_lm":
+            out.append(_respec(ds, train_size=64, sequence_seed=seed))
+        return out
+    if k == 1:   # tiny and clean (classification), small (bigram), few noisy points (regression)
+        if fam in ("xor_classification", "spiral_classification"):
+            out.append(_respec(ds, label_noise=0.0, train_size=48, point_seed=seed + 1_000))
+        elif fam in ("univariate_regression", "multivariate_regression"):
+            out.append(_respec(ds, train_size=32, noise={"enabled": True, "std": 0.5, "seed": seed + 2_000,
+                                                         "split": "train"},
+                               point_sampling={"distribution": "uniform", "seed": seed + 1_000}))
+        elif fam == "bigram_lm":
+            out.append(_respec(ds, train_size=160, sequence_seed=seed))
+        return out
+    if k == 2:   # a sharper law from less data (bigram), the contrast target from few points
+        if fam in ("xor_classification", "spiral_classification"):
+            out.append(_respec(ds, label_noise=0.1, train_size=64, point_seed=seed + 1_000))
+        elif fam in ("univariate_regression", "multivariate_regression"):
+            out.append(_respec(ds, expression=_contrast_target(ds), train_size=48,
+                               point_sampling={"distribution": "uniform", "seed": seed + 1_000}))
+        elif fam == "bigram_lm":
+            out.append(_respec(ds, alpha=2.0, train_size=200, sequence_seed=seed, table_seed=seed + 10_000))
+        return out
+    k -= 3
     if fam in ("xor_classification", "spiral_classification"):
         noise = float(p.get("label_noise", 0.0))
         opts = {"label_noise": 0.25 if noise < 0.15 else 0.0, "train_size": int(p.get("train_size", 512)),
@@ -99,8 +165,11 @@ def partner(q: dict, ds: dict, results: dict[str, dict], rule: str = DEFAULT_RUL
 
 
 def search(questions: list[dict], *, cache: Path | None, until: dt.datetime | None = None, k: int = 0,
-           families: tuple[str, ...] | None = None, log=print) -> tuple[list[dict], dict]:
-    """The flipping pairs found (both questions of each, pair fields set) and counts."""
+           families: tuple[str, ...] | None = None, log=print,
+           kept: list[dict] | None = None) -> tuple[list[dict], dict]:
+    """The flipping pairs found (both questions of each, pair fields set) and counts. KEPT, when
+    given, receives every partner the rule keeps on the variant, flipped or not (``pair.flip``
+    says which): the executed questions on the other data, without the selection on flipping."""
     units: dict[tuple[str, str], list[dict]] = defaultdict(list)
     for q in questions:
         if families and q["family"] not in families:
@@ -153,10 +222,13 @@ def search(questions: list[dict], *, cache: Path | None, until: dt.datetime | No
                 counts["kept_both"] += 1
                 win_a = next(ch["recipe_id"] for ch in q["choices"] if ch["letter"] == q["correct_letter"])
                 win_b = next(ch["recipe_id"] for ch in new["choices"] if ch["letter"] == new["correct_letter"])
+                pid = f"flip_{q['question_id']}_{ds['dataset_id'][-6:]}"
+                if kept is not None:
+                    kept.append({**new, "pair": {"pair_id": pid, "partner": q["question_id"], "flip": win_a != win_b},
+                                 "split": q.get("split", "test"), "pool_id": q.get("pool_id")})
                 if win_a == win_b:
                     continue
                 counts["flips"] += 1
-                pid = f"flip_{q['question_id']}_{ds['dataset_id'][-6:]}"
                 a = {**q, "pair": {"pair_id": pid, "partner": new["question_id"], "flip": True}}
                 b = {**new, "pair": {"pair_id": pid, "partner": q["question_id"], "flip": True},
                      "split": q.get("split", "test")}
@@ -173,7 +245,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache", type=Path, default=None)
     ap.add_argument("--until", default=None, help="HH:MM UTC: start no unit after it")
     ap.add_argument("--family", action="append", default=None)
-    ap.add_argument("--draw", type=int, default=0, help="which variant draw (0, 1, ...)")
+    ap.add_argument("--draw", type=int, action="append", default=None,
+                    help="which variant draw (0, 1, ...; repeat for several, in order)")
+    ap.add_argument("--kept-out", type=Path, default=None,
+                    help="also write every partner question kept on a variant, flipped or not")
     a = ap.parse_args(argv)
     until = None
     if a.until:
@@ -182,10 +257,18 @@ def main(argv: list[str] | None = None) -> int:
         until = now.replace(hour=h, minute=m, second=0, microsecond=0)
     qs = [json.loads(line) for line in a.questions.read_text().splitlines() if line.strip()]
     t = time.time()
-    pairs, counts = search(qs, cache=a.cache, until=until, k=a.draw,
-                           families=tuple(a.family) if a.family else None,
-                           log=lambda s: print(s, file=sys.stderr, flush=True))
-    a.out.write_text("".join(json.dumps(q, separators=(",", ":")) + "\n" for q in pairs))
+    pairs: list[dict] = []
+    kept: list[dict] = []
+    counts: dict = {}
+    for k in a.draw or [0]:
+        got, c = search(qs, cache=a.cache, until=until, k=k, families=tuple(a.family) if a.family else None,
+                        log=lambda s: print(s, file=sys.stderr, flush=True), kept=kept)
+        pairs += got
+        counts[f"draw {k}"] = c
+        # written after every draw, so a search stopped later keeps what the earlier draws found
+        a.out.write_text("".join(json.dumps(q, separators=(",", ":")) + "\n" for q in pairs))
+        if a.kept_out is not None:
+            a.kept_out.write_text("".join(json.dumps(q, separators=(",", ":")) + "\n" for q in kept))
     counts["wall_s"] = round(time.time() - t, 1)
     print(json.dumps(counts), file=sys.stderr)
     return 0

@@ -36,6 +36,13 @@ FEATURES: dict[str, tuple[str, str, str]] = {
     "context_length": ("question", "num", "language-model window"),
     "rule_family": ("question", "cat", "tabular decision rule"),
     "train_size": ("question", "num", "training examples"),
+    "transition_entropy": ("question", "num", "bigram table's entropy, nats per token (measured from its parameters)"),
+    "transition_sparsity": ("question", "num", "share of bigram transitions the training windows never show"),
+    "tokens_per_transition": ("question", "num", "training tokens per bigram transition (V x V)"),
+    "target_std": ("question", "num", "std of the regression training targets (measured)"),
+    "target_offset": ("question", "num", "absolute mean of the regression training targets (measured)"),
+    "margin": ("question", "num", "median distance from a training point to the nearest of the other class"),
+    "neighbour_agreement": ("question", "num", "share of training points whose nearest neighbour has their label"),
     "optimizer": ("candidate", "cat", "sgd, adam, adamw, rmsprop, adagrad"),
     "adaptive": ("candidate", "bool", "an adaptive optimizer (not SGD)"),
     "lr": ("candidate", "num", "learning rate"),
@@ -58,6 +65,7 @@ FEATURES: dict[str, tuple[str, str, str]] = {
     "batch_size": ("candidate", "num", "batch size"),
     "steps": ("candidate", "num", "training steps"),
     "budget": ("candidate", "num", "samples seen = steps x batch size"),
+    "epochs": ("candidate", "num", "passes over the training set = budget / train_size"),
     "most_params": ("relative", "bool", "the most parameters among the choices"),
     "fewest_params": ("relative", "bool", "the fewest parameters among the choices"),
     "highest_lr": ("relative", "bool", "the highest learning rate among the choices"),
@@ -174,6 +182,9 @@ def view(q: dict, origin: str | None = None) -> QuestionView:
     cands, lets, winner = [], [], -1
     for i, ch in enumerate(q["choices"]):
         cf = candidate_features(ch["candidate"])
+        if qf.get("train_size") and cf.get("budget"):
+            # the recipe's budget against this data: the one number that says fit or overfit
+            cf["epochs"] = round(cf["budget"] / qf["train_size"], 3)
         cands.append({**qf, **cf})
         lets.append(ch["letter"])
         if ch["letter"] == q["correct_letter"]:

@@ -92,6 +92,13 @@ def _dataset_block(q: dict) -> list[str]:
                 "label_noise", "turns", "noise_std", "rule_family"):
         if key in p and not isinstance(p[key], (dict, list)):
             facts.append(f"- {key}: {p[key]}")
+    noise = p.get("noise") if isinstance(p.get("noise"), dict) else {}
+    if noise.get("enabled"):
+        facts.append(f"- target noise std (training targets): {noise.get('std')}")
+    from ..aiq.measure import measured_features
+
+    # what the data itself shows (two instances of a family differ here), measured on its tensors
+    facts += [f"- {k} (measured): {v}" for k, v in measured_features(ds).items()]
     metric = (q.get("evaluation") or {}).get("selection_metric") or ds.get("selection_metric", "test metric")
     return out + facts + ["", f"Selection metric: `{metric}` on the test split (lower is better)."]
 

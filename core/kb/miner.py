@@ -45,7 +45,8 @@ BOOL_CLAIM_FEATURES = ("adaptive", "residual", "layer_norm", "regularized")
 RELATIVE_ATOMS = ("most_params", "fewest_params", "highest_lr", "lowest_lr", "deepest", "shallowest")
 SCOPE_CAT = ("family", "task", "category", "rule_family", "optimizer", "model")
 SCOPE_NUM = ("budget", "batch_size", "steps", "noise_std", "target_freq", "target_degree", "alpha", "train_size",
-             "input_dim", "lr", "params", "turns")
+             "input_dim", "lr", "params", "turns", "epochs", "margin", "neighbour_agreement", "target_std",
+             "target_offset", "transition_entropy", "transition_sparsity")
 SCOPE_BOOL = ("adaptive", "regularized", "residual")
 #: scope features that only restate how the generator built the questions
 GENERATOR_FEATURES = frozenset({"category", "task", "train_size", "vocab_size", "context_length", "alpha"})

@@ -49,6 +49,11 @@ from .stats import fmt_interval, fmt_pct, paired_difference, wilson
 
 FALLBACK = "the first listed choice (A)"
 CATEGORY_ORDER = ("optimizer_only", "architecture_only", "mixed", "loss_only")
+#: what ``select_rules`` holds out while it chooses: whole task groups when the training questions
+#: span several (the unit the headline holds out, so the selection inside a fold is nested the same
+#: way: a rule kept for carrying across sibling families that share models and grammar need not
+#: carry across task groups), else families
+HOLD_BY = "task"
 PRIOR_WEIGHT = 0.5    # a proposition no training question tests
 L2 = 2.0              # the fit's penalty on the weights (in questions' worth of log-likelihood)
 
@@ -145,11 +150,12 @@ def _newton(votes, valid, winners, l2: float = L2, iters: int = 30, w=None):
 def select_rules(structures: Sequence[Structure], train: Sequence[QuestionView], cap: int = CAP,
                  l2: float = L2) -> list[int]:
     """Which of STRUCTURES make the pack: forward selection on how the weighted solver does on
-    families it was not fitted on. Each step tries every remaining structure beside the chosen
-    ones (its weight by a one-dimensional Newton fit on the other families, the chosen ones'
-    weights held), scores it by the questions it gets right on each held-out training family,
-    and keeps the best while it adds a correct answer. With a single family, questions are held
-    out by a fixed four-way split instead. Returns indices into STRUCTURES, in the order chosen."""
+    task groups (or, inside one task group, families) it was not fitted on. Each step tries every
+    remaining structure beside the chosen ones (its weight by a one-dimensional Newton fit on the
+    other groups, the chosen ones' weights held), scores it by the questions it gets right on each
+    held-out training group, and keeps the best while it adds a correct answer. With a single
+    family, questions are held out by a fixed four-way split instead. Returns indices into
+    STRUCTURES, in the order chosen."""
     import numpy as np
 
     qs = [q for q in train if q.winner >= 0]
@@ -158,7 +164,10 @@ def select_rules(structures: Sequence[Structure], train: Sequence[QuestionView],
     votes = _votes(structures, qs)                              # [Q, K, C]
     valid, winners = _valid_and_winners(qs, votes.shape[2])
     fams = sorted({q.family for q in qs})
-    if len(fams) > 1:
+    tasks = sorted({q.task for q in qs})
+    if HOLD_BY == "task" and len(tasks) > 1:
+        held = [np.array([q.task == t for q in qs]) for t in tasks]
+    elif len(fams) > 1:
         held = [np.array([q.family == f for q in qs]) for f in fams]
     else:
         held = [np.array([i % 4 == k for i in range(len(qs))]) for k in range(4)]

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
-from typing import Any
 
 from .. import dims as D
 from ..dims import Dim
+from ..valueclass import field, value_class
 from .rules import (
     DTYPE_INT_INTO_FLOAT,
     SHAPE_RANK,
@@ -29,6 +27,11 @@ from .rules import (
     SHAPE_UNKNOWN_INDEX,
 )
 from .traits import check_traits
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+    from typing import Any
 
 # a table read by position at least this long is a context length (README: Sizes), not a defect
 CONTEXT_TABLE_ROWS = 64
@@ -171,7 +174,7 @@ SYMBOL = Kind(lambda v: type(v) is str and bool(v), "a symbol", ("symbol",))
 SIZE = OneOf(NAT, SYMBOL)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Arg:
     name: str
     default: Any = REQUIRED
@@ -188,7 +191,7 @@ class Arg:
         return self.kind.problem(v)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class TensorType:
     """A value flowing along an edge: its shape (None = rank unknown) and dtype."""
 
@@ -300,7 +303,7 @@ def result_type(operands, divide: bool = False) -> str:
     return result
 
 
-@dataclass
+@value_class
 class Violation:
     rule: str  # the rule's id, a plain string (a Rule passed in is read as its id)
     message: str
@@ -549,12 +552,13 @@ def _batch_step(c, batch: str) -> int | None:
     return c.rhs // math.gcd(int(coef), c.rhs)
 
 
-ShapeRule = Callable[[InferCtx], list]
-ParamRule = Callable[[dict], Dim]
-# (name, shape) of each learned tensor, as torch's named_parameters() names and orders them
-ParamShapesRule = Callable[[dict], list]
-FlopRule = Callable[[InferCtx, list], Dim]
-BuildRule = Callable[[dict], Any]
+if TYPE_CHECKING:  # the rules' types, for the annotations below
+    ShapeRule = Callable[[InferCtx], list]
+    ParamRule = Callable[[dict], Dim]
+    # (name, shape) of each learned tensor, as torch's named_parameters() names and orders them
+    ParamShapesRule = Callable[[dict], list]
+    FlopRule = Callable[[InferCtx, list], Dim]
+    BuildRule = Callable[[dict], Any]
 
 
 def _no_params(args: dict) -> int:
@@ -577,7 +581,7 @@ def _always_measured(args: dict) -> bool:
 ALWAYS_MEASURED = _always_measured
 
 
-@dataclass
+@value_class
 class OpSpec:
     name: str
     family: str
@@ -775,3 +779,19 @@ def broadcast(a: tuple, b: tuple, conditions: list | None = None) -> tuple[tuple
                 conditions.append(D.Condition("broadcast", da, db))
             out.append(db if D.is_const(db) else da)
     return tuple(reversed(out)), None
+
+
+def require_one_float_dtype(ctx: InferCtx, operands: tuple, rule: str) -> bool:
+    """A module whose float operands meet its float32 weights in one kernel (Bilinear, attention, the
+    Transformer layers): measured, torch refuses them in different float dtypes ('All tensors must have the
+    same dtype', 'expected m1 and m2 to have the same dtype') where the element-wise ops promote. False when
+    it blocked. `operands`: the indices of the float operands the node gives."""
+    given = [(i, ctx.inputs[i].dtype) for i in operands if i < len(ctx.inputs) and ctx.inputs[i].is_float]
+    kinds = sorted({dt for _, dt in given})
+    if len(kinds) < 2:
+        return True
+    op = ctx.node.op
+    return ctx.require(False, rule, lambda: (
+        f"{op} {ctx.node.id!r} receives float operands of different dtypes ("
+        + ", ".join(f"operand {i}: {dt}" for i, dt in given)
+        + f"); torch's {op} takes them only in one dtype, that of its weights: cast them all to float32"))
