@@ -86,3 +86,11 @@ class CheckCtx:
 
     def args(self, node) -> dict:
         return self.inf.args.get(node.id, node.args)
+
+    def ops_present(self) -> set:
+        """The op names the design uses (once per design): a graph check asking whether any node is a norm, a
+        shortcut, a BatchNorm ... asks this set instead of walking every node."""
+        found = self.memo.get("ops_present")
+        if found is None:
+            found = self.memo["ops_present"] = {n.op for n in self.design.nodes}
+        return found
