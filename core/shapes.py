@@ -365,12 +365,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
               + ("; cast them to float (or embed token ids)" if integer else
                  "; cast them to float32 (its weights' dtype) or to a dtype it takes"))
         return
-    ctx = InferCtx(node, args, in_types, producers, train, inf.declared)
-    ctx.bounds = inf.bounds
-    ctx.roles = inf.roles
-    ctx.dtype_ok = takes is True
-    if inf.max_ref:
-        ctx.max_result = inf.max_ref.get(node.id, 0)
+    ctx = InferCtx(node, args, in_types, producers, train, inf.declared, bounds=inf.bounds, roles=inf.roles,
+                   dtype_ok=takes is True, max_result=inf.max_ref.get(node.id, 0) if inf.max_ref else 0)
     # the learned leaves and the values followed (id ranges, a pad's fill, clamped bounds): a node meets that
     # machinery only where the design already holds some or its op starts some (most designs hold none)
     if inf.leaves or inf.split_views or len(inf.vocab) > 1 or inf.negative or inf.value_bounds or \

@@ -315,13 +315,17 @@ class Violation:
             self.rule = str(self.rule)
 
 
+_NO_VALUES: dict = {}  # InferCtx's value_ranges and value_reach where no operand carries any (never written)
+
+
 class InferCtx:
     """What a shape rule sees: the node, its resolved args and operand types."""
 
     __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train", "declared", "value_ranges",
                  "dtype_ok", "max_result", "leaf_operands", "bounds", "value_reach", "roles")
 
-    def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None):
+    def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None, *, bounds=None,
+                 roles=None, dtype_ok=False, max_result=0):
         self.node = node
         self.args = args
         self.inputs: list[TensorType] = inputs
@@ -329,15 +333,19 @@ class InferCtx:
         self.producers = producers or []  # op names of the operands' nodes (None for inputs)
         self.design_train = design_train or {}
         self.declared = declared or {}  # symbol -> the size the design declares for it (train block)
-        self.value_ranges: dict = {}  # operand index -> its ids' declared range (a design input's vocab_size)
-        self.value_reach: dict = {}  # operand index -> how far its values may reach past that range (exclusive)
-        self.dtype_ok = False  # torch's kernels were measured to take the data operands' dtype (dtype_support)
-        self.max_result = 0  # the highest result index (`id:N`) the design reads of this node
+        # operand index -> its ids' declared range (a design input's vocab_size) / how far its values may reach
+        # past that range (exclusive); rules only read them, and the walk gives a dict of its own to a node
+        # whose operands carry any, so most nodes share one empty dict instead of making two
+        self.value_ranges: dict = _NO_VALUES
+        self.value_reach: dict = _NO_VALUES
+        self.dtype_ok = dtype_ok  # torch's kernels were measured to take the data operands' dtype (dtype_support)
+        self.max_result = max_result  # the highest result index (`id:N`) the design reads of this node
         self.leaf_operands: set = set()  # operand indices that are a Parameter (or a view of one): autograd leaves
         # symbol -> (least, most, what it is): a size known only to lie in a range (a constant slice of a
         # symbolic size); shared by the design's nodes, so a condition on it elsewhere is judged in its range
-        self.bounds: dict = {}
-        self.roles: dict = {}  # symbol -> "batch" | "sequence" | "image": what a size of 1 or 2 would make degenerate
+        self.bounds: dict = {} if bounds is None else bounds
+        # symbol -> "batch" | "sequence" | "image": what a size of 1 or 2 would make degenerate
+        self.roles: dict = {} if roles is None else roles
 
     @property
     def x(self) -> TensorType:
