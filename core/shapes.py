@@ -144,7 +144,9 @@ def infer_design(design: Design, order: list | None = None, nodes: dict | None =
     return inf
 
 
-MEMO_WINDOW, MEMO_REST = 16, 128
+# 32, not 16: gpt2 has no repeat in its first 16 nodes (embeddings, positions, the first block's distinct parts), and a
+# window of 16 rested the cache over 128 nodes that repeat (gpt2 verified 30% slower)
+MEMO_WINDOW, MEMO_REST = 32, 128
 
 
 def _max_refs(design: Design) -> dict:
