@@ -21,7 +21,6 @@ short, and wall time six times as long as a backstop for work that waits.
 
 from __future__ import annotations
 
-import ctypes
 import threading
 import time
 
@@ -59,13 +58,26 @@ def _cpu_clock(tid: int) -> int | None:
 
 
 def _raise_in(tid: int, exc: type | None) -> None:
-    """Raise `exc` in thread `tid` at its next bytecode; None takes back one not yet raised."""
+    """Raise `exc` in thread `tid` at its next bytecode; None takes back one not yet raised. Called only once a
+    budget has fired, so after the watchdog imported ctypes."""
+    import ctypes
+
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(exc) if exc else None)
 
 
 def _watch() -> None:
+    have_ctypes = False
     while True:
         time.sleep(TICK_S)
+        if not have_ctypes:
+            # imported here, on the first look, not where this module is: work done within one tick (a
+            # design's `verify --json`) never pays for it, and it was a twentieth of that command's start-up.
+            # A failed import (the address space at its limit) is tried again at the next look.
+            try:
+                import ctypes  # noqa: F401
+            except (ImportError, MemoryError):
+                continue
+            have_ctypes = True
         now = time.monotonic()
         with _lock:
             for tid, a in _armed.items():
