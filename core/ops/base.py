@@ -573,6 +573,14 @@ def _no_flops(ctx: InferCtx, outs: list) -> Dim:
     return 0
 
 
+def _always_measured(args: dict) -> bool:
+    return True
+
+
+# OpSpec.measured_for's default: the verifier skips the call for the ops that keep it
+ALWAYS_MEASURED = _always_measured
+
+
 @value_class
 class OpSpec:
     name: str
@@ -597,7 +605,7 @@ class OpSpec:
     draw_extra: Callable | None = None  # (rng, args, operand shapes) -> further keyword arguments, for generators
     # whether the measured dtype table (dtype_support) speaks for a node with these args: it was measured with
     # the example's, and a few args select another kernel
-    measured_for: Callable[[dict], bool] = lambda a: True
+    measured_for: Callable[[dict], bool] = _always_measured
     # the row of the measured dtype table for a node with these args, where some args select other kernels
     # (a LayerNorm without weights takes float64); None: the op's own row
     dtype_key: Callable[[dict], str] | None = None
