@@ -299,26 +299,30 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if other is not None and other.op == node.op and other.id != node.id:
         # a module called twice is one module: the shared one's arguments are the ones that run
         own_args = other.args
-    args, missing, unknown = spec.resolve_args(own_args)
-    args = inf.args[node.id] = _guarded(args)
-    if missing or unknown:
-        names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more"
-                                                                 if len(unknown) > 5 else "")
-    if missing:
-        # a misspelt name is both: say the one it gave beside the one it lacks (in_dim for in_features)
-        _fail(inf, node, CONNECTIVITY_MISSING_ARG,
-              f"{node.op} {node.id!r} is missing required argument(s) {', '.join(missing)}" +
-              (f"; it has argument(s) {names} that torch.nn.{node.op} does not take" if unknown else ""))
-        return
-    if unknown:
-        _fail(inf, node, CONNECTIVITY_BAD_ARG,
-              f"{node.op} {node.id!r} has argument(s) {names} that torch.nn.{node.op} does not take")
-        return
-    malformed = spec.arg_problems(own_args)
-    if malformed:
-        # checked against the op's schema before any shape rule, check or cost reads the values
-        _fail(inf, node, CONNECTIVITY_BAD_ARG, f"{node.op} {node.id!r}: {'; '.join(malformed)}")
-        return
+    args = spec.valid_args(own_args)  # the common node's args, checked in one pass
+    if args is not None:
+        args = inf.args[node.id] = _guarded(args)
+    else:  # the long way, which says what is missing, unknown or malformed
+        args, missing, unknown = spec.resolve_args(own_args)
+        args = inf.args[node.id] = _guarded(args)
+        if missing or unknown:
+            names = ", ".join(_short(k, 40) for k in unknown[:5]) + (f" and {len(unknown) - 5} more"
+                                                                     if len(unknown) > 5 else "")
+        if missing:
+            # a misspelt name is both: say the one it gave beside the one it lacks (in_dim for in_features)
+            _fail(inf, node, CONNECTIVITY_MISSING_ARG,
+                  f"{node.op} {node.id!r} is missing required argument(s) {', '.join(missing)}" +
+                  (f"; it has argument(s) {names} that torch.nn.{node.op} does not take" if unknown else ""))
+            return
+        if unknown:
+            _fail(inf, node, CONNECTIVITY_BAD_ARG,
+                  f"{node.op} {node.id!r} has argument(s) {names} that torch.nn.{node.op} does not take")
+            return
+        malformed = spec.arg_problems(own_args)
+        if malformed:
+            # checked against the op's schema before any shape rule, check or cost reads the values
+            _fail(inf, node, CONNECTIVITY_BAD_ARG, f"{node.op} {node.id!r}: {'; '.join(malformed)}")
+            return
     stray = _stray_symbol(node, own_args, inf) if node.op in SYMBOL_BOUNDS or node.op in EINOPS else None
     if stray is not None:
         _fail(inf, node, CONNECTIVITY_BAD_ARG,
