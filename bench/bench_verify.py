@@ -9,7 +9,8 @@ ratios):
 
 - verify: `Design.from_json(text)` + `verify_graph` (the whole catalogue of checks and the cost quote),
   from the JSON text, with the repeat cache on, and again with it off (`core.shapes.REPEAT_CACHE`: a
-  repeated layer, same op, arguments and operand types, is inferred once);
+  repeated layer, same op, arguments and operand types, is inferred once); each run first clears the process-wide
+  size caches of core.dims, so no run is helped by the one before it;
 - floor: the pure-Python floor (bench/shape_floor.py): `json.loads` + one topological walk computing the
   same shapes and nothing else (checked equal to verify's shapes before timing);
 - meta eval: the design built by our builder on the meta device, a forward in eval mode under
@@ -96,11 +97,14 @@ def case_text(name: str) -> str:
 # ---- contenders: each is a function of no arguments doing one run ------------------------------------
 
 def verify_fn(text: str, cache: bool):
-    from archcurator.core import shapes
+    from archcurator.core import dims, shapes
     from archcurator.core.graph import Design
     from archcurator.core.verify import verify_graph
 
     def run():
+        # the process-wide size caches would hold every size of this design from the round before: each
+        # run starts without them, as a design the process has not verified yet (clearing is timed too)
+        dims.clear_caches()
         shapes.REPEAT_CACHE = cache
         try:
             return verify_graph(Design.from_json(text))

@@ -756,3 +756,12 @@ def satisfiable(cond: Condition, fixed: dict | None = None, bounds: dict | None 
         if holds(cond, env) is not False:
             return True
     return False
+
+
+def clear_caches() -> None:
+    """Forget every size computed so far. The caches are per process and shared by every design it
+    verifies; a benchmark that verifies one design again and again clears them before each run, so that it
+    times a design the process has not seen (they save 7-12% on a design seen before)."""
+    for cached in (_poly, _dim, _mul_sym, _add_sym, _symbols_in):
+        cached.cache_clear()
+    _SCALED.clear()
