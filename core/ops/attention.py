@@ -220,6 +220,17 @@ def _mha_infer(ctx: InferCtx):
     # (F.multi_head_attention_forward), reading its dtype only
     dropped = a["is_causal"] and not a["need_weights"] and len(ctx.inputs) <= 4
     for i, m in enumerate(ctx.inputs[3:5]):
+        # measured in eval, training and under no_grad: an attn_mask alone, float in another float dtype than
+        # the query's, fails ('Input dtypes must be the same'); beside a key padding mask torch merges the two
+        # first, and some such pairs run, so only the lone mask is judged
+        if i == 0 and len(ctx.inputs) == 4 and m.shape is not None and m.is_float and q.is_float and \
+                m.dtype != q.dtype:
+            name = ("attn_mask", "key_padding_mask")[i]
+            ctx.require(False, DTYPE_MASK,
+                        lambda m=m, name=name: f"MultiheadAttention {ctx.node.id!r}: {name} is {m.dtype} and the query "
+                        f"{q.dtype}; torch adds a float mask to the scores only in the query's dtype: cast it to "
+                        f"{q.dtype}, or make it bool")
+            continue
         if dropped and i == 0 and fast is not True:  # the eval fast path reads the mask by its size first
             ctx.require(m.dtype == "bool" or m.is_float, DTYPE_MASK,
                         lambda m=m: f"MultiheadAttention {ctx.node.id!r}: attn_mask is {m.dtype}; torch takes bool "

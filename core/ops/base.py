@@ -816,7 +816,10 @@ def require_one_float_dtype(ctx: InferCtx, operands: tuple, rule: str) -> bool:
     Transformer layers): measured, torch refuses them in different float dtypes ('All tensors must have the
     same dtype', 'expected m1 and m2 to have the same dtype') where the element-wise ops promote. False when
     it blocked. `operands`: the indices of the float operands the node gives."""
-    given = [(i, ctx.inputs[i].dtype) for i in operands if i < len(ctx.inputs) and ctx.inputs[i].is_float]
+    # an operand of unknown type (a dangling reference, an unknown op's result) is not read as float32: an
+    # unknown never blocks
+    given = [(i, ctx.inputs[i].dtype) for i in operands
+             if i < len(ctx.inputs) and ctx.inputs[i].shape is not None and ctx.inputs[i].is_float]
     kinds = sorted({dt for _, dt in given})
     if len(kinds) < 2:
         return True
