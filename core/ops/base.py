@@ -812,19 +812,19 @@ def broadcast(a: tuple, b: tuple, conditions: list | None = None) -> tuple[tuple
 
 
 def require_one_float_dtype(ctx: InferCtx, operands: tuple, rule: str) -> bool:
-    """A module whose float operands meet its float32 weights in one kernel (Bilinear, attention, the
-    Transformer layers): measured, torch refuses them in different float dtypes ('All tensors must have the
-    same dtype', 'expected m1 and m2 to have the same dtype') where the element-wise ops promote. False when
-    it blocked. `operands`: the indices of the float operands the node gives."""
+    """A module whose data operands meet its float32 weights in one kernel (Bilinear, attention, the
+    Transformer layers): measured, torch refuses them in different dtypes, another float one or an integer
+    one ('All tensors must have the same dtype', 'expected m1 and m2 to have the same dtype') where the
+    element-wise ops promote. False when it blocked. `operands`: the indices of the data operands."""
     # an operand of unknown type (a dangling reference, an unknown op's result) is not read as float32: an
     # unknown never blocks
     given = [(i, ctx.inputs[i].dtype) for i in operands
-             if i < len(ctx.inputs) and ctx.inputs[i].shape is not None and ctx.inputs[i].is_float]
-    kinds = sorted({dt for _, dt in given})
+             if i < len(ctx.inputs) and ctx.inputs[i].shape is not None]
+    kinds = {dt for _, dt in given}
     if len(kinds) < 2:
-        return True
+        return True  # one dtype: the op's measured dtype row judges it
     op = ctx.node.op
     return ctx.require(False, rule, lambda: (
-        f"{op} {ctx.node.id!r} receives float operands of different dtypes ("
+        f"{op} {ctx.node.id!r} receives operands of different dtypes ("
         + ", ".join(f"operand {i}: {dt}" for i, dt in given)
         + f"); torch's {op} takes them only in one dtype, that of its weights: cast them all to float32"))
