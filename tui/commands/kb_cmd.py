@@ -46,7 +46,7 @@ DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
 def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "kb", help="proposition knowledge base: list, curate, suggest, pack, replay",
-        description=__doc__.split("\n\n")[0].rstrip(".") + ". Conditions: 'budget < 4096'; claims: "
+        description=(__doc__ or "`archcurator kb ...`").split("\n\n")[0].rstrip(".") + ". Conditions: 'budget < 4096'; claims: "
                     "'optimizer == adam wins', 'higher lr wins'.")
     sub = p.add_subparsers(dest="kb_cmd", metavar="ACTION", required=True)
 
