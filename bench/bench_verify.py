@@ -3,12 +3,14 @@
     python bench/bench_verify.py [--rounds 15] [--quick] [--cases resnet50,chain-100] [--no-ground]
 
 What is timed, per case, interleaved (one round runs every contender once, in turn, so a busy machine
-slows them alike; each figure is the median over the rounds, and a ratio's spread is the 10th..90th
-percentile of the per-round ratios):
+slows them alike, each round starting one contender further on so that none always follows torch's; each
+figure is the median over the rounds, and a ratio's spread is the 10th..90th percentile of the per-round
+ratios):
 
 - verify: `Design.from_json(text)` + `verify_graph` (the whole catalogue of checks and the cost quote),
   from the JSON text, with the repeat cache on, and again with it off (`core.shapes.REPEAT_CACHE`: a
-  repeated layer, same op, arguments and operand types, is inferred once);
+  repeated layer, same op, arguments and operand types, is inferred once); each run first clears the process-wide
+  size caches of core.dims, so no run is helped by the one before it;
 - floor: the pure-Python floor (bench/shape_floor.py): `json.loads` + one topological walk computing the
   same shapes and nothing else (checked equal to verify's shapes before timing);
 - meta eval: the design built by our builder on the meta device, a forward in eval mode under
@@ -95,11 +97,14 @@ def case_text(name: str) -> str:
 # ---- contenders: each is a function of no arguments doing one run ------------------------------------
 
 def verify_fn(text: str, cache: bool):
-    from archcurator.core import shapes
+    from archcurator.core import dims, shapes
     from archcurator.core.graph import Design
     from archcurator.core.verify import verify_graph
 
     def run():
+        # the process-wide size caches would hold every size of this design from the round before: each
+        # run starts without them, as a design the process has not verified yet (clearing is timed too)
+        dims.clear_caches()
         shapes.REPEAT_CACHE = cache
         try:
             return verify_graph(Design.from_json(text))
@@ -199,13 +204,19 @@ class TorchPeers:
 
 
 def interleaved(contenders: dict, rounds: int, warmup: int = 2) -> dict:
-    """name -> list of per-round CPU times; every round runs every contender once, in turn."""
+    """name -> list of per-round CPU times; every round runs every contender once, in turn, each round
+    starting one contender further on. A fixed order made the first contender (verify) always run right
+    after torch's peers, whose code had filled the CPU's caches: it paid 15-40% more than the same call run
+    second (chain-100 with the repeat cache on then read slower than with it off)."""
     for _ in range(warmup):
         for fn in contenders.values():
             fn()
-    times = {name: [] for name in contenders}
-    for _ in range(rounds):
-        for name, fn in contenders.items():
+    names = list(contenders)
+    times: dict = {name: [] for name in names}
+    for r in range(rounds):
+        k = r % len(names)
+        for name in names[k:] + names[:k]:
+            fn = contenders[name]
             t = time.process_time()
             fn()
             times[name].append(time.process_time() - t)

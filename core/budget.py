@@ -21,10 +21,11 @@ short, and wall time six times as long as a backstop for work that waits.
 
 from __future__ import annotations
 
-import ctypes
-import threading
+import _thread
+import os
 import time
-from dataclasses import dataclass
+
+from .valueclass import value_class
 
 TICK_S = 0.05  # how often the watchdog looks
 WALL_FACTOR = 6.0  # wall-time backstop, in budgets
@@ -34,7 +35,7 @@ class OverBudget(BaseException):
     """The unit of work ran past its budget (raised in its own thread)."""
 
 
-@dataclass
+@value_class
 class _Armed:
     seconds: float
     clock: int | None  # the thread's CPU clock, where there is one
@@ -43,9 +44,11 @@ class _Armed:
     fired: bool = False
 
 
-_lock = threading.Lock()
+# the watchdog is a bare _thread (threading was a fiftieth of `verify --json`'s start-up): it never ends,
+# so it runs in the process that started it (a forked child starts its own; the pid says whose it is)
+_lock = _thread.allocate_lock()
 _armed: dict[int, _Armed] = {}  # thread ident -> its budget
-_watchdog: threading.Thread | None = None
+_watchdog_pid: int | None = None  # the process whose watchdog runs; None: none runs
 
 
 def _cpu_clock(tid: int) -> int | None:
@@ -58,13 +61,35 @@ def _cpu_clock(tid: int) -> int | None:
 
 
 def _raise_in(tid: int, exc: type | None) -> None:
-    """Raise `exc` in thread `tid` at its next bytecode; None takes back one not yet raised."""
+    """Raise `exc` in thread `tid` at its next bytecode; None takes back one not yet raised. Called only once a
+    budget has fired, so after the watchdog imported ctypes."""
+    import ctypes
+
     ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(exc) if exc else None)
 
 
 def _watch() -> None:
+    global _watchdog_pid
+    try:
+        _look()
+    finally:  # never, unless the look itself fails: the next budget starts another
+        with _lock:
+            _watchdog_pid = None
+
+
+def _look() -> None:
+    have_ctypes = False
     while True:
         time.sleep(TICK_S)
+        if not have_ctypes:
+            # imported here, on the first look, not where this module is: work done within one tick (a
+            # design's `verify --json`) never pays for it, and it was a twentieth of that command's start-up.
+            # A failed import (the address space at its limit) is tried again at the next look.
+            try:
+                import ctypes  # noqa: F401
+            except (ImportError, MemoryError):
+                continue
+            have_ctypes = True
         now = time.monotonic()
         with _lock:
             for tid, a in _armed.items():
@@ -93,24 +118,24 @@ class Budget:
         self.fired = False
 
     def __enter__(self) -> Budget:
-        global _watchdog
+        global _watchdog_pid
         if self.seconds is None:
             return self
-        tid = threading.get_ident()
+        tid = _thread.get_ident()
         clock = _cpu_clock(tid)
         armed = _Armed(self.seconds, clock, time.clock_gettime(clock) if clock is not None else 0.0,
                        time.monotonic())
         with _lock:
             _armed[tid] = armed
-            if _watchdog is None or not _watchdog.is_alive():
-                _watchdog = threading.Thread(target=_watch, name="archcurator-budget", daemon=True)
-                _watchdog.start()
+            if _watchdog_pid != os.getpid():
+                _thread.start_new_thread(_watch, ())
+                _watchdog_pid = os.getpid()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
         if self.seconds is None:
             return False
-        tid = threading.get_ident()
+        tid = _thread.get_ident()
         with _lock:
             armed = _armed.pop(tid, None)
             fired = armed is not None and armed.fired
@@ -128,8 +153,6 @@ MEMORY_BUDGET = 1 << 30  # bytes a command reading one design may grow by (parse
 
 def design_budget_s() -> float:
     """The per-design budget: $ARCHCURATOR_DESIGN_BUDGET_S, else DESIGN_BUDGET_S."""
-    import os
-
     try:
         v = float(os.environ.get("ARCHCURATOR_DESIGN_BUDGET_S", DESIGN_BUDGET_S))
     except ValueError:
@@ -140,8 +163,6 @@ def design_budget_s() -> float:
 def _address_space() -> int | None:
     try:
         with open("/proc/self/statm", "rb") as f:
-            import os
-
             return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError, IndexError):
         return None

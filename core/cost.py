@@ -71,8 +71,17 @@ def compute_cost(design: Design, inf) -> dict:
     flops: int | None = 0
     unknown_nodes = []
     resolved: dict = {}  # symbolic FLOP expression -> its value (repeated layers repeat them)
+    flops_of, ok = inf.flops, inf.ok
     for node in design.nodes:
-        f = inf.flops.get(node.id, 0 if node.id not in inf.ok else None)
+        f = flops_of.get(node.id, flops_of)
+        if f is flops_of:  # no figure: a refused node counts 0 (it is blocked anyway), a sound one is unknown
+            f = 0 if node.id not in ok else None
+        if type(f) is int:  # nearly every count: an int FLOP figure needs no look-up
+            if 0 <= f <= LARGEST:
+                flops += f
+            else:
+                unknown_nodes.append(node.id)
+            continue
         if f is None or D.is_const(f):
             v = f
         else:
@@ -90,8 +99,9 @@ def compute_cost(design: Design, inf) -> dict:
     act_values: dict = {}
     act_float32 = 0
     sizes: dict = {}  # shape -> its number of values (most nodes share a few shapes)
+    types = inf.types
     for node in design.nodes:
-        for t in inf.types.get(node.id, []):
+        for t in types.get(node.id, ()):
             if t.shape is None:
                 continue
             # a long shape is known by identity: hashing it again for each node would cost its rank

@@ -13,13 +13,16 @@ import gc
 import json
 import math
 import re
-from dataclasses import dataclass, field
 from itertools import chain
 from pathlib import Path
-from typing import Any
 
 from . import jsontext
 from .ops.base import DTYPE_NAMES, canonical_dtype
+from .valueclass import field, value_class
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMAT = "archgraph/1"
 # matched whole (`fullmatch`): with `match` and `$`, an id "fc\n" passed
@@ -45,7 +48,7 @@ def parse_ref(ref: str) -> tuple[str, int]:
     return ref, 0
 
 
-@dataclass
+@value_class
 class InputSpec:
     id: str
     shape: list
@@ -62,7 +65,7 @@ class InputSpec:
     _had_dtype: bool = True
 
 
-@dataclass
+@value_class
 class Node:
     id: str
     op: str
@@ -85,7 +88,7 @@ class Node:
         return d
 
 
-@dataclass
+@value_class
 class Problem:
     """A structural fault of the graph, reported by the verifier as a finding."""
 
@@ -94,7 +97,7 @@ class Problem:
     message: str
 
 
-@dataclass
+@value_class
 class Design:
     name: str
     inputs: list[InputSpec]

@@ -20,7 +20,11 @@ import math
 import os
 import re
 import stat
-from typing import Any
+from functools import cache
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_DEPTH = 100  # arrays/objects inside each other; a design needs about 6
 MAX_DIGITS = 40  # digits in one number; 2**128 has 39, no size or count of a design needs more
@@ -28,12 +32,17 @@ BOM = "\ufeff"
 MAX_FILE_BYTES = 64 << 20  # one design file (the largest reference design is 190 KB)
 
 _STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.S)
-_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_DIGITS + 1},}}")
-_BIG_EXPONENT = re.compile(r"[eE][+-]?[0-9]{3,}")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_SURROGATE = re.compile("[\ud800-\udfff]")
-# the tokens a precise scan walks: a string, a bracket, a number, a bare word
-_TOKEN = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]|-?\d[\d.eE+-]*|[A-Za-z]+', re.S)
+
+
+@cache
+def _error_patterns() -> tuple[re.Pattern, re.Pattern, re.Pattern, re.Pattern]:
+    """(token, long digits, big exponent, surrogate): what the walk that locates a refusal reads, compiled
+    when a text is refused (compiling them for every `verify --json` start-up was most of this module's)."""
+    # the tokens a precise scan walks: a string, a bracket, a number, a bare word
+    return (re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]|-?\d[\d.eE+-]*|[A-Za-z]+', re.S),
+            re.compile(f"[0-9]{{{MAX_DIGITS + 1},}}"), re.compile(r"[eE][+-]?[0-9]{3,}"),
+            re.compile("[\ud800-\udfff]"))
 
 
 class JSONTextError(json.JSONDecodeError):
@@ -208,7 +217,7 @@ def _lone_surrogate_escape(text: str) -> bool:
             value = json.loads(s)
         except ValueError:
             return False  # malformed: the decoder reports it
-        if _SURROGATE.search(value):
+        if _error_patterns()[3].search(value):
             return True
     return False
 
@@ -224,9 +233,10 @@ _WHAT = {
 
 def _locate(text: str, kind: str) -> JSONTextError:
     """The error for `kind`, at the first place in `text` where it happens (a slow walk, run once)."""
+    token, long_digits, big_exponent, surrogate = _error_patterns()
     pos = 0
     depth = 0
-    for m in _TOKEN.finditer(text):
+    for m in token.finditer(text):
         tok = m.group()
         c = tok[0]
         if kind == "depth" and c in "[{":
@@ -236,13 +246,13 @@ def _locate(text: str, kind: str) -> JSONTextError:
                 break
         elif kind == "depth" and c in "]}":
             depth -= 1
-        elif kind == "digits" and (c.isdigit() or c == "-") and _LONG_DIGITS.search(tok):
+        elif kind == "digits" and (c.isdigit() or c == "-") and long_digits.search(tok):
             pos = m.start()
             break
         elif kind == "constant" and tok in ("NaN", "Infinity"):
             pos = m.start() - (1 if text[m.start() - 1:m.start()] == "-" else 0)
             break
-        elif kind == "overflow" and (c.isdigit() or c == "-") and _BIG_EXPONENT.search(tok):
+        elif kind == "overflow" and (c.isdigit() or c == "-") and big_exponent.search(tok):
             try:
                 if not math.isfinite(float(tok)):
                     pos = m.start()
@@ -250,12 +260,12 @@ def _locate(text: str, kind: str) -> JSONTextError:
             except ValueError:
                 continue
         elif kind == "surrogate" and c == '"':
-            if _SURROGATE.search(tok):
+            if surrogate.search(tok):
                 pos = m.start()
                 break
             if "\\u" in tok:
                 try:
-                    if _SURROGATE.search(json.loads(tok)):
+                    if surrogate.search(json.loads(tok)):
                         pos = m.start()
                         break
                 except ValueError:

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any
+
+from .valueclass import field, value_class
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
+if TYPE_CHECKING:
+    from typing import Any
 
 VERIFIER_VERSION = "1"
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Finding:
     rule: str
     severity: str  # block | warn
@@ -30,7 +34,7 @@ class Finding:
         return self.rule + "@" + ",".join(self.nodes)
 
 
-@dataclass
+@value_class
 class Report:
     findings: list[Finding] = field(default_factory=list)
     cost: dict = field(default_factory=dict)

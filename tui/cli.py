@@ -1,29 +1,44 @@
 """The `archcurator` command line.
 
 Textual is imported only when the app opens; every other command runs
-without it (a test keeps it so).
+without it (a test keeps it so). `verify FILE --json`, the command scripts
+run once per design, skips argparse and the other commands' modules: its
+start-up was four times Python's, most of it building the parser of every
+command (tests/test_cli_fast_path.py keeps its answer the full path's).
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
+from types import SimpleNamespace
 
-from .commands import COMMAND_MODULES
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
+
+if TYPE_CHECKING:
+    import argparse
 
 
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse's usage and error lines echo what was typed: shown through the one sanitiser."""
+def _argument_parser_class():
+    import argparse
 
-    def _print_message(self, message, file=None) -> None:
-        from .sanitise import visible_lines
+    class ArgumentParser(argparse.ArgumentParser):
+        """argparse's usage and error lines echo what was typed: shown through the one sanitiser."""
 
-        super()._print_message(visible_lines(message) if message else message, file)
+        def _print_message(self, message, file=None) -> None:
+            from .sanitise import visible_lines
+
+            super()._print_message(visible_lines(message) if message else message, file)
+
+    return ArgumentParser
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = ArgumentParser(
+    import argparse
+    import importlib
+
+    from .commands import COMMAND_MODULES
+
+    parser = _argument_parser_class()(
         prog="archcurator",
         description="Pre-flight verifier and curator's workbench for neural-network designs. "
                     "With no command, opens the curator's app.",
@@ -43,6 +58,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _subparsers(parser: argparse.ArgumentParser):
+    import argparse
+
     return next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
 
 
@@ -59,6 +76,8 @@ def _innermost(parser: argparse.ArgumentParser, args) -> argparse.ArgumentParser
 def _take_late_positionals(parser: argparse.ArgumentParser, args, extra: list[str]) -> list[str]:
     """`import a.json --json b.json`: argparse stops filling a many-valued positional at the first
     flag; the files after it belong to it as much as the ones before."""
+    import argparse
+
     many = [a for a in parser._actions if not a.option_strings and a.nargs in ("+", "*")
             and not isinstance(a, argparse._SubParsersAction)]
     if len(many) != 1 or any(x.startswith("-") and x != "-" for x in extra):
@@ -71,8 +90,29 @@ def _command_name(parser: argparse.ArgumentParser, args) -> str:
     return _innermost(parser, args).prog.removeprefix("archcurator").strip()
 
 
+def _verify_json_file(argv: list[str]) -> str | None:
+    """The FILE of `verify FILE --json` or `verify --json FILE`, the forms argparse reads the one way; None
+    for any other command line (a flag-like FILE, `--`, `--db`, an abbreviation, -h), which argparse reads."""
+    if len(argv) != 3 or argv[0] != "verify":
+        return None
+    rest = argv[1:]
+    if rest.count("--json") != 1:
+        return None
+    rest.remove("--json")
+    file = rest[0]
+    return None if file.startswith("-") else file
+
+
 def main(argv: list[str] | None = None) -> int:
+    own_process = argv is None  # the process's own command line (a test passes its own argv)
     argv = sys.argv[1:] if argv is None else argv
+    file = _verify_json_file(argv)
+    if file is not None:
+        from .commands import verify_cmd
+
+        if own_process:
+            return _verify_json_then_exit(verify_cmd.run, SimpleNamespace(command="verify", file=file, json=True))
+        return _run("verify", verify_cmd.run, SimpleNamespace(command="verify", file=file, json=True))
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra:
@@ -85,15 +125,33 @@ def main(argv: list[str] | None = None) -> int:
         from .app_entry import open_app
 
         return open_app(args.db)
+    return _run(_command_name(parser, args), args.func, args)
+
+
+def _verify_json_then_exit(run, args) -> int:
+    """`verify FILE --json` as a process of its own, which ends when it has answered: the cyclic garbage
+    collector is off (the verifier turns it off for its walk anyway; imports make almost no garbage), and
+    what is left is frozen before Python's exit, whose collections walked every object the imports made:
+    the collector's passes were a sixth of the command's start-up and exit."""
+    import gc
+
+    gc.disable()
     try:
-        return int(args.func(args) or 0)
+        return _run("verify", run, args)
+    finally:
+        gc.freeze()
+
+
+def _run(command: str, func, args) -> int:
+    try:
+        return int(func(args) or 0)
     except OSError as exc:
         # the last guard: a file system refusal a command did not foresee (a name too long,
         # a full disk) is still one line naming the file
         from .commands.errors import fail
 
         where = exc.filename if exc.filename is not None else "(file system)"
-        return fail(_command_name(parser, args), where, exc.strerror or exc)
+        return fail(command, where, exc.strerror or exc)
     except KeyboardInterrupt:
         print("archcurator: interrupted", file=sys.stderr)
         return 130

@@ -23,7 +23,8 @@ Pure Python, no Textual: the command line imports it too.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
 
 if TYPE_CHECKING:  # rich is imported where a Text is made: the command line's --json answers need none
     from rich.text import Text

@@ -10,13 +10,14 @@ Three kinds of check, one registry (`RULES`):
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 from ..rule import CATEGORIES, RULES, SEVERITIES, Rule
+from ..valueclass import field, value_class
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
 
 if TYPE_CHECKING:  # core.shapes reads the rules this room declares
+    from collections.abc import Callable
+
     from ..graph import Design
     from ..shapes import Inference
 
@@ -55,7 +56,7 @@ def graph_check(rule: Rule) -> Callable:
 __all__ = ["CATALOGUE", "CATEGORIES", "SEVERITIES", "CheckSpec", "Rule", "node_check", "graph_check"]
 
 
-@dataclass
+@value_class
 class CheckCtx:
     """What checks read: the design, the op table's inference, the cost, the wiring."""
 
@@ -85,3 +86,11 @@ class CheckCtx:
 
     def args(self, node) -> dict:
         return self.inf.args.get(node.id, node.args)
+
+    def ops_present(self) -> set:
+        """The op names the design uses (once per design): a graph check asking whether any node is a norm, a
+        shortcut, a BatchNorm ... asks this set instead of walking every node."""
+        found = self.memo.get("ops_present")
+        if found is None:
+            found = self.memo["ops_present"] = {n.op for n in self.design.nodes}
+        return found

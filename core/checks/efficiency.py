@@ -126,9 +126,15 @@ def _feeds_a_layer(ctx) -> dict:
     if answer is None:
         answer = {}
         ctx.memo["feeds_a_layer"] = answer
+        nodes, users = ctx.nodes, ctx.users
         for n in reversed(ctx.inf.order or ctx.design.topo_order()):
-            answer[n.id] = any(ctx.nodes[u].op in WEIGHTED or answer.get(u, False)
-                               for u in ctx.users.get(n.id, ()) if u in ctx.nodes)
+            feeds = False
+            for u in users.get(n.id, ()):  # a loop, not any() over a generator: this runs for every node
+                user = nodes.get(u)
+                if user is not None and (user.op in WEIGHTED or answer.get(u, False)):
+                    feeds = True
+                    break
+            answer[n.id] = feeds
     return answer
 
 

@@ -77,12 +77,13 @@ def _join_depth(ctx) -> int:
 
 @graph_check(NUMERICS_DEEP_NO_NORM)
 def _deep_no_norm(ctx):
-    if any(n.op in NORMS for n in ctx.design.nodes):
+    if not NORMS.isdisjoint(ctx.ops_present()):
         return
     d = weighted_depth(ctx)
     if d < DEEP_NO_NORM:
         return
-    if any(_is_join(n) for n in ctx.design.nodes) and _join_depth(ctx) < DEEP_NO_NORM_JOINS:
+    if not SHORTCUTS.isdisjoint(ctx.ops_present()) and any(_is_join(n) for n in ctx.design.nodes) and \
+            _join_depth(ctx) < DEEP_NO_NORM_JOINS:
         return
     yield [], f"{d} weighted layers deep with no normalisation layer"
 
@@ -97,9 +98,10 @@ NUMERICS_DEEP_NO_RESIDUAL = Rule("numerics.deep-no-residual", W, "numerics", "Ve
 
 @graph_check(NUMERICS_DEEP_NO_RESIDUAL)
 def _deep_no_residual(ctx):
-    if any(n.op in SHORTCUTS and len(set(n.inputs)) >= 2 for n in ctx.design.nodes):
+    ops = ctx.ops_present()
+    if not SHORTCUTS.isdisjoint(ops) and any(n.op in SHORTCUTS and len(set(n.inputs)) >= 2 for n in ctx.design.nodes):
         return  # identity shortcuts, or dense / U-Net style concatenated skips
-    if any(n.op in RESIDUAL for n in ctx.design.nodes):
+    if not RESIDUAL.isdisjoint(ops):
         return
     d = weighted_depth(ctx)
     if d >= DEEP_NO_RESIDUAL:
@@ -204,7 +206,7 @@ NUMERICS_DEEP_SATURATING = Rule("numerics.deep-saturating", W, "numerics", "Many
 
 @graph_check(NUMERICS_DEEP_SATURATING)
 def _deep_saturating(ctx):
-    if any(n.op in NORMS for n in ctx.design.nodes):
+    if not NORMS.isdisjoint(ctx.ops_present()) or SATURATING.isdisjoint(ctx.ops_present()):
         return
     sat = [n.id for n in ctx.design.nodes if n.op in SATURATING
            and not any(ctx.nodes[u].op == "Mul" for u in ctx.users.get(n.id, []))]
@@ -449,6 +451,8 @@ def _bn_batch_one(ctx):
     # in eval BatchNorm normalises with its running statistics, so one sample is as good as many
     if train.get("batch_size") != 1 or train.get("mode") == "eval":
         return
+    if BATCHNORMS.isdisjoint(ctx.ops_present()):
+        return
     bns = [n.id for n in ctx.design.nodes if n.op in BATCHNORMS
            and (_values_per_channel(ctx, n) or 0) < BN_VALUES_PER_SAMPLE]
     if bns:
@@ -482,7 +486,9 @@ NUMERICS_NO_NONLINEARITY = Rule("numerics.no-nonlinearity", W, "numerics", "No n
 
 @graph_check(NUMERICS_NO_NONLINEARITY)
 def _no_nonlinearity(ctx):
-    ops = {n.op for n in ctx.design.nodes}
+    ops = ctx.ops_present()
+    if ops & NONLINEAR:
+        return
     weighted = [n.id for n in ctx.design.nodes if n.op in WEIGHTED]
     if len(weighted) >= 2 and not (ops & NONLINEAR):
         yield weighted, f"{len(weighted)} weighted layers and no nonlinearity"

@@ -28,11 +28,13 @@ from .base import (
     OpSpec,
     Optional,
     TensorType,
+    require_one_float_dtype,
 )
 from .rules import (
     CONNECTIVITY_BAD_ARG,
     DTYPE_INT_INTO_FLOAT,
     DTYPE_MASK,
+    DTYPE_MIXED,
     SHAPE_ATTENTION_MASK,
     SHAPE_ATTENTION_WIDTH,
     SHAPE_BROADCAST,
@@ -155,6 +157,7 @@ def _mask_rank(ctx: InferCtx, m: TensorType, what: str, label: str, unbatched: t
 
 def _mha_infer(ctx: InferCtx):
     a = ctx.args
+    require_one_float_dtype(ctx, (0, 1, 2), DTYPE_MIXED)  # query, key, value
     e, h = a["embed_dim"], a["num_heads"]
     _mha_check(ctx, e, h, "MultiheadAttention")
     # measured: the layer keeps dropout as a number and applies it to the weights only in training and only
@@ -217,6 +220,17 @@ def _mha_infer(ctx: InferCtx):
     # (F.multi_head_attention_forward), reading its dtype only
     dropped = a["is_causal"] and not a["need_weights"] and len(ctx.inputs) <= 4
     for i, m in enumerate(ctx.inputs[3:5]):
+        # measured in eval, training and under no_grad: an attn_mask alone, float in another float dtype than
+        # the query's, fails ('Input dtypes must be the same'); beside a key padding mask torch merges the two
+        # first, and some such pairs run, so only the lone mask is judged
+        if i == 0 and len(ctx.inputs) == 4 and m.shape is not None and m.is_float and q.is_float and \
+                m.dtype != q.dtype:
+            name = ("attn_mask", "key_padding_mask")[i]
+            ctx.require(False, DTYPE_MASK,
+                        lambda m=m, name=name: f"MultiheadAttention {ctx.node.id!r}: {name} is {m.dtype} and the query "
+                        f"{q.dtype}; torch adds a float mask to the scores only in the query's dtype: cast it to "
+                        f"{q.dtype}, or make it bool")
+            continue
         if dropped and i == 0 and fast is not True:  # the eval fast path reads the mask by its size first
             ctx.require(m.dtype == "bool" or m.is_float, DTYPE_MASK,
                         lambda m=m: f"MultiheadAttention {ctx.node.id!r}: attn_mask is {m.dtype}; torch takes bool "
@@ -297,6 +311,8 @@ _LAYER_ARGS = _ENC_LAYER_ARGS = (Arg("d_model", kind=NAT), Arg("nhead", kind=POS
 def _layer_infer(n_inputs: int, label: str):
     def infer(ctx: InferCtx):
         a = ctx.args
+        if n_inputs == 2:
+            require_one_float_dtype(ctx, (0, 1), DTYPE_MIXED)  # tgt, memory
         if "encoder_layer" in a or "decoder_layer" in a:
             a = dict(a.get("encoder_layer") or a.get("decoder_layer"))
             a = {**dict(_LAYER_DEFAULTS), **a}
@@ -496,6 +512,7 @@ def _stack_infer(n_inputs: int, label: str):
 
 def _transformer_infer(ctx: InferCtx):
     a = ctx.args
+    require_one_float_dtype(ctx, (0, 1), DTYPE_MIXED)  # src, tgt
     _mha_check(ctx, a["d_model"], a["nhead"], "Transformer")
     src, tgt = ctx.inputs[0], ctx.inputs[1]
     for t, name in ((src, "src"), (tgt, "tgt")):
@@ -569,7 +586,7 @@ OPS = [
             # forward flags, as is_causal: no weights (result 1 is None), or one map per head
             Arg("need_weights", True, BOOL), Arg("average_attn_weights", True, BOOL)),
            _mha_infer, tb.custom("MultiheadAttention"), arity=(1, 5), param_shapes=_mha_shapes, flops=_mha_flops,
-           rules=ATTN_RULES + MASK_RULES + (SHAPE_BROADCAST,),
+           rules=ATTN_RULES + MASK_RULES + (SHAPE_BROADCAST, DTYPE_MIXED),
            traits=("attention-layer", "multi-result", "nonlinear", "reads-width")),
     OpSpec("TransformerEncoderLayer", "attention", _ENC_LAYER_ARGS + (_CAUSAL,),
            _layer_infer(1, "TransformerEncoderLayer"), tb.custom("TransformerEncoderLayer"), arity=(1, 3),
@@ -577,7 +594,8 @@ OPS = [
            traits=("attention-layer", "nonlinear", "normalises", "reads-width", "residual")),
     OpSpec("TransformerDecoderLayer", "attention", _ENC_LAYER_ARGS + (_TGT_CAUSAL,),
            _layer_infer(2, "TransformerDecoderLayer"), tb.custom("TransformerDecoderLayer"), arity=(2, 4),
-           param_shapes=lambda a: _layer_shapes(a, decoder=True), flops=_dec_flops, rules=ATTN_RULES + MASK_RULES,
+           param_shapes=lambda a: _layer_shapes(a, decoder=True), flops=_dec_flops,
+           rules=ATTN_RULES + MASK_RULES + (DTYPE_MIXED,),
            traits=("attention-layer", "nonlinear", "normalises", "residual")),
     OpSpec("TransformerEncoder", "attention",
            (Arg("encoder_layer", kind=Nested(_ENC_LAYER_ARGS)),
@@ -596,7 +614,7 @@ OPS = [
            _stack_infer(2, "TransformerDecoder"), tb.custom("TransformerDecoder"), arity=(2, 4),
            params=lambda a: a["num_layers"] * _dec_params(_layer_args(a)) + _norm_params(a["norm"]),
            param_shapes=_stack_shapes(True),
-           flops=_stack_flops(_dec_flops), rules=ATTN_RULES + MASK_RULES + (SHAPE_NORM_FEATURES,),
+           flops=_stack_flops(_dec_flops), rules=ATTN_RULES + MASK_RULES + (SHAPE_NORM_FEATURES, DTYPE_MIXED),
            traits=("nonlinear", "normalises", "residual", "stack"), layer_op="TransformerDecoderLayer"),
     OpSpec("Transformer", "attention",
            (Arg("d_model", 512, NAT), Arg("nhead", 8, POS), Arg("num_encoder_layers", 6, POS),
@@ -606,7 +624,7 @@ OPS = [
             Arg("norm_first", False, BOOL), Arg("bias", True, BOOL)),
            _transformer_infer, tb.custom("Transformer"), arity=(2, 5), params=_transformer_params,
            param_shapes=_transformer_shapes,
-           flops=_transformer_flops, rules=ATTN_RULES + MASK_RULES + (SHAPE_BROADCAST,),
+           flops=_transformer_flops, rules=ATTN_RULES + MASK_RULES + (SHAPE_BROADCAST, DTYPE_MIXED),
            traits=("nonlinear", "normalises", "residual"),
            parts=(("encoder", "TransformerEncoder", "num_encoder_layers"),
                   ("decoder", "TransformerDecoder", "num_decoder_layers"))),

@@ -13,12 +13,10 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Collection
-from dataclasses import dataclass, field
-from typing import Any
 
 from .. import dims as D
 from ..dims import Dim
+from ..valueclass import field, value_class
 from .rules import (
     DTYPE_INT_INTO_FLOAT,
     SHAPE_RANK,
@@ -29,6 +27,11 @@ from .rules import (
     SHAPE_UNKNOWN_INDEX,
 )
 from .traits import check_traits
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (the start-up of verify --json)
+if TYPE_CHECKING:
+    from collections.abc import Callable, Collection
+    from typing import Any
 
 # a table read by position at least this long is a context length (README: Sizes), not a defect
 CONTEXT_TABLE_ROWS = 64
@@ -171,7 +174,7 @@ SYMBOL = Kind(lambda v: type(v) is str and bool(v), "a symbol", ("symbol",))
 SIZE = OneOf(NAT, SYMBOL)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class Arg:
     name: str
     default: Any = REQUIRED
@@ -188,7 +191,7 @@ class Arg:
         return self.kind.problem(v)
 
 
-@dataclass(frozen=True)
+@value_class(frozen=True)
 class TensorType:
     """A value flowing along an edge: its shape (None = rank unknown) and dtype."""
 
@@ -300,7 +303,7 @@ def result_type(operands, divide: bool = False) -> str:
     return result
 
 
-@dataclass
+@value_class
 class Violation:
     rule: str  # the rule's id, a plain string (a Rule passed in is read as its id)
     message: str
@@ -312,13 +315,17 @@ class Violation:
             self.rule = str(self.rule)
 
 
+_NO_VALUES: dict = {}  # InferCtx's value_ranges and value_reach where no operand carries any (never written)
+
+
 class InferCtx:
     """What a shape rule sees: the node, its resolved args and operand types."""
 
     __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train", "declared", "value_ranges",
                  "dtype_ok", "max_result", "leaf_operands", "bounds", "value_reach", "roles")
 
-    def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None):
+    def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None, *, bounds=None,
+                 roles=None, dtype_ok=False, max_result=0):
         self.node = node
         self.args = args
         self.inputs: list[TensorType] = inputs
@@ -326,15 +333,19 @@ class InferCtx:
         self.producers = producers or []  # op names of the operands' nodes (None for inputs)
         self.design_train = design_train or {}
         self.declared = declared or {}  # symbol -> the size the design declares for it (train block)
-        self.value_ranges: dict = {}  # operand index -> its ids' declared range (a design input's vocab_size)
-        self.value_reach: dict = {}  # operand index -> how far its values may reach past that range (exclusive)
-        self.dtype_ok = False  # torch's kernels were measured to take the data operands' dtype (dtype_support)
-        self.max_result = 0  # the highest result index (`id:N`) the design reads of this node
+        # operand index -> its ids' declared range (a design input's vocab_size) / how far its values may reach
+        # past that range (exclusive); rules only read them, and the walk gives a dict of its own to a node
+        # whose operands carry any, so most nodes share one empty dict instead of making two
+        self.value_ranges: dict = _NO_VALUES
+        self.value_reach: dict = _NO_VALUES
+        self.dtype_ok = dtype_ok  # torch's kernels were measured to take the data operands' dtype (dtype_support)
+        self.max_result = max_result  # the highest result index (`id:N`) the design reads of this node
         self.leaf_operands: set = set()  # operand indices that are a Parameter (or a view of one): autograd leaves
         # symbol -> (least, most, what it is): a size known only to lie in a range (a constant slice of a
         # symbolic size); shared by the design's nodes, so a condition on it elsewhere is judged in its range
-        self.bounds: dict = {}
-        self.roles: dict = {}  # symbol -> "batch" | "sequence" | "image": what a size of 1 or 2 would make degenerate
+        self.bounds: dict = {} if bounds is None else bounds
+        # symbol -> "batch" | "sequence" | "image": what a size of 1 or 2 would make degenerate
+        self.roles: dict = {} if roles is None else roles
 
     @property
     def x(self) -> TensorType:
@@ -549,12 +560,13 @@ def _batch_step(c, batch: str) -> int | None:
     return c.rhs // math.gcd(int(coef), c.rhs)
 
 
-ShapeRule = Callable[[InferCtx], list]
-ParamRule = Callable[[dict], Dim]
-# (name, shape) of each learned tensor, as torch's named_parameters() names and orders them
-ParamShapesRule = Callable[[dict], list]
-FlopRule = Callable[[InferCtx, list], Dim]
-BuildRule = Callable[[dict], Any]
+if TYPE_CHECKING:  # the rules' types, for the annotations below
+    ShapeRule = Callable[[InferCtx], list]
+    ParamRule = Callable[[dict], Dim]
+    # (name, shape) of each learned tensor, as torch's named_parameters() names and orders them
+    ParamShapesRule = Callable[[dict], list]
+    FlopRule = Callable[[InferCtx, list], Dim]
+    BuildRule = Callable[[dict], Any]
 
 
 def _no_params(args: dict) -> int:
@@ -569,7 +581,15 @@ def _no_flops(ctx: InferCtx, outs: list) -> Dim:
     return 0
 
 
-@dataclass
+def _always_measured(args: dict) -> bool:
+    return True
+
+
+# OpSpec.measured_for's default: the verifier skips the call for the ops that keep it
+ALWAYS_MEASURED = _always_measured
+
+
+@value_class
 class OpSpec:
     name: str
     family: str
@@ -593,7 +613,7 @@ class OpSpec:
     draw_extra: Callable | None = None  # (rng, args, operand shapes) -> further keyword arguments, for generators
     # whether the measured dtype table (dtype_support) speaks for a node with these args: it was measured with
     # the example's, and a few args select another kernel
-    measured_for: Callable[[dict], bool] = lambda a: True
+    measured_for: Callable[[dict], bool] = _always_measured
     # the row of the measured dtype table for a node with these args, where some args select other kernels
     # (a LayerNorm without weights takes float64); None: the op's own row
     dtype_key: Callable[[dict], str] | None = None
@@ -670,6 +690,28 @@ class OpSpec:
                 why = self.extra.problem(v) if self.extra is not None else None
             if why is not None:
                 out.append(f"{name} must be {why}, got {_short(v)}")
+        return out
+
+    def valid_args(self, given: dict) -> dict | None:
+        """resolve_args' args for a node that gives only names the op takes, every required one, each a value
+        its kind takes (nearly every node): one call and one pass where resolve_args and arg_problems made two.
+        None otherwise: the caller takes their way, which says what is wrong."""
+        keys = given.keys()
+        if not (keys <= self.arg_names and self._required <= keys):
+            return None
+        by_name = self._by_name
+        for name, v in given.items():
+            a = by_name[name]
+            default = a.default
+            if v is default and default is not REQUIRED:  # the default is always good (as in arg_problems)
+                continue
+            try:
+                if not a.kind.test(v):
+                    return None
+            except (TypeError, ValueError, OverflowError, RecursionError):
+                return None
+        out = self._defaults.copy()
+        out.update(given)
         return out
 
     def resolve_args(self, given: dict) -> tuple[dict, list[str], list[str]]:
@@ -767,3 +809,22 @@ def broadcast(a: tuple, b: tuple, conditions: list | None = None) -> tuple[tuple
                 conditions.append(D.Condition("broadcast", da, db))
             out.append(db if D.is_const(db) else da)
     return tuple(reversed(out)), None
+
+
+def require_one_float_dtype(ctx: InferCtx, operands: tuple, rule: str) -> bool:
+    """A module whose data operands meet its float32 weights in one kernel (Bilinear, attention, the
+    Transformer layers): measured, torch refuses them in different dtypes, another float one or an integer
+    one ('All tensors must have the same dtype', 'expected m1 and m2 to have the same dtype') where the
+    element-wise ops promote. False when it blocked. `operands`: the indices of the data operands."""
+    # an operand of unknown type (a dangling reference, an unknown op's result) is not read as float32: an
+    # unknown never blocks
+    given = [(i, ctx.inputs[i].dtype) for i in operands
+             if i < len(ctx.inputs) and ctx.inputs[i].shape is not None]
+    kinds = {dt for _, dt in given}
+    if len(kinds) < 2:
+        return True  # one dtype: the op's measured dtype row judges it
+    op = ctx.node.op
+    return ctx.require(False, rule, lambda: (
+        f"{op} {ctx.node.id!r} receives operands of different dtypes ("
+        + ", ".join(f"operand {i}: {dt}" for i, dt in given)
+        + f"); torch's {op} takes them only in one dtype, that of its weights: cast them all to float32"))

@@ -5,12 +5,28 @@ from __future__ import annotations
 
 from .. import dims as D
 from . import torch_build as tb
-from .base import BOOL, NAT, NUM, POS, UNKNOWN, Arg, Enum, Float, InferCtx, Int, OpSpec, Optional, TensorType
+from .base import (
+    BOOL,
+    NAT,
+    NUM,
+    POS,
+    UNKNOWN,
+    Arg,
+    Enum,
+    Float,
+    InferCtx,
+    Int,
+    OpSpec,
+    Optional,
+    TensorType,
+    require_one_float_dtype,
+)
 from .rules import (
     CONNECTIVITY_BAD_ARG,
     DTYPE_FLOAT_INTO_EMBEDDING,
     DTYPE_INDEX_DTYPE,
     DTYPE_INT_INTO_FLOAT,
+    DTYPE_MIXED,
     SHAPE_BROADCAST,
     SHAPE_FLATTEN_LINEAR_WIDTH,
     SHAPE_INDEX_RANGE,
@@ -60,6 +76,7 @@ def _linear_flops(ctx, outs):
 def _bilinear_infer(ctx: InferCtx):
     a = ctx.args
     x1, x2 = ctx.inputs[0], ctx.inputs[1]
+    require_one_float_dtype(ctx, (0, 1), DTYPE_MIXED)
     if x1.shape is None or x2.shape is None:
         return [TensorType(None)]
     ctx.require_equal(x1.shape[-1], a["in1_features"], SHAPE_LINEAR_WIDTH,
@@ -186,7 +203,7 @@ OPS = [
          Arg("bias", True, BOOL)),
         _bilinear_infer, tb.module("Bilinear"), arity=(2, 2),
         param_shapes=_bilinear_shapes,
-        rules=(SHAPE_LINEAR_WIDTH, SHAPE_BROADCAST),
+        rules=(SHAPE_LINEAR_WIDTH, SHAPE_BROADCAST, DTYPE_MIXED),
         doc="FLOPs 0: torch runs Bilinear through _trilinear, which FlopCounterMode does not count.",
         traits=("parametrizable", "weighted")),
     OpSpec(

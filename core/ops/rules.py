@@ -219,10 +219,11 @@ SHAPE_ATTENTION_MASK = Rule("shape.attention-mask", B, "shape", "Attention mask 
     why="torch raises 'The shape of the 2D attn_mask is ..., but should be ...'.",
     fix="Build the mask for the query and key lengths (and the batch times heads for 3-D masks).")
 
-DTYPE_MASK = Rule("dtype.mask", B, "dtype", "Attention mask of an integer dtype",
-    condition="An attention mask operand is neither bool nor float.",
-    why="torch takes bool and float masks only.",
-    fix="Make the mask bool (True = masked) or float (added to the scores).")
+DTYPE_MASK = Rule("dtype.mask", B, "dtype", "Attention mask of a dtype torch does not take",
+    condition="An attention mask operand is neither bool nor float, or MultiheadAttention's float mask is not in "
+              "the query's dtype.",
+    why="torch takes bool and float masks only, and adds a float mask to scores of the query's dtype.",
+    fix="Make the mask bool (True = masked) or float (added to the scores) in the query's dtype.")
 
 DTYPE_MIXED = Rule("dtype.mixed", B, "dtype", "Operands of different dtypes where torch needs one",
     condition="An Einsum's operands, or a recurrent layer's input and initial state, have different dtypes.",

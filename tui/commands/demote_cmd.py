@@ -20,7 +20,7 @@ def register(subparsers) -> argparse.ArgumentParser:
                     "the queue's judged state and 'next to judge' pass them by. --restore takes a demotion back; "
                     "--list prints the demoted rules.")
     p.add_argument("rule", nargs="?", help="a rule id of the catalogue (archcurator checks)")
-    p.add_argument("--reason", help="why (shown on the rule's findings), e.g. 'false-alarm rate 62% (41-79%)'")
+    p.add_argument("--reason", help="why (shown on the rule's findings), e.g. 'false-alarm rate 62%% (41-79%%)'")
     p.add_argument("--restore", action="store_true", help="take the demotion back")
     p.add_argument("--list", action="store_true", help="print the demoted rules")
     p.add_argument("--curator", default=None, help="who demotes (default: the config's curator or login name)")

@@ -46,8 +46,8 @@ DB_HELP = "DuckDB store (default: user data folder; $ARCHCURATOR_DB overrides)"
 def register(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "kb", help="proposition knowledge base: list, curate, suggest, pack, replay",
-        description=__doc__.split("\n\n")[0].rstrip(".") + ". Conditions: 'budget < 4096'; claims: "
-                    "'optimizer == adam wins', 'higher lr wins'.")
+        description=(__doc__ or "`archcurator kb ...`").split("\n\n")[0].rstrip(".")  # no docstring under -OO
+        + ". Conditions: 'budget < 4096'; claims: 'optimizer == adam wins', 'higher lr wins'.")
     sub = p.add_subparsers(dest="kb_cmd", metavar="ACTION", required=True)
 
     def sp(name: str, help_: str, json_flag: bool = False) -> argparse.ArgumentParser:
