@@ -600,7 +600,7 @@ WHOLE_VIEWS = VALUE_VIEWS - ops_with("picks-values")
 INDEX_READERS = {name: spec.positions for name, spec in OP_TABLE.items() if spec.positions is not None}
 NEGATIVE_REFUSERS = {name: k for name, k in INDEX_READERS.items() if "wraps-negative" not in OP_TABLE[name].traits}
 # the ops that start what _infer_node follows of values and leaves when the design holds none of it yet
-STARTS_FOLLOWING = frozenset({"Parameter", "Arange", "Clamp"} | PADS_WITH_FILL | INDEX_READERS.keys())
+STARTS_FOLLOWING = frozenset(ops_with("starts-values") | PADS_WITH_FILL | INDEX_READERS.keys())
 
 
 def _unknown_index(node, in_types: list, nodes: dict, inf: Inference, ctx: InferCtx) -> None:

@@ -327,7 +327,7 @@ DIMS = OneOf(INT, ListOf(INT, min_len=1))
 
 OPS = [
     OpSpec("Clamp", "tensor", (Arg("min", None, Optional(NUM)), Arg("max", None, Optional(NUM))), _clamp,
-           tb.custom("Clamp"), accepts="any", rules=(CONNECTIVITY_BAD_ARG,), traits=("functional",),
+           tb.custom("Clamp"), accepts="any", rules=(CONNECTIVITY_BAD_ARG,), traits=("functional", "starts-values"),
            # integer bounds keep an integer tensor's dtype (a float bound promotes it): another row of the table
            dtype_key=lambda a: "Clamp" if any(isinstance(v, float) for v in (a["min"], a["max"]))
            else "Clamp[integer bounds]"),

@@ -18,6 +18,8 @@ TRAITS: dict[str, str] = {
     "picks-values": "its result holds some of its first operand's values only (a pick may drop some)",
     "keeps-max": "its largest result is at least the largest non-negative id it reads",
     "joins-values": "its result holds every value of every operand",
+    "starts-values": "the inference walk starts following values or leaves at it: a learned leaf (Parameter), a "
+                     "range of ids (Arange), integer bounds (Clamp)",
     "grows-ids": "an element-wise sum or product: ids are never negative, so the result reaches the larger range",
     "sums": "a sum or running sum over dims: a sum of ids reaches each of them",
     "reduces": "a statistic over dims (a sum, mean, max, min): what it gives is meant to broadcast back",
