@@ -125,7 +125,7 @@ class PromptScreen(ModalScreen):
         self.value = value
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with Vertical(classes="dialog", id="prompt-dialog"):
             yield Label(_label(self.title_text), classes="dialog-title")
             # the value offered is kept and the cursor put after it: selected, the first key typed replaced
             # it (`e` on a proposition, then a space, replaced its whole text)
