@@ -370,6 +370,8 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
               + (" in training mode" if mode != "eval" and supported(row, refused, "eval") else "")
               + ("; cast them to float (or embed token ids)" if integer else
                  "; cast them to float32 (its weights' dtype) or to a dtype it takes"))
+        # its weights are there whatever it is fed: the cost quote counts them (it gave 0 here)
+        inf.params[node.id] = _params_of_refused(node, nodes, spec, args, declared_args)
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared, bounds=inf.bounds, roles=inf.roles,
                    dtype_ok=takes is True, max_result=inf.max_ref.get(node.id, 0) if inf.max_ref else 0)
@@ -1025,6 +1027,22 @@ def _short(v, limit: int = 120) -> str:
         v = v[:limit]
     text = repr(v)
     return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _params_of_refused(node: Node, nodes: dict, spec, args: dict, declared_args: dict) -> int:
+    """The parameter count of a node refused before its shape rule ran (data of a dtype its kernels refuse):
+    the count its arguments give, as for any node; 0 where they give none (nothing more is said: the node
+    is already blocked)."""
+    if node.shares is not None:
+        return _own_params_when_tied(node, nodes, spec, declared_args)
+    try:
+        count = spec.params(args)
+        extra = parametrized_params(node, args) if node.extra else 0
+    except Exception:  # noqa: BLE001 - arguments no count can be made of
+        return 0
+    if extra is None or not ((type(count) is int and count >= 0) or _is_size(count)):
+        return 0
+    return count + extra
 
 
 def _own_params_when_tied(node: Node, nodes: dict, spec, args: dict) -> int:
