@@ -4,6 +4,7 @@ without autograd, as the ground child runs it; training runs forward and backwar
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 import sys
@@ -86,3 +87,76 @@ def test_the_parameter_count_of_a_node_refused_for_its_dtype_is_the_modules(op, 
         counts.append((answer["verdict"], answer["cost"]["params"]))
     torch_count = sum(p.numel() for p in build_module(Design.from_dict(doc)).parameters())
     assert counts == [("block", torch_count), ("pass", torch_count)]
+
+
+# 3. a float mask in another float dtype than the data's (float32 here): torch's Python attention path refuses
+# it ('Expected attn_mask dtype to be bool or float or to match query dtype'), after adding a key padding mask
+# to it (the sum promotes: float16 with float32 is float32 and runs); the encoder's eval fast path takes any,
+# and is_causal without a key padding mask drops the mask unread
+MASKS = ("float16", "bfloat16", "float64", "float32", "bool")
+
+
+def _encoder_layer_cases():
+    # an odd head count only matters on the fast path, which needs batch_first
+    for mode, (bf, heads), mask, padding, causal in itertools.product(
+            ("train", "eval"), ((True, 2), (True, 1), (False, 2)), MASKS, (None, "bool", "float32", "float16"),
+            (False, True)):
+        x = (2, 5, 8) if bf else (5, 2, 8)
+        inputs = [("x", x, "float32"), ("m", (5, 5), mask)] + ([("p", (2, 5), padding)] if padding else [])
+        args = {"d_model": 8, "nhead": heads, "dim_feedforward": 16, "batch_first": bf, "dropout": 0.0,
+                "is_causal": causal}
+        yield pytest.param(mode, inputs, args,
+                           id=f"{mode}-{'bf' if bf else 'sf'}-h{heads}-{mask}-{padding}-{'causal' if causal else ''}")
+
+
+@pytest.mark.parametrize("mode,inputs,args", _encoder_layer_cases())
+def test_an_encoder_layer_mask_is_refused_exactly_where_torch_refuses_it(mode, inputs, args):
+    _agrees(_design("TransformerEncoderLayer", args, inputs, mode), mode)
+
+
+def _family_cases():
+    layer = {"d_model": 8, "nhead": 2, "dim_feedforward": 16, "dropout": 0.0}
+    for mode, bf, mask in itertools.product(("train", "eval"), (True, False), ("float16", "float64", "bool")):
+        x, mem = ((2, 5, 8), (2, 6, 8)) if bf else ((5, 2, 8), (6, 2, 8))
+        tag = f"{mode}-{'bf' if bf else 'sf'}-{mask}"
+        lay = dict(layer, batch_first=bf)
+        yield pytest.param("TransformerEncoder", {"encoder_layer": lay, "num_layers": 2},
+                           [("x", x, "float32"), ("m", (5, 5), mask), ("p", (2, 5), "float16")], mode,
+                           id=f"encoder-{tag}")
+        yield pytest.param("TransformerEncoder", {"encoder_layer": lay, "num_layers": 2, "is_causal": True},
+                           [("x", x, "float32"), ("m", (5, 5), mask)], mode, id=f"encoder-causal-{tag}")
+        stack = {"decoder_layer": lay, "num_layers": 2}
+        for op, a in (("TransformerDecoderLayer", lay), ("TransformerDecoder", stack)):
+            inputs = [("x", x, "float32"), ("mem", mem, "float32"), ("t", (5, 5), mask)]
+            yield pytest.param(op, a, inputs, mode, id=f"{op}-tgt-{tag}")
+            yield pytest.param(op, a, [("x", x, "float32"), ("mem", mem, "float32"), ("t", (5, 5), "bool"),
+                                       ("m", (5, 6), mask)], mode, id=f"{op}-memory-{tag}")
+        for heads, j in itertools.product((2, 1), range(3)):
+            shapes = ((6, 6), (5, 5), (5, 6))
+            inputs = [("s", (2, 6, 8) if bf else (6, 2, 8), "float32"), ("x", x, "float32")]
+            inputs += [(f"m{k}", shapes[k], mask if k == j else "bool") for k in range(j + 1)]
+            yield pytest.param("Transformer", dict(layer, nhead=heads, batch_first=bf, num_encoder_layers=1,
+                                                   num_decoder_layers=1), inputs, mode,
+                               id=f"Transformer-h{heads}-{('src', 'tgt', 'memory')[j]}-{tag}")
+        for causal, weights in ((True, False), (True, True), (False, False)):
+            for padding in (None, "bool", "float16"):
+                inputs = [("q", x, "float32"), ("k", x, "float32"), ("v", x, "float32"), ("m", (5, 5), mask)]
+                inputs += [("p", (2, 5), padding)] if padding else []
+                yield pytest.param("MultiheadAttention", {"embed_dim": 8, "num_heads": 2, "batch_first": bf,
+                                                          "is_causal": causal, "need_weights": weights},
+                                   inputs, mode, id=f"mha-causal{causal}-weights{weights}-{padding}-{tag}")
+
+
+@pytest.mark.parametrize("op,args,inputs,mode", _family_cases())
+def test_a_transformer_family_mask_is_refused_exactly_where_torch_refuses_it(op, args, inputs, mode):
+    _agrees(_design(op, args, inputs, mode, ("n:0",) if op == "MultiheadAttention" else ("n",)), mode)
+
+
+def test_the_mask_finding_names_the_node_the_masks_and_the_fix():
+    design = _design("TransformerEncoderLayer", {"d_model": 8, "nhead": 2, "dim_feedforward": 16},
+                     [("x", (5, 2, 8), "float32"), ("m", (5, 5), "float16"), ("p", (2, 5), "float16")])
+    found = [f for f in verify_graph(design).findings if f.rule == "dtype.mask"]
+    assert [f.nodes for f in found] == [("n",)]
+    message = found[0].message
+    assert "\n" not in message and "'n'" in message and "src_mask (float16)" in message
+    assert "src_key_padding_mask (float16)" in message and "cast them to float32" in message

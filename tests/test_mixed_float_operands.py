@@ -85,11 +85,8 @@ def test_a_multihead_attention_float_mask_in_another_dtype_than_the_query_is_ref
                                "outputs": ["att:0"], "train": {"mode": mode}})
     report = verify_graph(design)
     torch_error = _run_in_torch(design, mode)
-    if which == "key_padding_mask" and mask_dtype == "float64":
-        # torch merges the two masks first (a float64 padding mask promotes the merged one, which then fails);
-        # the verifier judges a float mask only alone, so this pair still passes: a known false pass
-        assert torch_error is not None and report.verdict != "block"
-        return
+    # torch adds the two masks first: a float64 padding mask promotes the sum, which then fails (a false pass
+    # until the verifier followed the sum)
     assert (report.verdict == "block") == (torch_error is not None), (torch_error, [f.message for f in report.findings])
 
 

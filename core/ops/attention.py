@@ -28,6 +28,7 @@ from .base import (
     OpSpec,
     Optional,
     TensorType,
+    promote,
     require_one_float_dtype,
 )
 from .rules import (
@@ -96,6 +97,35 @@ def _check_mask(ctx: InferCtx, m: TensorType, lq, ls, n, heads, what: str, paddi
     for u, v in zip(m.shape, want):
         if v is not None and not ctx.require_equal(u, v, SHAPE_ATTENTION_MASK, words):
             return
+
+
+def _scores_mask(ctx: InferCtx, data: TensorType, mask: TensorType, padding: TensorType | None, names: tuple) -> bool:
+    """A mask that reaches the scores on torch's Python path (F.multi_head_attention_forward, torch 2.13),
+    as measured in eval (no autograd) and training: `_canonical_mask` turns a bool mask into the data's
+    dtype and keeps a float one's, a key padding mask is added to the attention mask (so their dtypes
+    promote: float16 with float32 gives float32), and the attention refuses a float mask in another dtype
+    than the data's ('Expected attn_mask dtype to be bool or float or to match query dtype'). `names`: the
+    mask's name, and the padding mask's. False when it blocked."""
+    if data.shape is None or not data.is_float or mask.shape is None or (padding is not None and padding.shape is None):
+        return True
+    given = [m for m in (mask, padding) if m is not None]
+    if not all(m.dtype == "bool" or m.is_float for m in given):
+        return True  # an integer mask: the mask rules say so
+    merged = data.dtype if mask.dtype == "bool" else mask.dtype
+    if padding is not None:
+        merged = promote(merged, data.dtype if padding.dtype == "bool" else padding.dtype)
+    if merged == data.dtype:
+        return True
+    label = f"{ctx.node.op} {ctx.node.id!r}"
+    floats = [(name, m.dtype) for name, m in zip(names, given) if m.dtype != "bool"]
+    if len(floats) == 1:
+        words, it = f"{floats[0][0]} is {floats[0][1]}", "it"
+    else:
+        words = " and ".join(f"{name} ({dt})" for name, dt in floats) + f" add up to a {merged} mask"
+        it = "them"
+    return ctx.require(False, DTYPE_MASK, lambda: (
+        f"{label}: {words} and the data {data.dtype}; torch adds a float mask to the attention scores only in the "
+        f"data's dtype: cast {it} to {data.dtype}, or make {it} bool"))
 
 
 def _eval_fast_path(ctx: InferCtx, x: TensorType, heads: int, batch_first: bool, bias: bool) -> bool | None:
@@ -220,16 +250,10 @@ def _mha_infer(ctx: InferCtx):
     # (F.multi_head_attention_forward), reading its dtype only
     dropped = a["is_causal"] and not a["need_weights"] and len(ctx.inputs) <= 4
     for i, m in enumerate(ctx.inputs[3:5]):
-        # measured in eval, training and under no_grad: an attn_mask alone, float in another float dtype than
-        # the query's, fails ('Input dtypes must be the same'); beside a key padding mask torch merges the two
-        # first, and some such pairs run, so only the lone mask is judged
-        if i == 0 and len(ctx.inputs) == 4 and m.shape is not None and m.is_float and q.is_float and \
-                m.dtype != q.dtype:
-            name = ("attn_mask", "key_padding_mask")[i]
-            ctx.require(False, DTYPE_MASK,
-                        lambda m=m, name=name: f"MultiheadAttention {ctx.node.id!r}: {name} is {m.dtype} and the query "
-                        f"{q.dtype}; torch adds a float mask to the scores only in the query's dtype: cast it to "
-                        f"{q.dtype}, or make it bool")
+        # measured in eval, training and under no_grad: a float mask in another dtype than the query's fails,
+        # alone or added to the key padding mask (unless is_causal dropped it); the fast path takes bool ones only
+        if i == 0 and not dropped and not _scores_mask(ctx, q, m, ctx.inputs[4] if len(ctx.inputs) > 4 else None,
+                                                        ("attn_mask", "key_padding_mask")):
             continue
         if dropped and i == 0 and fast is not True:  # the eval fast path reads the mask by its size first
             ctx.require(m.dtype == "bool" or m.is_float, DTYPE_MASK,
@@ -364,6 +388,12 @@ def _layer_infer(n_inputs: int, label: str):
             else:
                 kinds = (("tgt_mask", length, False), ("memory_mask", s_len, False))
             for k, (m, (what, ls, padding)) in enumerate(zip(masks, kinds)):
+                # off the encoder's fast path an attention mask reaches the scores (with the key padding mask
+                # added), unless is_causal dropped it
+                if (k == 0 or n_inputs == 2) and not (fast is True and n_inputs == 1) and \
+                        not (k == 0 and causal and (n_inputs == 2 or len(masks) == 1)):
+                    _scores_mask(ctx, x, m, masks[1] if n_inputs == 1 and len(masks) > 1 else None,
+                                 (what, "src_key_padding_mask"))
                 if fast is True and (k == 0 or n_inputs == 1):
                     _fast_mask(ctx, m, n, length, a["nhead"], what, padding=padding,
                                beside=len(masks) > 1 and ctx.node.op == "TransformerEncoderLayer")
@@ -537,6 +567,12 @@ def _transformer_infer(ctx: InferCtx):
         ctx.require_equal(ns, nt, SHAPE_BROADCAST,
                           lambda: f"Transformer {ctx.node.id!r}: the batch of src ({ns}) and tgt ({nt}) must be equal")
     batched = len(src.shape) == 3
+    # the encoder's eval fast path takes a float src_mask of any dtype; off it, and in the decoder, a float mask
+    # reaches the attention scores alone
+    fast = _eval_fast_path(ctx, src, a["nhead"], bf, a["bias"]) is True
+    for j, m in enumerate(ctx.inputs[2:5]):
+        if j or not fast:
+            _scores_mask(ctx, tgt if j else src, m, None, (("src_mask", "tgt_mask", "memory_mask")[j], ""))
     for m, (what, lq, lk) in zip(ctx.inputs[2:], (("src_mask", ls, ls), ("tgt_mask", lt, lt),
                                                    ("memory_mask", lt, ls))):
         _check_mask(ctx, m, lq, lk, nt if batched else None, a["nhead"], what)
