@@ -70,12 +70,16 @@ def compute_cost(design: Design, inf) -> dict:
     assumptions += notes
     flops: int | None = 0
     unknown_nodes = []
+    refused_nodes = []
     resolved: dict = {}  # symbolic FLOP expression -> its value (repeated layers repeat them)
     flops_of, ok = inf.flops, inf.ok
     for node in design.nodes:
         f = flops_of.get(node.id, flops_of)
         if f is flops_of:  # no figure: a refused node counts 0 (it is blocked anyway), a sound one is unknown
-            f = 0 if node.id not in ok else None
+            if node.id not in ok:
+                refused_nodes.append(node.id)
+                continue
+            f = None
         if type(f) is int:  # nearly every count: an int FLOP figure needs no look-up
             if 0 <= f <= LARGEST:
                 flops += f
@@ -95,6 +99,10 @@ def compute_cost(design: Design, inf) -> dict:
     if unknown_nodes:
         assumptions.append(f"FLOPs of {len(unknown_nodes)} node(s) unknown and left out "
                            f"(first: {unknown_nodes[0]})")
+    if refused_nodes:
+        # a triage asks what one run would have cost: the quote must say it is short of the refused layers
+        assumptions.append(f"FLOPs of {len(refused_nodes)} refused node(s) not counted "
+                           f"(first: {refused_nodes[0]})")
     # values by dtype, each counted at its dtype's size (int64 8, float16 2); float32, most of them, apart
     act_values: dict = {}
     act_float32 = 0

@@ -322,7 +322,7 @@ class InferCtx:
     """What a shape rule sees: the node, its resolved args and operand types."""
 
     __slots__ = ("node", "args", "inputs", "violations", "producers", "design_train", "declared", "value_ranges",
-                 "dtype_ok", "max_result", "leaf_operands", "bounds", "value_reach", "roles")
+                 "dtype_ok", "max_result", "bounds", "value_reach", "roles")
 
     def __init__(self, node, args, inputs, producers=None, design_train=None, declared=None, *, bounds=None,
                  roles=None, dtype_ok=False, max_result=0):
@@ -340,7 +340,6 @@ class InferCtx:
         self.value_reach: dict = _NO_VALUES
         self.dtype_ok = dtype_ok  # torch's kernels were measured to take the data operands' dtype (dtype_support)
         self.max_result = max_result  # the highest result index (`id:N`) the design reads of this node
-        self.leaf_operands: set = set()  # operand indices that are a Parameter (or a view of one): autograd leaves
         # symbol -> (least, most, what it is): a size known only to lie in a range (a constant slice of a
         # symbolic size); shared by the design's nodes, so a condition on it elsewhere is judged in its range
         self.bounds: dict = {} if bounds is None else bounds
