@@ -259,6 +259,18 @@ def _reads_stale_piece(node: Node, inf: Inference) -> bool:
     return False
 
 
+# torch's factory kwargs: a layer's constructor takes them for its weights' placement and dtype
+FACTORY_ARGS = frozenset({"dtype", "device"})
+
+
+def _has_weights(spec, args: dict) -> bool:
+    try:
+        count = spec.params(args)
+    except Exception:  # noqa: BLE001 - args a count cannot read: not a layer to explain
+        return False
+    return count != 0
+
+
 def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 1) -> None:  # noqa: D401
     inf.violations.append(Violation(rule, message, [node.id]))
     inf.types[node.id] = [UNKNOWN] * n_results
@@ -313,6 +325,14 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
             _fail(inf, node, CONNECTIVITY_MISSING_ARG,
                   f"{node.op} {node.id!r} is missing required argument(s) {', '.join(missing)}" +
                   (f"; it has argument(s) {names} that torch.nn.{node.op} does not take" if unknown else ""))
+            return
+        if unknown and set(unknown) <= FACTORY_ARGS and _has_weights(spec, args):
+            # torch's layers take these (factory kwargs), so "does not take" would be false: the format leaves
+            # them out, as every layer is built with float32 weights where the run puts it
+            _fail(inf, node, CONNECTIVITY_BAD_ARG,
+                  f"{node.op} {node.id!r} has argument(s) {names}: archgraph/1 builds every layer with float32 "
+                  "weights on the run's device, so a design gives neither; drop them (declare an input's dtype "
+                  "for the data)")
             return
         if unknown:
             _fail(inf, node, CONNECTIVITY_BAD_ARG,
