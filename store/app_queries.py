@@ -359,7 +359,13 @@ class AppStore:
     def outside_token(self) -> tuple[int, int, int]:
         """What of the queue only another process changes: the designs stored and which of them are
         archived (`archcurator import`, `archive`, `archive --restore`). The app's own verdicts, notes and
-        runs leave it as it was, so comparing it tells a change from outside from the app's own writes."""
+        runs leave it as it was, so comparing it tells a change from outside from the app's own writes.
+
+        So another app instance's curation writes (a verdict, a note, a flag, an undo, which is a judgment row
+        marking the one it takes back, an adjudication, a KB operation) change the file (the app's stat sees
+        it and reads this token) but not the token: they show in this app only after F5. Noticing them needs
+        the token to count those rows while telling this app's own from the others' (a row count the app
+        keeps of what it wrote, or a writer id on each row), which the tables do not record."""
         with connect(self.db) as con:
             return tuple(one(con.execute(
                 "SELECT count(*), count(archived_at),"

@@ -267,10 +267,13 @@ def describe_step(rows: list[dict]) -> str:
         return f"flagged for later: {where}"
     if r["kind"] == "unflag":
         return f"flag cleared: {where}"
+    # the design before the free text (a description is as long as the curator typed it): a list that cuts
+    # a long line still names the design the step was on
+    what = r["what"] or r["note"]
     if r["kind"] == "missed":
-        return f"missed defect {r['what'] or r['note'] or ''} on {r['design_id']}".replace("  ", " ")
+        return f"missed defect on {r['design_id']}" + (f": {what}" if what else "")
     if r["kind"] == "retract":
-        return f"missed defect {r['what'] or r['note'] or ''} retracted on {r['design_id']}".replace("  ", " ")
+        return f"missed defect retracted on {r['design_id']}" + (f": {what}" if what else "")
     if r["kind"] == "adjudication":
         return f"final verdict {VERDICT_WORDS.get(r['what'], r['what'])} on {where}"
     return f"{r['kind']} on {where}"

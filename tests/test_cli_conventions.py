@@ -114,3 +114,31 @@ def test_a_file_name_too_long_is_one_line(tmp_path):
         p = _cli(*argv, db=tmp_path / ("c" * 300 + ".duckdb") if argv[0] == "import" else tmp_path / "s.duckdb")
         lines = p.stderr.strip().splitlines()
         assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"archcurator {argv[0]}: "), p.stderr
+
+
+def _into_a_closed_pipe(*args):
+    """The command with its stdout a pipe whose reader is already gone (`archcurator … | head -1` once head
+    has read its line): every write meets EPIPE, deterministically, whatever the output's size."""
+    import os
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([sys.executable, "-m", "archcurator", *map(str, args)], stdout=write_end,
+                              stderr=subprocess.PIPE, text=True, timeout=120)
+    finally:
+        os.close(write_end)
+
+
+def test_a_reader_closing_early_is_silent_and_exits_141(tmp_path):
+    """A piped reader that stops early is no error of the command: nothing on stderr (no traceback, no
+    "Broken pipe" line) and the status a process killed by SIGPIPE reports from a shell, 141, which none of
+    SPEC's statuses (0, 1, 2) nor an interrupt (130) is. The fast path of `verify FILE --json`, a Rich table
+    (verify, checks, kb list) and plain prints (checks --json, export) all end the same way."""
+    db = tmp_path / "s.duckdb"
+    assert _cli("import", ROOT / "tests" / "fixtures" / "tiny_cnn.json", db=db).returncode == 0
+    design = ROOT / "assets" / "architectures" / "resnet50.json"
+    for args in (["verify", design, "--json"], ["verify", design], ["checks"], ["checks", "--json"],
+                 ["kb", "list", "--db", db], ["export", "--format", "csv", "--out", tmp_path / "out", "--db", db]):
+        res = _into_a_closed_pipe(*args)
+        assert (res.returncode, res.stderr) == (141, ""), args

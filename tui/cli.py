@@ -142,9 +142,21 @@ def _verify_json_then_exit(run, args) -> int:
         gc.freeze()
 
 
+# The status of `archcurator … | head -1` once head has gone: what a process killed by SIGPIPE reports from a
+# shell (128 + 13), the convention of cat, grep and ls; none of SPEC §4's statuses (0, 1, 2) nor 130 (interrupted)
+PIPE_CLOSED = 141
+
+
 def _run(command: str, func, args) -> int:
     try:
-        return int(func(args) or 0)
+        rc = int(func(args) or 0)
+        # a short answer sits in stdout's buffer until here: a reader gone early is met now, inside this
+        # guard, not in the interpreter's exit flush (an "Exception ignored" message and status 120)
+        sys.stdout.flush()
+        return rc
+    except BrokenPipeError:
+        # before OSError (it is one): a reader that stopped reading is not a file system refusal
+        return _pipe_closed()
     except OSError as exc:
         # the last guard: a file system refusal a command did not foresee (a name too long,
         # a full disk) is still one line naming the file
@@ -155,8 +167,21 @@ def _run(command: str, func, args) -> int:
     except KeyboardInterrupt:
         print("archcurator: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:
-        return 0
+
+
+def _pipe_closed() -> int:
+    """Silent: what is still buffered for the closed pipe goes to /dev/null, so that the exit flush does not
+    raise again. Only the process's own stdout is pointed there (a caller's capture is left alone)."""
+    import os
+
+    if sys.stdout is sys.__stdout__ and sys.stdout is not None:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError):
+            pass
+    return PIPE_CLOSED
 
 
 if __name__ == "__main__":

@@ -39,6 +39,12 @@ def _safe_console_class():
             kwargs.setdefault("emoji", False)
             super().__init__(**kwargs)
 
+        def on_broken_pipe(self) -> None:
+            # Rich's own answer is SystemExit(1): a reader closing early is tui/cli.py's to answer, the one way
+            # for every command (silent, status 141)
+            self.quiet = True
+            raise BrokenPipeError
+
         def _render_buffer(self, buffer) -> str:
             return super()._render_buffer(
                 seg if seg.control else Segment(visible_lines(seg.text), seg.style, seg.control) for seg in buffer)

@@ -316,8 +316,12 @@ class DesignTabs(Vertical):
         for s in steps:
             t = Text()
             t.append(f"{str(s.get('at') or '')[11:16]} ", style="dim")
-            t.append(visible(clip(s["summary"], 200)), style="dim strike" if s.get("undone") else "")
             designs = s.get("designs") or []
+            summary = clip(s["summary"], 200)
+            if len(designs) == 1 and designs[0] not in summary:
+                # a step on one design names it (enter opens it), even when its text was cut before the id
+                summary = f"{designs[0]} · {summary}"
+            t.append(visible(summary), style="dim strike" if s.get("undone") else "")
             options.append(Option(t, id=f"step{s['step']}:{designs[0] if designs else ''}"))
         if not options:
             options.append(Option(Text("nothing judged yet — your verdicts appear here (z undoes the newest)",
