@@ -40,6 +40,7 @@ from textual.widgets.option_list import Option
 
 from archcurator.store import kb_ops
 
+from ..components.table import Table
 from ..sanitise import plain, visible
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
@@ -127,19 +128,19 @@ class KnowledgeBaseScreen(CuratorScreen):
                 kb_filter = Input(placeholder="filter as you type — enter or esc leaves", id="kb-filter")
                 kb_filter.display = False
                 yield kb_filter
-                yield DataTable(id="kb-props", cursor_type="row", zebra_stripes=True)
+                yield Table(id="kb-props", cursor_type="row", zebra_stripes=True)
             with Vertical(id="kb-right"):
                 yield Static(id="kb-detail")
                 yield Static(id="kb-records")
                 with TabbedContent(id="kb-tabs"):
                     with TabPane("Evidence", id="kb-tab-evidence"):
-                        yield DataTable(id="kb-evidence", cursor_type="row", zebra_stripes=True)
+                        yield Table(id="kb-evidence", cursor_type="row", zebra_stripes=True)
                     with TabPane("Uses", id="kb-tab-uses"):
-                        yield DataTable(id="kb-uses", cursor_type="row", zebra_stripes=True)
+                        yield Table(id="kb-uses", cursor_type="row", zebra_stripes=True)
                     with TabPane("Suggestions", id="kb-tab-suggestions"):
                         yield StopOptionList(id="kb-suggestions")
                     with TabPane("Pack", id="kb-tab-pack"):
-                        yield DataTable(id="kb-pack", cursor_type="row", zebra_stripes=True)
+                        yield Table(id="kb-pack", cursor_type="row", zebra_stripes=True)
                     with TabPane("Compare", id="kb-tab-compare"):
                         with VerticalScroll():
                             yield Static(Text("c compares the current pack with the previous version and the "

@@ -14,6 +14,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static, TabbedContent, TabPane, Tabs
 
+from ..components.table import Table
 from ..report_text import false_alarm_text
 from ..sanitise import plain, visible
 from ..widgets.footer import AppFooter
@@ -106,11 +107,11 @@ class ReportsScreen(CuratorScreen):
                 with VerticalScroll():
                     yield Static("Refusal rate (blocked share of returned designs)", classes="report-title")
                     yield Static(id="refusal-chart")
-                    yield DataTable(id="refusal-table", zebra_stripes=True, cursor_type="row")
+                    yield Table(id="refusal-table", zebra_stripes=True, cursor_type="row")
             with TabPane("Precision per rule", id="tab-rules"):
                 with VerticalScroll():
                     yield Static(id="rules-note", classes="report-title")
-                    yield DataTable(id="rules-table", zebra_stripes=True, cursor_type="row")
+                    yield Table(id="rules-table", zebra_stripes=True, cursor_type="row")
                     yield Static(id="rules-other", classes="report-note")
             with TabPane("Agreement", id="tab-agreement"):
                 with VerticalScroll():

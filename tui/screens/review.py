@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.widgets import DataTable, Static
 
 from ..components.findings import VERDICT_LABEL, VERDICT_STYLE, finding_label
+from ..components.table import Table
 from ..sanitise import plain, visible, visible_lines
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
@@ -63,7 +64,7 @@ class ReviewScreen(CuratorScreen):
     def compose(self) -> ComposeResult:
         yield AppHeader()
         yield Static(id="review-status")
-        yield DataTable(id="review-table", cursor_type="row", zebra_stripes=True)
+        yield Table(id="review-table", cursor_type="row", zebra_stripes=True)
         yield Static(id="review-detail")
         yield AppFooter()
 

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import DataTable, ProgressBar, Static
 
 from ..components.run_outcome import failed_node
+from ..components.table import Table
 from ..sanitise import plain, visible, visible_lines
 from ..widgets.footer import AppFooter
 from ..widgets.header import AppHeader
@@ -128,7 +129,7 @@ class RunsScreen(CuratorScreen):
         yield AppHeader()
         with Horizontal(id="runs-body"):
             with Vertical(id="runs-left"):
-                yield DataTable(id="runs-table", cursor_type="row", zebra_stripes=True)
+                yield Table(id="runs-table", cursor_type="row", zebra_stripes=True)
             with Vertical(id="runs-right"):
                 yield Static(id="run-detail")
                 yield ProgressBar(total=1, show_eta=False, id="run-progress")
