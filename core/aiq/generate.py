@@ -51,6 +51,7 @@ import random
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,50 @@ COST_CAP = {"mlp": 9e7, "kan": 1.6e7, "transformer_lm": 2e9}
 SKIP = {("bigram_lm", "optimizer_only")}
 
 
+@dataclass(frozen=True)
+class Profile:
+    """What a generation run draws: the grids that differ between the two-core world and the study's."""
+
+    name: str
+    families: tuple[str, ...]
+    mlp_widths: tuple[int, ...]
+    kan: dict
+    budgets: dict  # family -> budgets; a family not named takes "*"
+    cost_cap: dict | None  # model type -> the largest work kept; None keeps every recipe
+    data_variants: bool  # a pool's second dataset moves the data (size, noise) rather than being a sibling
+    skip: frozenset = frozenset()
+
+    def budgets_of(self, family: str) -> tuple[int, ...]:
+        return tuple(self.budgets.get(family, self.budgets["*"]))
+
+    def describe(self) -> dict:
+        return {"name": self.name, "families": list(self.families), "mlp_widths": list(self.mlp_widths),
+                "kan": {k: list(v) for k, v in self.kan.items()},
+                "budgets": {f: list(self.budgets_of(f)) for f in self.families}, "cost_cap": self.cost_cap,
+                "data_variants": self.data_variants, "skip": sorted("/".join(k) for k in self.skip)}
+
+
+#: the world the shipped questions come from: two CPU cores' cut of the study's grids
+CPU_PROFILE = Profile("cpu", tuple(ds_mod.GENERATED_FAMILIES), MLP_WIDTHS, KAN,
+                      {**BUDGETS, "*": DEFAULT_BUDGETS}, COST_CAP, data_variants=False, skip=frozenset(SKIP))
+#: the study's world (profile v2.2, renrua52/ArchitectureIQ profiles/v2.2.yaml): its four families,
+#: widths to 256, its budget list for every family (tabular classification at its fixed 8192), its
+#: KAN grid, no cost cap; and each pool's second dataset a data variant (fewer or noisier training
+#: points, another target kind, a sharper bigram law: core.aiq.flips.variants), so the training
+#: questions hold pairs whose data differs, as the flipping pairs do. Hours of CPU: run it with
+#: --cache and resume; on a GPU, --device cuda.
+STUDY_PROFILE = Profile(
+    "study", ("univariate_regression", "multivariate_regression", "bigram_lm", "synthetic_tabular_classification"),
+    (16, 32, 64, 128, 256), {"depth": (1, 2), "width": (8,), "grid_size": (5,), "spline_order": (3,)},
+    {"synthetic_tabular_classification": (8192,), "*": (1024, 2048, 5120, 10240, 20480, 40960)},
+    None, data_variants=True)
+PROFILES = {p.name: p for p in (CPU_PROFILE, STUDY_PROFILE)}
+#: the study's tabular data (profile v2.2's dataset_configs)
+STUDY_TABULAR = {"input_dim": (4, 8, 16), "rule_family": ("smooth_additive", "sparse_interaction",
+                                                          "piecewise_boundary"),
+                 "noise_std": (0.05, 0.1), "train_size": 1024, "test_size": 2048}
+
+
 # --------------------------------------------------------------------------- sampling
 
 def sample_optimizer(rng: random.Random) -> dict:
@@ -118,12 +163,12 @@ def sample_optimizer(rng: random.Random) -> dict:
     return o
 
 
-def sample_mlp(rng: random.Random, input_dim: int, output_dim: int) -> dict:
+def sample_mlp(rng: random.Random, input_dim: int, output_dim: int, widths=MLP_WIDTHS) -> dict:
     depth = rng.choice(MLP_DEPTHS)
     return {
         "type": "mlp",
         "depth": depth,
-        "width": rng.choice(MLP_WIDTHS),
+        "width": rng.choice(widths),
         "residual": rng.choice([False, True]),
         "layer_norm": [rng.choice([True, False]) for _ in range(depth)],
         "activations": [rng.choice(MLP_ACTIVATIONS) for _ in range(depth)],
@@ -133,10 +178,10 @@ def sample_mlp(rng: random.Random, input_dim: int, output_dim: int) -> dict:
     }
 
 
-def sample_kan(rng: random.Random, input_dim: int, output_dim: int) -> dict:
+def sample_kan(rng: random.Random, input_dim: int, output_dim: int, grid: dict = KAN) -> dict:
     return {
         "type": "kan", "variant": "efficient_spline_v1", "input_dim": input_dim, "output_dim": output_dim,
-        **{k: rng.choice(v) for k, v in KAN.items()},
+        **{k: rng.choice(v) for k, v in grid.items()},
         "grid_range": [-1.0, 1.0], "base_activation": "silu",
     }
 
@@ -160,7 +205,7 @@ def sample_loss(rng: random.Random, family: str) -> dict:
     return out
 
 
-def model_sampler(family: str, ds: dict, kan: bool):
+def model_sampler(family: str, ds: dict, kan: bool, profile: Profile = CPU_PROFILE):
     p = ds["params"]
     if family == "bigram_lm":
         return lambda rng: sample_transformer(rng, int(p["vocab_size"]), int(p["context_length"]))
@@ -169,27 +214,48 @@ def model_sampler(family: str, ds: dict, kan: bool):
 
     def draw(rng: random.Random) -> dict:
         if kan and rng.random() < 0.5:
-            return sample_kan(rng, in_dim, out_dim)
-        return sample_mlp(rng, in_dim, out_dim)
+            return sample_kan(rng, in_dim, out_dim, profile.kan)
+        return sample_mlp(rng, in_dim, out_dim, profile.mlp_widths)
     return draw
 
 
-def dataset_pair(family: str, seed: int) -> tuple[dict, dict]:
-    """Two instances of one family and shape (the same input dimension), drawn from SEED."""
+def dataset_pair(family: str, seed: int, profile: Profile = CPU_PROFILE) -> tuple[dict, dict]:
+    """Two datasets of one family and shape (the same input dimension), drawn from SEED: two
+    instances, or (a profile with data variants) one instance and a variant of it."""
     rng = random.Random(f"pair:{family}:{seed}")
     options: dict[str, Any] = {}
     if family == "multivariate_regression":
         options["input_dim"] = rng.choice(ds_mod.MULTIVARIATE_DIMS)
+    if family == "synthetic_tabular_classification" and profile.data_variants:
+        options.update(input_dim=rng.choice(STUDY_TABULAR["input_dim"]),
+                       rule_family=rng.choice(STUDY_TABULAR["rule_family"]),
+                       noise_std=rng.choice(STUDY_TABULAR["noise_std"]),
+                       train_size=STUDY_TABULAR["train_size"], test_size=STUDY_TABULAR["test_size"])
     a = ds_mod.sample_dataset_spec(family, seed * 2, **options)
-    b = ds_mod.sample_dataset_spec(family, seed * 2 + 1, **options)
-    return a, b
+    if not profile.data_variants:
+        return a, ds_mod.sample_dataset_spec(family, seed * 2 + 1, **options)
+    return a, data_variant(a, rng.randrange(5))
 
 
-def sample_pool(family: str, category: str, ds: dict, rng: random.Random, size: int, kan: bool) -> dict:
+def data_variant(ds: dict, k: int) -> dict:
+    """DS's data moved (the K-th of five draws): the flip search's variants where it has them, and
+    for tabular classification fewer training points or more noise (the same rule)."""
+    from .flips import _respec, variants
+
+    if ds["family"] == "synthetic_tabular_classification":
+        p = ds["params"]
+        size, noise = ((128, None), (256, 0.3), (1024, 0.3), (64, None), (256, None))[k]
+        return _respec(ds, train_size=size, point_seed=int(p["point_seed"]) + 7_000 + k,
+                       **({"noise_std": noise} if noise is not None else {}))
+    return variants(ds, k)[0]
+
+
+def sample_pool(family: str, category: str, ds: dict, rng: random.Random, size: int, kan: bool,
+                profile: Profile = CPU_PROFILE) -> dict:
     """One candidate set: invariant axes drawn once, the category's varying axes per candidate."""
-    budget = rng.choice(BUDGETS.get(family, DEFAULT_BUDGETS))
+    budget = rng.choice(profile.budgets_of(family))
     batch = rng.choice([b for b in BATCH_SIZES if budget % b == 0])
-    model_of = model_sampler(family, ds, kan)
+    model_of = model_sampler(family, ds, kan, profile)
     vary_loss = category == "mixed" and rng.random() < 1 / 3 and not family.endswith("classification")
     fixed_model, fixed_opt, fixed_loss = model_of(rng), sample_optimizer(rng), sample_loss(rng, family)
     recipes, seen = [], set()
@@ -210,22 +276,23 @@ def sample_pool(family: str, category: str, ds: dict, rng: random.Random, size: 
             if category == "mixed" else [{"architecture_only": "model", "optimizer_only": "optimizer"}[category]]}
 
 
-def plan(seed: int = 0, groups: int = 3, families=None) -> list[dict]:
+def plan(seed: int = 0, groups: int = 3, families=None, profile: Profile = CPU_PROFILE) -> list[dict]:
     """Pools to execute: per family, GROUPS dataset pairs x the categories."""
-    families = list(families or ds_mod.GENERATED_FAMILIES)
+    families = list(families or profile.families)
     pools = []
     for fi, family in enumerate(families):
         for g in range(groups):
-            a, b = dataset_pair(family, seed * 1000 + fi * 100 + g)
+            a, b = dataset_pair(family, seed * 1000 + fi * 100 + g, profile)
             group = f"{family}:{g}"
             kan = family != "bigram_lm" and random.Random(f"profile:{seed}:{group}").random() < 2 * KAN_SHARE
             for category, variant in POOLS:
-                if (family, category) in SKIP:
+                if (family, category) in profile.skip:
                     continue
                 key = [group, category, seed] + ([variant] if variant else [])
                 rng = random.Random("pool:" + ":".join(str(k) for k in (seed, group, category, variant) if k != ""))
-                pool = sample_pool(family, category, a, rng, POOL_SIZE[category], kan)
-                kept = [r for r in pool["recipes"] if _cost(r) <= COST_CAP[r["model"]["type"]]]
+                pool = sample_pool(family, category, a, rng, POOL_SIZE[category], kan, profile)
+                cap = profile.cost_cap
+                kept = [r for r in pool["recipes"] if cap is None or _cost(r) <= cap[r["model"]["type"]]]
                 pool.update({"group": group, "datasets": [a, b], "pool_id": "pool_" + short_hash(key),
                              "recipes": kept, "over_cpu_budget": len(pool["recipes"]) - len(kept)})
                 pools.append(pool)
@@ -499,11 +566,13 @@ def summarize(questions: list[dict]) -> dict:
 
 
 def generate(out: Path, *, seed: int = 0, groups: int = 3, workers: int = 2, device: str = "cpu",
-             rule: str = DEFAULT_RULE, cache: Path | None = None, families=None, log=print) -> dict:
+             rule: str = DEFAULT_RULE, cache: Path | None = None, families=None, profile: Profile = CPU_PROFILE,
+             log=print) -> dict:
     import torch
 
     t0 = time.perf_counter()
-    pools = plan(seed, groups, families)
+    families = list(families or profile.families)
+    pools = plan(seed, groups, families, profile)
     cands = build_candidates(pools, device)
     log(f"planned {len(pools)} pools, {len(cands)} candidate executions x {N_SEEDS} seeds on {device}")
     results = execute_all(pools, cands, workers=workers, device=device, cache=cache, log=log)
@@ -517,15 +586,16 @@ def generate(out: Path, *, seed: int = 0, groups: int = 3, workers: int = 2, dev
         "generator": "python -m archcurator.core.aiq.generate",
         "seed": seed,
         "groups_per_family": groups,
-        "families": list(families or ds_mod.GENERATED_FAMILIES),
+        "families": families,
         "pool_sizes": POOL_SIZE,
         "num_choices": NUM_CHOICES,
-        "budgets": {f: list(BUDGETS.get(f, DEFAULT_BUDGETS)) for f in (families or ds_mod.GENERATED_FAMILIES)},
+        "budgets": {f: list(profile.budgets_of(f)) for f in families},
         "retention_rule": significance([{"finals": [1.0], "mean": 1.0, "failed_seeds": 0}] * 2, rule=rule)["rule"],
         "executions": len(cands),
-        "cost_cap": COST_CAP,
+        "cost_cap": profile.cost_cap,
         "recipes_over_cpu_budget": sum(p["over_cpu_budget"] for p in pools),
         "workers": workers,
+        **({} if profile is CPU_PROFILE else {"profile": profile.describe()}),
         "device": device,
         "torch": torch.__version__,
         "python": sys.version.split()[0],
@@ -552,14 +622,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--device", default="cpu", choices=["cpu", "cuda", "auto"])
     ap.add_argument("--rule", default=DEFAULT_RULE, choices=["study", "strict"], help="the retention rule")
     ap.add_argument("--cache", default=None, help="a JSONL file keeping each finished execution (resume)")
-    ap.add_argument("--families", nargs="*", default=None, help=f"default: {' '.join(ds_mod.GENERATED_FAMILIES)}")
+    ap.add_argument("--families", nargs="*", default=None, help="default: the profile's")
+    ap.add_argument("--profile", default="cpu", choices=sorted(PROFILES),
+                    help="cpu: two cores' cut of the study's grids (the shipped set); study: the study's v2.2 "
+                         "world with data variants (hours of CPU: use --cache)")
     a = ap.parse_args(argv)
     device = a.device
     if device == "auto":
         import torch
         device = "cuda" if torch.cuda.is_available() else "cpu"
     generate(Path(a.out), seed=a.seed, groups=a.groups, workers=a.workers, device=device, rule=a.rule,
-             cache=Path(a.cache) if a.cache else None, families=a.families)
+             cache=Path(a.cache) if a.cache else None, families=a.families, profile=PROFILES[a.profile])
     return 0
 
 

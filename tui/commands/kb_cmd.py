@@ -165,6 +165,9 @@ def register(subparsers) -> argparse.ArgumentParser:
     s.add_argument("--rule", default="study", choices=["study", "strict"],
                    help="retention rule: the study's (default) or ours (10/10 seeds, 2%% margin)")
     s.add_argument("--cache", default=None, help="a JSONL file keeping each finished execution (resume)")
+    s.add_argument("--profile", default="cpu", choices=["cpu", "study"],
+                   help="cpu: the shipped set (two cores' cut of the study's grids); study: the study's v2.2 world "
+                        "with data variants (about 20 CPU hours: give --out and --cache, and resume)")
     p.set_defaults(func=run)
     return p
 
@@ -393,11 +396,15 @@ def _dispatch(args, db) -> int:  # noqa: C901 - one branch per action
     if cmd == "generate":
         from pathlib import Path
 
-        from archcurator.core.aiq.generate import generate
+        from archcurator.core.aiq.generate import PROFILES, generate
 
+        if args.profile != "cpu" and not args.out:
+            say("archcurator kb generate: --profile study needs --out (the shipped assets/aiq is the cpu profile's)",
+                file=sys.stderr)
+            return 2
         out = Path(args.out) if args.out else kb.assets_dir()
         generate(out, seed=args.seed, groups=args.groups, workers=args.workers, device=args.device, rule=args.rule,
-                 cache=Path(args.cache) if args.cache else None)
+                 cache=Path(args.cache) if args.cache else None, profile=PROFILES[args.profile])
         say(f"wrote {out}/questions.jsonl, curves.jsonl.gz, manifest.json")
         return 0
 
