@@ -99,7 +99,15 @@ def torch_init(it, inst, name, args, kwargs):
         elif name != "Identity":
             it.warn(f"nn.{name} given too many positional arguments")
     for k, v in kwargs.items():
-        if k in ("device", "dtype"):
+        if k == "device":
+            continue  # where the weights sit: no size or type of the design
+        if k == "dtype":
+            # archgraph/1 builds every layer with float32 weights: a layer built in another dtype would be
+            # verified as a float32 one, so say so rather than drop it (None, float32 and unread dtypes,
+            # as in a library's **factory_kwargs, are the default)
+            if isinstance(v, str) and v.startswith("dtype:") and v[6:] != "float32":
+                it.warn(f"nn.{name} is built with dtype={v[6:]}: archgraph/1 builds every layer with float32 "
+                        "weights, so the design reads its weights as float32")
             continue
         if k in names:
             given[k] = v
