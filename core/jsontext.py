@@ -106,6 +106,15 @@ def read_file(path, limit: int = MAX_FILE_BYTES) -> str:
     return strip_bom(data.decode("utf-8"))
 
 
+def read_stream(stream, limit: int = MAX_FILE_BYTES) -> str:
+    """The UTF-8 text of a byte stream (standard input) of at most `limit` bytes, as `read_file` reads a
+    file: read in bounded memory, however much is sent. Raises FileRefused, OSError or UnicodeDecodeError."""
+    data = stream.read(limit + 1)
+    if len(data) > limit:
+        raise FileRefused(f"is too large to be a design (more than {limit:,} bytes)")
+    return strip_bom(data.decode("utf-8"))
+
+
 def loads(text: str) -> Any:
     """`json.loads` with the door's limits (module doc); raises `json.JSONDecodeError`."""
     text = strip_bom(text)

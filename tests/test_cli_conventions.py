@@ -142,3 +142,20 @@ def test_a_reader_closing_early_is_silent_and_exits_141(tmp_path):
                  ["kb", "list", "--db", db], ["export", "--format", "csv", "--out", tmp_path / "out", "--db", db]):
         res = _into_a_closed_pipe(*args)
         assert (res.returncode, res.stderr) == (141, ""), args
+
+
+def test_verify_reads_a_design_from_standard_input(tmp_path, bad_json):
+    """`verify -` reads the design from standard input (a script or an agent piping its proposal), gives
+    the answer a file gets, and names standard input in an error line."""
+    design = ROOT / "assets" / "architectures" / "alexnet.json"
+    from_file = _cli("verify", design, "--json")
+    piped = subprocess.run([sys.executable, "-m", "archcurator", "verify", "-", "--json"], capture_output=True,
+                           text=True, timeout=120, input=design.read_text())
+    assert piped.returncode == 0 and json.loads(piped.stdout) == json.loads(from_file.stdout)
+    broken = subprocess.run([sys.executable, "-m", "archcurator", "verify", "-"], capture_output=True, text=True,
+                            timeout=120, input=bad_json.read_text())
+    lines = broken.stderr.strip().splitlines()
+    assert broken.returncode == 2 and len(lines) == 1 and lines[0].startswith("archcurator verify: <stdin>: ")
+    huge = subprocess.run([sys.executable, "-m", "archcurator", "verify", "-"], capture_output=True, timeout=120,
+                          input=b" " * ((64 << 20) + 1))
+    assert huge.returncode == 2 and b"too large" in huge.stderr

@@ -7,7 +7,7 @@ import json
 
 def register(sub) -> None:
     p = sub.add_parser("verify", help="verify one archgraph/1 design (verdict, findings, cost)")
-    p.add_argument("file", help="an archgraph/1 JSON file")
+    p.add_argument("file", help="an archgraph/1 JSON file, or - for standard input")
     p.add_argument("--json", action="store_true", help="print the SPEC §4 JSON answer")
     p.set_defaults(func=run)
 
@@ -18,12 +18,13 @@ def run(args) -> int:
     try:
         design, report = _verify_within_budget(args.file)
     except (DesignError, TooCostly) as exc:
+        name = STDIN_NAME if args.file == "-" else args.file
         # the error line's sanitiser is imported only for a design that fails: `verify --json` is run once
         # per design by scripts, and its start-up counts
         from .errors import fail
 
         problem = exc if isinstance(exc, DesignError) else f"too costly to verify: {exc}"
-        return fail("verify", args.file, problem)
+        return fail("verify", name, problem)
     if args.json:
         # SPEC's JSON: no NaN, no Infinity. json.dumps escapes every control and non-ASCII character, so the text
         # is already what the sanitiser would show (commands/output.py) and is printed without it
@@ -31,6 +32,10 @@ def run(args) -> int:
         return 0
     print_report(design, report)
     return 0
+
+
+#: how standard input (FILE given as -) is named in an error line
+STDIN_NAME = "<stdin>"
 
 
 class TooCostly(Exception):
@@ -50,7 +55,7 @@ def _verify_within_budget(path):
     collecting = gc.isenabled()
     try:
         with AddressSpace(MEMORY_BUDGET), Budget(seconds):
-            design = Design.load(path)
+            design = Design.load(path) if path != "-" else _from_stdin(Design)
             return design, verify_graph(design)
     except OverBudget:
         raise TooCostly(f"takes more than {seconds:g} s of CPU ($ARCHCURATOR_DESIGN_BUDGET_S sets the "
@@ -60,6 +65,19 @@ def _verify_within_budget(path):
     finally:
         if collecting and not gc.isenabled():
             gc.enable()  # the budget may end the verifier between its gc.disable() and its finally
+
+
+def _from_stdin(design_class):
+    import sys
+
+    from archcurator.core import jsontext
+    from archcurator.core.graph import DesignError
+
+    try:
+        text = jsontext.read_stream(sys.stdin.buffer)
+    except (OSError, UnicodeDecodeError, jsontext.FileRefused) as exc:
+        raise DesignError(jsontext.read_problem(exc)) from None
+    return design_class.from_json(text, source=STDIN_NAME)
 
 
 ROWS_PER_RULE = 20
