@@ -55,6 +55,8 @@ def test_wheel_holds_archcurator_only(wheel):
         assert must in names
     assert any(n.startswith("archcurator/assets/demo/") and n.endswith(".jsonl") for n in names)
     assert any(n.startswith("archcurator/assets/architectures/") and n.endswith(".json") for n in names)
+    # the study world's staged generation cache is for resuming generation, not for the app
+    assert not [n for n in names if "/study-cache/" in n]
 
 
 @pytest.mark.slow
