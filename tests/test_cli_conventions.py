@@ -159,3 +159,12 @@ def test_verify_reads_a_design_from_standard_input(tmp_path, bad_json):
     huge = subprocess.run([sys.executable, "-m", "archcurator", "verify", "-"], capture_output=True, timeout=120,
                           input=b" " * ((64 << 20) + 1))
     assert huge.returncode == 2 and b"too large" in huge.stderr
+
+
+def test_verify_from_a_closed_standard_input_says_so(tmp_path):
+    """`verify - <&-`: Python starts with no stdin stream at all; the answer is the one-line read error
+    (exit 2), not a traceback (an outside tester's find)."""
+    proc = subprocess.run([sys.executable, "-m", "archcurator", "verify", "-"], capture_output=True, text=True,
+                          timeout=120, stdin=None, pass_fds=(), preexec_fn=lambda: __import__("os").close(0))
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.strip() == "archcurator verify: <stdin>: cannot read: standard input is closed"

@@ -73,6 +73,8 @@ def _from_stdin(design_class):
     from archcurator.core import jsontext
     from archcurator.core.graph import DesignError
 
+    if sys.stdin is None:  # started with stdin closed (<&-): Python leaves no stream to read
+        raise DesignError("cannot read: standard input is closed")
     try:
         text = jsontext.read_stream(sys.stdin.buffer)
     except (OSError, UnicodeDecodeError, jsontext.FileRefused) as exc:
