@@ -168,3 +168,16 @@ def test_verify_from_a_closed_standard_input_says_so(tmp_path):
                           timeout=120, stdin=None, pass_fds=(), preexec_fn=lambda: __import__("os").close(0))
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == "archcurator verify: <stdin>: cannot read: standard input is closed"
+
+
+def test_bare_command_without_a_terminal_prints_a_line_instead_of_waiting():
+    """`archcurator | head`: the app would wait for keys nobody sees; a line says why and how on, exit 2."""
+    proc = subprocess.run([sys.executable, "-m", "archcurator"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "needs a terminal" in proc.stderr and proc.stdout == ""
+
+
+def test_verify_with_standard_output_closed_answers_by_its_exit_code():
+    design = ROOT / "assets" / "architectures" / "alexnet.json"
+    proc = subprocess.run([sys.executable, "-m", "archcurator", "verify", str(design)], stderr=subprocess.PIPE,
+                          timeout=120, preexec_fn=lambda: __import__("os").close(1))
+    assert proc.returncode == 0 and b"Traceback" not in proc.stderr

@@ -122,6 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         # of the subcommand the user was typing: the subcommand's own usage does
         _innermost(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     if not args.command:
+        if sys.stdout is None or not sys.stdout.isatty():
+            # the app draws on a terminal: piped or redirected (`archcurator | head`), it would wait
+            # for keys nobody sees, so the answer is the usage instead
+            print("archcurator: the app needs a terminal (standard output is not one); "
+                  "`archcurator --help` lists the commands", file=sys.stderr)
+            return 2
         from .app_entry import open_app
 
         return open_app(args.db)
@@ -152,7 +158,8 @@ def _run(command: str, func, args) -> int:
         rc = int(func(args) or 0)
         # a short answer sits in stdout's buffer until here: a reader gone early is met now, inside this
         # guard, not in the interpreter's exit flush (an "Exception ignored" message and status 120)
-        sys.stdout.flush()
+        if sys.stdout is not None:  # None when started with stdout closed (>&-): print() wrote nowhere
+            sys.stdout.flush()
         return rc
     except BrokenPipeError:
         # before OSError (it is one): a reader that stopped reading is not a file system refusal
