@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -161,11 +162,11 @@ def test_verify_reads_a_design_from_standard_input(tmp_path, bad_json):
     assert huge.returncode == 2 and b"too large" in huge.stderr
 
 
-def test_verify_from_a_closed_standard_input_says_so(tmp_path):
+def test_verify_from_a_closed_standard_input_says_so():
     """`verify - <&-`: Python starts with no stdin stream at all; the answer is the one-line read error
     (exit 2), not a traceback (an outside tester's find)."""
     proc = subprocess.run([sys.executable, "-m", "archcurator", "verify", "-"], capture_output=True, text=True,
-                          timeout=120, stdin=None, pass_fds=(), preexec_fn=lambda: __import__("os").close(0))
+                          timeout=120, preexec_fn=lambda: os.close(0))
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.strip() == "archcurator verify: <stdin>: cannot read: standard input is closed"
 
@@ -179,5 +180,5 @@ def test_bare_command_without_a_terminal_prints_a_line_instead_of_waiting():
 def test_verify_with_standard_output_closed_answers_by_its_exit_code():
     design = ROOT / "assets" / "architectures" / "alexnet.json"
     proc = subprocess.run([sys.executable, "-m", "archcurator", "verify", str(design)], stderr=subprocess.PIPE,
-                          timeout=120, preexec_fn=lambda: __import__("os").close(1))
+                          timeout=120, preexec_fn=lambda: os.close(1))
     assert proc.returncode == 0 and b"Traceback" not in proc.stderr

@@ -124,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         if sys.stdout is None or not sys.stdout.isatty():
             # the app draws on a terminal: piped or redirected (`archcurator | head`), it would wait
-            # for keys nobody sees, so the answer is the usage instead
+            # for keys nobody sees, so one line says so and where the commands are listed
             print("archcurator: the app needs a terminal (standard output is not one); "
                   "`archcurator --help` lists the commands", file=sys.stderr)
             return 2
