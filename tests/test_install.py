@@ -19,13 +19,27 @@ ROOMS = ("core", "store", "tui", "assets")
 
 def test_package_list_matches_the_rooms_folders():
     """pyproject lists packages by hand (the rooms map under archcurator); a new folder must be listed."""
-    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    setuptools = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed = set(setuptools["packages"])
     folders = {"archcurator"}
     for room in ROOMS:
         for d in [ROOT / room, *(ROOT / room).rglob("*")]:
-            if d.is_dir() and d.name != "__pycache__" and any(f.is_file() for f in d.iterdir()):
+            if d.is_dir() and d.name != "__pycache__" and any(f.is_file() for f in d.iterdir()) \
+                    and not _kept_out_of_the_wheel(d, setuptools.get("exclude-package-data", {})):
                 folders.add(".".join(["archcurator", *d.relative_to(ROOT).parts]))
     assert listed == folders
+
+
+def _kept_out_of_the_wheel(folder: Path, excluded: dict[str, list[str]]) -> bool:
+    """A folder whose every file pyproject excludes from the wheel is data kept in the repository only."""
+    rel = ".".join(["archcurator", *folder.relative_to(ROOT).parts])
+    for package, patterns in excluded.items():
+        if not rel.startswith(package + "."):
+            continue
+        under = folder.relative_to(ROOT / Path(*package.split(".")[1:]))
+        if any(under.match(p.rsplit("/", 1)[0]) or under.is_relative_to(p.rsplit("/", 1)[0]) for p in patterns):
+            return True
+    return False
 
 
 @pytest.fixture(scope="module")
