@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from .graph import Design, parse_ref
 from .ops import OP_TABLE
-from .ops.base import canonical_dtype
+from .ops.base import FACTORY_ARGS, FACTORY_WORDS, canonical_dtype
 from .sizes import DEFAULT_SYMBOL_SIZE, declared_id_range, id_range, symbol_env  # noqa: F401 (asked here too)
 
 _KEY_DOT = "\u00b7"  # ModuleDict keys may not contain '.'
@@ -109,6 +109,10 @@ def _graph_module_class():
                     args = _concrete(args, sizes)  # a source op has no input to take its sizes from
                 if missing:
                     raise BuildError(f"node {node.id!r}: {node.op} is missing {', '.join(missing)}", node=node.id)
+                if unknown and set(unknown) <= FACTORY_ARGS and "factory-kwargs" in spec.traits:
+                    # torch.nn's constructor takes them (factory kwargs): verify's words, not "does not take"
+                    raise BuildError(f"node {node.id!r}: {node.op} has argument(s) "
+                                     f"{', '.join(map(repr, unknown))}: {FACTORY_WORDS}", node=node.id)
                 if unknown:
                     raise BuildError(f"node {node.id!r}: {node.op} does not take {', '.join(unknown)}",
                                      node=node.id)

@@ -10,7 +10,16 @@ from __future__ import annotations
 from . import dims as D
 from .graph import MAX_RANK, MAX_SIZE_TEXT, Design, Node, parse_ref
 from .ops import OP_TABLE, ops_with
-from .ops.base import ALWAYS_MEASURED, FLOAT_DTYPES, UNKNOWN, InferCtx, TensorType, Violation
+from .ops.base import (
+    ALWAYS_MEASURED,
+    FACTORY_ARGS,
+    FACTORY_WORDS,
+    FLOAT_DTYPES,
+    UNKNOWN,
+    InferCtx,
+    TensorType,
+    Violation,
+)
 from .ops.dtype_support import FLOAT32_KEPT, SINGLE_DATA_OPERAND, data_dtype, promotes, single_data_operands, supported
 from .ops.einsum import einops_is_view, einops_keeps_every_axis
 from .ops.layout import (
@@ -259,18 +268,6 @@ def _reads_stale_piece(node: Node, inf: Inference) -> bool:
     return False
 
 
-# torch's factory kwargs: a layer's constructor takes them for its weights' placement and dtype
-FACTORY_ARGS = frozenset({"dtype", "device"})
-
-
-def _has_weights(spec, args: dict) -> bool:
-    try:
-        count = spec.params(args)
-    except Exception:  # noqa: BLE001 - args a count cannot read: not a layer to explain
-        return False
-    return count != 0
-
-
 def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 1) -> None:  # noqa: D401
     inf.violations.append(Violation(rule, message, [node.id]))
     inf.types[node.id] = [UNKNOWN] * n_results
@@ -326,13 +323,10 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
                   f"{node.op} {node.id!r} is missing required argument(s) {', '.join(missing)}" +
                   (f"; it has argument(s) {names} that torch.nn.{node.op} does not take" if unknown else ""))
             return
-        if unknown and set(unknown) <= FACTORY_ARGS and _has_weights(spec, args):
-            # torch's layers take these (factory kwargs), so "does not take" would be false: the format leaves
-            # them out, as every layer is built with float32 weights where the run puts it
-            _fail(inf, node, CONNECTIVITY_BAD_ARG,
-                  f"{node.op} {node.id!r} has argument(s) {names}: archgraph/1 builds every layer with float32 "
-                  "weights on the run's device, so a design gives neither; drop them (declare an input's dtype "
-                  "for the data)")
+        if unknown and set(unknown) <= FACTORY_ARGS and "factory-kwargs" in spec.traits:
+            # the op's torch constructor takes these (with or without weights), so "does not take" would be
+            # false: the format leaves them out, as every layer is built with float32 weights where the run puts it
+            _fail(inf, node, CONNECTIVITY_BAD_ARG, f"{node.op} {node.id!r} has argument(s) {names}: {FACTORY_WORDS}")
             return
         if unknown:
             _fail(inf, node, CONNECTIVITY_BAD_ARG,

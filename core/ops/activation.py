@@ -259,7 +259,7 @@ OPS = [
          tensor_methods=("sigmoid", "sigmoid_")),
     _act("PReLU", [Arg("num_parameters", 1, POS), Arg("init", 0.25, NUM)], infer=_prelu,
          param_shapes=lambda a: [("weight", (a["num_parameters"],))], rules=(SHAPE_NORM_FEATURES, SHAPE_RANK),
-         traits=("activation", "nonlinear")),
+         traits=("factory-kwargs", "activation", "nonlinear")),
     _act("Softmax", [Arg("dim", None, Optional(INT))], infer=_softmax_like,
          traits=("meta-blind", "nonlinear", "softmax"),
          functional=("softmax",), functional_args=("dim",)),

@@ -52,11 +52,15 @@ class Kind:
     """What values an argument takes, as torch's constructor accepts them: `problem(v)` is None
     for a good value, else the words "must be ..." completing the finding's sentence."""
 
-    __slots__ = ("test", "text", "form")
+    __slots__ = ("test", "text", "form", "detail")
 
-    def __init__(self, test: Callable[[Any], bool], text: str, form: tuple = ("any",)):
+    def __init__(self, test: Callable[[Any], bool], text: str, form: tuple = ("any",),
+                 detail: Callable[[Any], str | None] | None = None):
         # `form` says the same as `test`, as data: what a generator of designs draws values from
         self.test, self.text, self.form = test, text, form
+        # the whole reason a refused value is refused, as a clause after the argument's name ("has argument(s)
+        # 'dtype': ..."), where "must be <text>, got <value>" would hide it (a nested layer's args); None: no more
+        self.detail = detail
 
     def problem(self, v) -> str | None:
         try:
@@ -125,7 +129,9 @@ def Enum(*values) -> Kind:  # noqa: N802
 
 
 def Optional(kind: Kind) -> Kind:  # noqa: N802
-    return Kind(lambda v: v is None or kind.test(v), f"null or {kind.text}", ("optional", kind))
+    inner = kind.detail
+    return Kind(lambda v: v is None or kind.test(v), f"null or {kind.text}", ("optional", kind),
+                None if inner is None else (lambda v: None if v is None else inner(v)))
 
 
 def OneOf(*kinds: Kind) -> Kind:  # noqa: N802
@@ -155,18 +161,57 @@ def Ints(n: int, elem: Kind = POS) -> Kind:  # noqa: N802
                 f"{elem.text} or a list of {n} of them", ("oneof", (elem, lst)))
 
 
-def Nested(args: tuple) -> Kind:  # noqa: N802
-    """The arguments of another op, as an object (TransformerEncoder's encoder_layer)."""
+# torch's factory kwargs: a layer's constructor takes them for its weights' placement and dtype; torch's default
+# for each is None (an op takes them when it has the trait factory-kwargs)
+FACTORY_ARGS = frozenset({"dtype", "device"})
+# why a layer given factory kwargs other than torch's default is refused, after "has argument(s) 'dtype'"
+FACTORY_WORDS = ("archgraph/1 builds every layer with float32 weights on the run's device, so a design gives "
+                 "neither; drop them (declare an input's dtype for the data)")
+
+
+def takes_factory_args(op: str) -> bool:
+    """Whether torch.nn.<op>'s constructor takes dtype and device (the trait factory-kwargs)."""
+    from . import OP_TABLE
+
+    spec = OP_TABLE.get(op)
+    return spec is not None and "factory-kwargs" in spec.traits
+
+
+def Nested(args: tuple, op: str) -> Kind:  # noqa: N802
+    """The arguments of another op, `op`, as an object (TransformerEncoder's encoder_layer). A factory kwarg at
+    torch's default (null) is taken where op's constructor takes it, as a layer's own args take it."""
     names = {a.name: a for a in args}
 
+    def unknown(v: dict) -> list:
+        return [k for k in v if k not in names and not (v[k] is None and k in FACTORY_ARGS and takes_factory_args(op))]
+
     def test(v):
-        if type(v) is not dict or not set(v) <= set(names):
+        if type(v) is not dict or (not v.keys() <= names.keys() and unknown(v)):
             return False
         if any(a.required and a.name not in v for a in args):
             return False
-        return all(names[k].problem(x) is None for k, x in v.items())
+        return all(names[k].problem(x) is None for k, x in v.items() if k in names)
 
-    return Kind(test, "an object of the arguments " + ", ".join(names), ("nested", args))
+    def detail(v) -> str | None:
+        if type(v) is not dict:
+            return None
+        extra = unknown(v)
+        if extra:
+            given = ", ".join(_short(k) for k in extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5
+                                                                   else "")
+            if set(extra) <= FACTORY_ARGS and takes_factory_args(op):
+                return f"has argument(s) {given}: {FACTORY_WORDS}"
+            return f"has argument(s) {given} that torch.nn.{op} does not take"
+        missing = [a.name for a in args if a.required and a.name not in v]
+        if missing:
+            return f"is missing required argument(s) {', '.join(missing)} of torch.nn.{op}"
+        for k, x in v.items():
+            why = names[k].problem(x) if k in names else None
+            if why is not None:
+                return f"has {k}={_short(x)}, but torch.nn.{op}'s {k} must be {why}"
+        return None
+
+    return Kind(test, "an object of the arguments " + ", ".join(names), ("nested", args), detail)
 
 
 SYMBOL = Kind(lambda v: type(v) is str and bool(v), "a symbol", ("symbol",))
@@ -685,6 +730,10 @@ class OpSpec:
                     why = kind.text
                 except (TypeError, ValueError, OverflowError, RecursionError):
                     why = kind.text
+                detail = kind.detail(v) if kind.detail is not None else None
+                if detail is not None:  # the whole reason, where "got <value>" would cut it off
+                    out.append(f"{name} {detail}")
+                    continue
             else:
                 why = self.extra.problem(v) if self.extra is not None else None
             if why is not None:
@@ -729,7 +778,9 @@ class OpSpec:
                 missing.append(a.name)
             else:
                 out[a.name] = a.default
-        unknown = [k for k in given if k not in self.arg_names]
+        # a factory kwarg at torch's default (null) is what torch takes when none is given: taken, and left out
+        unknown = [k for k in given if k not in self.arg_names and
+                   not (given[k] is None and k in FACTORY_ARGS and "factory-kwargs" in self.traits)]
         if self.extra is not None:
             out.update((k, given[k]) for k in unknown)
             unknown = []

@@ -213,9 +213,10 @@ OPS = []
 for _n in (1, 2, 3):
     OPS.append(OpSpec(f"Conv{_n}d", "conv", _conv_args(False, _n), _conv_infer(_n), tb.module(f"Conv{_n}d"),
                       param_shapes=_conv_shapes(_n), flops=_conv_flops(_n), rules=CONV_RULES,
-                      traits=("weighted", "reads-channels", "parametrizable")))
+                      traits=("factory-kwargs", "weighted", "reads-channels", "parametrizable")))
     OPS.append(OpSpec(f"ConvTranspose{_n}d", "conv", _conv_args(True, _n), _convT_infer(_n),
                       tb.module(f"ConvTranspose{_n}d"),
                       param_shapes=_conv_shapes(_n, transposed=True), flops=_conv_flops(_n, transposed=True),
-                      rules=CONV_RULES, traits=("weighted", "transposed", "parametrizable", "meta-blind")))
+                      rules=CONV_RULES,
+                      traits=("factory-kwargs", "weighted", "transposed", "parametrizable", "meta-blind")))
 

@@ -196,7 +196,8 @@ OPS = [
         _linear_infer, tb.module("Linear"),
         param_shapes=_linear_shapes, flops=_linear_flops,
         rules=(SHAPE_LINEAR_WIDTH, SHAPE_FLATTEN_LINEAR_WIDTH, DTYPE_INT_INTO_FLOAT, SHAPE_RANK),
-        traits=("parametrizable", "reads-width", "weighted"), weight_dims=("out_features", "in_features")),
+        traits=("factory-kwargs", "parametrizable", "reads-width", "weighted"),
+        weight_dims=("out_features", "in_features")),
     OpSpec(
         "Bilinear", "linear",
         (Arg("in1_features", kind=POS), Arg("in2_features", kind=NAT), Arg("out_features", kind=NAT),
@@ -205,7 +206,7 @@ OPS = [
         param_shapes=_bilinear_shapes,
         rules=(SHAPE_LINEAR_WIDTH, SHAPE_BROADCAST, DTYPE_MIXED),
         doc="FLOPs 0: torch runs Bilinear through _trilinear, which FlopCounterMode does not count.",
-        traits=("parametrizable", "weighted")),
+        traits=("factory-kwargs", "parametrizable", "weighted")),
     OpSpec(
         "Embedding", "linear",
         (Arg("num_embeddings", kind=NAT), Arg("embedding_dim", kind=NAT), Arg("padding_idx", None, Optional(Int())),
@@ -215,7 +216,7 @@ OPS = [
         param_shapes=_table_shapes,
         rules=(DTYPE_FLOAT_INTO_EMBEDDING, CONNECTIVITY_BAD_ARG, SHAPE_INDEX_RANGE, DTYPE_INDEX_DTYPE),
         accepts="int", positions=0, weight_dims=("num_embeddings", "embedding_dim"),
-        traits=("lookup", "parametrizable", "table")),
+        traits=("factory-kwargs", "lookup", "parametrizable", "table")),
     OpSpec(
         "EmbeddingBag", "linear",
         (Arg("num_embeddings", kind=NAT), Arg("embedding_dim", kind=NAT), Arg("max_norm", None, Optional(Float())),
@@ -227,5 +228,5 @@ OPS = [
         param_shapes=_table_shapes,
         rules=(DTYPE_FLOAT_INTO_EMBEDDING, DTYPE_INDEX_DTYPE, DTYPE_INT_INTO_FLOAT, CONNECTIVITY_BAD_ARG,
                SHAPE_RANK, SHAPE_BROADCAST, SHAPE_INDEX_RANGE),
-        accepts="int", positions=0, traits=("lookup",)),
+        accepts="int", positions=0, traits=("factory-kwargs", "lookup",)),
 ]

@@ -222,12 +222,12 @@ OPS = [
     OpSpec(op, "recurrent", _args(op), _rnn_infer, tb.custom(op), params=_rnn_params(op), param_shapes=_rnn_shapes(op),
            flops=_rnn_flops(op),
            arity=(1, 3 if op == "LSTM" else 2), rules=_RNN_RULES,
-           traits=("multi-result", "nonlinear", "reads-width"))
+           traits=("factory-kwargs", "multi-result", "nonlinear", "reads-width"))
     for op in ("RNN", "LSTM", "GRU")
 ] + [
     OpSpec(op, "recurrent", _cell_args(op), _cell_infer, tb.custom(op),
            param_shapes=partial(_cell_shapes, op=op), flops=_cell_flops,
            arity=(1, 3 if op == "LSTMCell" else 2), rules=_RNN_RULES,
-           traits=("multi-result", "nonlinear") if op == "LSTMCell" else ("nonlinear",))
+           traits=("factory-kwargs", "nonlinear") + (("multi-result",) if op == "LSTMCell" else ()))
     for op in ("RNNCell", "GRUCell", "LSTMCell")
 ]

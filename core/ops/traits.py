@@ -64,6 +64,8 @@ TRAITS: dict[str, str] = {
     "meta-blind": "its meta kernel skips a check its CPU kernel makes (the grounding study runs it for real)",
     "multi-result": "a call returns several tensors (the parser unpacks them)",
     "stack": "a stack of copies of another op's layer (its args hold that layer's)",
+    "factory-kwargs": "its torch.nn constructor takes the factory kwargs dtype and device (for its weights and "
+                      "buffers), whether or not these args give it any",
     "functional": "no class of torch.nn: a tensor function or method, an einops layer, one of our own",
 }
 

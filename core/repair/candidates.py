@@ -396,6 +396,12 @@ def _nested_args(a: Around, node: dict, g, words: set) -> list:
         return []
     probe = {"id": node["id"], "op": node["op"], "args": inner, "in": node.get("in", [])}
     out = []
+    takes = {h.name for h in form[1]}
+    for k in inner:
+        if k not in takes:  # a name that layer does not take (or a factory kwarg archgraph/1 leaves out): dropped
+            e = {"edit": "set-arg", "node": node["id"], "arg": g.name, "from": inner,
+                 "to": {x: y for x, y in inner.items() if x != k}}
+            out.append(Candidate(1, [e], f"drop {g.name}.{k}"))
     for h in sorted(form[1], key=lambda h: not _mentioned(h.name, words)):
         if _form(h.kind)[0] == "nested":
             continue
