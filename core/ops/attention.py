@@ -326,7 +326,7 @@ def _mha_flops(ctx, outs):
 
 
 PROB = Float(0, 1)
-_LAYER_ARGS = _ENC_LAYER_ARGS = (Arg("d_model", kind=NAT), Arg("nhead", kind=POS), Arg("dim_feedforward", 2048, NAT),
+_LAYER_ARGS = _ENC_LAYER_ARGS = (Arg("d_model", kind=POS), Arg("nhead", kind=POS), Arg("dim_feedforward", 2048, NAT),
                Arg("dropout", 0.1, PROB), Arg("activation", "relu", Enum("relu", "gelu")),
                Arg("layer_norm_eps", 1e-5, NUM), Arg("batch_first", False, BOOL), Arg("norm_first", False, BOOL),
                Arg("bias", True, BOOL))
@@ -616,7 +616,7 @@ _TGT_CAUSAL = Arg("tgt_is_causal", False, BOOL)
 _NULL = Optional(Enum())  # a module argument a design cannot give: null only
 OPS = [
     OpSpec("MultiheadAttention", "attention",
-           (Arg("embed_dim", kind=NAT), Arg("num_heads", kind=POS), Arg("dropout", 0.0, NUM), Arg("bias", True, BOOL),
+           (Arg("embed_dim", kind=POS), Arg("num_heads", kind=POS), Arg("dropout", 0.0, NUM), Arg("bias", True, BOOL),
             Arg("add_bias_kv", False, BOOL), Arg("add_zero_attn", False, BOOL), Arg("kdim", None, Optional(NAT)),
             Arg("vdim", None, Optional(NAT)), Arg("batch_first", False, BOOL), _CAUSAL,
             # forward flags, as is_causal: no weights (result 1 is None), or one map per head
@@ -653,7 +653,7 @@ OPS = [
            flops=_stack_flops(_dec_flops), rules=ATTN_RULES + MASK_RULES + (SHAPE_NORM_FEATURES, DTYPE_MIXED),
            traits=("nonlinear", "normalises", "residual", "stack"), layer_op="TransformerDecoderLayer"),
     OpSpec("Transformer", "attention",
-           (Arg("d_model", 512, NAT), Arg("nhead", 8, POS), Arg("num_encoder_layers", 6, POS),
+           (Arg("d_model", 512, POS), Arg("nhead", 8, POS), Arg("num_encoder_layers", 6, POS),
             Arg("num_decoder_layers", 6, POS), Arg("dim_feedforward", 2048, NAT), Arg("dropout", 0.1, PROB),
             Arg("activation", "relu", Enum("relu", "gelu")), Arg("custom_encoder", None, _NULL),
             Arg("custom_decoder", None, _NULL), Arg("layer_norm_eps", 1e-5, NUM), Arg("batch_first", False, BOOL),
