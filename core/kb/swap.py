@@ -14,12 +14,15 @@ outcome exists for it (the flip search, ``core.aiq.flips``, executes that).
 
 ``--flips FILE`` also answers executed flipping pairs (``assets/aiq/flips.jsonl``: the same recipes
 on two datasets, the winner reversed) with the same pack: how often its pick switches between the
-two questions of a pair (the study's switch rate) and how often it gets both right.
+two questions of a pair (the study's switch rate) and how often it gets both right. Either file may be
+gzipped (the study world's ``assets/aiq/study-cache/world/questions.jsonl.gz``); of a file that holds
+kept pairs too, only the pairs marked ``flip`` are answered.
 """
 
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from collections import Counter
@@ -100,6 +103,11 @@ def flip_rates(questions: Sequence[dict], rules: Sequence[Rule]) -> dict:
     return {**rates(rows), "by_split": {s: rates([r for r in rows if r[0] == s]) for s in sorted({r[0] for r in rows})}}
 
 
+def _read_jsonl(path: Path) -> list[dict]:
+    text = gzip.decompress(path.read_bytes()).decode() if path.suffix == ".gz" else path.read_text()
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--questions", type=Path, default=Path(__file__).resolve().parents[2] / "assets" / "aiq"
@@ -108,14 +116,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--flips", type=Path, default=None, help="flipping pairs to answer (assets/aiq/flips.jsonl)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args(argv)
-    qs = [json.loads(line) for line in a.questions.read_text().splitlines() if line.strip()]
+    qs = _read_jsonl(a.questions)
     train = [view(q) for q in qs if q.get("split") == "train"]
     rules = mined_rules(train)
     r = measure(qs, rules, a.others)
     r["pack"] = [str(x.structure.key) for x in rules]
     if a.flips is not None:
-        r["flips"] = flip_rates([json.loads(line) for line in a.flips.read_text().splitlines() if line.strip()],
-                                rules)
+        r["flips"] = flip_rates([q for q in _read_jsonl(a.flips) if (q.get("pair") or {}).get("flip")], rules)
     if a.json:
         print(json.dumps(r, indent=2))
     else:
