@@ -36,6 +36,10 @@ def test_a_use_is_judged_by_the_outcome(shipped):
 
 @pytest.mark.slow
 def test_cycle_answers_the_stream_records_uses_and_proposes(seeded_db):
+    # a pinned proposition the training record contradicts about as often as it supports: the pack is
+    # otherwise the strongest training rules, which a cycle over training questions rarely finds harmful
+    live = kb.list_propositions(seeded_db)
+    kb.pin(seeded_db, max((p for p in live if p.tested), key=lambda p: p.contradict).id)
     before = {p.id for p in kb.list_propositions(seeded_db, "all")}
     left = len(kb_loop.stream(seeded_db))
     r = kb_loop.cycle(seeded_db, questions=25)
