@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ...ops import OP_TABLE, ops_of, ops_with
+from ...ops.base import FACTORY_ARGS, FLOAT_DTYPES, dtype_named
 from ..values import (
     BuiltinFn,
     ClassVal,
@@ -77,6 +78,7 @@ def torch_init(it, inst, name, args, kwargs):
         norm = args[2] if len(args) > 2 else kwargs.get("norm")
         if not is_int(n) or not _is_module(layer):
             raise InterpError(f"nn.{name} with unknown layer or num_layers")
+        _factory_kwargs(it, name, {k: v for k, v in kwargs.items() if k in FACTORY_ARGS}, {})
         ml = InstanceVal(TorchClass("ModuleList"), "module", "ModuleList")
         for i in range(n):
             _add_child(it, ml, str(i), clone_module(layer))
@@ -92,22 +94,25 @@ def torch_init(it, inst, name, args, kwargs):
         it.warn(f"nn.{name} is not in the op table; its arguments and parameters are not followed")
         inst.op, inst.args = name, {}
         return
-    given = {}
+    given, factory = {}, {}
+    pos = optable.positional_names(name)
     for i, v in enumerate(args):
-        if i < len(names):
-            given[names[i]] = v
+        k = pos[i] if i < len(pos) else None
+        if k in FACTORY_ARGS:
+            factory[k] = v  # by position, where torch's signature has them there (Linear(4, 8, True, None, dtype))
+        elif k in names:
+            given[k] = v
+        elif k is not None:  # a slot of torch's that a node does not carry (RNN's proj_size, LSTM's only)
+            if v != 0:
+                it.warn(f"nn.{name} is given {k}={v!r} by position, but torch.nn.{name} takes no {k} "
+                        f"(torch raises ValueError); ignored")
         elif name != "Identity":
-            it.warn(f"nn.{name} given too many positional arguments")
+            it.warn(f"nn.{name} given too many positional arguments: torch.nn.{name} takes at most {len(pos)} "
+                    f"({', '.join(pos)}), got {len(args)}")
+            break
     for k, v in kwargs.items():
-        if k == "device":
-            continue  # where the weights sit: no size or type of the design
-        if k == "dtype":
-            # archgraph/1 builds every layer with float32 weights: a layer built in another dtype would be
-            # verified as a float32 one, so say so rather than drop it (None, float32 and unread dtypes,
-            # as in a library's **factory_kwargs, are the default)
-            if isinstance(v, str) and v.startswith("dtype:") and v[6:] != "float32":
-                it.warn(f"nn.{name} is built with dtype={v[6:]}: archgraph/1 builds every layer with float32 "
-                        "weights, so the design reads its weights as float32")
+        if k in FACTORY_ARGS:
+            factory[k] = v
             continue
         if k in names:
             given[k] = v
@@ -139,6 +144,74 @@ def torch_init(it, inst, name, args, kwargs):
     for k, v in full.items():
         if k not in inst.params:
             inst.attrs[k] = _attr_view(name, k, v)
+    _factory_kwargs(it, name, factory, given)
+
+
+def _factory_kwargs(it, name, factory, given):
+    """Say what torch does with a layer's factory kwargs that the design does not hold: archgraph/1 builds every
+    layer with float32 weights on the run's device, so a device says nothing, and a dtype of the source is said
+    where it changes the layer or keeps the source from building (torch.nn.ReLU takes neither: TypeError)."""
+    if not factory or name == "Identity":  # Identity takes any args and ignores them
+        return
+    if not optable.takes_factory(name):
+        shown = ", ".join(f"{k}={_shown(v)}" for k, v in factory.items())
+        it.warn(f"nn.{name} is given {shown}, but torch.nn.{name}'s constructor takes neither dtype nor device: "
+                f"torch raises TypeError (unexpected keyword argument '{next(iter(factory))}'), so the source "
+                "cannot build as written; the design leaves it out")
+        return
+    if "dtype" not in factory:
+        return  # where the weights sit: no size or type of the design
+    kind, d = _dtype_kind(factory["dtype"])
+    weights = any(p is not None for p in optable.param_shapes(name, given)) or optable.param_count(name, given) is None
+    if kind is None or not weights:
+        return  # float32, None, a dtype not read (a library's **factory_kwargs), or no learned tensors to type
+    if kind == "str":
+        torch_name = dtype_named(d)
+        such = f" such as torch.{torch_name}" if torch_name else ""
+        it.warn(f"nn.{name} is given dtype={d!r}, a string: torch raises TypeError (a dtype must be a torch.dtype"
+                f"{such}, not a str), so the source cannot build as written; archgraph/1 builds the layer with "
+                "float32 weights")
+    elif kind == "int":
+        it.warn(f"nn.{name} is built with dtype={d}: torch raises RuntimeError (only floating point and complex "
+                f"tensors can require gradients), so the source cannot build as written; archgraph/1 builds the "
+                "layer with float32 weights")
+    else:
+        extra = (f" (torch's random initialisation of {d} weights raises NotImplementedError for most layers)"
+                 if kind == "float8" else "")
+        it.warn(f"nn.{name} is built with dtype={d}: archgraph/1 builds every layer with float32 weights, so the "
+                f"design verifies float32 weights where the source has {d} ones{extra}")
+
+
+def _dtype_kind(v):
+    """(kind, name) of a dtype a source gives a layer: kind "float" (float16, bfloat16, float64), "complex",
+    "float8" (and the narrower floats), "int" (integers and bool: no weights torch can train), "str" (a string,
+    not a torch.dtype); (None, None) for float32, None and what is not read."""
+    if isinstance(v, str) and v.startswith("dtype:"):
+        d = v[6:]
+        if d == "float32":
+            return None, None
+        return ("float" if d in FLOAT_DTYPES else "int"), d
+    if isinstance(v, str):
+        return "str", v
+    if isinstance(v, ExtVal) and v.path.startswith("torch.") and v.path.count(".") == 1:
+        d = v.path[6:]  # a dtype of torch the design does not model (torch.complex64, torch.float8_e4m3fn)
+        if d.startswith("complex") or d in ("cfloat", "cdouble", "chalf"):
+            return "complex", d
+        if d.startswith(("float8", "float4")):
+            return "float8", d
+        if d.startswith(("uint", "int", "qint", "quint", "bits")):
+            return "int", d
+    return None, None
+
+
+def _shown(v):
+    if isinstance(v, str) and v.startswith("dtype:"):
+        return "torch." + v[6:]
+    if isinstance(v, ExtVal):
+        return v.path
+    if v is None or isinstance(v, (str, int, float)):
+        return repr(v)
+    return "a value"
 
 
 def _transformer_init(it, inst, args, kwargs):
@@ -148,6 +221,8 @@ def _transformer_init(it, inst, args, kwargs):
     a = dict(optable.defaults("Transformer"))
     a.update(zip(names, args))
     a.update({k: v for k, v in kwargs.items() if k in a})
+    factory = {k: v for k, v in zip(optable.positional_names("Transformer"), args) if k in FACTORY_ARGS}
+    factory.update((k, v) for k, v in kwargs.items() if k in FACTORY_ARGS)
     layer_kw = {k: a[k] for k in ("dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
                                   "norm_first", "bias")}
     for attr, stack, count in OP_TABLE["Transformer"].parts:
@@ -161,6 +236,7 @@ def _transformer_init(it, inst, args, kwargs):
         inst.modules[attr] = make_torch_module(it, stack, [lyr, a[count], norm], {})
     for k in ("d_model", "nhead", "batch_first"):
         inst.attrs[k] = a[k]
+    _factory_kwargs(it, "Transformer", factory, {k: _arg_value(v) for k, v in a.items()})
 
 
 def _dimv(d):
