@@ -62,7 +62,7 @@ def test_a_layer_whose_constructor_takes_no_factory_kwargs_is_said_not_to_build(
     assert len(r.warnings) == 1
     w = r.warnings[0]
     assert w.file.endswith("m.py") and w.line == 8
-    assert w.message.startswith(f"nn.{op} is given {kw}, but torch.nn.{op}'s constructor takes neither dtype nor "
+    assert w.message.startswith(f"nn.{op} 'fc' is given {kw}, but torch.nn.{op}'s constructor takes neither dtype nor "
                                 "device: torch raises TypeError")
     assert "cannot build" in w.message and "weights" not in w.message
     assert r.design["meta"]["parser_warnings"] == [{"line": f"{w.file}:8", "message": w.message}]
@@ -84,7 +84,7 @@ def test_factory_kwargs_by_position_are_read_as_torch_reads_them(tmp_path, layer
     r = _parse(tmp_path, layer, shape)
     assert [n["op"] for n in r.design["nodes"]] == [op]
     said = [w.message for w in r.warnings]
-    assert len(said) == 1 and said[0].startswith(f"nn.{op} is built with dtype=float16: archgraph/1 builds every "
+    assert len(said) == 1 and said[0].startswith(f"nn.{op} 'fc' is built with dtype=float16: archgraph/1 builds every "
                                                  "layer with float32 weights")
 
 
@@ -93,12 +93,12 @@ def test_a_recurrent_layers_positional_proj_size_slot_is_torchs(tmp_path):
     r = _parse(tmp_path, "nn.GRU(4, 8, 1, True, True, 0.0, False, 0, None, torch.float16)", (2, 3, 4))
     assert [n["op"] for n in r.design["nodes"]] == ["GRU"]
     assert r.design["nodes"][0]["args"] == {"input_size": 4, "hidden_size": 8, "batch_first": True}
-    assert [w.message[:31] for w in r.warnings] == ["nn.GRU is built with dtype=float16"[:31]]
+    assert [w.message[:31] for w in r.warnings] == ["nn.GRU 'fc' is built with dtype=float16"[:31]]
 
 
 def test_too_many_positional_arguments_count_the_factory_kwargs(tmp_path):
     said = _warnings(tmp_path, ", True, None, torch.float16, 3")
-    assert said[0] == ("nn.Linear given too many positional arguments: torch.nn.Linear takes at most 5 "
+    assert said[0] == ("nn.Linear 'fc' is given too many positional arguments: torch.nn.Linear takes at most 5 "
                        "(in_features, out_features, bias, device, dtype), got 6")
 
 
@@ -110,24 +110,24 @@ def test_a_keyword_only_bias_is_not_read_by_position(tmp_path):
 
 @pytest.mark.parametrize("dtype,said", [
     # torch: empty(): argument 'dtype' must be torch.dtype, not str
-    ("'float16'", "nn.Linear is given dtype='float16', a string: torch raises TypeError (a dtype must be a "
+    ("'float16'", "nn.Linear 'fc' is given dtype='float16', a string: torch raises TypeError (a dtype must be a "
                   "torch.dtype such as torch.float16, not a str), so the source cannot build as written; "
                   "archgraph/1 builds the layer with float32 weights"),
     # torch builds complex64 weights
-    ("torch.complex64", "nn.Linear is built with dtype=complex64: archgraph/1 builds every layer with float32 "
+    ("torch.complex64", "nn.Linear 'fc' is built with dtype=complex64: archgraph/1 builds every layer with float32 "
                         "weights, so the design verifies float32 weights where the source has complex64 ones"),
     # torch: "check_uniform_bounds" not implemented for 'Float8_e4m3fn'
-    ("torch.float8_e4m3fn", "nn.Linear is built with dtype=float8_e4m3fn: archgraph/1 builds every layer with "
+    ("torch.float8_e4m3fn", "nn.Linear 'fc' is built with dtype=float8_e4m3fn: archgraph/1 builds every layer with "
                             "float32 weights, so the design verifies float32 weights where the source has "
                             "float8_e4m3fn ones (torch's random initialisation of float8_e4m3fn weights raises "
                             "NotImplementedError for most layers)"),
     # torch: Only Tensors of floating point and complex dtype can require gradients
-    ("torch.int64", "nn.Linear is built with dtype=int64: torch raises RuntimeError (only floating point and "
-                    "complex tensors can require gradients), so the source cannot build as written; archgraph/1 "
+    ("torch.int64", "nn.Linear 'fc' is built with dtype=int64: torch raises RuntimeError (only floating point "
+                    "and complex tensors can require gradients), so the source cannot build as written; archgraph/1 "
                     "builds the layer with float32 weights"),
-    ("torch.long", "nn.Linear is built with dtype=int64: torch raises RuntimeError"),
-    ("torch.bool", "nn.Linear is built with dtype=bool: torch raises RuntimeError"),
-    ("torch.uint16", "nn.Linear is built with dtype=uint16: torch raises RuntimeError"),
+    ("torch.long", "nn.Linear 'fc' is built with dtype=int64: torch raises RuntimeError"),
+    ("torch.bool", "nn.Linear 'fc' is built with dtype=bool: torch raises RuntimeError"),
+    ("torch.uint16", "nn.Linear 'fc' is built with dtype=uint16: torch raises RuntimeError"),
 ])
 def test_each_kind_of_dtype_is_said_as_torch_takes_it(tmp_path, dtype, said):
     got = _warnings(tmp_path, f", dtype={dtype}")
@@ -146,7 +146,7 @@ def test_a_stack_given_a_dtype_is_said_not_to_build(tmp_path):
     r = _parse(tmp_path, "nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8), 1, dtype=torch.float16)",
                (3, 2, 4))
     assert [w.message[:60] for w in r.warnings] == [
-        "nn.TransformerEncoder is given dtype=torch.float16, but torch.nn.TransformerEncoder's"[:60]]
+        "nn.TransformerEncoder 'fc' is given dtype=torch.float16, but torch.nn.TransformerEncoder's"[:60]]
 
 
 def test_a_transformer_built_in_float16_is_said(tmp_path):
@@ -155,5 +155,59 @@ def test_a_transformer_built_in_float16_is_said(tmp_path):
         "return self.fc(x)", "return self.fc(x, x)"))
     r = parse_source(src, "M", {}, [([3, 2, 8], "float32")])
     assert [w.message for w in r.warnings if "dtype" in w.message] == [
-        "nn.Transformer is built with dtype=float16: archgraph/1 builds every layer with float32 weights, so the "
+        "nn.Transformer 'fc' is built with dtype=float16: archgraph/1 builds every layer with float32 weights, so the "
         "design verifies float32 weights where the source has float16 ones"]
+
+
+NESTED = """import torch
+import torch.nn as nn
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4, dtype=torch.float16)
+        self.act = nn.ReLU(dtype=torch.float16)
+
+    def forward(self, x):
+        return self.act(self.proj(x))
+
+
+class M(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.Sequential(Block(), nn.GELU(device="cpu"))
+        self.heads = nn.ModuleDict({"out": nn.Linear(4, 2, foo=1)})
+
+    def forward(self, x):
+        return self.heads["out"](self.blocks(x))
+"""
+
+
+def test_a_layers_message_names_it_by_its_attribute_path(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(NESTED)
+    r = parse_source(src, "M", {}, [([2, 4], "float32")])
+    assert [n["op"] for n in r.design["nodes"]] == ["Linear", "ReLU", "GELU", "Linear"]
+    got = [(w.line, w.message.split(" is ")[0].split(" has ")[0]) for w in r.warnings]
+    assert got == [(8, "nn.Linear 'blocks.0.proj'"), (9, "nn.ReLU 'blocks.0.act'"), (18, "nn.GELU 'blocks.1'"),
+                   (19, "nn.Linear 'heads.out'")]
+    assert r.warnings[3].message == "nn.Linear 'heads.out' has no argument 'foo'; ignored"
+
+
+def test_a_layer_never_named_is_said_by_its_class(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(SOURCE.format(layer="nn.Linear(4, 4)").replace(
+        "return self.fc(x)", "return nn.ReLU(dtype=torch.float16)(self.fc(x))"))
+    r = parse_source(src, "M", {}, [([2, 4], "float32")])
+    said = [w for w in r.warnings if "dtype" in w.message]
+    assert [(w.line, w.message.split(" is ")[0]) for w in said] == [(11, "nn.ReLU")]
+
+
+def test_the_layers_of_a_loop_are_said_once(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(SOURCE.format(layer="nn.ModuleList([nn.Linear(4, 4, dtype=torch.half) for _ in range(3)])")
+                   .replace("return self.fc(x)", "for f in self.fc:\n            x = f(x)\n        return x"))
+    r = parse_source(src, "M", {}, [([2, 4], "float32")])
+    assert [n["op"] for n in r.design["nodes"]] == ["Linear"] * 3
+    assert [w.message.split(" is built")[0] for w in r.warnings] == ["nn.Linear 'fc.0' (and 2 more built by this line)"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from ...ops import OP_TABLE, ops_of, ops_with
 from ...ops.base import FACTORY_ARGS, FLOAT_DTYPES, dtype_named
 from ..values import (
@@ -35,6 +37,57 @@ def make_torch_module(it, name, args, kwargs):
     inst.file = it.loc[0]
     torch_init(it, inst, name, args, kwargs)
     return inst
+
+
+# where a message of a layer names it: nn.Linear 'encoder.fc' once the layer has a name (an attribute of the model,
+# a key of a container), else nn.Linear
+LAYER = "\x00layer\x00"
+
+
+class LayerNote:
+    """A message about a torch.nn layer, said once the model is built, naming the layer by its attribute path."""
+
+    __slots__ = ("op", "path", "loc", "words", "seq")
+    _count = itertools.count()
+
+    def __init__(self, op, loc, words):
+        self.op, self.loc, self.words, self.path = op, loc, words, []
+        self.seq = next(LayerNote._count)  # said in the order they were found
+
+    def message(self, more=0):
+        name = f"nn.{self.op}" + (f" '{'.'.join(self.path)}'" if self.path else "")
+        if more:  # the same words of the layers one line builds (a loop): said once
+            name += f" (and {more} more built by this line)"
+        return self.words.replace(LAYER, name)
+
+
+def say(it, inst, words):
+    """Say `words` of the layer inst (LAYER in them becomes its name) at the line building it."""
+    held = it.layer_notes.setdefault(id(inst), (inst, []))
+    held[1].append(LayerNote(inst.torch_base or inst.op, it.loc, words))
+
+
+def _named(it, parent, name, m):
+    """m is parent's `name`: what is held of m is held of parent, under that name."""
+    held = it.layer_notes.pop(id(m), None)
+    if held is None or parent is m:
+        if held is not None:
+            it.layer_notes[id(m)] = held
+        return
+    for note in held[1]:
+        note.path.insert(0, name)
+    it.layer_notes.setdefault(id(parent), (parent, []))[1].extend(held[1])
+
+
+def say_layer_notes(it):
+    """Say what is held of the layers built (once the model is: a layer is named by where it sits); the same words
+    of the layers one line builds are said once, naming the first."""
+    groups: dict = {}
+    for note in sorted((n for _, ns in it.layer_notes.values() for n in ns), key=lambda n: n.seq):
+        groups.setdefault((id(note.loc[0]), note.loc[1], note.op, note.words), []).append(note)
+    it.layer_notes.clear()
+    for notes in groups.values():
+        it.warn(notes[0].message(len(notes) - 1), notes[0].loc)
 
 
 def _is_module(v):
@@ -78,7 +131,7 @@ def torch_init(it, inst, name, args, kwargs):
         norm = args[2] if len(args) > 2 else kwargs.get("norm")
         if not is_int(n) or not _is_module(layer):
             raise InterpError(f"nn.{name} with unknown layer or num_layers")
-        _factory_kwargs(it, name, {k: v for k, v in kwargs.items() if k in FACTORY_ARGS}, {})
+        _factory_kwargs(it, inst, name, {k: v for k, v in kwargs.items() if k in FACTORY_ARGS}, {})
         ml = InstanceVal(TorchClass("ModuleList"), "module", "ModuleList")
         for i in range(n):
             _add_child(it, ml, str(i), clone_module(layer))
@@ -104,10 +157,10 @@ def torch_init(it, inst, name, args, kwargs):
             given[k] = v
         elif k is not None:  # a slot of torch's that a node does not carry (RNN's proj_size, LSTM's only)
             if v != 0:
-                it.warn(f"nn.{name} is given {k}={v!r} by position, but torch.nn.{name} takes no {k} "
+                say(it, inst, f"{LAYER} is given {k}={v!r} by position, but torch.nn.{name} takes no {k} "
                         f"(torch raises ValueError); ignored")
         elif name != "Identity":
-            it.warn(f"nn.{name} given too many positional arguments: torch.nn.{name} takes at most {len(pos)} "
+            say(it, inst, f"{LAYER} is given too many positional arguments: torch.nn.{name} takes at most {len(pos)} "
                     f"({', '.join(pos)}), got {len(args)}")
             break
     for k, v in kwargs.items():
@@ -117,10 +170,10 @@ def torch_init(it, inst, name, args, kwargs):
         if k in names:
             given[k] = v
         elif name != "Identity":
-            it.warn(f"nn.{name} has no argument '{k}'; ignored")
+            say(it, inst, f"{LAYER} has no argument '{k}'; ignored")
     for n_ in optable.required_args(name):
         if n_ not in given and name != "Identity":
-            it.warn(f"nn.{name} is missing its argument '{n_}'")
+            say(it, inst, f"{LAYER} is missing its argument '{n_}'")
             given[n_] = Unknown(f"missing {n_}")
     if name == "Identity":
         given = {}
@@ -144,10 +197,10 @@ def torch_init(it, inst, name, args, kwargs):
     for k, v in full.items():
         if k not in inst.params:
             inst.attrs[k] = _attr_view(name, k, v)
-    _factory_kwargs(it, name, factory, given)
+    _factory_kwargs(it, inst, name, factory, given)
 
 
-def _factory_kwargs(it, name, factory, given):
+def _factory_kwargs(it, inst, name, factory, given):
     """Say what torch does with a layer's factory kwargs that the design does not hold: archgraph/1 builds every
     layer with float32 weights on the run's device, so a device says nothing, and a dtype of the source is said
     where it changes the layer or keeps the source from building (torch.nn.ReLU takes neither: TypeError)."""
@@ -155,7 +208,7 @@ def _factory_kwargs(it, name, factory, given):
         return
     if not optable.takes_factory(name):
         shown = ", ".join(f"{k}={_shown(v)}" for k, v in factory.items())
-        it.warn(f"nn.{name} is given {shown}, but torch.nn.{name}'s constructor takes neither dtype nor device: "
+        say(it, inst, f"{LAYER} is given {shown}, but torch.nn.{name}'s constructor takes neither dtype nor device: "
                 f"torch raises TypeError (unexpected keyword argument '{next(iter(factory))}'), so the source "
                 "cannot build as written; the design leaves it out")
         return
@@ -168,17 +221,17 @@ def _factory_kwargs(it, name, factory, given):
     if kind == "str":
         torch_name = dtype_named(d)
         such = f" such as torch.{torch_name}" if torch_name else ""
-        it.warn(f"nn.{name} is given dtype={d!r}, a string: torch raises TypeError (a dtype must be a torch.dtype"
+        say(it, inst, f"{LAYER} is given dtype={d!r}, a string: torch raises TypeError (a dtype must be a torch.dtype"
                 f"{such}, not a str), so the source cannot build as written; archgraph/1 builds the layer with "
                 "float32 weights")
     elif kind == "int":
-        it.warn(f"nn.{name} is built with dtype={d}: torch raises RuntimeError (only floating point and complex "
+        say(it, inst, f"{LAYER} is built with dtype={d}: torch raises RuntimeError (only floating point and complex "
                 f"tensors can require gradients), so the source cannot build as written; archgraph/1 builds the "
                 "layer with float32 weights")
     else:
         extra = (f" (torch's random initialisation of {d} weights raises NotImplementedError for most layers)"
                  if kind == "float8" else "")
-        it.warn(f"nn.{name} is built with dtype={d}: archgraph/1 builds every layer with float32 weights, so the "
+        say(it, inst, f"{LAYER} is built with dtype={d}: archgraph/1 builds every layer with float32 weights, so the "
                 f"design verifies float32 weights where the source has {d} ones{extra}")
 
 
@@ -236,7 +289,7 @@ def _transformer_init(it, inst, args, kwargs):
         inst.modules[attr] = make_torch_module(it, stack, [lyr, a[count], norm], {})
     for k in ("d_model", "nhead", "batch_first"):
         inst.attrs[k] = a[k]
-    _factory_kwargs(it, "Transformer", factory, {k: _arg_value(v) for k, v in a.items()})
+    _factory_kwargs(it, inst, "Transformer", factory, {k: _arg_value(v) for k, v in a.items()})
 
 
 def _dimv(d):
@@ -277,6 +330,7 @@ def _add_child(it, inst, name, m):
             return
         raise InterpError(f"{it.describe(m)} given where a module is expected")
     inst.modules[name] = m
+    _named(it, inst, name, m)
 
 
 def clone_module(m, memo=None):
@@ -374,6 +428,7 @@ def module_setattr(it, inst, name, value):
         inst.params.pop(name, None)
         inst.buffers.pop(name, None)
         inst.modules[name] = value
+        _named(it, inst, name, value)
         return
     if isinstance(value, TensorVal) and value.param is not None:
         if value.param.owner is None:
