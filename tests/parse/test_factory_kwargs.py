@@ -211,3 +211,10 @@ def test_the_layers_of_a_loop_are_said_once(tmp_path):
     r = parse_source(src, "M", {}, [([2, 4], "float32")])
     assert [n["op"] for n in r.design["nodes"]] == ["Linear"] * 3
     assert [w.message.split(" is built")[0] for w in r.warnings] == ["nn.Linear 'fc.0' (and 2 more built by this line)"]
+
+
+def test_a_stacks_layer_is_named_by_its_first_copy(tmp_path):
+    r = _parse(tmp_path, "nn.TransformerEncoder(nn.TransformerEncoderLayer(4, 2, 8, dtype=torch.float16), 2, "
+                         "nn.LayerNorm(4, foo=1))", (3, 2, 4))
+    assert [w.message.split(" is built")[0].split(" has ")[0] for w in r.warnings] == [
+        "nn.TransformerEncoderLayer 'fc.layers.0'", "nn.LayerNorm 'fc.norm'"]

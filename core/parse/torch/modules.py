@@ -137,6 +137,9 @@ def torch_init(it, inst, name, args, kwargs):
             _add_child(it, ml, str(i), clone_module(layer))
         inst.modules["layers"] = ml
         inst.modules["norm"] = norm if _is_module(norm) else None
+        _named(it, inst, "layers.0", layer)  # what is said of the layer torch copies is said of its first copy
+        if _is_module(norm):
+            _named(it, inst, "norm", norm)
         inst.attrs["num_layers"] = n
         return
     if name == "Transformer":
