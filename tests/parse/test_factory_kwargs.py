@@ -96,6 +96,16 @@ def test_a_recurrent_layers_positional_proj_size_slot_is_torchs(tmp_path):
     assert [w.message[:31] for w in r.warnings] == ["nn.GRU 'fc' is built with dtype=float16"[:31]]
 
 
+def test_a_recurrent_layers_positional_proj_size_is_said(tmp_path):
+    # torch 2.13 builds GRU(4, 8, 1, True, True, 0.0, False, 2) with weight_hr_l0; its forward raises RuntimeError
+    r = _parse(tmp_path, "nn.GRU(4, 8, 1, True, True, 0.0, False, 2)", (2, 3, 4))
+    assert r.design["nodes"][0]["args"] == {"input_size": 4, "hidden_size": 8, "batch_first": True}
+    assert [w.message for w in r.warnings] == [
+        "nn.GRU 'fc' is given proj_size=2 by position (RNNBase's slot, LSTM's only): torch builds its projection "
+        "weights, but torch.nn.GRU's forward then raises RuntimeError (expected hidden size), so the source cannot "
+        "run as written; the design leaves it out"]
+
+
 def test_too_many_positional_arguments_count_the_factory_kwargs(tmp_path):
     said = _warnings(tmp_path, ", True, None, torch.float16, 3")
     assert said[0] == ("nn.Linear 'fc' is given too many positional arguments: torch.nn.Linear takes at most 5 "

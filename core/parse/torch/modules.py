@@ -160,8 +160,9 @@ def torch_init(it, inst, name, args, kwargs):
             given[k] = v
         elif k is not None:  # a slot of torch's that a node does not carry (RNN's proj_size, LSTM's only)
             if v != 0:
-                say(it, inst, f"{LAYER} is given {k}={v!r} by position, but torch.nn.{name} takes no {k} "
-                        f"(torch raises ValueError); ignored")
+                say(it, inst, f"{LAYER} is given {k}={v!r} by position (RNNBase's slot, LSTM's only): torch builds "
+                        f"its projection weights, but torch.nn.{name}'s forward then raises RuntimeError (expected "
+                        "hidden size), so the source cannot run as written; the design leaves it out")
         elif name != "Identity":
             say(it, inst, f"{LAYER} is given too many positional arguments: torch.nn.{name} takes at most {len(pos)} "
                     f"({', '.join(pos)}), got {len(args)}")
