@@ -494,6 +494,7 @@ def _walk(it, model, entry, inputs, mod, defline, shown_path):
             len(given) < len(ids):
         settled = {t.ref: (t.shape, t.dtype) for i, t in enumerate(ins) if i >= len(given) and t.shape is not None}
         del it.warnings[nwarn:]
+        it.layer_notes.clear()  # of layers the first forward built (those of the model are said before _walk)
         it._wseen = wseen
         out, g, ins = _run_forward(it, model, make_inputs(settled), reserved, ids)
     # inputs of the design

@@ -228,3 +228,12 @@ def test_a_stacks_layer_is_named_by_its_first_copy(tmp_path):
                          "nn.LayerNorm(4, foo=1))", (3, 2, 4))
     assert [w.message.split(" is built")[0].split(" has ")[0] for w in r.warnings] == [
         "nn.TransformerEncoderLayer 'fc.layers.0'", "nn.LayerNorm 'fc.norm'"]
+
+
+def test_a_layer_built_by_forward_is_said_once_when_forward_is_read_again(tmp_path):
+    # the parser reads forward a second time once it knows y's shape: the first reading's layers are not counted
+    src = tmp_path / "m.py"
+    src.write_text(SOURCE.format(layer="nn.Linear(4, 4)").replace("def forward(self, x):", "def forward(self, x, y):")
+                   .replace("return self.fc(x)", "return nn.ReLU(dtype=torch.float16)(self.fc(x)) + self.fc(y)"))
+    r = parse_source(src, "M", {}, [([2, 4], "float32")])
+    assert [w.message.split(" is given")[0] for w in r.warnings if "dtype" in w.message] == ["nn.ReLU"]
