@@ -14,7 +14,16 @@ from torch.nn.utils import parametrizations
 from archcurator.core import dims as D
 from archcurator.core.ops import OP_TABLE
 from archcurator.core.ops.examples import EXAMPLES
-from archcurator.core.ops.nn_classes import AT_CALL, NOT_NN, NOT_OPS, constructor_args, is_nn_class, parametrized
+from archcurator.core.ops.nn_classes import (
+    AT_CALL,
+    NOT_NN,
+    NOT_OPS,
+    constructor_args,
+    is_nn_class,
+    parametrized,
+    positional_args,
+    takes_factory_kwargs,
+)
 
 # further args per op, to reach the branches of its tensors that the example does not (no bias, projected
 # keys, a bias for keys and values, a projected LSTM, layers without bias, a final norm)
@@ -157,3 +166,40 @@ def test_the_table_names_torch_nn_classes_as_torch_does():
     # what torch.nn has and the table knows neither as an op nor as another class: tests/test_ops.py's NOT_OPS
     # gives each a reason
     assert constructor_args("LazyLinear") is None and not is_nn_class("Add")
+
+
+def _torch_positional(cls) -> list:
+    """The names cls's constructor takes by position, as a call sees them (RNN, GRU and LSTM pass theirs on to
+    RNNBase after its `mode`; RNN takes `nonlinearity` fourth)."""
+    for c in cls.__mro__:
+        if c is nn.Module:
+            return []
+        if "__init__" not in vars(c):
+            continue
+        params = list(inspect.signature(c.__init__).parameters.values())[1:]
+        if any(p.kind is p.VAR_POSITIONAL for p in params):
+            continue
+        names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if names[:1] == ["mode"]:
+            names = names[1:]
+            if cls is nn.RNN:
+                names.insert(3, "nonlinearity")
+        return names
+    raise AssertionError(cls)
+
+
+@pytest.mark.parametrize("name", [n for n in TORCH_NN if is_nn_class(n)])
+def test_positional_args_are_torchs(name):
+    # what the parser reads a call's positional args as: factory kwargs and keyword-only args included
+    assert list(positional_args(name)) == _torch_positional(getattr(nn, name))
+
+
+@pytest.mark.parametrize("name", [n for n in TORCH_NN if is_nn_class(n)])
+def test_taking_factory_kwargs_is_torchs(name):
+    cls = getattr(nn, name)
+    for c in cls.__mro__:
+        params = inspect.signature(c.__init__).parameters if "__init__" in vars(c) else {}
+        if c is nn.Module or (params and not any(p.kind is p.VAR_POSITIONAL for p in params.values())):
+            break
+    want = c is not nn.Module and "dtype" in params and "device" in params
+    assert takes_factory_kwargs(name) == want

@@ -24,6 +24,14 @@ AT_CALL = {
 }
 
 _NORM_BIAS = (Arg("bias", True, BOOL),)  # torch >= 2.10 (keyword only); older torch has no such argument
+# constructor arguments torch takes by keyword only (after `*`): a call cannot give them by position. The norms'
+# bias by identity (LayerNorm's own bias, equal to it, is positional); a loss's first keyword-only arg by name
+_KEYWORD_ONLY = frozenset(map(id, _NORM_BIAS))
+KEYWORD_ONLY_FROM = {"GaussianNLLLoss": "full", "TripletMarginWithDistanceLoss": "distance_function",
+                     "LinearCrossEntropyLoss": "out_features"}
+# classes that are no op whose constructor takes device and dtype (an op says it by its trait factory-kwargs)
+FACTORY_NOT_OPS = frozenset({"AdaptiveLogSoftmaxWithLoss", "LinearCrossEntropyLoss"})
+POSITIONAL_ONLY_SLOTS = {"RNN": ("proj_size",), "GRU": ("proj_size",)}
 # constructor arguments (after the op's own, in torch's order) that a design's node does not carry
 CONSTRUCTOR_ONLY = {
     **{op: _NORM_BIAS for op in ("BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "SyncBatchNorm", "InstanceNorm1d",
@@ -135,6 +143,30 @@ def constructor_defaults(name: str) -> dict:
         if is_nn_class(name):
             _DEFAULTS[name] = got
     return got
+
+
+def takes_factory_kwargs(name: str) -> bool:
+    """Whether `torch.nn.<name>(...)` takes device and dtype (torch raises TypeError for either where not)."""
+    from .base import takes_factory_args
+
+    return name in FACTORY_NOT_OPS or (is_nn_class(name) and takes_factory_args(name))
+
+
+def positional_args(name: str) -> tuple | None:
+    """The names `torch.nn.<name>(...)` takes by position, in torch's order: its constructor args up to those
+    it takes by keyword only, torch's slots a node does not carry (RNN's proj_size), then device and dtype
+    where its constructor takes them by position. None for a class not known."""
+    args = constructor_args(name)
+    if args is None:
+        return None
+    out: list[str] = []
+    for a in args:
+        if a.name == KEYWORD_ONLY_FROM.get(name):
+            return tuple(out)
+        if id(a) not in _KEYWORD_ONLY:
+            out.append(a.name)
+    out += POSITIONAL_ONLY_SLOTS.get(name, ())
+    return tuple(out) + (("device", "dtype") if takes_factory_kwargs(name) else ())
 
 
 PARAMETRIZATIONS = ("weight_norm", "spectral_norm")

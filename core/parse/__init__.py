@@ -283,12 +283,14 @@ def _parse_source(path, entry, args, inputs, budget, state, package_roots=(), mo
         raise ParseFailure(f"{it.where()}: '{entry}' could not be built: {e}") from None
     except RecursionError:
         raise ParseFailure(f"{path}:{defline}: '{entry}' nests too deep to follow") from None
+    torchlib.say_layer_notes(it)  # the model is built: its layers have their names
     if not (isinstance(model, InstanceVal) and model.kind == "module"):
         why = model.why if isinstance(model, Unknown) and model.why else it.describe(model)
         first = f" ({it.warnings[0][0]}:{it.warnings[0][1]}: {it.warnings[0][2]})" if it.warnings else ""
         raise ParseFailure(f"{path}:{defline}: '{entry}' did not build a recognised nn.Module "
                            f"(got {why}){first}")
     design = _walk(it, model, entry, inputs, mod, defline, display(path))
+    torchlib.say_layer_notes(it)  # of layers built by forward
     if not design["nodes"]:
         first = f": {it.warnings[0][0]}:{it.warnings[0][1]}: {it.warnings[0][2]}" if it.warnings else ""
         raise ParseFailure(f"{path}:{defline}: nothing of '{entry}' recognised{first}")
@@ -492,6 +494,7 @@ def _walk(it, model, entry, inputs, mod, defline, shown_path):
             len(given) < len(ids):
         settled = {t.ref: (t.shape, t.dtype) for i, t in enumerate(ins) if i >= len(given) and t.shape is not None}
         del it.warnings[nwarn:]
+        it.layer_notes.clear()  # of layers the first forward built (those of the model are said before _walk)
         it._wseen = wseen
         out, g, ins = _run_forward(it, model, make_inputs(settled), reserved, ids)
     # inputs of the design

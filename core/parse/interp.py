@@ -241,6 +241,8 @@ class Interp:
         self.display = cached_display
         self.warnings = []
         self._wseen = set()
+        # what is said of a torch.nn layer, held until the layer has a name: {id(module): (module, [LayerNote])}
+        self.layer_notes = {}
         self.graph = None
         self.loc = (None, 0)
         self.steps = 0

@@ -29,6 +29,7 @@ from .modules import (
     module_setattr,
     module_setitem,
     named_modules,
+    say_layer_notes,
     torch_init,
     torch_super_method,
 )
@@ -64,5 +65,5 @@ __all__ = [
     "named_modules", "passthrough", "permute", "reduce_op", "ref_of", "reshape", "settle_pending", "shape_arg",
     "tensor_binop", "tensor_compare", "tensor_getattr", "tensor_getitem", "tensor_iter", "tensor_method",
     "tensor_setitem", "tensor_unary", "tensor_unpack", "torch_class_attr", "torch_init", "torch_super_method",
-    "transpose", "unknown_call", "unsqueeze",
+    "say_layer_notes", "transpose", "unknown_call", "unsqueeze",
 ]

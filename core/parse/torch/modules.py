@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import itertools
+
 from ...ops import OP_TABLE, ops_of, ops_with
+from ...ops.base import FACTORY_ARGS, FLOAT_DTYPES, dtype_named
 from ..values import (
     BuiltinFn,
     ClassVal,
@@ -34,6 +37,57 @@ def make_torch_module(it, name, args, kwargs):
     inst.file = it.loc[0]
     torch_init(it, inst, name, args, kwargs)
     return inst
+
+
+# where a message of a layer names it: nn.Linear 'encoder.fc' once the layer has a name (an attribute of the model,
+# a key of a container), else nn.Linear
+LAYER = "\x00layer\x00"
+
+
+class LayerNote:
+    """A message about a torch.nn layer, said once the model is built, naming the layer by its attribute path."""
+
+    __slots__ = ("op", "path", "loc", "words", "seq")
+    _count = itertools.count()
+
+    def __init__(self, op, loc, words):
+        self.op, self.loc, self.words, self.path = op, loc, words, []
+        self.seq = next(LayerNote._count)  # said in the order they were found
+
+    def message(self, more=0):
+        name = f"nn.{self.op}" + (f" '{'.'.join(self.path)}'" if self.path else "")
+        if more:  # the same words of the layers one line builds (a loop): said once
+            name += f" (and {more} more built by this line)"
+        return self.words.replace(LAYER, name)
+
+
+def say(it, inst, words):
+    """Say `words` of the layer inst (LAYER in them becomes its name) at the line building it."""
+    held = it.layer_notes.setdefault(id(inst), (inst, []))
+    held[1].append(LayerNote(inst.torch_base or inst.op, it.loc, words))
+
+
+def _named(it, parent, name, m):
+    """m is parent's `name`: what is held of m is held of parent, under that name."""
+    held = it.layer_notes.pop(id(m), None)
+    if held is None or parent is m:
+        if held is not None:
+            it.layer_notes[id(m)] = held
+        return
+    for note in held[1]:
+        note.path.insert(0, name)
+    it.layer_notes.setdefault(id(parent), (parent, []))[1].extend(held[1])
+
+
+def say_layer_notes(it):
+    """Say what is held of the layers built (once the model is: a layer is named by where it sits); the same words
+    of the layers one line builds are said once, naming the first."""
+    groups: dict = {}
+    for note in sorted((n for _, ns in it.layer_notes.values() for n in ns), key=lambda n: n.seq):
+        groups.setdefault((id(note.loc[0]), note.loc[1], note.op, note.words), []).append(note)
+    it.layer_notes.clear()
+    for notes in groups.values():
+        it.warn(notes[0].message(len(notes) - 1), notes[0].loc)
 
 
 def _is_module(v):
@@ -77,11 +131,15 @@ def torch_init(it, inst, name, args, kwargs):
         norm = args[2] if len(args) > 2 else kwargs.get("norm")
         if not is_int(n) or not _is_module(layer):
             raise InterpError(f"nn.{name} with unknown layer or num_layers")
+        _factory_kwargs(it, inst, name, {k: v for k, v in kwargs.items() if k in FACTORY_ARGS}, {})
         ml = InstanceVal(TorchClass("ModuleList"), "module", "ModuleList")
         for i in range(n):
             _add_child(it, ml, str(i), clone_module(layer))
         inst.modules["layers"] = ml
         inst.modules["norm"] = norm if _is_module(norm) else None
+        _named(it, inst, "layers.0", layer)  # what is said of the layer torch copies is said of its first copy
+        if _is_module(norm):
+            _named(it, inst, "norm", norm)
         inst.attrs["num_layers"] = n
         return
     if name == "Transformer":
@@ -92,30 +150,34 @@ def torch_init(it, inst, name, args, kwargs):
         it.warn(f"nn.{name} is not in the op table; its arguments and parameters are not followed")
         inst.op, inst.args = name, {}
         return
-    given = {}
+    given, factory = {}, {}
+    pos = optable.positional_names(name)
     for i, v in enumerate(args):
-        if i < len(names):
-            given[names[i]] = v
+        k = pos[i] if i < len(pos) else None
+        if k in FACTORY_ARGS:
+            factory[k] = v  # by position, where torch's signature has them there (Linear(4, 8, True, None, dtype))
+        elif k in names:
+            given[k] = v
+        elif k is not None:  # a slot of torch's that a node does not carry (RNN's proj_size, LSTM's only)
+            if v != 0:
+                say(it, inst, f"{LAYER} is given {k}={v!r} by position (RNNBase's slot, LSTM's only): torch builds "
+                        f"its projection weights, but torch.nn.{name}'s forward then raises RuntimeError (expected "
+                        "hidden size), so the source cannot run as written; the design leaves it out")
         elif name != "Identity":
-            it.warn(f"nn.{name} given too many positional arguments")
+            say(it, inst, f"{LAYER} is given too many positional arguments: torch.nn.{name} takes at most {len(pos)} "
+                    f"({', '.join(pos)}), got {len(args)}")
+            break
     for k, v in kwargs.items():
-        if k == "device":
-            continue  # where the weights sit: no size or type of the design
-        if k == "dtype":
-            # archgraph/1 builds every layer with float32 weights: a layer built in another dtype would be
-            # verified as a float32 one, so say so rather than drop it (None, float32 and unread dtypes,
-            # as in a library's **factory_kwargs, are the default)
-            if isinstance(v, str) and v.startswith("dtype:") and v[6:] != "float32":
-                it.warn(f"nn.{name} is built with dtype={v[6:]}: archgraph/1 builds every layer with float32 "
-                        "weights, so the design reads its weights as float32")
+        if k in FACTORY_ARGS:
+            factory[k] = v
             continue
         if k in names:
             given[k] = v
         elif name != "Identity":
-            it.warn(f"nn.{name} has no argument '{k}'; ignored")
+            say(it, inst, f"{LAYER} has no argument '{k}'; ignored")
     for n_ in optable.required_args(name):
         if n_ not in given and name != "Identity":
-            it.warn(f"nn.{name} is missing its argument '{n_}'")
+            say(it, inst, f"{LAYER} is missing its argument '{n_}'")
             given[n_] = Unknown(f"missing {n_}")
     if name == "Identity":
         given = {}
@@ -139,6 +201,74 @@ def torch_init(it, inst, name, args, kwargs):
     for k, v in full.items():
         if k not in inst.params:
             inst.attrs[k] = _attr_view(name, k, v)
+    _factory_kwargs(it, inst, name, factory, given)
+
+
+def _factory_kwargs(it, inst, name, factory, given):
+    """Say what torch does with a layer's factory kwargs that the design does not hold: archgraph/1 builds every
+    layer with float32 weights on the run's device, so a device says nothing, and a dtype of the source is said
+    where it changes the layer or keeps the source from building (torch.nn.ReLU takes neither: TypeError)."""
+    if not factory or name == "Identity":  # Identity takes any args and ignores them
+        return
+    if not optable.takes_factory(name):
+        shown = ", ".join(f"{k}={_shown(v)}" for k, v in factory.items())
+        say(it, inst, f"{LAYER} is given {shown}, but torch.nn.{name}'s constructor takes neither dtype nor device: "
+                f"torch raises TypeError (unexpected keyword argument '{next(iter(factory))}'), so the source "
+                "cannot build as written; the design leaves it out")
+        return
+    if "dtype" not in factory:
+        return  # where the weights sit: no size or type of the design
+    kind, d = _dtype_kind(factory["dtype"])
+    weights = any(p is not None for p in optable.param_shapes(name, given)) or optable.param_count(name, given) is None
+    if kind is None or not weights:
+        return  # float32, None, a dtype not read (a library's **factory_kwargs), or no learned tensors to type
+    if kind == "str":
+        torch_name = dtype_named(d)
+        such = f" such as torch.{torch_name}" if torch_name else ""
+        say(it, inst, f"{LAYER} is given dtype={d!r}, a string: torch raises TypeError (a dtype must be a torch.dtype"
+                f"{such}, not a str), so the source cannot build as written; archgraph/1 builds the layer with "
+                "float32 weights")
+    elif kind == "int":
+        say(it, inst, f"{LAYER} is built with dtype={d}: torch raises RuntimeError (only floating point and complex "
+                f"tensors can require gradients), so the source cannot build as written; archgraph/1 builds the "
+                "layer with float32 weights")
+    else:
+        extra = (f" (torch's random initialisation of {d} weights raises NotImplementedError for most layers)"
+                 if kind == "float8" else "")
+        say(it, inst, f"{LAYER} is built with dtype={d}: archgraph/1 builds every layer with float32 weights, so the "
+                f"design verifies float32 weights where the source has {d} ones{extra}")
+
+
+def _dtype_kind(v):
+    """(kind, name) of a dtype a source gives a layer: kind "float" (float16, bfloat16, float64), "complex",
+    "float8" (and the narrower floats), "int" (integers and bool: no weights torch can train), "str" (a string,
+    not a torch.dtype); (None, None) for float32, None and what is not read."""
+    if isinstance(v, str) and v.startswith("dtype:"):
+        d = v[6:]
+        if d == "float32":
+            return None, None
+        return ("float" if d in FLOAT_DTYPES else "int"), d
+    if isinstance(v, str):
+        return "str", v
+    if isinstance(v, ExtVal) and v.path.startswith("torch.") and v.path.count(".") == 1:
+        d = v.path[6:]  # a dtype of torch the design does not model (torch.complex64, torch.float8_e4m3fn)
+        if d.startswith("complex") or d in ("cfloat", "cdouble", "chalf"):
+            return "complex", d
+        if d.startswith(("float8", "float4")):
+            return "float8", d
+        if d.startswith(("uint", "int", "qint", "quint", "bits")):
+            return "int", d
+    return None, None
+
+
+def _shown(v):
+    if isinstance(v, str) and v.startswith("dtype:"):
+        return "torch." + v[6:]
+    if isinstance(v, ExtVal):
+        return v.path
+    if v is None or isinstance(v, (str, int, float)):
+        return repr(v)
+    return "a value"
 
 
 def _transformer_init(it, inst, args, kwargs):
@@ -148,6 +278,8 @@ def _transformer_init(it, inst, args, kwargs):
     a = dict(optable.defaults("Transformer"))
     a.update(zip(names, args))
     a.update({k: v for k, v in kwargs.items() if k in a})
+    factory = {k: v for k, v in zip(optable.positional_names("Transformer"), args) if k in FACTORY_ARGS}
+    factory.update((k, v) for k, v in kwargs.items() if k in FACTORY_ARGS)
     layer_kw = {k: a[k] for k in ("dim_feedforward", "dropout", "activation", "layer_norm_eps", "batch_first",
                                   "norm_first", "bias")}
     for attr, stack, count in OP_TABLE["Transformer"].parts:
@@ -161,6 +293,7 @@ def _transformer_init(it, inst, args, kwargs):
         inst.modules[attr] = make_torch_module(it, stack, [lyr, a[count], norm], {})
     for k in ("d_model", "nhead", "batch_first"):
         inst.attrs[k] = a[k]
+    _factory_kwargs(it, inst, "Transformer", factory, {k: _arg_value(v) for k, v in a.items()})
 
 
 def _dimv(d):
@@ -201,6 +334,7 @@ def _add_child(it, inst, name, m):
             return
         raise InterpError(f"{it.describe(m)} given where a module is expected")
     inst.modules[name] = m
+    _named(it, inst, name, m)
 
 
 def clone_module(m, memo=None):
@@ -298,6 +432,7 @@ def module_setattr(it, inst, name, value):
         inst.params.pop(name, None)
         inst.buffers.pop(name, None)
         inst.modules[name] = value
+        _named(it, inst, name, value)
         return
     if isinstance(value, TensorVal) and value.param is not None:
         if value.param.owner is None:

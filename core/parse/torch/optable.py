@@ -11,7 +11,14 @@ from __future__ import annotations
 from ...ops import OP_TABLE, ops_with
 from ...ops.base import UNKNOWN, InferCtx, TensorType
 from ...ops.base import broadcast as _broadcast
-from ...ops.nn_classes import PARAMETRIZATIONS, constructor_args, constructor_defaults, parametrized
+from ...ops.nn_classes import (
+    PARAMETRIZATIONS,
+    constructor_args,
+    constructor_defaults,
+    parametrized,
+    positional_args,
+    takes_factory_kwargs,
+)
 from ...shapes import weight_rows
 from ..values import Sym, Unknown, from_dim, is_int
 
@@ -24,6 +31,17 @@ def arg_names(op):
     """The names of `torch.nn.<op>(...)`'s arguments in order; None for a class the table does not know."""
     args = constructor_args(op)
     return None if args is None else [a.name for a in args]
+
+
+def positional_names(op):
+    """The names `torch.nn.<op>(...)` takes by position, in order (device and dtype where it takes them); None
+    for a class the table does not know."""
+    return positional_args(op)
+
+
+def takes_factory(op):
+    """Whether `torch.nn.<op>(...)` takes device and dtype (torch raises TypeError for either where not)."""
+    return takes_factory_kwargs(op)
 
 
 def required_args(op):
