@@ -22,6 +22,7 @@ from .features import QuestionView
 from .props import Condition, Structure
 
 TEXT_THRESHOLD = 80.0   # token-set ratio to surface a pair on text alone
+CLUSTER_TEXT = 90.0     # ... to count it as the same cluster in the pack
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,7 @@ def duplicate_pairs(props: Sequence[PropLite], distinct: Iterable[tuple[int, int
 
 
 def clusters(props: Sequence[PropLite], distinct: Iterable[tuple[int, int]] = ()) -> dict[int, int]:
-    """prop id -> cluster id (the smallest member's id): propositions with the same structure (scope and
-    claim) share a pack slot. A nested scope or a similar text is only a suggestion for the curator: the
-    solver weighs a rule and its narrower variants together, and collapsing them to one slot cost 6.5 to
-    10.7 points on held-out task groups against the raw miner top 20 (bench/kb_curation.py)."""
+    """prop id -> cluster id (the smallest member's id)."""
     parent = {p.id: p.id for p in props}
 
     def find(x: int) -> int:
@@ -93,18 +91,10 @@ def clusters(props: Sequence[PropLite], distinct: Iterable[tuple[int, int]] = ()
             x = parent[x]
         return x
 
-    cut = {_key(*p) for p in distinct}
-    by_structure: dict[str, list[int]] = {}
-    for p in sorted(props, key=lambda p: p.id):
-        by_structure.setdefault(p.structure.key, []).append(p.id)
-    for ids in by_structure.values():
-        for i, a in enumerate(ids):
-            for b in ids[i + 1:]:
-                if _key(a, b) in cut:
-                    continue
-                ra, rb = find(a), find(b)
-                if ra != rb:
-                    parent[max(ra, rb)] = min(ra, rb)
+    for d in duplicate_pairs(props, distinct, text_threshold=CLUSTER_TEXT):
+        ra, rb = find(d.a), find(d.b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
     return {p.id: find(p.id) for p in props}
 
 

@@ -44,12 +44,8 @@ def test_pack_cap_pinned_first_one_per_cluster_and_untested_slots(seeded_db):
     ranked = [e.lower for e in pack if e.reason == "evidence"]
     assert ranked == sorted(ranked, reverse=True)
     assert all(e.prop.support > e.prop.contradict for e in pack if e.reason == "evidence")
-    # every proposition has its rank, or why it is out; a second proposition of a pack member's structure
-    # shares its slot (a nested scope or a similar text does not: the solver weighs variants together)
+    # every proposition has its rank, or why it is out
     kb.retire(seeded_db, next(p.id for p in live if p.id not in {e.prop.id for e in pack}))
-    top = next(e.prop for e in pack if e.reason == "evidence")
-    kb.add(seeded_db, "The same rule in a curator's words.", [str(c) for c in top.structure.scope],
-           top.structure.claim.to_obj())
     pack = kb.current_pack(seeded_db)
     status = kb.pack_status(seeded_db)
     every = kb.list_propositions(seeded_db, "all")
@@ -269,16 +265,3 @@ def test_cli_shows_a_propositions_words_as_text_never_markup(small_db, capsys):
         code, out, err = _run(capsys, *argv, "--db", str(small_db))
         assert code == 0 and not err
         assert "[/bold]" in out and "[red]loud[/red]" in out
-
-
-def test_a_rule_and_its_narrower_variant_each_take_a_slot():
-    """Only the same structure shares a slot: a nested scope or a template-alike text is a near-duplicate for
-    the curator, not for the solver, which weighs the broad rule beside its variant."""
-    broad = Structure.from_obj([], "higher lr wins")
-    narrow = Structure.from_obj(["budget < 2048"], "higher lr wins")
-    props = [PropLite(1, "The highest learning rate wins.", broad, support=40, contradict=10),
-             PropLite(2, "When budget < 2048: the highest learning rate wins.", narrow, support=30, contradict=2),
-             PropLite(3, "The candidate with the highest learning rate wins.", broad, support=40, contradict=10)]
-    pack = build_pack(props, clusters(props))
-    assert sorted(e.prop.id for e in pack) == [1, 2]
-    assert "duplicate of P1" in pack_status(props, clusters(props))[3][1]
