@@ -15,6 +15,7 @@ from .ops.base import (
     FACTORY_ARGS,
     FACTORY_WORDS,
     FLOAT_DTYPES,
+    REQUIRED,
     UNKNOWN,
     InferCtx,
     TensorType,
@@ -308,9 +309,9 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if other is not None and other.op == node.op and other.id != node.id:
         # a module called twice is one module: the shared one's arguments are the ones that run
         own_args = other.args
-    args = spec.valid_args(own_args)  # the common node's args, checked in one pass
+    args = _valid_guarded(spec, own_args)  # the common node's args, checked and guarded in one pass
     if args is not None:
-        args = inf.args[node.id] = _guarded(args)
+        inf.args[node.id] = args
     else:  # the long way, which says what is missing, unknown or malformed
         args, missing, unknown = spec.resolve_args(own_args)
         args = inf.args[node.id] = _guarded(args)
@@ -980,6 +981,57 @@ def _guard(v):
     if t is dict:
         return {k: _guard(x) for k, x in v.items()}
     return v
+
+
+_GUARD_PLANS: dict = {}  # op name -> (its spec, its defaults guarded, names of list/dict defaults, none needs one)
+
+
+def _guard_plan(spec) -> tuple:
+    """What `_guarded` does to an op's defaults, worked out once per op instead of once per node: a string
+    default is guarded once (an _ArgStr never changes); a list or dict default gets a fresh guard per node."""
+    defaults = spec._defaults
+    fresh = tuple(k for k, v in defaults.items() if type(v) is list or type(v) is dict)
+    guarded = {k: _ArgStr(v) if type(v) is str else v for k, v in defaults.items()}
+    plain = not fresh and all(type(v) is not str for v in defaults.values())
+    plan = _GUARD_PLANS[spec.name] = (spec, guarded, fresh, plain)
+    return plan
+
+
+def _valid_guarded(spec, given: dict) -> dict | None:
+    """`_guarded(spec.valid_args(given))` in one pass (the same dict, key for key and type for type): None
+    when valid_args gives None (the caller takes the long way, which says what is wrong)."""
+    keys = given.keys()
+    if not (keys <= spec.arg_names and spec._required <= keys):
+        return None
+    plan = _GUARD_PLANS.get(spec.name)
+    if plan is None or plan[0] is not spec:
+        plan = _guard_plan(spec)
+    by_name = spec._by_name
+    guard = False
+    for name, v in given.items():
+        t = type(v)
+        if t is str or t is list or t is dict:
+            guard = True
+        a = by_name[name]
+        default = a.default
+        if v is default and default is not REQUIRED:  # the default is always good (as in valid_args)
+            continue
+        try:
+            if not a.kind.test(v):
+                return None
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            return None
+    if not guard and plan[3]:  # nothing to guard: _guarded hands the dict back as it is
+        out = spec._defaults.copy()
+        out.update(given)
+        return out
+    out = plan[1].copy()
+    for k in plan[2]:
+        out[k] = _guard(out[k])
+    for k, v in given.items():
+        t = type(v)
+        out[k] = _guard(v) if t is str or t is list or t is dict else v
+    return out
 
 
 def _guarded(args: dict) -> dict:
