@@ -270,6 +270,8 @@ def differ(a: Dim, b: Dim) -> bool:
 
 
 def mul(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:  # two numbers (most sizes): no call to is_const
+        return a * b
     if a is None or b is None:
         return None
     if is_const(a) and is_const(b):
@@ -354,6 +356,9 @@ def prod(dims) -> Dim:
             return out
     out: Dim = 1
     for d in dims:
+        if type(d) is int and type(out) is int:  # = mul(out, d), without the call
+            out *= d
+            continue
         out = mul(out, d)
         if out is None:
             return None
@@ -388,6 +393,8 @@ def _prod_long(dims):
 
 
 def add(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:  # two numbers (most sizes): no call to is_const
+        return a + b
     if a is None or b is None:
         return None
     if is_const(a) and is_const(b):
@@ -419,6 +426,8 @@ def total(dims) -> Dim:
 
 
 def sub(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:  # two numbers (most sizes): no call to is_const
+        return a - b
     if a is None or b is None:
         return None
     if is_const(a) and is_const(b):

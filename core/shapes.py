@@ -277,9 +277,11 @@ def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 
 def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None,
                 laid_out: bool = False) -> bool | None:
     """Infer one node into `inf`; True when its results came from the repeat cache."""
-    # a node whose first operand has no layout of its own (and no overlap) is left as _follow_layout would
-    # leave it: only a layout maker or an Expand starts one
-    if not laid_out and ((inf.layout and node.inputs and node.inputs[0] in inf.layout) or inf.overlap or
+    # a node whose first operand has no layout of its own and is not expanded is left as _follow_layout would
+    # leave it: only a layout maker or an Expand starts one (a design with one expanded tensor, a ViT's class
+    # token, made every node after it take the call)
+    if not laid_out and (((inf.layout or inf.overlap) and node.inputs and
+                          (node.inputs[0] in inf.layout or node.inputs[0] in inf.overlap)) or
                          node.op in LAYOUT_MAKERS or node.op == "Expand") and _follow_layout(node, inf):
         return
     if not laid_out and inf.split_bases and _reads_stale_piece(node, inf):
