@@ -124,10 +124,12 @@ def infer_design(design: Design, order: list | None = None, nodes: dict | None =
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
     inf.vocab[None] = None  # never empty: ranges are followed from Arange too
-    inf.overwritten = _overwritten(inf.order, nodes, inf.max_ref, mode_of(train))
+    # the in-place ops, once for both questions below (most designs have none: neither walks the design again)
+    writers = [n for n in inf.order if n.inputs and n.args.get("inplace") is True]
+    inf.overwritten = _overwritten(inf.order, nodes, inf.max_ref, mode_of(train), writers)
     for ref in inf.overwritten:
         inf.vocab.pop(ref, None)
-    inf.rewritten = _overwritten(inf.order, nodes, inf.max_ref, None)
+    inf.rewritten = _overwritten(inf.order, nodes, inf.max_ref, None, writers)
     inf.track_grad = train.get("mode", "train") != "eval" if type(train) is dict else True
     inf.track_grad = inf.track_grad and any(n.op in SPLIT_VIEWS for n in inf.order)
     if memo is None:
@@ -352,19 +354,26 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         want = f"{lo}" if lo == hi else (f"{lo}..{hi}" if hi is not None else f"at least {lo}")
         _fail(inf, node, SHAPE_ARITY, f"{node.op} {node.id!r} takes {want} operand(s), got {n}")
         return
-    in_types: list[TensorType] = []
-    producers: list = []
     types = inf.types
-    for ref in node.inputs:
-        rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
-        results = types.get(rid)
-        if results is not None and idx >= len(results) and not (len(results) == 1 and results[0].shape is None):
-            _fail(inf, node, CONNECTIVITY_BAD_RESULT,
-                  f"node {node.id!r} reads {ref!r}, but {rid!r} has only {len(results)} result(s)")
-            return
-        in_types.append(results[idx] if results and idx < len(results) else UNKNOWN)  # = inf.type_of(ref)
-        producer = nodes.get(rid)
-        producers.append(producer.op if producer is not None else None)
+    ref = node.inputs[0] if n == 1 else ":"
+    results = types.get(ref) if ":" not in ref else None
+    if results:  # one whole operand with results (most nodes): result 0 of it, as the loop below reads it
+        in_types: list[TensorType] = [results[0]]
+        producer = nodes.get(ref)
+        producers: list = [producer.op if producer is not None else None]
+    else:
+        in_types = []
+        producers = []
+        for ref in node.inputs:
+            rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
+            results = types.get(rid)
+            if results is not None and idx >= len(results) and not (len(results) == 1 and results[0].shape is None):
+                _fail(inf, node, CONNECTIVITY_BAD_RESULT,
+                      f"node {node.id!r} reads {ref!r}, but {rid!r} has only {len(results)} result(s)")
+                return
+            in_types.append(results[idx] if results and idx < len(results) else UNKNOWN)  # = inf.type_of(ref)
+            producer = nodes.get(rid)
+            producers.append(producer.op if producer is not None else None)
     declared_args = args
     if other is not None and other.op != node.op:
         args = _tied_args(node, other, args, inf)
@@ -711,12 +720,15 @@ def _keeps_ids(node, mode: str | None) -> bool:
     return node.op == "Threshold" and isinstance(t, (int, float)) and t < 0
 
 
-def _overwritten(order: list, nodes: dict, max_ref: dict, mode: str | None) -> set:
+def _overwritten(order: list, nodes: dict, max_ref: dict, mode: str | None, writers: list | None = None) -> set:
     """The tensors an in-place op (inplace=true) rewrites: its operand, what that operand is a view of, and
     the views of them (measured: Hardtanh(inplace) on ids clamps the design input itself, so a later read
     of the input sees -1..1, not its vocab_size). Their values are not followed. `mode`: the design's mode,
-    where the ops that keep non-negative ids are not counted (None: every in-place op counts)."""
-    writes = [n.inputs[0] for n in order if n.inputs and n.args.get("inplace") is True and not _keeps_ids(n, mode)]
+    where the ops that keep non-negative ids are not counted (None: every in-place op counts). `writers`: the
+    nodes of `order` with inputs and inplace=true, when the caller has them."""
+    if writers is None:
+        writers = [n for n in order if n.inputs and n.args.get("inplace") is True]
+    writes = [n.inputs[0] for n in writers if not _keeps_ids(n, mode)]
     if not writes:
         return set()
     hit = set()
