@@ -270,6 +270,8 @@ def differ(a: Dim, b: Dim) -> bool:
 
 
 def mul(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:  # two numbers (most sizes): no call to is_const
+        return a * b
     if a is None or b is None:
         return None
     if is_const(a) and is_const(b):
@@ -293,10 +295,36 @@ def _scaled(s: str, k: int) -> Dim:
     return out
 
 
+def _one_term(s: str):
+    """(coefficient, names) of a size written as one term in its canonical form or close to it (`B`, `56*B`,
+    `B*T`, `8320*B*T`: an optional positive integer, then plain names), read without the parser, whose
+    Fraction arithmetic was most of the cost of a product on layers of distinct sizes (a BatchNorm's batch x
+    spatial count, a convolution's FLOPs); None for any other text (the parser reads it). The names come back
+    as written, unsorted: a product sorts them, as the polynomial's monomial sorts its atoms."""
+    names = s.split("*")
+    head = names[0]
+    if head.isdigit() and head.isascii():
+        c = int(head)
+        if not c or len(names) == 1:
+            return None
+        del names[0]
+    else:
+        c = 1
+    for name in names:
+        if not (name.isidentifier() and name.isascii()):
+            return None
+    return c, names
+
+
 def _scale_term(s: str, k: int) -> Dim:
     """s * k for a size of one term with an integer coefficient (`B*T` times 8320, a layer's FLOPs), written as
     _mul_sym writes it but without its cache, whose keys never repeat on layers of distinct widths (each
     product went through the polynomial product and the formatter); _mul_sym for anything else."""
+    term = _one_term(s) if k else None
+    if term is not None:
+        num = term[0] * k
+        body = "*".join(sorted(term[1]))
+        return body if num == 1 else f"{num}*{body}"
     p = _poly(s)
     if len(p) != 1 or k == 0:
         return _mul_sym(s, k)
@@ -312,6 +340,12 @@ def _scale_term(s: str, k: int) -> Dim:
 def _mul_sym(a: Dim, b: Dim) -> Dim:
     if a == 0 or b == 0:
         return 0
+    if type(a) is str and type(b) is str:  # two terms of names (`B` times `T`): their product without the parser
+        ta, tb = _one_term(a), _one_term(b)
+        if ta is not None and tb is not None:
+            num = ta[0] * tb[0]
+            body = "*".join(sorted(ta[1] + tb[1]))
+            return body if num == 1 else f"{num}*{body}"
     return _size(_pmul(_poly(a), _poly(b)))
 
 
@@ -322,6 +356,9 @@ def prod(dims) -> Dim:
             return out
     out: Dim = 1
     for d in dims:
+        if type(d) is int and type(out) is int:  # = mul(out, d), without the call
+            out *= d
+            continue
         out = mul(out, d)
         if out is None:
             return None
@@ -356,6 +393,8 @@ def _prod_long(dims):
 
 
 def add(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:  # two numbers (most sizes): no call to is_const
+        return a + b
     if a is None or b is None:
         return None
     if is_const(a) and is_const(b):
@@ -387,6 +426,8 @@ def total(dims) -> Dim:
 
 
 def sub(a: Dim, b: Dim) -> Dim:
+    if type(a) is int and type(b) is int:  # two numbers (most sizes): no call to is_const
+        return a - b
     if a is None or b is None:
         return None
     if is_const(a) and is_const(b):

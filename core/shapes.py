@@ -15,6 +15,7 @@ from .ops.base import (
     FACTORY_ARGS,
     FACTORY_WORDS,
     FLOAT_DTYPES,
+    REQUIRED,
     UNKNOWN,
     InferCtx,
     TensorType,
@@ -123,10 +124,12 @@ def infer_design(design: Design, order: list | None = None, nodes: dict | None =
     inf.leaves = set()
     inf.vocab = _declared_ranges(design)
     inf.vocab[None] = None  # never empty: ranges are followed from Arange too
-    inf.overwritten = _overwritten(inf.order, nodes, inf.max_ref, mode_of(train))
+    # the in-place ops, once for both questions below (most designs have none: neither walks the design again)
+    writers = [n for n in inf.order if n.inputs and n.args.get("inplace") is True]
+    inf.overwritten = _overwritten(inf.order, nodes, inf.max_ref, mode_of(train), writers)
     for ref in inf.overwritten:
         inf.vocab.pop(ref, None)
-    inf.rewritten = _overwritten(inf.order, nodes, inf.max_ref, None)
+    inf.rewritten = _overwritten(inf.order, nodes, inf.max_ref, None, writers)
     inf.track_grad = train.get("mode", "train") != "eval" if type(train) is dict else True
     inf.track_grad = inf.track_grad and any(n.op in SPLIT_VIEWS for n in inf.order)
     if memo is None:
@@ -276,9 +279,11 @@ def _fail(inf: Inference, node: Node, rule: str, message: str, n_results: int = 
 def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict | None = None,
                 laid_out: bool = False) -> bool | None:
     """Infer one node into `inf`; True when its results came from the repeat cache."""
-    # a node whose first operand has no layout of its own (and no overlap) is left as _follow_layout would
-    # leave it: only a layout maker or an Expand starts one
-    if not laid_out and ((inf.layout and node.inputs and node.inputs[0] in inf.layout) or inf.overlap or
+    # a node whose first operand has no layout of its own and is not expanded is left as _follow_layout would
+    # leave it: only a layout maker or an Expand starts one (a design with one expanded tensor, a ViT's class
+    # token, made every node after it take the call)
+    if not laid_out and (((inf.layout or inf.overlap) and node.inputs and
+                          (node.inputs[0] in inf.layout or node.inputs[0] in inf.overlap)) or
                          node.op in LAYOUT_MAKERS or node.op == "Expand") and _follow_layout(node, inf):
         return
     if not laid_out and inf.split_bases and _reads_stale_piece(node, inf):
@@ -308,9 +313,9 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     if other is not None and other.op == node.op and other.id != node.id:
         # a module called twice is one module: the shared one's arguments are the ones that run
         own_args = other.args
-    args = spec.valid_args(own_args)  # the common node's args, checked in one pass
+    args = _valid_guarded(spec, own_args)  # the common node's args, checked and guarded in one pass
     if args is not None:
-        args = inf.args[node.id] = _guarded(args)
+        inf.args[node.id] = args
     else:  # the long way, which says what is missing, unknown or malformed
         args, missing, unknown = spec.resolve_args(own_args)
         args = inf.args[node.id] = _guarded(args)
@@ -349,19 +354,26 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
         want = f"{lo}" if lo == hi else (f"{lo}..{hi}" if hi is not None else f"at least {lo}")
         _fail(inf, node, SHAPE_ARITY, f"{node.op} {node.id!r} takes {want} operand(s), got {n}")
         return
-    in_types: list[TensorType] = []
-    producers: list = []
     types = inf.types
-    for ref in node.inputs:
-        rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
-        results = types.get(rid)
-        if results is not None and idx >= len(results) and not (len(results) == 1 and results[0].shape is None):
-            _fail(inf, node, CONNECTIVITY_BAD_RESULT,
-                  f"node {node.id!r} reads {ref!r}, but {rid!r} has only {len(results)} result(s)")
-            return
-        in_types.append(results[idx] if results and idx < len(results) else UNKNOWN)  # = inf.type_of(ref)
-        producer = nodes.get(rid)
-        producers.append(producer.op if producer is not None else None)
+    ref = node.inputs[0] if n == 1 else ":"
+    results = types.get(ref) if ":" not in ref else None
+    if results:  # one whole operand with results (most nodes): result 0 of it, as the loop below reads it
+        in_types: list[TensorType] = [results[0]]
+        producer = nodes.get(ref)
+        producers: list = [producer.op if producer is not None else None]
+    else:
+        in_types = []
+        producers = []
+        for ref in node.inputs:
+            rid, idx = parse_ref(ref) if ":" in ref else (ref, 0)
+            results = types.get(rid)
+            if results is not None and idx >= len(results) and not (len(results) == 1 and results[0].shape is None):
+                _fail(inf, node, CONNECTIVITY_BAD_RESULT,
+                      f"node {node.id!r} reads {ref!r}, but {rid!r} has only {len(results)} result(s)")
+                return
+            in_types.append(results[idx] if results and idx < len(results) else UNKNOWN)  # = inf.type_of(ref)
+            producer = nodes.get(rid)
+            producers.append(producer.op if producer is not None else None)
     declared_args = args
     if other is not None and other.op != node.op:
         args = _tied_args(node, other, args, inf)
@@ -708,12 +720,15 @@ def _keeps_ids(node, mode: str | None) -> bool:
     return node.op == "Threshold" and isinstance(t, (int, float)) and t < 0
 
 
-def _overwritten(order: list, nodes: dict, max_ref: dict, mode: str | None) -> set:
+def _overwritten(order: list, nodes: dict, max_ref: dict, mode: str | None, writers: list | None = None) -> set:
     """The tensors an in-place op (inplace=true) rewrites: its operand, what that operand is a view of, and
     the views of them (measured: Hardtanh(inplace) on ids clamps the design input itself, so a later read
     of the input sees -1..1, not its vocab_size). Their values are not followed. `mode`: the design's mode,
-    where the ops that keep non-negative ids are not counted (None: every in-place op counts)."""
-    writes = [n.inputs[0] for n in order if n.inputs and n.args.get("inplace") is True and not _keeps_ids(n, mode)]
+    where the ops that keep non-negative ids are not counted (None: every in-place op counts). `writers`: the
+    nodes of `order` with inputs and inplace=true, when the caller has them."""
+    if writers is None:
+        writers = [n for n in order if n.inputs and n.args.get("inplace") is True]
+    writes = [n.inputs[0] for n in writers if not _keeps_ids(n, mode)]
     if not writes:
         return set()
     hit = set()
@@ -980,6 +995,57 @@ def _guard(v):
     if t is dict:
         return {k: _guard(x) for k, x in v.items()}
     return v
+
+
+_GUARD_PLANS: dict = {}  # op name -> (its spec, its defaults guarded, names of list/dict defaults, none needs one)
+
+
+def _guard_plan(spec) -> tuple:
+    """What `_guarded` does to an op's defaults, worked out once per op instead of once per node: a string
+    default is guarded once (an _ArgStr never changes); a list or dict default gets a fresh guard per node."""
+    defaults = spec._defaults
+    fresh = tuple(k for k, v in defaults.items() if type(v) is list or type(v) is dict)
+    guarded = {k: _ArgStr(v) if type(v) is str else v for k, v in defaults.items()}
+    plain = not fresh and all(type(v) is not str for v in defaults.values())
+    plan = _GUARD_PLANS[spec.name] = (spec, guarded, fresh, plain)
+    return plan
+
+
+def _valid_guarded(spec, given: dict) -> dict | None:
+    """`_guarded(spec.valid_args(given))` in one pass (the same dict, key for key and type for type): None
+    when valid_args gives None (the caller takes the long way, which says what is wrong)."""
+    keys = given.keys()
+    if not (keys <= spec.arg_names and spec._required <= keys):
+        return None
+    plan = _GUARD_PLANS.get(spec.name)
+    if plan is None or plan[0] is not spec:
+        plan = _guard_plan(spec)
+    by_name = spec._by_name
+    guard = False
+    for name, v in given.items():
+        t = type(v)
+        if t is str or t is list or t is dict:
+            guard = True
+        a = by_name[name]
+        default = a.default
+        if v is default and default is not REQUIRED:  # the default is always good (as in valid_args)
+            continue
+        try:
+            if not a.kind.test(v):
+                return None
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            return None
+    if not guard and plan[3]:  # nothing to guard: _guarded hands the dict back as it is
+        out = spec._defaults.copy()
+        out.update(given)
+        return out
+    out = plan[1].copy()
+    for k in plan[2]:
+        out[k] = _guard(out[k])
+    for k, v in given.items():
+        t = type(v)
+        out[k] = _guard(v) if t is str or t is list or t is dict else v
+    return out
 
 
 def _guarded(args: dict) -> dict:

@@ -90,9 +90,11 @@ CONNECTIVITY_SHARED_RUNNING_STATS = Rule("connectivity.shared-running-stats", W,
 @node_check(CONNECTIVITY_SHARED_RUNNING_STATS,
             ops=tuple(sorted(name for name, spec in OP_TABLE.items() if spec.running_stats)))
 def _shared_bn(node, ctx):
+    # a plain function, not a generator: it runs on every BatchNorm and nearly always finds nothing
     if node.shares is not None and node.shares in ctx.nodes:
-        yield [node.id, node.shares], (f"{node.op} {node.id!r} shares running statistics with {node.shares!r}; "
-                                       "use one BatchNorm per call site")
+        return [([node.id, node.shares], (f"{node.op} {node.id!r} shares running statistics with {node.shares!r}; "
+                                          "use one BatchNorm per call site"))]
+    return None
 
 
 CONNECTIVITY_DUPLICATE_OUTPUT = Rule("connectivity.duplicate-output", W, "connectivity", "Same output listed twice",

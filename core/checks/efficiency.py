@@ -140,13 +140,14 @@ def _feeds_a_layer(ctx) -> dict:
 
 @node_check(EFFICIENCY_WIDTH_NOT_MULTIPLE_OF_8, ops=tuple(sorted(ops_with("weighted"))))
 def _width_multiple(node, ctx):
+    # a plain function, not a generator: it runs on every weighted layer and nearly always finds nothing
     a = ctx.args(node)
     width = a.get("out_features", a.get("out_channels"))
     if not isinstance(width, int) or width < 64 or width % 8 == 0:
-        return
+        return None
     if node.id in _output_ids(ctx) or not _feeds_a_layer(ctx).get(node.id, False):
-        return  # a head: its width is the task's
-    yield f"{node.op} {node.id!r} outputs {width}, not a multiple of 8"
+        return None  # a head: its width is the task's
+    return [f"{node.op} {node.id!r} outputs {width}, not a multiple of 8"]
 
 
 def _output_ids(ctx) -> set:

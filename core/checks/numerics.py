@@ -177,9 +177,11 @@ NUMERICS_DROPOUT_BEFORE_BATCHNORM = Rule("numerics.dropout-before-batchnorm", W,
 
 @node_check(NUMERICS_DROPOUT_BEFORE_BATCHNORM, ops=tuple(sorted(BATCHNORMS)))
 def _dropout_before_bn(node, ctx):
+    # plain functions, not generators, for the checks of many layers that nearly always find nothing
     p = ctx.producer(node)
     if p is not None and p.op in DROPOUTS and ctx.args(p).get("p", 0.5) > 0:
-        yield [p.id, node.id], f"{p.op} {p.id!r} feeds {node.op} {node.id!r} directly"
+        return [([p.id, node.id], f"{p.op} {p.id!r} feeds {node.op} {node.id!r} directly")]
+    return None
 
 
 NUMERICS_BIAS_BEFORE_BATCHNORM = Rule("numerics.bias-before-batchnorm", W, "numerics", "Bias right before BatchNorm",
@@ -191,10 +193,11 @@ NUMERICS_BIAS_BEFORE_BATCHNORM = Rule("numerics.bias-before-batchnorm", W, "nume
 @node_check(NUMERICS_BIAS_BEFORE_BATCHNORM, ops=tuple(sorted(WEIGHTED)))
 def _bias_before_bn(node, ctx):
     if not ctx.args(node).get("bias", True):
-        return
+        return None
     user = ctx.only_user(node.id)
     if user is not None and user.op in BATCHNORMS:
-        yield [node.id, user.id], f"{node.op} {node.id!r} has a bias that {user.op} {user.id!r} cancels"
+        return [([node.id, user.id], f"{node.op} {node.id!r} has a bias that {user.op} {user.id!r} cancels")]
+    return None
 
 
 NUMERICS_DEEP_SATURATING = Rule("numerics.deep-saturating", W, "numerics", "Many saturating activations",
@@ -372,7 +375,8 @@ NUMERICS_DOUBLE_ACTIVATION = Rule("numerics.double-activation", W, "numerics", "
 def _double_activation(node, ctx):
     p = ctx.producer(node)
     if p is not None and p.op in ACTIVATIONS and len(ctx.users.get(p.id, [])) == 1:
-        yield [p.id, node.id], f"{node.op} {node.id!r} follows {p.op} {p.id!r} directly"
+        return [([p.id, node.id], f"{node.op} {node.id!r} follows {p.op} {p.id!r} directly")]
+    return None
 
 
 NUMERICS_LINEAR_COLLAPSE = Rule("numerics.linear-collapse", W, "numerics", "Two Linear layers with nothing between",
@@ -387,12 +391,12 @@ NUMERICS_LINEAR_COLLAPSE = Rule("numerics.linear-collapse", W, "numerics", "Two 
 def _linear_collapse(node, ctx):
     p = ctx.producer(node)
     if p is None or p.op != "Linear" or len(ctx.users.get(p.id, [])) != 1:
-        return
+        return None
     a, b = ctx.args(p), ctx.args(node)
     n_in, r, n_out = a.get("in_features"), a.get("out_features"), b.get("out_features")
     if all(isinstance(v, int) for v in (n_in, r, n_out)) and n_in * r + r * n_out < n_in * n_out:
-        return  # a rank-r factorisation: fewer weights than the merged layer, on purpose
-    yield [p.id, node.id], f"Linear {p.id!r} feeds Linear {node.id!r} with no nonlinearity between"
+        return None  # a rank-r factorisation: fewer weights than the merged layer, on purpose
+    return [([p.id, node.id], f"Linear {p.id!r} feeds Linear {node.id!r} with no nonlinearity between")]
 
 
 NUMERICS_HIGH_DROPOUT = Rule("numerics.high-dropout", W, "numerics", "Dropout rate very high",

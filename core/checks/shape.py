@@ -207,11 +207,17 @@ def _warned_unknown(ctx) -> set:
 
 @node_check(SHAPE_UNKNOWN_DIM, ops=tuple(sorted(READS_WIDTH | READS_CHANNELS | ops_with("lookup"))))
 def _unknown_dim(node, ctx):
+    # a plain function with the common answer first (every size known: nothing), a generator only past it: this
+    # check runs on every layer that reads a width or channels, and a generator per layer cost more than the test
     if not node.inputs:
-        return
+        return None
     t = ctx.inf.type_of(node.inputs[0])
     if t.shape is not None and None not in t.shape:
-        return
+        return None
+    return _unknown_dim_words(node, ctx, t)
+
+
+def _unknown_dim_words(node, ctx, t):
     if _fault_upstream(node, ctx):
         return  # the size was lost at a fault that is already reported
     if node.id in _warned_unknown(ctx):
