@@ -391,13 +391,22 @@ def _infer_node(node: Node, nodes: dict, inf: Inference, train: dict, memo: dict
     refused = data if takes is False and not any(t.shape is not None and 0 in t.shape for t in in_types) else None
     if refused is not None:
         integer = refused not in FLOAT_DTYPES
-        _fail(inf, node, DTYPE_INT_INTO_FLOAT if integer else DTYPE_UNSUPPORTED,
-              f"{node.op} {node.id!r} receives {refused} values, which torch's {node.op} does not take"
-              + (" in training mode" if mode != "eval" and supported(row, refused, "eval") else "")
-              + ("; cast them to float (or embed token ids)" if integer else
-                 "; cast them to float32 (its weights' dtype) or to a dtype it takes"))
         # its weights are there whatever it is fed: the cost quote counts them (it gave 0 here)
-        inf.params[node.id] = _params_of_refused(node, nodes, spec, args, declared_args)
+        weights = _params_of_refused(node, nodes, spec, args, declared_args)
+        if not integer and not (type(weights) is int and weights == 0):
+            # the table measured the layer as archgraph/1 builds it, with float32 weights: torch's layer built in
+            # this dtype takes it, so the refusal is of the mix, not of the dtype
+            words = (f"{node.op} {node.id!r} receives {refused} values, but archgraph/1 builds its weights in float32 "
+                     f"and torch's {node.op} refuses the mix"
+                     + (" in training mode" if mode != "eval" and supported(row, refused, "eval") else "")
+                     + "; cast them to float32")
+        else:
+            words = (f"{node.op} {node.id!r} receives {refused} values, which torch's {node.op} does not take"
+                     + (" in training mode" if mode != "eval" and supported(row, refused, "eval") else "")
+                     + ("; cast them to float (or embed token ids)" if integer else
+                        "; cast them to float32 or to a dtype it takes"))
+        _fail(inf, node, DTYPE_INT_INTO_FLOAT if integer else DTYPE_UNSUPPORTED, words)
+        inf.params[node.id] = weights
         return
     ctx = InferCtx(node, args, in_types, producers, train, inf.declared, bounds=inf.bounds, roles=inf.roles,
                    dtype_ok=takes is True, max_result=inf.max_ref.get(node.id, 0) if inf.max_ref else 0)

@@ -165,3 +165,28 @@ def test_a_nested_misspelt_arg_names_the_layer():
               if f.severity == "block"]
     assert msg == ("TransformerEncoder 'n': encoder_layer has argument(s) 'n_head' that "
                    "torch.nn.TransformerEncoderLayer does not take")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+def test_a_layer_fed_another_float_dtype_is_refused_for_the_mix_not_for_the_dtype(dtype):
+    """torch's Linear built in float16 takes float16 data; archgraph/1 builds it in float32, and that mix
+    is what torch refuses: the words say so ("which torch's Linear does not take float16" was false)."""
+    import json
+
+    import torch
+
+    from archcurator.core.graph import Design
+    from archcurator.core.verify import verify_graph
+
+    x = torch.zeros(2, 4, dtype=getattr(torch, dtype))
+    torch.nn.Linear(4, 8, dtype=getattr(torch, dtype))(x)        # torch takes the dtype itself
+    with pytest.raises(RuntimeError):
+        torch.nn.Linear(4, 8)(x)                                  # and refuses it beside float32 weights
+    design = Design.from_json(json.dumps({
+        "format": "archgraph/1", "name": "mix", "inputs": [{"id": "x", "shape": ["B", 4], "dtype": dtype}],
+        "nodes": [{"id": "a", "op": "Linear", "args": {"in_features": 4, "out_features": 8}, "in": ["x"]}],
+        "outputs": ["a"]}))
+    (f,) = [f for f in verify_graph(design).findings if f.severity == "block"]
+    assert f.rule == "dtype.unsupported"
+    assert "builds its weights in float32" in f.message and "refuses the mix" in f.message
+    assert "does not take" not in f.message
