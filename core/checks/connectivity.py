@@ -122,13 +122,21 @@ PARSE_UNFOLLOWED = Rule("parse.unfollowed", W, "parse", "Parser could not follow
 @graph_check(PARSE_UNFOLLOWED)
 def _parser_warnings(ctx):
     warnings = (ctx.design.meta or {}).get("parser_warnings")
-    if not isinstance(warnings, list):
+    if not isinstance(warnings, list) or not warnings:
         return  # meta is free-form: only the parser's list is read
-    for w in warnings:
-        if isinstance(w, dict):
-            yield [], f"{_text(w.get('line', '?'))}: {_text(w.get('message', ''))}"
-        else:
-            yield [], _text(w)
+    # one finding (a design's finding is keyed by its rule and nodes, and these name no node) that says every
+    # warning, up to SHOWN of them: the first alone hid a TypeError the source raises two lines further on
+    said = [f"{_text(w.get('line', '?'))}: {_text(w.get('message', ''))}" if isinstance(w, dict) else _text(w)
+            for w in warnings[:SHOWN]]
+    if len(warnings) == 1:
+        yield [], said[0]
+        return
+    more = len(warnings) - len(said)
+    yield [], (f"{len(warnings)} constructs the parser did not follow: " + "; ".join(said)
+               + (f"; and {more} more in meta.parser_warnings" if more else ""))
+
+
+SHOWN = 5
 
 
 def _text(v, limit: int = 500) -> str:
