@@ -131,9 +131,11 @@ def _parser_warnings(ctx):
     if len(warnings) == 1:
         yield [], said[0]
         return
-    more = len(warnings) - len(said)
-    yield [], (f"{len(warnings)} constructs the parser did not follow: " + "; ".join(said)
-               + (f"; and {more} more in meta.parser_warnings" if more else ""))
+    not_kept = (ctx.design.meta or {}).get("parser_warnings_not_kept")
+    total = len(warnings) + (not_kept if type(not_kept) is int and not_kept > 0 else 0)
+    more = total - len(said)
+    yield [], (f"{total} constructs the parser did not follow: " + "; ".join(said)
+               + (f"; and {more} more (meta.parser_warnings keeps {len(warnings)})" if more else ""))
 
 
 SHOWN = 5

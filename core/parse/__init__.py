@@ -296,6 +296,8 @@ def _parse_source(path, entry, args, inputs, budget, state, package_roots=(), mo
         raise ParseFailure(f"{path}:{defline}: nothing of '{entry}' recognised{first}")
     warnings = [ParseWarning(f, line, msg) for f, line, msg in it.warnings]
     design["meta"]["parser_warnings"] = [{"line": f"{w.file}:{w.line}", "message": w.message} for w in warnings]
+    if it.warnings_past_cap:  # past the MAX_WARNINGS kept: how many more there were
+        design["meta"]["parser_warnings_not_kept"] = it.warnings_past_cap
     if mode is not None:
         design["train"] = {"mode": mode}
     return ParseResult(design, warnings)
@@ -487,13 +489,14 @@ def _walk(it, model, entry, inputs, mod, defline, shown_path):
             vals.append(t)
         return vals
 
-    nwarn = len(it.warnings)
+    nwarn, past_cap = len(it.warnings), it.warnings_past_cap
     wseen = set(it._wseen)
     out, g, ins = _run_forward(it, model, make_inputs({}), reserved, ids)
     if any(t.pending is False and t.shape is not None and i >= len(given) for i, t in enumerate(ins)) and \
             len(given) < len(ids):
         settled = {t.ref: (t.shape, t.dtype) for i, t in enumerate(ins) if i >= len(given) and t.shape is not None}
         del it.warnings[nwarn:]
+        it.warnings_past_cap = past_cap
         it.layer_notes.clear()  # of layers the first forward built (those of the model are said before _walk)
         it._wseen = wseen
         out, g, ins = _run_forward(it, model, make_inputs(settled), reserved, ids)

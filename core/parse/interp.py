@@ -240,6 +240,7 @@ class Interp:
             return r
         self.display = cached_display
         self.warnings = []
+        self.warnings_past_cap = 0
         self._wseen = set()
         # what is said of a torch.nn layer, held until the layer has a name: {id(module): (module, [LayerNote])}
         self.layer_notes = {}
@@ -310,9 +311,12 @@ class Interp:
         mod, line = loc or self.loc
         path = self.display(mod.path) if mod is not None else "?"
         key = (path, line, message)
-        if key in self._wseen or len(self.warnings) >= MAX_WARNINGS:
+        if key in self._wseen:
             return
         self._wseen.add(key)
+        if len(self.warnings) >= MAX_WARNINGS:
+            self.warnings_past_cap += 1  # not kept (bounded memory), but counted: the total is said
+            return
         self.warnings.append(key)
 
     # ------------------------------------------------------------ modules

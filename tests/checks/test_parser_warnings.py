@@ -33,4 +33,4 @@ def test_every_warning_is_said_in_one_finding():
 def test_many_warnings_are_counted_past_the_ones_shown():
     (msg,) = _said([{"line": f"m.py:{i}", "message": f"w{i}"} for i in range(7)])
     assert msg.startswith("7 constructs") and "m.py:4: w4" in msg and "m.py:5" not in msg
-    assert msg.endswith("; and 2 more in meta.parser_warnings")
+    assert msg.endswith("; and 2 more (meta.parser_warnings keeps 7)")

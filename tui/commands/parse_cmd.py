@@ -101,7 +101,9 @@ def _summary(design, warnings):
     except Exception:  # noqa: BLE001 - the summary is best effort
         pass
     if warnings:
-        say(f"  {len(warnings)} thing(s) not followed:")
+        not_kept = (design.get("meta") or {}).get("parser_warnings_not_kept") or 0
+        say(f"  {len(warnings) + not_kept} thing(s) not followed"
+            + (f" ({len(warnings)} kept in meta.parser_warnings)" if not_kept else "") + ":")
         for w in warnings[:20]:
             say(f"    {w}")
         if len(warnings) > 20:
