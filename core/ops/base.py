@@ -740,13 +740,13 @@ class OpSpec:
                 out.append(f"{name} must be {why}, got {_short(v)}")
         return out
 
-    def valid_args(self, given: dict) -> dict | None:
-        """resolve_args' args for a node that gives only names the op takes, every required one, each a value
-        its kind takes (nearly every node): one call and one pass where resolve_args and arg_problems made two.
-        None otherwise: the caller takes their way, which says what is wrong."""
+    def takes_as_given(self, given: dict) -> bool:
+        """Whether a node gives only names the op takes, every required one, each a value its kind takes
+        (nearly every node): one pass where resolve_args and arg_problems make two. False: the caller takes
+        their way, which says what is wrong."""
         keys = given.keys()
         if not (keys <= self.arg_names and self._required <= keys):
-            return None
+            return False
         by_name = self._by_name
         for name, v in given.items():
             a = by_name[name]
@@ -755,12 +755,10 @@ class OpSpec:
                 continue
             try:
                 if not a.kind.test(v):
-                    return None
+                    return False
             except (TypeError, ValueError, OverflowError, RecursionError):
-                return None
-        out = self._defaults.copy()
-        out.update(given)
-        return out
+                return False
+        return True
 
     def resolve_args(self, given: dict) -> tuple[dict, list[str], list[str]]:
         """Args with torch's defaults filled; (args, missing, unknown)."""
