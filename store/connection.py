@@ -203,6 +203,19 @@ _DAMAGED = ("could not read enough bytes", "corrupt", "checksum", "invalid block
 _FOREIGN = ("not a valid duckdb database file",)
 
 
+def _lock_lost(path: Path, exc: BaseException) -> StoreBusy | None:
+    """A lock DuckDB could not take in the middle of a unit of work (at commit, on the write-ahead log: another
+    process was opening or closing the store at that instant) as `StoreBusy`: DuckDB rolled the work back, so
+    the caller may do it again, as it would for a store busy at open. Any other error: None."""
+    msg = str(exc)
+    if "could not set lock" not in msg.lower():
+        return None
+    m = _LOCK_RE.search(msg)
+    pid = int(m.group("pid")) if m else None
+    holder = (_describe_pid(pid) if pid is not None else None) or (os.path.basename(m.group("prog")) if m else None)
+    return StoreBusy(path, pid, holder, 0.0)
+
+
 def store_fault(path: Path, exc: BaseException, doing: str = "use") -> StoreFault | None:
     """The one line for a DuckDB error that comes from the store *file* (and what to do about it),
     or None for any other error (a mistake in the project's SQL stays a traceback for its tests)."""
@@ -266,6 +279,9 @@ def connect(db: str | os.PathLike | None = None, *, timeout: float | None = None
                 check_schema(con, path)
             yield con
         except duckdb.Error as exc:
+            busy = _lock_lost(path, exc)
+            if busy is not None:
+                raise busy from None
             # the file failed under the work (a truncated store read, a full disk at commit):
             # one line naming the file; the transaction that was open is rolled back by DuckDB
             fault = store_fault(path, exc)

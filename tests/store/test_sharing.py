@@ -57,6 +57,38 @@ def judged_store(db, fake):
     return db
 
 
+# a holder whose lock on the store file is gone while its lock on the write-ahead log stays: what a process
+# closing the store looks like for an instant (the file's lock goes first). Opening the file then succeeds and
+# the commit fails, at the log's lock. Closing any descriptor of a file drops the process's POSIX locks on it.
+HOLD_LOG_ONLY = """
+import sys, time, duckdb
+con = duckdb.connect(sys.argv[1])
+con.execute("CREATE TABLE IF NOT EXISTS hold_probe (i INTEGER)")
+con.execute("INSERT INTO hold_probe VALUES (1)")
+open(sys.argv[1], "rb").close()
+print("holding", flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_lock_lost_at_commit_is_store_busy_and_the_step_is_written_once_when_tried_again(judged_store):
+    db = judged_store
+    key = store.get_design(db, "s-0", curator="ada")["findings"][0]["key"]
+    holder = _spawn(HOLD_LOG_ONLY, db)
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        with pytest.raises(store.StoreBusy) as e:
+            store.record_judgment(db, "s-0", key, "ada", "real")
+        msg = str(e.value)
+        assert "\n" not in msg and str(db) in msg and f"PID {holder.pid}" in msg
+    finally:
+        holder.kill()
+        holder.wait()
+    store.record_judgment(db, "s-0", key, "ada", "real")  # what the app's write queue does on StoreBusy
+    with store.connect(db) as con:
+        assert con.execute("SELECT count(*) FROM judgments WHERE curator = 'ada'").fetchone() == (1,)
+
+
 @pytest.mark.slow
 def test_busy_store_names_the_holder_in_one_line(db):
     store.schema_version(db)

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 _ESCAPES = re.compile(rb"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][0-9A-Za-z]|\x1b[=>78]")
+_NOTICE = re.compile(r"failed|not applied|is gone|no longer on|no finding here|Error|Traceback|busy")
 KEYS = {"enter": "\r", "escape": "\x1b", "down": "\x1b[B", "up": "\x1b[A", "colon": ":", "tab": "\t"}
 
 
@@ -71,7 +72,18 @@ class PtyApp:
             if not self.alive():
                 break
             time.sleep(0.1)
-        raise AssertionError(f"{pattern!r} never shown; the screen's last text: {self.text()[-1500:]!r}")
+        raise AssertionError(f"{pattern!r} never shown; notices shown on the way: {self.notices()!r}; the screen's "
+                             f"last text: {self.text()[-1500:]!r}")
+
+    def notices(self) -> list[str]:
+        """Every distinct line the app drew that tells of a failure or a key not applied: what a failed wait
+        needs to say why, since a toast is gone from the last screen by the time the wait gives up."""
+        seen: dict[str, None] = {}
+        for line in re.split(r"[\r\n]+", self.text()):
+            text = " ".join(line.replace("│", " ").replace("▌", " ").split())
+            if _NOTICE.search(text):
+                seen.setdefault(text[:200], None)
+        return list(seen)[:40]
 
     def last(self, pattern: str) -> re.Match | None:
         matches = list(re.finditer(pattern, self.text()))
