@@ -244,6 +244,8 @@ class Design:
 
     @classmethod
     def load(cls, path: str | Path) -> Design:
+        if str(path) == "":  # Path("") is ".", the working folder: "is a folder" would name neither
+            raise DesignError("'': an empty name, not a file to read")
         path = Path(path)
         try:
             text = jsontext.read_file(path)

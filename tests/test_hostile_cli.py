@@ -152,3 +152,18 @@ def test_a_file_that_cannot_be_read_is_worded_the_same_by_verify_run_and_import(
         r = subprocess.run([sys.executable, "-m", "archcurator", command, *map(str, args)], capture_output=True,
                            text=True, timeout=120, stdin=subprocess.DEVNULL, preexec_fn=_file_modes_bind_for_root)
         assert one_line(r, command, p) == f"archcurator {command}: {p}: {words}", command
+
+
+@pytest.mark.parametrize("command,args", [
+    ("verify", []), ("run", ["--no-record"]), ("repair", []), ("parse", ["--entry", "M"]), ("import", ["--db", "s"]),
+])
+def test_an_empty_name_is_refused_as_given_and_import_does_not_take_the_working_folder(tmp_path, command, args):
+    """An empty argument (an unset shell variable) is Path('') — the working folder: verify said
+    ': .: is a folder', parse ": : no such file", and import stored every design under the working folder."""
+    (tmp_path / "d.json").write_text(TINY.read_text())
+    args = [str(tmp_path / a) if a == "s" else a for a in args]
+    r = subprocess.run([sys.executable, "-m", "archcurator", command, "", *args], capture_output=True, text=True,
+                       timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path)
+    line = one_line(r, command, "''")
+    assert not line.startswith(f"archcurator {command}: '': :"), line
+    assert not (tmp_path / "s").exists()  # nothing imported: no store made

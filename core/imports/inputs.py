@@ -124,7 +124,10 @@ def plan(paths: Iterable[str | os.PathLike], py: PyOptions | None = None) -> lis
     """Check every input and group it in batches; raises ImportInputError (exit 2)."""
     loose = Batch("files", "files")
     batches: list[Batch] = []
-    named = [Path(p) for p in paths]
+    given = [str(p) for p in paths]
+    if "" in given:  # Path("") is ".": an empty argument (an unset shell variable) would import the working folder
+        raise ImportInputError("'': an empty name, not a file or folder to import")
+    named = [Path(p) for p in given]
     if not named:
         raise ImportInputError("import: name at least one file or folder")
     for path in named:

@@ -34,6 +34,9 @@ def error_line(command: str, where: str | os.PathLike | None, problem: object) -
     text = one_line(problem)
     if where is not None:
         w = one_line(where)
+        if not w:  # an empty name given on the command line: shown as given, and once
+            w = "''"
+            text = text[2:] if text.startswith(": ") else text
         if not (text == w or text.startswith(w + ":")):
             text = f"{w}: {text}"
     command = one_line(command)
