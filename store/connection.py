@@ -43,6 +43,10 @@ _migrate_lock = threading.Lock()
 # header is read only while no connection of this process has the file open, under `_holders_lock`.
 _holders: dict[str, int] = {}
 _holders_lock = threading.Lock()
+# ... and even then only once per file: a DuckDB instance can outlive the last connection's close (a result
+# still referenced, garbage not yet collected), and still holds the lock the header read would drop. A file
+# DuckDB has opened is known by its device and inode; one replaced since (a new inode) is read again.
+_known_stores: dict[str, tuple[int, int]] = {}
 
 
 class StoreError(RuntimeError):
@@ -122,6 +126,15 @@ def _foreign_kind(path: Path) -> str | None:
     if head.startswith(b"PAR1"):
         return "a Parquet file"
     return "not a DuckDB database file"
+
+
+def _identity(path: Path) -> tuple[int, int] | None:
+    """The file's device and inode (a stat: no descriptor opened), None when there is none."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
 
 
 def check_store_path(path: Path) -> None:
@@ -263,7 +276,8 @@ def connect(db: str | os.PathLike | None = None, *, timeout: float | None = None
         raise StoreError(f"{path}: is a folder, not a store file")
     key = os.path.realpath(path)
     with _holders_lock:
-        if not _holders.get(key):
+        ident = _identity(path)
+        if not _holders.get(key) and (ident is None or _known_stores.get(key) != ident):
             check_store_path(path)
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
@@ -271,6 +285,9 @@ def connect(db: str | os.PathLike | None = None, *, timeout: float | None = None
                 raise StoreError(f"{path}: cannot create its folder: {exc.strerror or exc}") from None
         con = _open(path, DEFAULT_TIMEOUT if timeout is None else timeout)
         _holders[key] = _holders.get(key, 0) + 1
+        ident = _identity(path)  # the file DuckDB made, where there was none
+        if ident is not None:
+            _known_stores[key] = ident
     try:
         try:
             if migrate:

@@ -190,3 +190,24 @@ def test_kill_9_mid_judging_loses_no_committed_judgment(judged_store, seed):
     assert set(committed) <= events
     # the store still works after the crash
     assert store.record_judgment(db, "s-0", "fake.block@n1", "after", "real") > max(committed)
+
+
+def test_a_duckdb_instance_outliving_its_last_connection_keeps_the_store_locked_when_the_store_is_opened_again(db):
+    """DuckDB's lock on the file is a POSIX record lock, dropped when the process closes any descriptor of the
+    file. The header was read on every open while no connection of ours was counted, even when DuckDB still
+    had the file open (an instance outliving its last connection): another process could then write it at
+    the same time. Here a second connection stands for the instance that lives on."""
+    import duckdb
+
+    from archcurator.store import connection
+
+    store.schema_version(db)
+    lives_on = duckdb.connect(str(db), config=connection._CONFIG)
+    try:
+        with store.connect(db) as con:
+            con.execute("SELECT 1").fetchone()
+        probe = subprocess.run([sys.executable, "-c", "import sys, duckdb; duckdb.connect(sys.argv[1])", str(db)],
+                               capture_output=True, text=True, timeout=60)
+        assert probe.returncode != 0 and "lock" in probe.stderr.lower(), probe.stderr[-400:]
+    finally:
+        lives_on.close()
