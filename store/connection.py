@@ -191,12 +191,7 @@ def _open(path: Path, timeout: float) -> duckdb.DuckDBPyConnection:
                 raise store_fault(path, exc, "open") or StoreError(
                     f"{path}: cannot open the store: {_first_line(msg)}") from None
             if time.monotonic() >= deadline:
-                m = _LOCK_RE.search(msg)
-                pid = int(m.group("pid")) if m else None
-                holder = (_describe_pid(pid) if pid is not None else None) or (
-                    os.path.basename(m.group("prog")) if m else None
-                )
-                raise StoreBusy(path, pid, holder, round(time.monotonic() - start, 1)) from None
+                raise _busy(path, msg, round(time.monotonic() - start, 1)) from None
             time.sleep(delay)
             delay = min(delay * 1.5, 0.05)
         except duckdb.Error as exc:
@@ -221,12 +216,15 @@ def _lock_lost(path: Path, exc: BaseException) -> StoreBusy | None:
     process was opening or closing the store at that instant) as `StoreBusy`: DuckDB rolled the work back, so
     the caller may do it again, as it would for a store busy at open. Any other error: None."""
     msg = str(exc)
-    if "could not set lock" not in msg.lower():
-        return None
+    return _busy(path, msg, 0.0) if "could not set lock" in msg.lower() else None
+
+
+def _busy(path: Path, msg: str, waited: float) -> StoreBusy:
+    """`StoreBusy` for DuckDB's lock message `msg`, naming the process it says holds the file."""
     m = _LOCK_RE.search(msg)
     pid = int(m.group("pid")) if m else None
     holder = (_describe_pid(pid) if pid is not None else None) or (os.path.basename(m.group("prog")) if m else None)
-    return StoreBusy(path, pid, holder, 0.0)
+    return StoreBusy(path, pid, holder, waited)
 
 
 def store_fault(path: Path, exc: BaseException, doing: str = "use") -> StoreFault | None:
