@@ -6,6 +6,7 @@ import itertools
 
 from ...ops import OP_TABLE, ops_of, ops_with
 from ...ops.base import FACTORY_ARGS, FLOAT_DTYPES, dtype_named
+from ...ops.nn_classes import CONSTRUCTOR_ONLY
 from ..values import (
     BuiltinFn,
     ClassVal,
@@ -181,6 +182,7 @@ def torch_init(it, inst, name, args, kwargs):
             given[n_] = Unknown(f"missing {n_}")
     if name == "Identity":
         given = {}
+    _constructor_only(it, inst, name, given)
     # functions and module classes given as arguments (TransformerEncoderLayer activation)
     for k, v in list(given.items()):
         given[k] = _arg_value(v)
@@ -202,6 +204,57 @@ def torch_init(it, inst, name, args, kwargs):
         if k not in inst.params:
             inst.attrs[k] = _attr_view(name, k, v)
     _factory_kwargs(it, inst, name, factory, given)
+
+
+def _constructor_only(it, inst, name, given):
+    """Take off the layer's arguments those torch's constructor reads that a node does not carry
+    (nn_classes.CONSTRUCTOR_ONLY), as torch reads them: a design holding one is refused for an argument its op
+    lacks, a false block of a source that runs. Said only where the design then differs in what it counts or
+    the source cannot run as written; initial weights, a frozen table and fixed random samples change no size."""
+    for a in CONSTRUCTOR_ONLY.get(name, ()):
+        if a.name not in given:
+            continue
+        v = given.pop(a.name)
+        if name == "Hardtanh":
+            if v is not None:  # torch's deprecated spellings win over min_val / max_val (a FutureWarning)
+                given[a.name.replace("_value", "_val")] = v
+        elif a.name == "bias":
+            if v is False and optable.full_args(name, given).get("affine") is not False:
+                n = next((s for k, s in optable.param_shapes(name, given) if k == "bias"), None)
+                count = f"{n[0]} " if n and is_int(n[0]) else ""
+                say(it, inst, f"{LAYER} is built with bias=False: torch gives it a weight and no bias, but "
+                        f"archgraph/1's {name} has both, so the design counts {count}more parameters than the source")
+        elif a.name == "_weight" and isinstance(v, TensorVal) and v.shape is not None:
+            want = [given.get("num_embeddings"), given.get("embedding_dim")]
+            if all(is_int(d) for d in want + list(v.shape)) and list(v.shape) != want:
+                say(it, inst, f"{LAYER} is given _weight of shape {list(v.shape)}, not [num_embeddings, "
+                        f"embedding_dim] = {want}: torch raises AssertionError (Shape of weight does not match), so "
+                        "the source cannot build as written")
+        elif a.name == "recompute_scale_factor" and v and given.get("size") is not None:
+            say(it, inst, f"{LAYER} is given recompute_scale_factor=True with a size: its forward raises ValueError "
+                    "(not meaningful with an explicit size), so the source cannot run as written; the design leaves "
+                    "it out")
+
+
+def from_pretrained(it, name, args, kwargs):
+    """`nn.Embedding.from_pretrained(embeddings, freeze, ...)` (and EmbeddingBag's): torch's classmethod builds
+    the layer with num_embeddings, embedding_dim = embeddings.shape, the tensor its initial weights."""
+    names = optable.pretrained_args(name)
+    given = {}
+    for i, v in enumerate(args[:len(names)]):
+        given[names[i]] = v
+    for k, v in kwargs.items():
+        if k in names:
+            given[k] = v
+    table = given.pop("embeddings", None)
+    given.pop("freeze", None)  # a frozen table is counted as torch's parameters() count it: the same
+    shape = table.shape if isinstance(table, TensorVal) else None
+    if shape is not None and len(shape) != 2:
+        raise InterpError(f"nn.{name}.from_pretrained of a {len(shape)}-D tensor: torch raises AssertionError "
+                          "(Embeddings parameter is expected to be 2-dimensional)")
+    rows, cols = shape if shape is not None else (Unknown("the pretrained table's rows"),
+                                                   Unknown("the pretrained table's width"))
+    return make_torch_module(it, name, [], {"num_embeddings": rows, "embedding_dim": cols, **given})
 
 
 def _factory_kwargs(it, inst, name, factory, given):
