@@ -105,6 +105,36 @@ NOT_OPS = {
                                            ("reduction", "mean")),
 }
 
+# torch's lazy layers: the op each becomes at its first call, which reads the op's first argument (in_features,
+# in_channels, num_features) off that call's input; their constructors take the rest, in the op's order, with
+# these defaults of their own where torch's differ from the op's (LazyInstanceNorm is affine and tracks stats)
+LAZY = {
+    "LazyLinear": "Linear",
+    **{f"Lazy{kind}{d}d": f"{kind}{d}d" for kind in ("Conv", "ConvTranspose", "BatchNorm", "InstanceNorm")
+       for d in (1, 2, 3)},
+}
+_LAZY_DEFAULTS = {f"LazyInstanceNorm{d}d": {"affine": True, "track_running_stats": True} for d in (1, 2, 3)}
+
+
+def lazy_size(name: str, shape: list | tuple):
+    """The size lazy layer `name` reads off its first input, as torch's initialize_parameters reads it: a Linear's
+    last dim, a conv's channels (dim 1 of a batched input, dim 0 of an unbatched one), a norm's dim 1. Where torch
+    raises instead (a conv given an input of another rank), dim 1 or 0: the op's own shape rule then refuses the
+    input in its words. None for an input too small to read."""
+    op = LAZY[name]
+    if op == "Linear":
+        return shape[-1] if shape else None
+    if op.startswith(("Conv", "ConvTranspose")):
+        unbatched = len(shape) == int(op[-2]) + 1
+        return shape[0] if unbatched else shape[1] if len(shape) > 1 else None
+    return shape[1] if len(shape) > 1 else None
+
+
+def lazy_defaults(name: str) -> dict:
+    """The defaults of lazy layer `name` that differ from those of the op it becomes."""
+    return _LAZY_DEFAULTS.get(name, {})
+
+
 _CONSTRUCTORS: dict[str, tuple] = {}
 _DEFAULTS: dict[str, dict] = {}
 
@@ -113,7 +143,7 @@ def is_nn_class(name: str) -> bool:
     """Whether `torch.nn.<name>` is a module class this table knows (an op's layer, a loss, a container)."""
     from . import OP_TABLE
 
-    return name in NOT_OPS or (name in OP_TABLE and name not in _not_nn())
+    return name in NOT_OPS or name in LAZY or (name in OP_TABLE and name not in _not_nn())
 
 
 def constructor_args(name: str) -> tuple | None:
@@ -127,6 +157,10 @@ def constructor_args(name: str) -> tuple | None:
 
         if name in NOT_OPS:
             got = NOT_OPS[name]
+        elif name in LAZY:
+            own = lazy_defaults(name)
+            got = tuple(Arg(a.name, own[a.name], a.kind) if a.name in own else a
+                        for a in (constructor_args(LAZY[name]) or ())[1:])
         else:
             at_call = AT_CALL.get(name, ())
             got = tuple(a for a in OP_TABLE[name].args if a.name not in at_call) + CONSTRUCTOR_ONLY.get(name, ())
@@ -149,7 +183,7 @@ def takes_factory_kwargs(name: str) -> bool:
     """Whether `torch.nn.<name>(...)` takes device and dtype (torch raises TypeError for either where not)."""
     from .base import takes_factory_args
 
-    return name in FACTORY_NOT_OPS or (is_nn_class(name) and takes_factory_args(name))
+    return name in FACTORY_NOT_OPS or (is_nn_class(name) and takes_factory_args(LAZY.get(name, name)))
 
 
 def positional_args(name: str) -> tuple | None:

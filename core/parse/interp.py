@@ -254,6 +254,7 @@ class Interp:
         self.memory_limit = MEMORY_LIMIT
         self._rss0 = 0
         self.depth = 0
+        self.calls = []  # the frames of the functions being followed, innermost last (inspect.currentframe)
         self.symbolic = True  # inputs have symbolic sizes (design shape args keep symbols)
         self.batch_env = {}  # symbol -> int given on the command line
         self.training = None  # what forward's `self.training` reads: None (unknown), or the mode parsed in
@@ -1436,10 +1437,13 @@ class Interp:
             self.bind_args(fn, args, kwargs, fr)
             if fn.is_lambda:
                 return self.eval(fn.node.body, fr)
+            self.calls.append(fr)
             try:
                 self.exec_block(fn.node.body, fr)
             except ReturnSignal as r:
                 return r.value
+            finally:
+                self.calls.pop()
             return None
         finally:
             self.depth -= 1
@@ -1850,6 +1854,14 @@ class Interp:
             return
         raise InterpError(f"setting attribute {name} of {self.describe(obj)} not followed")
 
+    def _loaded_module(self, name):
+        """`sys.modules[__name__]` (d2l's `d2l = sys.modules[__name__]`): a module of the source already read;
+        any other is not known."""
+        for mod in self.loader.cache.values():
+            if isinstance(mod, SourceModule) and mod.values.get("__name__") == name:
+                return mod
+        return Unknown(f"sys.modules[{name!r}]")
+
     # ------------------------------------------------------------ items
     def getitem(self, obj, idx):
         to = type(obj)
@@ -1866,6 +1878,8 @@ class Interp:
             return obj
         if isinstance(obj, InstanceVal):
             return torchlib.module_getitem(self, obj, idx)
+        if isinstance(obj, ExtVal) and obj.path == "sys.modules" and type(idx) is str:
+            return self._loaded_module(idx)
         if isinstance(obj, (ExtVal, ClassVal, TorchClass)):
             return Unknown("subscripted type")
         if isinstance(obj, (list, tuple, str, dict, range)):

@@ -524,6 +524,31 @@ def inspect_signature(it, args, kwargs):
     return sig
 
 
+@handles("inspect.currentframe")
+def inspect_currentframe(it, args, kwargs):
+    """The frame of the function being followed, as `inspect.currentframe()` gives it, with `f_back` (its
+    caller's) and `f_locals`: d2l's `save_hyperparameters` reads its caller's arguments off
+    `inspect.getargvalues(inspect.currentframe().f_back)`."""
+    from .values import TorchClass
+    below = None
+    for fr in it.calls[-4:]:  # the innermost few: a frame's f_back chain, made before any is read
+        f = InstanceVal(TorchClass("frame"), "object")
+        f.attrs.update(f_back=below, f_locals=dict(fr.vars), __frame__=fr)
+        below = f
+    return below
+
+
+@handles("inspect.getargvalues")
+def inspect_getargvalues(it, args, kwargs):
+    """`ArgInfo(args, varargs, keywords, locals)` of a frame inspect.currentframe gave."""
+    fr = args[0].attrs.get("__frame__") if args and isinstance(args[0], InstanceVal) else None
+    if fr is None or fr.func is None:
+        return Unknown("inspect.getargvalues of a frame not known")
+    a = fr.func.node.args
+    names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    return (names, a.vararg.arg if a.vararg else None, a.kwarg.arg if a.kwarg else None, dict(fr.vars))
+
+
 # ---- numpy / scipy arrays made in a constructor (weights initialised from a QR or an LU
 # decomposition, a random projection): their values are never computed, their shapes are all a
 # design needs.  An array is a constant TensorVal (float64 unless said), as np.arange's is.

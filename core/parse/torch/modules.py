@@ -6,7 +6,7 @@ import itertools
 
 from ...ops import OP_TABLE, ops_of, ops_with
 from ...ops.base import FACTORY_ARGS, FLOAT_DTYPES, dtype_named
-from ...ops.nn_classes import CONSTRUCTOR_ONLY
+from ...ops.nn_classes import CONSTRUCTOR_ONLY, LAZY, lazy_defaults, lazy_size
 from ..values import (
     BuiltinFn,
     ClassVal,
@@ -99,6 +99,8 @@ def torch_init(it, inst, name, args, kwargs):
     inst.torch_base = inst.torch_base or name
     if name == "Module":
         return
+    if name in LAZY:
+        name, args, kwargs = _lazy_as_op(inst, name, args, kwargs)
     if name == "Sequential":
         if len(args) == 1 and isinstance(args[0], dict):
             items = list(args[0].items())
@@ -204,6 +206,27 @@ def torch_init(it, inst, name, args, kwargs):
         if k not in inst.params:
             inst.attrs[k] = _attr_view(name, k, v)
     _factory_kwargs(it, inst, name, factory, given)
+
+
+def _lazy_as_op(inst, name, args, kwargs):
+    """`nn.LazyLinear(10)` read as the Linear it becomes at its first call, which sets the op's first argument
+    (read_lazy_size); the rest are the op's, in its order, with the lazy class's own defaults."""
+    op = LAZY[name]
+    first, *rest = optable.positional_names(op)
+    inst.attrs["__lazy__"] = first
+    by_position = set(rest[:len(args)])
+    own = {k: v for k, v in lazy_defaults(name).items() if k not in kwargs and k not in by_position}
+    return op, [Unknown(f"{first} of nn.{name} before its first call")] + list(args), {**own, **kwargs}
+
+
+def read_lazy_size(inst, x):
+    """A lazy layer's first call: torch reads the op's first argument off the input and builds its learned
+    tensors with it, once."""
+    first = inst.attrs.pop("__lazy__")
+    size = lazy_size(inst.torch_base, x.shape) if x.shape is not None else None
+    if size is not None and not isinstance(size, Unknown):
+        _set_leaf_arg(inst, first, size)
+        inst.attrs[first] = size
 
 
 def _constructor_only(it, inst, name, given):
