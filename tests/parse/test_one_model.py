@@ -137,6 +137,7 @@ TENSOR_OPS = [
     ("Cumsum", "x0.cumsum(1)", [((2, 3, 4), F32)], lambda a: a.cumsum(1)),
     ("IndexSelect", "x0.index_select(1, x1)", [((2, 5, 3), F32), ((4,), "int64")],
      lambda a, b: a.index_select(1, b)),
+    ("Index", "x0[:, x1]", [((2, 5, 3), F32), ((4, 2), "int64")], lambda a, b: a[:, b]),
     ("Upsample", "F.interpolate(x0, scale_factor=2)", [((1, 2, 4, 4), F32)],
      lambda a: F.interpolate(a, scale_factor=2)),
     ("Parameter", "x0 + self.p", [((2, 3), F32)], None),

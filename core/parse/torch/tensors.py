@@ -391,6 +391,8 @@ def repeat(it, t, reps):
 
 
 def repeat_interleave(it, t, r, dim):
+    if t.shape is not None and is_int(r) and dim is None:  # torch flattens the input first
+        t, dim = reshape(it, t, [prod(t.shape)]), 0
     if t.shape is None or not is_int(r) or dim is None or not is_int(dim):
         return passthrough(it, "repeat_interleave", t, keep_shape=False)
     d = _norm_dim(dim, t)
@@ -687,6 +689,9 @@ def tensor_getitem(it, t, idx):
             and items[1].dtype.startswith("int") and items[1].shape is not None and t.shape is not None \
             and len(t.shape) == 2 and not t.is_const and it.graph is not None:
         return _gather_columns(it, t, items[1])
+    run = _index_tensor_run(t, items)
+    if run is not None and it.graph is not None and not t.is_const:
+        return _index_by_tensors(it, t, items[run[0]:run[1]], run[0])
     if any(isinstance(x, (TensorVal, list)) for x in items):
         return passthrough(it, "indexing with a tensor or list", t, keep_shape=False)
     if any(isinstance(x, Unknown) for x in items):
@@ -816,6 +821,43 @@ def _gather_columns(it, t, idx):
     if len(idx.shape) != 1:
         y = reshape(it, y, [t.shape[0]] + list(idx.shape))
     return y
+
+
+def _index_tensor_run(t, items):
+    """(start, end) of the index tensors of `t[:, ..., i0, i1, ..., :, ...]`: one run of integer index tensors
+    (or one bool mask) between whole slices, the only way the Index op (merging the dims they index) writes
+    torch's advanced indexing exactly; None for any other subscript."""
+    if t.shape is None:
+        return None
+    ks = [i for i, x in enumerate(items) if isinstance(x, TensorVal)]
+    if not ks or ks != list(range(ks[0], ks[-1] + 1)) or \
+            any(not (isinstance(x, slice) and x == slice(None)) for i, x in enumerate(items) if i not in ks):
+        return None
+    run = [items[i] for i in ks]
+    if any(x.shape is None for x in run):
+        return None
+    if all(x.dtype in ("int64", "int32") for x in run):
+        return (ks[0], ks[-1] + 1) if ks[-1] < len(t.shape) else None
+    if len(run) == 1 and run[0].dtype == "bool" and ks[0] + len(run[0].shape) <= len(t.shape):
+        return ks[0], ks[0] + 1
+    return None
+
+
+def _index_by_tensors(it, t, run, d):
+    """`t[..., i0, i1, ...]` by index tensors computed in the graph (or given): torch's advanced indexing as one
+    Index op over dim d. Several integer indices pick one element of the dims they index each, as one index
+    into those dims merged, i0 * size1 + i1 (a mask or one index is the op's own operand)."""
+    if len(run) == 1:
+        return emit_op(it, "Index", {"dim": d}, [t, run[0]])
+    sizes = t.shape[d:d + len(run)]
+    if not all(is_int(n) for n in sizes[1:]):
+        return passthrough(it, "indexing with several index tensors over dims of sizes not known", t,
+                           keep_shape=False)
+    flat = run[0]
+    for n, x in zip(sizes[1:], run[1:]):
+        flat = tensor_binop(it, ast.Add, tensor_binop(it, ast.Mult, flat, n), x)
+    merged = reshape(it, t, list(t.shape[:d]) + [prod(sizes)] + list(t.shape[d + len(run):]))
+    return emit_op(it, "Index", {"dim": d}, [merged, flat])
 
 
 def _const_index_tensors(t, items):
