@@ -47,16 +47,19 @@ def _git(repo_dir, *args):
     return subprocess.run(["git", "-C", repo_dir, *args], check=True, capture_output=True).stdout
 
 
-def copy(mirrors):
-    sources = {}
-    for repo, (licence, paths) in SOURCES.items():
+def copy(mirrors, only=None):
+    manifest = _load()
+    sources = dict(manifest.get("sources", {})) if only else {}
+    for repo, (licence, paths, *licence_file) in SOURCES.items():
+        if only and repo != only:
+            continue
         d = os.path.join(mirrors, repo.replace("/", "+"), "repo")
         if os.path.isdir(os.path.join(d, ".git")):
             d = os.path.join(d, ".git")
         commit = _git(d, "rev-parse", "HEAD").decode().strip()
         names = _git(d, "ls-tree", "-r", "--name-only", "HEAD").decode().splitlines()
-        lic = next((n for n in names if n.upper().startswith(("LICENSE", "LICENCE", "COPYING")) and "/" not in n),
-                   None)
+        lic = licence_file[0] if licence_file else \
+            next((n for n in names if n.upper().startswith(("LICENSE", "LICENCE", "COPYING")) and "/" not in n), None)
         dest = os.path.join(CORPUS, source_dir(repo))
         shutil.rmtree(dest, ignore_errors=True)
         wanted = []
@@ -69,7 +72,6 @@ def copy(mirrors):
                 f.write(_git(d, "show", f"HEAD:{n}"))
         sources[repo] = {"commit": commit, "licence": licence, "licence_file": lic, "files": wanted}
         print(f"{repo}: {len(wanted)} files at {commit[:10]}")
-    manifest = _load()
     manifest["sources"] = sources
     _save(manifest)
 
@@ -167,11 +169,13 @@ def child(rec):
             return (object,)
 
     class _Unused(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-        """torchvision and matplotlib stand in empty: the corpus files import them for data, losses
-        or plots, never for the model they define (a run that needed them would fail, not be wrong)."""
+        """torchvision, matplotlib and the like stand in empty: the corpus files import them for data,
+        losses or plots, never for the model they define (a run that needed them would fail, not be
+        wrong). d2l's one file imports all of these."""
 
         def find_spec(self, name, path, target=None):
-            if name.split(".")[0] in ("torchvision", "matplotlib"):
+            if name.split(".")[0] in ("torchvision", "matplotlib", "matplotlib_inline", "PIL", "pandas", "requests",
+                                      "IPython", "scipy"):
                 return importlib.util.spec_from_loader(name, self, is_package=True)
             return None
 
@@ -215,7 +219,6 @@ def child(rec):
         model = target(config_class(**args))  # Hugging Face: --args are the config's fields
     else:
         model = target(**args)
-    params = sum(p.numel() for p in model.parameters())
     inputs = []
     for spec in rec["inputs"]:
         shape, _, dtype = spec.partition(":")
@@ -228,6 +231,7 @@ def child(rec):
             inputs.append(torch.randn(shape))
     with torch.no_grad():
         y = model(*inputs)
+    params = sum(p.numel() for p in model.parameters())  # after the call: a lazy layer has none before it
     shapes = []
 
     def walk(v):
@@ -249,6 +253,7 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("copy")
     c.add_argument("--mirrors", required=True)
+    c.add_argument("--repo", help="copy only this owner/name again, keeping the others as they are")
     t = sub.add_parser("truth")
     t.add_argument("--only", help="PATTERN of entry ids to run again, or 'missing'")
     t.add_argument("--package-site", help="folder where the pinned packages are importable (truth of PACKAGE_ENTRIES)")
@@ -256,7 +261,7 @@ def main():
     ch.add_argument("rec")
     a = ap.parse_args()
     if a.cmd == "copy":
-        copy(a.mirrors)
+        copy(a.mirrors, a.repo)
     elif a.cmd == "truth":
         truth(a.only, package_site=a.package_site)
     else:

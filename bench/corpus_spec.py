@@ -15,7 +15,8 @@ names the list arguments that the code wants as tuples (JSON has no tuple).
 
 from __future__ import annotations
 
-# repo -> (licence, files and folders to copy, relative to the repository root)
+# repo -> (licence, files and folders to copy, relative to the repository root[, the licence file where the
+# repository has several])
 SOURCES = {
     "karpathy/nanoGPT": ("MIT", ["model.py"]),
     "karpathy/minGPT": ("MIT", ["mingpt/model.py", "mingpt/utils.py", "mingpt/__init__.py"]),
@@ -58,6 +59,9 @@ SOURCES = {
                                                   "yolox/models/yolo_pafpn.py"]),
     "lukemelas/EfficientNet-PyTorch": ("Apache-2.0", ["efficientnet_pytorch/model.py",
                                                       "efficientnet_pytorch/utils.py"]),
+    # the book's sample code (MIT-0; its text is CC BY-SA 4.0): lazy layers, `d2l = sys.modules[__name__]`,
+    # save_hyperparameters reading its caller's frame
+    "d2l-ai/d2l-en": ("MIT-0", ["d2l/torch.py", "d2l/__init__.py"], "LICENSE-SAMPLECODE"),
 }
 
 IMG = "2,3,32,32"
@@ -226,6 +230,23 @@ ENTRIES = [
     E("Megvii-BaseDetection/YOLOX", "yolox/models/darknet.py", "Darknet", {"depth": 21}, ["2,3,64,64"]),
     E("Megvii-BaseDetection/YOLOX", "yolox/models/yolo_pafpn.py", "YOLOPAFPN",
       {"depth": 0.33, "width": 0.25}, ["2,3,64,64"]),
+    # ---- Dive into Deep Learning's package
+    E("d2l-ai/d2l-en", "d2l/torch.py", "LeNet", {}, ["2,1,28,28"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "SoftmaxRegression", {"num_outputs": 10, "lr": 0.1}, ["2,1,28,28"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "LinearRegression", {"lr": 0.03}, ["2,2"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "Residual", {"num_channels": 8, "use_1x1conv": True, "strides": 2},
+      ["2,3,16,16"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "ResNeXtBlock",
+      {"num_channels": 32, "groups": 16, "bot_mul": 1, "use_1x1conv": True, "strides": 2}, ["2,3,16,16"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "PositionWiseFFN", {"ffn_num_hiddens": 16, "ffn_num_outputs": 8},
+      ["2,5,4"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "PositionalEncoding", {"num_hiddens": 16, "dropout": 0.1}, ["2,6,16"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "RNN", {"num_inputs": 4, "num_hiddens": 8}, ["5,2,4"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "GRU", {"num_inputs": 4, "num_hiddens": 8, "num_layers": 2}, ["5,2,4"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "Seq2SeqEncoder",
+      {"vocab_size": 50, "embed_size": 8, "num_hiddens": 16, "num_layers": 2}, ["2,7:int64"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "NextSentencePred", {}, ["2,16"]),
+    E("d2l-ai/d2l-en", "d2l/torch.py", "MaskLM", {"vocab_size": 30, "num_hiddens": 16}, ["2,50,16", "2,3:int64"]),
 ]
 
 # ---- installed packages, fetched by pinned version at bench time (never stored here: the parser
