@@ -1850,6 +1850,9 @@ class Interp:
             obj.ns[name] = value
             self._acache.clear()
             return
+        if isinstance(obj, SourceModule):  # `setattr(sys.modules[fn.__module__], name, fn)` (timm's registry)
+            obj.values[name] = value
+            return
         if isinstance(obj, (Unknown, TensorVal, ExtVal, FuncVal)):
             return
         raise InterpError(f"setting attribute {name} of {self.describe(obj)} not followed")

@@ -99,6 +99,8 @@ class M(d2l.Module):
     def __init__(self, num_hiddens=12, num_outputs=3, lr=0.1):
         super().__init__()
         self.save_hyperparameters(ignore=['lr'])
+        setattr(sys.modules[__name__], 'WIDTH', self.num_hiddens)  # as timm's registry writes into a model's module
+        assert d2l.WIDTH == 12
         self.net = nn.Sequential(nn.LazyLinear(self.num_hiddens), nn.ReLU(), nn.LazyLinear(self.num_outputs))
 """, [2, 5]),
 }
@@ -110,12 +112,12 @@ def _torch(src, name, shape):
     sys.modules[mod.__name__] = mod  # as an import does: the module reads itself there
     try:
         loader.loader.exec_module(mod)
+        torch.manual_seed(0)
+        model = mod.M().eval()
+        with torch.no_grad():
+            y = model(torch.randn(shape))
     finally:
         del sys.modules[mod.__name__]
-    torch.manual_seed(0)
-    model = mod.M().eval()
-    with torch.no_grad():
-        y = model(torch.randn(shape))
     return sum(p.numel() for p in model.parameters()), [list(y.shape)], model
 
 

@@ -135,7 +135,58 @@ def f_conv(it, args, kwargs, n):
     owner = _owner_leaf(w, (f"Conv{n}d",))
     if owner is not None:
         return emit_module(it, owner, [x], {})
+    conv = [_arg(args, kwargs, i, k, d) for i, (k, d) in
+            enumerate((("bias", None), ("stride", 1), ("padding", 0), ("dilation", 1), ("groups", 1)), 2)]
+    if n in (1, 2):
+        y = _conv_by_unfold(it, x, w, *conv, n)
+        if y is not None:
+            return y
     return passthrough(it, f"F.conv{n}d with weights not owned by nn.Conv{n}d", x, keep_shape=False)
+
+
+def _pair(v, n):
+    v = list(v) if isinstance(v, (list, tuple)) else [v] * n
+    return v if len(v) == n and all(is_int(d) for d in v) else None
+
+
+def _conv_by_unfold(it, x, w, bias, stride, padding, dilation, groups, n):
+    """F.conv1d / conv2d with a weight no nn.Conv owns (a fixed filter buffer: timm's BlurPool; a learned
+    nn.Parameter of the module's own) as torch computes it: Unfold, the weight as [groups, out / groups,
+    in / groups * k] times the patches, reshaped to [N, out, *spatial] (a conv1d as a conv2d of height 1).
+    Exact in shape, values and learned tensors (a buffer's values enter as a constant, not recorded). None
+    where a size it needs is not an int (the caller passes the tensor on, said)."""
+    if not (isinstance(x, TensorVal) and isinstance(w, TensorVal) and x.shape is not None and w.shape is not None
+            and len(x.shape) == n + 2 and len(w.shape) == n + 2 and is_int(groups) and groups > 0):
+        return None
+    if padding == "valid":
+        padding = 0
+    elif padding == "same" and _pair(dilation, n) is not None and all(is_int(kk) for kk in w.shape[2:]):
+        total = [d * (kk - 1) for d, kk in zip(_pair(dilation, n), w.shape[2:])]
+        if any(t % 2 for t in total) or stride not in (1, [1] * n, (1,) * n):
+            return None  # torch pads one more on the right, or refuses 'same' with a stride: not an Unfold's
+        padding = [t // 2 for t in total]
+    if n == 1:
+        x, w = unsqueeze(it, x, 2), reshape(it, w, [w.shape[0], w.shape[1], 1, w.shape[2]])
+        stride, padding, dilation = ([one, v] if is_int(v) else [one, *v] if isinstance(v, (list, tuple)) else v
+                                     for one, v in ((1, stride), (0, padding), (1, dilation)))
+    stride, padding, dilation = _pair(stride, 2), _pair(padding, 2), _pair(dilation, 2)
+    c, hw = x.shape[1], x.shape[2:]
+    out, per_group, k = w.shape[0], w.shape[1], w.shape[2:]
+    if None in (stride, padding, dilation) or not all(is_int(d) for d in (c, out, per_group, *hw, *k)) or \
+            c != per_group * groups or out % groups:
+        return None
+    spatial = [(size + 2 * p - d * (kk - 1) - 1) // s + 1
+               for size, p, d, kk, s in zip(hw, padding, dilation, k, stride)]
+    if min(spatial) < 1:
+        return None
+    patches = functional_as_module(it, "Unfold", [x], {"kernel_size": list(k), "dilation": dilation,
+                                                        "padding": padding, "stride": stride})
+    patches = reshape(it, patches, [-1, groups, per_group * prod(k), prod(spatial)])
+    kernel = reshape(it, w, [groups, out // groups, per_group * prod(k)])
+    y = reshape(it, tensor_binop(it, ast.MatMult, kernel, patches), [-1, out] + spatial)
+    if isinstance(bias, TensorVal):
+        y = tensor_binop(it, ast.Add, y, reshape(it, bias, [out, 1, 1]))
+    return squeeze(it, y, 2) if n == 1 else y
 
 
 def f_embedding(it, args, kwargs):
@@ -188,6 +239,9 @@ def f_pad(it, args, kwargs):
         return passthrough(it, "F.pad with sizes not known", x, keep_shape=False)
     if all(p == 0 for p in pad):
         return x
+    pad = list(pad)
+    while mode == "constant" and len(pad) > 2 and pad[-2:] == [0, 0]:
+        pad = pad[:-2]  # outer dims padded by nothing (MONAI's ChannelPad names the batch dim): the same tensor
     n = len(pad) // 2
     if n not in (1, 2, 3):
         return passthrough(it, "F.pad of more than 3 dims", x, keep_shape=False)
