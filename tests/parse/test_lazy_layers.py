@@ -78,13 +78,12 @@ nn_Module = nn.Module
 
 
 class HyperParameters:
-    def save_hyperparameters(self, ignore=[]):
-        frame = inspect.currentframe().f_back
-        _, _, _, local_vars = inspect.getargvalues(frame)
-        self.hparams = {k: v for k, v in local_vars.items()
-                        if k not in set(ignore + ['self']) and not k.startswith('_')}
-        for k, v in self.hparams.items():
-            setattr(self, k, v)
+    def save_hyperparameters(self, ignore=()):
+        caller = inspect.currentframe().f_back
+        names, _, _, values = inspect.getargvalues(caller)
+        for name in names[1:]:
+            if name not in ignore:
+                setattr(self, name, values[name])
 
 
 class Module(d2l.nn_Module, d2l.HyperParameters):
