@@ -6,8 +6,10 @@ Files are only read and parsed with :mod:`ast`; nothing is imported or executed.
 from __future__ import annotations
 
 import ast
+import io
 import os
 import re
+import tokenize
 import warnings
 
 from .packages import MODELLED
@@ -227,6 +229,20 @@ class SourceTooLarge(ValueError):
     """A source whose syntax tree alone would outgrow the parse's memory budget."""
 
 
+def _check_encoding(data: bytes, path: str) -> None:
+    """Refuse, as Python's import does, a file that is not text in its declared encoding (UTF-8 unless a
+    coding cookie says otherwise): ast.parse of the bytes lets a bad byte in a comment pass."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except (SyntaxError, LookupError) as e:
+        raise SyntaxError(str(e).split("\n")[0], (path, 1, 0, None)) from None
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise SyntaxError(f"byte {data[e.start]:#04x} is not {encoding} text (no other encoding declared)",
+                          (path, line, 0, None)) from None
+
+
 class Loader:
     """Finds and parses the files of the entry's package (cached per path).
 
@@ -261,6 +277,7 @@ class Loader:
             if words > self.MAX_WORDS:
                 raise SourceTooLarge(f"{words} names and literals, more than the {self.MAX_WORDS} "
                                      f"whose syntax tree fits the parse's memory budget")
+            _check_encoding(data, path)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # a user's invalid escape sequences are not ours to report
                 tree = ast.parse(data, filename=path)

@@ -434,6 +434,23 @@ def test_cli_file_with_nul_bytes_is_one_clean_line(tmp_path, capsys):
     assert line.startswith(f"archcurator parse: {junk}: cannot parse") and "None" not in line
 
 
+@pytest.mark.parametrize("head,said", [(b"", "2: cannot parse: byte 0xe9 is not utf-8 text"),
+                                       (b"# -*- coding: nosuch -*-\n", "1: cannot parse: unknown encoding: nosuch")])
+def test_cli_file_that_is_not_text_in_its_encoding_is_refused_as_python_refuses_it(tmp_path, capsys, head, said):
+    """A byte that is not UTF-8 in a comment: ast.parse of the bytes let it pass, Python's import refuses the
+    file (SyntaxError); a coding cookie naming Latin-1 makes the same bytes text."""
+    from archcurator.tui.commands import parse_cmd
+
+    body = b"import torch.nn as nn\n# caf\xe9\nclass A(nn.Module):\n    pass\n"
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(head + body)
+    line = _one_error(capsys, parse_cmd.run(_ns(file=str(bad), entry="A")))
+    assert line.startswith(f"archcurator parse: {bad}:{said}")
+    bad.write_bytes(b"# -*- coding: latin-1 -*-\n" + body)
+    with pytest.raises(Exception, match="nothing of 'A' recognised|did not build"):
+        parse_source(bad, "A", {}, [([2, 4], "float32")])
+
+
 def test_cli_folder_is_said_to_be_a_folder(tmp_path, capsys):
     from archcurator.tui.commands import parse_cmd
 
