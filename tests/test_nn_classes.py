@@ -16,6 +16,7 @@ from archcurator.core.ops import OP_TABLE
 from archcurator.core.ops.examples import EXAMPLES
 from archcurator.core.ops.nn_classes import (
     AT_CALL,
+    FROM_PRETRAINED,
     NOT_NN,
     NOT_OPS,
     constructor_args,
@@ -203,3 +204,15 @@ def test_taking_factory_kwargs_is_torchs(name):
             break
     want = c is not nn.Module and "dtype" in params and "device" in params
     assert takes_factory_kwargs(name) == want
+
+
+@pytest.mark.parametrize("name", sorted(FROM_PRETRAINED))
+def test_from_pretrained_args_are_torchs(name):
+    """The parser binds `nn.<name>.from_pretrained(...)` by these names in this order."""
+    params = list(inspect.signature(getattr(nn, name).from_pretrained).parameters)
+    assert list(FROM_PRETRAINED[name]) == params
+
+
+def test_every_from_pretrained_of_torch_nn_is_in_the_table():
+    have = {n for n in dir(nn) if inspect.isclass(getattr(nn, n)) and "from_pretrained" in vars(getattr(nn, n))}
+    assert have == set(FROM_PRETRAINED)

@@ -43,6 +43,18 @@ CONSTRUCTOR_ONLY = {
     "Upsample": (Arg("recompute_scale_factor", None),),
 }
 
+# torch's `from_pretrained` classmethods: the table first, then the constructor's args in this order
+FROM_PRETRAINED = {
+    "Embedding": ("embeddings", "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
+    "EmbeddingBag": ("embeddings", "freeze", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
+                     "include_last_offset", "padding_idx"),
+}
+
+def from_pretrained_args(op: str):
+    """The names `nn.<op>.from_pretrained(...)` takes, in torch's order; None for a class without one."""
+    return FROM_PRETRAINED.get(op)
+
+
 # ops of the table that are no class of torch.nn: tensor functions and methods, einops' layers, our own
 @functools.cache
 def _not_nn() -> frozenset:

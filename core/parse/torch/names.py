@@ -17,7 +17,7 @@ from ..values import (
     TorchClass,
     Unknown,
 )
-from .optable import PRETRAINED_ARGS
+from .optable import pretrained_args
 
 MAX_VALUES = 1 << 16
 
@@ -146,7 +146,7 @@ def torch_class_attr(it, cls, name):
         return BuiltinFn(f"nn.{cls.name}.__setattr__", lambda a, k: it.setattr(a[0], a[1], a[2]))
     if name == "__getattr__":
         return BuiltinFn(f"nn.{cls.name}.__getattr__", lambda a, k: it.getattr(a[0], a[1]))
-    if name == "from_pretrained" and cls.name in PRETRAINED_ARGS:
+    if name == "from_pretrained" and pretrained_args(cls.name) is not None:
         return BuiltinFn(f"nn.{cls.name}.from_pretrained", lambda a, k: from_pretrained(it, cls.name, a, k))
     return Unknown(f"nn.{cls.name}.{name}")
 

@@ -15,6 +15,7 @@ from ...ops.nn_classes import (
     PARAMETRIZATIONS,
     constructor_args,
     constructor_defaults,
+    from_pretrained_args,
     parametrized,
     positional_args,
     takes_factory_kwargs,
@@ -24,12 +25,6 @@ from ..values import Sym, Unknown, from_dim, is_int
 
 # ops whose call returns several tensors (the interpreter unpacks them); a max pool too, with return_indices
 MULTI_RESULT = ops_with("multi-result")
-# torch's `from_pretrained` classmethods: the table first, then the constructor's args in this order
-PRETRAINED_ARGS = {
-    "Embedding": ("embeddings", "freeze", "padding_idx", "max_norm", "norm_type", "scale_grad_by_freq", "sparse"),
-    "EmbeddingBag": ("embeddings", "freeze", "max_norm", "norm_type", "scale_grad_by_freq", "mode", "sparse",
-                     "include_last_offset", "padding_idx"),
-}
 _RULE_ERRORS = (TypeError, ValueError, IndexError, ZeroDivisionError, KeyError, AttributeError)
 
 
@@ -51,8 +46,8 @@ def takes_factory(op):
 
 
 def pretrained_args(op):
-    """The names `nn.<op>.from_pretrained(...)` takes, in torch's order (Embedding and EmbeddingBag)."""
-    return PRETRAINED_ARGS[op]
+    """The names `nn.<op>.from_pretrained(...)` takes, in torch's order; None for a class without one."""
+    return from_pretrained_args(op)
 
 
 def required_args(op):
