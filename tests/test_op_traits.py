@@ -263,3 +263,47 @@ def test_a_module_like_functional_is_torchs(op):
 
     for word in OP_TABLE[op].functional:
         assert callable(getattr(F, word, None)), f"F.{word}"
+
+
+def _float_inputs(operands):
+    import torch
+
+    out = []
+    for shape, dtype in operands:
+        sizes = [s if isinstance(s, int) else 2 for s in shape]
+        out.append(torch.randint(0, 3, sizes) if "int" in dtype else
+                   torch.ones(sizes, dtype=torch.bool) if dtype == "bool" else torch.randn(sizes))
+    return out
+
+
+# layers whose torch constructor takes a dtype for their weights and whose first operand is floating values (an
+# embedding looks up integer ids: no floating dtype of its input can differ from its weights')
+WEIGHTED_LAYERS = sorted(op for op, spec in OP_TABLE.items() if "factory-kwargs" in spec.traits and
+                         EXAMPLES[op][0] and EXAMPLES[op][0][0][1].startswith(("float", "bfloat")))
+
+
+@pytest.mark.parametrize("op", WEIGHTED_LAYERS)
+def test_weights_any_float_is_what_torch_does_with_float16_weights_and_float32_values(op):
+    """The parser says torch raises where a layer the source cast to float16 meets float32 values, unless the op
+    is weights-any-float: each layer of the table with floating weights, run in torch both ways."""
+    import torch
+    from test_ops import _design
+
+    from archcurator.core.build import build_module
+
+    operands, args = EXAMPLES[op]
+    spec = OP_TABLE[op]
+    if "affine" in spec.traits:  # the examples leave some norms without weights
+        args = {**args, **{k: True for k in ("affine", "elementwise_affine") if any(a.name == k for a in spec.args)}}
+    model = build_module(_design(op, operands, args), "cpu").eval()
+    if not any(p.is_floating_point() for p in model.parameters()):
+        pytest.skip(f"{op} holds no floating weights with these args")
+    xs = _float_inputs(operands)
+    with torch.no_grad():
+        model(*xs)  # float32 weights: it runs
+        try:
+            model.half()(*xs)
+            mixed_runs = True
+        except (RuntimeError, ValueError):
+            mixed_runs = False
+    assert mixed_runs is ("weights-any-float" in spec.traits)

@@ -256,7 +256,7 @@ OPS = [
            _ln_infer, tb.module("RMSNorm"),
            param_shapes=lambda a: [("weight", _ln_shape(a))] if a["elementwise_affine"] else [],
            rules=(SHAPE_NORM_FEATURES, DTYPE_INT_INTO_FLOAT),
-           traits=("factory-kwargs", "affine", "nonlinear", "normalises")),
+           traits=("factory-kwargs", "affine", "nonlinear", "normalises", "weights-any-float")),
     OpSpec("GroupNorm", "norm",
            (Arg("num_groups", kind=POS), Arg("num_channels", kind=Int()), Arg("eps", 1e-5, NUM), Arg("affine", True,
             BOOL)),

@@ -66,6 +66,8 @@ TRAITS: dict[str, str] = {
     "stack": "a stack of copies of another op's layer (its args hold that layer's)",
     "factory-kwargs": "its torch.nn constructor takes the factory kwargs dtype and device (for its weights and "
                       "buffers), whether or not these args give it any",
+    "weights-any-float": "its torch layer runs on floating values of a dtype other than its weights' (measured: the "
+                         "others with floating weights raise, as torch's kernels take one dtype)",
     "functional": "no class of torch.nn: a tensor function or method, an einops layer, one of our own",
 }
 

@@ -33,6 +33,7 @@ class Graph:
         self.keep = []  # objects whose id() is a key above: kept alive so ids are not reused
         self.modules = set()  # qualified names claimed by module calls (whose weights they are)
         self.log = []  # undo log of insertions into ids / calls / param_refs / called
+        self.dtype_mix_said = False  # a layer met values of a dtype other than its weights' (said once)
 
     # -- insert-only updates, journaled for rollback ---------------------
     def _add_id(self, nid):

@@ -137,6 +137,8 @@ def emit_module(it, inst, args, kwargs, op_override=None):
         return not_in_op_table(it, op, ins[0] if ins else None, optable.param_count(op, inst.args or {}))
     if "__lazy__" in inst.attrs and ins and not op_override:
         read_lazy_size(inst, ins[0])
+    if WEIGHTS_DTYPE in inst.attrs:
+        weights_dtype_meets(it, inst, op, ins)
     g = it.graph
     cache = inst.cache
     if cache is None or cache[0] != op:
@@ -280,7 +282,7 @@ def settle_pending(it, t, op, a):
 
 
 # siblings, imported last: the modules of this model call one another
-from .modules import _user_method, read_lazy_size  # noqa: E402
+from .modules import WEIGHTS_DTYPE, _user_method, read_lazy_size, weights_dtype_meets  # noqa: E402
 from .names import CONTAINER_KINDS, IDENTITY_CLASSES  # noqa: E402
 from .refs import jargs, ref_of  # noqa: E402
 from .tensors import in_op_table, not_in_op_table  # noqa: E402

@@ -298,6 +298,8 @@ def _factory_kwargs(it, inst, name, factory, given):
     weights = any(p is not None for p in optable.param_shapes(name, given)) or optable.param_count(name, given) is None
     if kind is None or not weights:
         return  # float32, None, a dtype not read (a library's **factory_kwargs), or no learned tensors to type
+    if kind == "float":
+        inst.attrs[WEIGHTS_DTYPE] = d
     if kind == "str":
         torch_name = dtype_named(d)
         such = f" such as torch.{torch_name}" if torch_name else ""
@@ -313,6 +315,71 @@ def _factory_kwargs(it, inst, name, factory, given):
                  if kind == "float8" else "")
         say(it, inst, f"{LAYER} is built with dtype={d}: archgraph/1 builds every layer with float32 weights, so the "
                 f"design verifies float32 weights where the source has {d} ones{extra}")
+
+
+# a module's methods that cast every floating-point parameter and buffer to one dtype (torch's Module.half etc.)
+CASTS = {"half": "float16", "float": "float32", "double": "float64", "bfloat16": "bfloat16"}
+WEIGHTS_DTYPE = "__weights_dtype__"  # a layer's attr: the floating dtype its weights are in, where not float32
+WEIGHTS_ANY_FLOAT = ops_with("weights-any-float")
+LOOKUPS = ops_with("lookup")  # they read integer ids, not values (float ones are refused by the verifier)
+
+
+def _has_weights(m) -> bool:
+    if m.op is None or m.args is None:
+        return any(v is not None for v in m.params.values())
+    return any(s is not None for _, s in optable.param_shapes(m.op, m.args)) or \
+        optable.param_count(m.op, m.args) is None
+
+
+def cast_module(it, inst, method, args, kwargs):
+    """`module.half()` / `.double()` / `.bfloat16()` / `.float()` / `.to(dtype)` / `.type(dtype)`: torch casts
+    the floating-point weights of every layer under the module. archgraph/1 builds every layer in float32, so a
+    cast to another dtype is said (the design verifies float32 weights where the source has others) and kept on
+    each layer, which says at its call when it meets values of another dtype (torch raises there)."""
+    if method in CASTS:
+        d = CASTS[method]
+    else:
+        given = [*args, *(v for key, v in kwargs.items() if key in ("dtype", "dst_type", "tensor"))]
+        d = None
+        for v in given:
+            if isinstance(v, TensorVal):
+                d = v.dtype  # .to(other_tensor): its dtype (and device)
+            kind, name = _dtype_kind(v)
+            if kind == "float":
+                d = name
+            elif isinstance(v, str) and v == "dtype:float32":
+                d = "float32"
+        if d is None or d not in FLOAT_DTYPES:
+            return inst  # a device, or a dtype not read: where the weights sit is no size or type of the design
+    cast = [(q, m) for q, m in named_modules(inst) if _has_weights(m)]
+    for _, m in cast:
+        if d == "float32":
+            m.attrs.pop(WEIGHTS_DTYPE, None)
+        else:
+            m.attrs[WEIGHTS_DTYPE] = d
+    if d != "float32" and cast:
+        names = [q for q, _ in cast if q][:3]
+        shown = (f"{len(cast)} layer(s) with weights" + (f" ({', '.join(names)}" +
+                 (f" and {len(cast) - len(names)} more" if len(cast) > len(names) else "") + ")" if names else ""))
+        how = f".{method}()" if method in CASTS else f".{method}(torch.{d})"
+        it.warn(f"{how} casts {shown} to {d}: archgraph/1 builds every layer with float32 weights, so the design "
+                f"verifies float32 weights where the source has {d} ones", it.loc)
+    return inst
+
+
+def weights_dtype_meets(it, inst, op, ins):
+    """Say, once per layer, that the first layer whose weights the source made another floating dtype that is called on
+    values of a dtype other than theirs: torch raises there (its kernels take one dtype; the op table's
+    weights-any-float layers cast instead)."""
+    d = inst.attrs.get(WEIGHTS_DTYPE)
+    if d is None or not ins or it.graph is None or it.graph.dtype_mix_said or op in WEIGHTS_ANY_FLOAT or op in LOOKUPS:
+        return
+    fed = ins[0].dtype
+    if fed in FLOAT_DTYPES and fed != d:
+        it.graph.dtype_mix_said = True  # torch stops at the first such layer: the ones after it follow from it
+        it.warn(f"nn.{op} {inst.qname or op!r} has {d} weights and is called on {fed} values: torch raises "
+                "(a layer's weights and its input must share a dtype), so the source does not run as written; the "
+                "design, whose layers are float32, does not say so", it.loc)
 
 
 def _dtype_kind(v):
@@ -641,8 +708,9 @@ def module_builtin_attr(it, inst, name):
         return fn(regp)
     if name in ("apply",):
         return fn(lambda a, k: inst)
-    if name in ("train", "eval", "to", "cuda", "cpu", "float", "double", "half", "type", "requires_grad_",
-                "bfloat16", "share_memory", "to_empty"):
+    if name in CASTS or name in ("to", "type"):
+        return fn(lambda a, k: cast_module(it, inst, name, a, k))
+    if name in ("train", "eval", "cuda", "cpu", "requires_grad_", "share_memory", "to_empty"):
         return fn(lambda a, k: inst)
     if name in ("zero_grad", "register_forward_hook", "register_forward_pre_hook", "register_full_backward_hook",
                 "register_backward_hook", "load_state_dict", "state_dict", "extra_repr", "_init_weights",
