@@ -2228,9 +2228,16 @@ def _is_init_loop(st):
     if r is None or r[0] is not st:
         it = st.iter
         ok = (isinstance(it, ast.Call) and isinstance(it.func, ast.Attribute) and it.func.attr in _MODULE_ITERS
-              and not st.orelse and _init_only(st.body))
+              and not st.orelse and _init_only(st.body) and not _calls_a_name(st.body, set(_names(st.target))))
         r = _INIT_LOOP_CACHE[key] = (st, ok)
     return r[1]
+
+
+def _calls_a_name(stmts, names) -> bool:
+    """Whether the statements call one of `names` (the loop's modules): `x = block(x)` over `self.children()` is a
+    forward (timm's RegStage), not an initialisation loop."""
+    return bool(names) and any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in names
+                               for s in stmts for n in ast.walk(s))
 
 
 def _init_only(stmts):

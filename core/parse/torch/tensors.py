@@ -1045,6 +1045,43 @@ def _index_add(it, t, args, kwargs):
     return tensor_binop(it, ast.Add, t, added)
 
 
+def _unique(t, name, args, kwargs):
+    """torch.unique / unique_consecutive of a constant tensor (timm's RegNet reads its stage depths this way):
+    the values, sorted for unique, then the inverse indices and the counts where asked, as torch returns them.
+    The values not known: their count is not either."""
+    keys = ("sorted", "return_inverse", "return_counts") if name == "unique" else ("return_inverse", "return_counts")
+    flags = {k: (args[i] if i < len(args) else kwargs.get(k, k == "sorted")) for i, k in enumerate(keys)}
+    inverse, counts = bool(flags["return_inverse"]), bool(flags["return_counts"])
+    if t.values is None:
+        out = [TensorVal(None, [None], t.dtype)]
+        out += [TensorVal(None, list(t.shape) if t.shape is not None else None, "int64")] if inverse else []
+        out += [TensorVal(None, [None], "int64")] if counts else []
+        return out[0] if len(out) == 1 else tuple(out)
+    vals = list(t.values)
+    if name == "unique":
+        order = sorted(set(vals))
+    else:
+        order = [v for i, v in enumerate(vals) if i == 0 or vals[i - 1] != v]
+    if name == "unique":
+        where = {v: i for i, v in enumerate(order)}
+        inv = [where[v] for v in vals]
+        cnt = [vals.count(v) for v in order]
+    else:
+        inv, cnt = [], []
+        for i, v in enumerate(vals):
+            if i and vals[i - 1] == v:
+                cnt[-1] += 1
+            else:
+                cnt.append(1)
+            inv.append(len(cnt) - 1)
+    out = [TensorVal(None, [len(order)], t.dtype, values=order)]
+    if inverse:
+        out.append(TensorVal(None, list(t.shape), "int64", values=inv))
+    if counts:
+        out.append(TensorVal(None, [len(cnt)], "int64", values=cnt))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
 def tensor_method(it, t, name, args, kwargs):
     if name == "astype" and t.is_const:  # a numpy array made in a constructor (stdlib's numpy model)
         from ..stdlib import _np_dtype
@@ -1100,6 +1137,9 @@ def tensor_method(it, t, name, args, kwargs):
         if args and isinstance(args[0], str) and args[0].startswith("dtype:"):
             return _retype(t, args[0][6:])
         return t
+    if name in ("unique", "unique_consecutive") and t.is_const and kwargs.get("dim") is None and \
+            (len(args) < 4 or args[3] is None):
+        return _unique(t, name, args, kwargs)
     if name in ("tolist",):
         if t.values is not None and t.shape is not None and len(t.shape) <= 1:
             return list(t.values) if t.shape else t.values[0]
